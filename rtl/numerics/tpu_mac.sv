@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fused multiply-add res = a·b + c (bf16 × bf16 + fp32 → fp32), rounded once to nearest-even,
+// exactly as shared/spec/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
+//
+// Datapath (all widths derived from ExpBits / InManBits / AccManBits):
+//   stage 0  unpack, normalise subnormal operands, exact product, align the addend against
+//            the product in a window of SW bits (far-away operands collapse to a sticky bit)
+//   stage 1  add / subtract (both differences in parallel, no negation in series)
+//   stage 2  leading-zero count, limited so the result never goes below the subnormal grid;
+//            normalising shift
+//   stage 3  round to nearest-even, pack, overflow, FTZ flush, special-value bypass
+// PipeRegs chooses where registers go between the stages (latency = PipeRegs cycles):
+//   0: none (combinational)   1: after stage 1   2: after stages 0 and 2   3: after 0, 1 and 2
+//
+// Window layout (bit 0 = LSB, with the default formats: G = 12, PM = 27, AM = 53, SW = 55):
+//   [SW-1]        carry of an effective addition
+//   [AM:PM+3]     addend significand when it is much larger than the product (shift 0)
+//   [PM:G]        the exact product (its MSB may be zero: normalised operands give 1 ≤ p < 4)
+//   [G-1:0]       addend bits below the product, then the sticky (jam) bit at 0
+// The addend is only ever shifted right. A product more than AM-PM bits below the addend, or one
+// too small to reach a quarter of the smallest subnormal, sits below the addend's rounding bits
+// where only its non-zero-ness and sign matter, so it is placed there as is (or as a jam bit).
+module tpu_mac #(
+  parameter int unsigned ExpBits    = tpu_pkg::Bf16ExpBits,
+  parameter int unsigned InManBits  = tpu_pkg::Bf16ManBits,
+  parameter int unsigned AccManBits = tpu_pkg::Fp32ManBits,
+  parameter int unsigned PipeRegs   = 0
+) (
+  input  logic                        clk_i,
+  input  logic                        rst_ni,
+  input  logic                        in_valid_i,
+  input  logic                        ftz_i,
+  input  logic [ExpBits+InManBits:0]  a_i,
+  input  logic [ExpBits+InManBits:0]  b_i,
+  input  logic [ExpBits+AccManBits:0] c_i,
+  output logic                        out_valid_o,
+  output logic [ExpBits+AccManBits:0] res_o
+);
+
+  // ---------------------------------------------------------------------------------------------
+  // Derived sizes
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned AccW   = 1 + ExpBits + AccManBits;
+  localparam int unsigned SigW   = InManBits + 1;      // operand significand, hidden bit included
+  localparam int unsigned PW     = 2 * SigW;           // exact product
+  localparam int unsigned CW     = AccManBits + 1;     // addend and result significand
+  localparam int unsigned G      = CW - PW + 4;        // window bits below the product
+  localparam int unsigned PM     = G + PW - 1;         // product MSB position
+  localparam int unsigned AL     = PM + 3;             // addend LSB at shift 0
+  localparam int unsigned AM     = AL + CW - 1;        // addend MSB at shift 0
+  localparam int unsigned SW     = AM + 2;             // sum width, carry included
+  localparam int unsigned ShBits = $clog2(SW + 1);   // shift amounts 0..SW
+  localparam int unsigned EW     = ExpBits + 4;        // signed exponent arithmetic
+  localparam int unsigned LzBits = $clog2(SigW);       // operand normalisation count
+  localparam int unsigned PkW    = EW + AccManBits;    // packed result before overflow check
+  localparam int signed   Bias   = 2 ** (ExpBits - 1) - 1;
+  localparam int signed   EMin   = 1 - Bias;
+  // A product whose MSB weighs less than 2^ProdFloor is below a quarter of the smallest
+  // subnormal's ulp: it only decides a rounding direction and is replaced by a jam bit.
+  localparam int signed   CWs  = CW;
+  localparam int signed   ProdFloor = EMin - CWs - 2;
+
+  localparam logic [AccW-1:0]      QNaN       = {1'b0, {ExpBits{1'b1}}, 1'b1, {(AccManBits-1){1'b0}}};
+  localparam logic [ExpBits-1:0]   ExpOnes    = '1;
+
+  // Registers per cut: stage 0→1, 1→2, 2→3.
+  localparam bit Cut0 = (PipeRegs >= 2);
+  localparam bit Cut1 = (PipeRegs == 1) || (PipeRegs == 3);
+  localparam bit Cut2 = (PipeRegs >= 2);
+
+  if (CW < PW) begin : gen_bad_formats
+    $error("tpu_mac: AccManBits+1 must be at least 2*(InManBits+1)");
+  end
+  if (PipeRegs > 3) begin : gen_bad_pipe
+    $error("tpu_mac: PipeRegs must be 0..3");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Stage 0: unpack, special values, product, alignment
+  // ---------------------------------------------------------------------------------------------
+  logic                a_sign, a_zero, a_inf, a_nan;
+  logic                b_sign, b_zero, b_inf, b_nan;
+  logic                c_sign, c_zero, c_inf, c_nan;
+  logic [SigW-1:0]     a_sig, b_sig;
+  logic [CW-1:0]       c_sig;
+  logic [ExpBits-1:0]  a_eeff, b_eeff, c_eeff;
+  logic [LzBits-1:0]   a_lz, b_lz;
+  logic                unused_c_lz;   // the addend is not normalised
+
+  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(1'b1), .LzBits(LzBits))
+  u_unpack_a (
+    .x_i(a_i), .ftz_i(ftz_i), .sign_o(a_sign), .zero_o(a_zero), .inf_o(a_inf), .nan_o(a_nan),
+    .sig_o(a_sig), .eeff_o(a_eeff), .lz_o(a_lz)
+  );
+  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(1'b1), .LzBits(LzBits))
+  u_unpack_b (
+    .x_i(b_i), .ftz_i(ftz_i), .sign_o(b_sign), .zero_o(b_zero), .inf_o(b_inf), .nan_o(b_nan),
+    .sig_o(b_sig), .eeff_o(b_eeff), .lz_o(b_lz)
+  );
+  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(AccManBits), .Normalize(1'b0), .LzBits(1))
+  u_unpack_c (
+    .x_i(c_i), .ftz_i(ftz_i), .sign_o(c_sign), .zero_o(c_zero), .inf_o(c_inf), .nan_o(c_nan),
+    .sig_o(c_sig), .eeff_o(c_eeff), .lz_o(unused_c_lz)
+  );
+
+  // Product: normalised operands give 2^(PW-2) ≤ prod < 2^PW; bit PW-1 weighs 2^p_emsb with
+  // p_emsb = pexp - 2·Bias + 1. Every exponent below is one multi-operand sum of the fields.
+  logic [PW-1:0]        prod;
+  logic signed [EW-1:0] pexp, shamt_raw, etop_near, etop_far, s0_etop;
+  logic                 p_sign, p_inf, p_zero, p_tiny, far_above, sat;
+  logic [ShBits-1:0]    s0_shamt;
+
+  assign p_sign = a_sign ^ b_sign;
+  assign p_inf  = a_inf | b_inf;
+  assign p_zero = a_zero | b_zero;
+  assign prod   = PW'(a_sig) * PW'(b_sig);
+  assign pexp   = EW'(a_eeff) + EW'(b_eeff) - EW'(a_lz) - EW'(b_lz);
+  // Below a quarter of the smallest subnormal's ulp. With a non-zero c such a product is always
+  // "far below" c (shift 0, below c's rounding bits); with a zero c it rounds to a signed zero.
+  assign p_tiny = pexp < EW'(ProdFloor + 2 * Bias - 1);
+
+  // Special results bypass the datapath: NaN, infinities, a zero product (exact: c itself, or
+  // the signed-zero rule when c is zero too), and a tiny product alone (a zero of its sign).
+  logic            s0_nan, s0_special;
+  logic [AccW-1:0] s0_special_val;
+
+  assign s0_nan = a_nan | b_nan | c_nan | (a_inf & b_zero) | (b_inf & a_zero) |
+                  (p_inf & c_inf & (p_sign ^ c_sign));
+  assign s0_special = s0_nan | p_inf | c_inf | p_zero | (c_zero & p_tiny);
+
+  always_comb begin
+    if (s0_nan)      s0_special_val = QNaN;
+    else if (p_inf)  s0_special_val = {p_sign, ExpOnes, {AccManBits{1'b0}}};
+    else if (c_inf)  s0_special_val = c_i;
+    else if (p_zero) s0_special_val = c_zero ? {p_sign & c_sign, {(AccW-1){1'b0}}} : c_i;
+    else             s0_special_val = {p_sign, {(AccW-1){1'b0}}};   // tiny product, zero c
+  end
+
+  // Alignment: the addend's MSB lands at window bit PM + (c_emsb - p_emsb); shift 0 puts it at
+  // AM, so shift = p_emsb - c_emsb + AM - PM. A zero addend aligns to the product (and adds
+  // nothing). Shifts of 2^ShBits-1 ≥ SW move everything out.
+  assign shamt_raw = EW'(a_eeff) + EW'(b_eeff) - EW'(a_lz) - EW'(b_lz) - EW'(c_eeff) +
+                     EW'(AM - PM + 1 - Bias);
+  assign far_above = !c_zero && (shamt_raw[EW-1] || shamt_raw == '0);
+  assign sat       = !shamt_raw[EW-1] && (|shamt_raw[EW-2:ShBits]);
+  always_comb begin
+    if (far_above || c_zero) s0_shamt = '0;
+    else if (sat)            s0_shamt = '1;
+    else                     s0_shamt = shamt_raw[ShBits-1:0];
+  end
+
+  // Addend bits that the shift moves below the window are c_sig[i] with i + AL < shift: there is
+  // one exactly when shift > tz(c_sig) + AL. The trailing-zero count is taken here, off the
+  // critical path (an all-zero c counts 2^TzBits-1, and a zero addend is dropped anyway).
+  localparam int unsigned TzBits = $clog2(CW);
+  logic [CW-1:0]     c_sig_rev;
+  logic [TzBits-1:0] c_tz;
+  logic [CW-1:0]     unused_c_rev_norm;
+  logic [ShBits:0]   s0_tz_al;
+
+  for (genvar i = 0; i < CW; i++) begin : gen_c_rev
+    assign c_sig_rev[i] = c_sig[CW-1-i];
+  end
+  tpu_normalize #(.Width(CW), .CntBits(TzBits)) u_tz (
+    .data_i(c_sig_rev),
+    .stop_i('0),
+    .cnt_o (c_tz),
+    .data_o(unused_c_rev_norm)
+  );
+  assign s0_tz_al = (ShBits+1)'(c_tz) + (ShBits+1)'(AL);
+
+  // Biased exponent of the window's top bit: window bit 0 weighs p_emsb - PM (near), or
+  // c_emsb - AM when the addend sits at shift 0 (far).
+  assign etop_near = pexp + EW'(SW - PM - Bias);
+  assign etop_far  = EW'(c_eeff) + EW'(SW - 1 - AM);
+  assign s0_etop   = far_above ? etop_far : etop_near;
+
+  // ---------------------------------------------------------------------------------------------
+  // Cut 0
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned R0W = PW + CW + ShBits + (ShBits + 1) + 4 + EW + 1 + AccW + 1;
+  logic                 s1_valid, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_special, s1_ftz;
+  logic [PW-1:0]        s1_prod;
+  logic [CW-1:0]        s1_c_sig;
+  logic [ShBits-1:0]    s1_shamt;
+  logic [ShBits:0]      s1_tz_al;
+  logic signed [EW-1:0] s1_etop;
+  logic [AccW-1:0]      s1_special_val;
+
+  tpu_pipe_reg #(.Width(R0W), .Enable(Cut0)) u_cut0 (
+    .clk_i, .rst_ni,
+    .valid_i(in_valid_i),
+    .data_i ({prod, c_sig, s0_shamt, s0_tz_al, c_zero, p_sign ^ c_sign, p_sign, c_sign, s0_etop, s0_special,
+              s0_special_val, ftz_i}),
+    .valid_o(s1_valid),
+    .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_tz_al, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_etop,
+              s1_special, s1_special_val, s1_ftz})
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Stage 1: place both operands in the window; add or subtract; magnitude and sign
+  // ---------------------------------------------------------------------------------------------
+  logic [SW-1:0]     s1_pw, s1_aw, a_shifted;
+  logic              a_sticky;
+  logic [SW:0]       diff_pa;
+  logic [SW-1:0]     diff_ap, sum, s1_mag;
+  logic              s1_sign, s1_zero;
+
+  assign s1_pw       = SW'(s1_prod) << G;
+  assign a_shifted   = (SW'(s1_c_sig) << AL) >> s1_shamt;
+  // Addend bits that fall below the window jam into bit 0.
+  assign a_sticky    = {1'b0, s1_shamt} > s1_tz_al;
+  assign s1_aw       = s1_c_zero ? '0 : (a_shifted | SW'(a_sticky));
+
+  assign sum     = s1_pw + s1_aw;
+  assign diff_pa = {1'b0, s1_pw} - {1'b0, s1_aw};
+  assign diff_ap = s1_aw - s1_pw;
+  assign s1_mag  = !s1_eff_sub ? sum : (diff_pa[SW] ? diff_ap : diff_pa[SW-1:0]);
+  assign s1_sign = (s1_eff_sub && diff_pa[SW]) ? s1_c_sign : s1_p_sign;
+  // Exact cancellation of non-zero terms gives +0.
+  assign s1_zero = s1_eff_sub && (s1_pw == s1_aw);
+
+  // Normalisation must stop where the top bit would weigh 2^EMin (a subnormal result): at a
+  // shift of etop-1, i.e. at a stop marker on bit SW-etop (etop ≥ 2 always).
+  logic              s1_mark_en;
+  logic [ShBits-1:0] s1_mark_pos;
+  assign s1_mark_en  = s1_etop < EW'(SW);
+  assign s1_mark_pos = ShBits'(EW'(SW) - s1_etop);
+
+  // ---------------------------------------------------------------------------------------------
+  // Cut 1
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned R1W = SW + 2 + 1 + ShBits + EW + 1 + AccW + 1;
+  logic                 s2_valid, s2_sign, s2_zero, s2_mark_en, s2_special, s2_ftz;
+  logic [ShBits-1:0]    s2_mark_pos;
+  logic [SW-1:0]        s2_mag;
+  logic signed [EW-1:0] s2_etop;
+  logic [AccW-1:0]      s2_special_val;
+
+  tpu_pipe_reg #(.Width(R1W), .Enable(Cut1)) u_cut1 (
+    .clk_i, .rst_ni,
+    .valid_i(s1_valid),
+    .data_i ({s1_mag, s1_sign, s1_zero, s1_mark_en, s1_mark_pos, s1_etop, s1_special, s1_special_val, s1_ftz}),
+    .valid_o(s2_valid),
+    .data_o ({s2_mag, s2_sign, s2_zero, s2_mark_en, s2_mark_pos, s2_etop, s2_special, s2_special_val, s2_ftz})
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Stage 2: normalise, stopping at the subnormal boundary marker.
+  // ---------------------------------------------------------------------------------------------
+  logic [SW-1:0]        marker, norm;
+  logic [ShBits-1:0]    s2_lz;
+  logic [CW-1:0]        s2_man;
+  logic                 s2_guard, s2_sticky;
+
+  always_comb begin
+    marker = '0;
+    if (s2_mark_en) marker[s2_mark_pos] = 1'b1;
+  end
+
+  tpu_normalize #(.Width(SW), .CntBits(ShBits)) u_norm (
+    .data_i(s2_mag),
+    .stop_i(marker),
+    .cnt_o (s2_lz),
+    .data_o(norm)
+  );
+
+  assign s2_man    = norm[SW-1 -: CW];
+  assign s2_guard  = norm[SW-1-CW];
+  assign s2_sticky = |norm[SW-2-CW:0];
+
+  // ---------------------------------------------------------------------------------------------
+  // Cut 2
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned R2W = CW + 4 + ShBits + EW + 1 + AccW + 1;
+  logic                 s3_valid, s3_sign, s3_zero, s3_guard, s3_sticky, s3_special, s3_ftz;
+  logic [CW-1:0]        s3_man;
+  logic [ShBits-1:0]    s3_lz;
+  logic signed [EW-1:0] s3_etop;
+  logic [AccW-1:0]      s3_special_val;
+
+  tpu_pipe_reg #(.Width(R2W), .Enable(Cut2)) u_cut2 (
+    .clk_i, .rst_ni,
+    .valid_i(s2_valid),
+    .data_i ({s2_man, s2_sign, s2_zero, s2_guard, s2_sticky, s2_lz, s2_etop, s2_special, s2_special_val,
+              s2_ftz}),
+    .valid_o(s3_valid),
+    .data_o ({s3_man, s3_sign, s3_zero, s3_guard, s3_sticky, s3_lz, s3_etop, s3_special, s3_special_val,
+              s3_ftz})
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Stage 3: round to nearest-even and pack. The hidden bit adds one to the exponent field, so
+  // a subnormal starts from field 0 and a rounding carry moves into the exponent by itself.
+  // ---------------------------------------------------------------------------------------------
+  logic [EW-1:0]   efield;
+  logic [PkW-1:0]  ebase, packed_val;
+  logic            round_up, overflow;
+  logic [AccW-1:0] rounded, result;
+
+  assign round_up   = s3_guard & (s3_sticky | s3_man[0]);
+  // Biased exponent of the normalised top bit is etop - lz; the field below the hidden bit is one
+  // less (≥ 0 whenever the hidden bit is set).
+  assign efield     = s3_etop - EW'(s3_lz) - EW'(1);
+  assign ebase      = s3_man[CW-1] ? (PkW'(efield) << AccManBits) : '0;
+  assign packed_val = ebase + PkW'(s3_man) + PkW'(round_up);
+  assign overflow   = packed_val[PkW-1:AccManBits] >= (PkW - AccManBits)'(ExpOnes);
+
+  always_comb begin
+    if (s3_special)    rounded = s3_special_val;
+    else if (s3_zero)  rounded = '0;
+    else if (overflow) rounded = {s3_sign, ExpOnes, {AccManBits{1'b0}}};
+    else               rounded = {s3_sign, packed_val[AccW-2:0]};
+    // FTZ: a subnormal result (after IEEE rounding) becomes a zero of its sign.
+    result = rounded;
+    if (s3_ftz && rounded[AccW-2 -: ExpBits] == '0) result[AccW-2:0] = '0;
+  end
+
+  assign res_o       = result;
+  assign out_valid_o = s3_valid;
+
+endmodule

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Normalising shifter with leading-zero count, by successive halving: in step i the top 2^i
+// bits are tested and, if all zero, shifted out. Each step is an OR tree and a mux, so the whole
+// is about log2(Width)²/2 + log2(Width) logic levels, and every step stays within a machine word
+// in simulation.
+//
+// stop_i marks extra "ones" that end the count without being part of the data: a one at bit p
+// limits the shift to Width-1-p (used to stop normalisation at the subnormal boundary).
+// An all-zero input (and stop_i) gives cnt_o = 2^CntBits - 1 and data_o = 0.
+module tpu_normalize #(
+  parameter int unsigned Width   = 32,
+  parameter int unsigned CntBits = $clog2(Width)
+) (
+  input  logic [Width-1:0]   data_i,
+  input  logic [Width-1:0]   stop_i,
+  output logic [CntBits-1:0] cnt_o,
+  output logic [Width-1:0]   data_o
+);
+
+  if ((1 << CntBits) < Width) begin : gen_bad_width
+    $error("tpu_normalize: CntBits too small for Width");
+  end
+
+  logic [Width-1:0] x, y;
+
+  always_comb begin
+    x     = data_i | stop_i;   // decides the shifts
+    y     = data_i;            // is shifted
+    cnt_o = '0;
+    for (int i = CntBits - 1; i >= 0; i--) begin
+      if ((1 << i) < Width) begin
+        // Top 2^i bits all zero?
+        if ((x & ~({Width{1'b1}} >> (1 << i))) == '0) begin
+          cnt_o[i] = 1'b1;
+          x = x << (1 << i);
+          y = y << (1 << i);
+        end
+      end else begin
+        // A step wider than the data only fires on an all-zero input.
+        if (x == '0) cnt_o[i] = 1'b1;
+      end
+    end
+    data_o = y;
+  end
+
+endmodule
