@@ -24,12 +24,14 @@ module tpu_mac #(
   parameter int unsigned ExpBits    = tpu_pkg::Bf16ExpBits,
   parameter int unsigned InManBits  = tpu_pkg::Bf16ManBits,
   parameter int unsigned AccManBits = tpu_pkg::Fp32ManBits,
-  parameter int unsigned PipeRegs   = 0
+  parameter int unsigned PipeRegs   = 0,
+  // tpu_pkg::ModeRuntime (ftz_i decides), ModeIeee or ModeFtz (ftz_i ignored).
+  parameter int unsigned ModeSel    = tpu_pkg::ModeRuntime
 ) (
   input  logic                        clk_i,
   input  logic                        rst_ni,
   input  logic                        in_valid_i,
-  input  logic                        ftz_i,
+  input  logic                        ftz_i,    // 1: FTZ mode, 0: IEEE mode
   input  logic [ExpBits+InManBits:0]  a_i,
   input  logic [ExpBits+InManBits:0]  b_i,
   input  logic [ExpBits+AccManBits:0] c_i,
@@ -61,7 +63,7 @@ module tpu_mac #(
   localparam int signed   ProdFloor = EMin - CWs - 2;
 
   localparam logic [AccW-1:0]      QNaN       = {1'b0, {ExpBits{1'b1}}, 1'b1, {(AccManBits-1){1'b0}}};
-  localparam logic [ExpBits-1:0]   ExpOnes    = '1;
+  localparam logic [ExpBits-1:0]   ExpOnes    = {ExpBits{1'b1}};
 
   // Registers per cut: stage 0→1, 1→2, 2→3.
   localparam bit Cut0 = (PipeRegs >= 2);
@@ -73,6 +75,22 @@ module tpu_mac #(
   end
   if (PipeRegs > 3) begin : gen_bad_pipe
     $error("tpu_mac: PipeRegs must be 0..3");
+  end
+  if (ModeSel > tpu_pkg::ModeFtz) begin : gen_bad_mode
+    $error("tpu_mac: ModeSel must be tpu_pkg::ModeRuntime, ModeIeee or ModeFtz");
+  end
+
+  // FTZ-only units read subnormal operands as zero, whose products bypass the datapath: their
+  // significands need no normalisation.
+  localparam bit NormOps = (ModeSel != tpu_pkg::ModeFtz);
+
+  logic ftz;
+  if (ModeSel == tpu_pkg::ModeRuntime) begin : gen_mode_runtime
+    assign ftz = ftz_i;
+  end else begin : gen_mode_fixed
+    logic unused_ftz_i;
+    assign unused_ftz_i = ftz_i;
+    assign ftz = (ModeSel == tpu_pkg::ModeFtz);
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -87,19 +105,19 @@ module tpu_mac #(
   logic [LzBits-1:0]   a_lz, b_lz;
   logic                unused_c_lz;   // the addend is not normalised
 
-  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(1'b1), .LzBits(LzBits))
+  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(NormOps), .LzBits(LzBits))
   u_unpack_a (
-    .x_i(a_i), .ftz_i(ftz_i), .sign_o(a_sign), .zero_o(a_zero), .inf_o(a_inf), .nan_o(a_nan),
+    .x_i(a_i), .ftz_i(ftz), .sign_o(a_sign), .zero_o(a_zero), .inf_o(a_inf), .nan_o(a_nan),
     .sig_o(a_sig), .eeff_o(a_eeff), .lz_o(a_lz)
   );
-  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(1'b1), .LzBits(LzBits))
+  tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(InManBits), .Normalize(NormOps), .LzBits(LzBits))
   u_unpack_b (
-    .x_i(b_i), .ftz_i(ftz_i), .sign_o(b_sign), .zero_o(b_zero), .inf_o(b_inf), .nan_o(b_nan),
+    .x_i(b_i), .ftz_i(ftz), .sign_o(b_sign), .zero_o(b_zero), .inf_o(b_inf), .nan_o(b_nan),
     .sig_o(b_sig), .eeff_o(b_eeff), .lz_o(b_lz)
   );
   tpu_fp_unpack #(.ExpBits(ExpBits), .ManBits(AccManBits), .Normalize(1'b0), .LzBits(1))
   u_unpack_c (
-    .x_i(c_i), .ftz_i(ftz_i), .sign_o(c_sign), .zero_o(c_zero), .inf_o(c_inf), .nan_o(c_nan),
+    .x_i(c_i), .ftz_i(ftz), .sign_o(c_sign), .zero_o(c_zero), .inf_o(c_inf), .nan_o(c_nan),
     .sig_o(c_sig), .eeff_o(c_eeff), .lz_o(unused_c_lz)
   );
 
@@ -153,6 +171,7 @@ module tpu_mac #(
   // one exactly when shift > tz(c_sig) + AL. The trailing-zero count is taken here, off the
   // critical path (an all-zero c counts 2^TzBits-1, and a zero addend is dropped anyway).
   localparam int unsigned TzBits = $clog2(CW);
+  localparam int unsigned TzAlW  = ShBits + 1;
   logic [CW-1:0]     c_sig_rev;
   logic [TzBits-1:0] c_tz;
   logic [CW-1:0]     unused_c_rev_norm;
@@ -167,7 +186,7 @@ module tpu_mac #(
     .cnt_o (c_tz),
     .data_o(unused_c_rev_norm)
   );
-  assign s0_tz_al = (ShBits+1)'(c_tz) + (ShBits+1)'(AL);
+  assign s0_tz_al = TzAlW'(c_tz) + TzAlW'(AL);
 
   // Biased exponent of the window's top bit: window bit 0 weighs p_emsb - PM (near), or
   // c_emsb - AM when the addend sits at shift 0 (far).
@@ -191,7 +210,7 @@ module tpu_mac #(
     .clk_i, .rst_ni,
     .valid_i(in_valid_i),
     .data_i ({prod, c_sig, s0_shamt, s0_tz_al, c_zero, p_sign ^ c_sign, p_sign, c_sign, s0_etop, s0_special,
-              s0_special_val, ftz_i}),
+              s0_special_val, ftz}),
     .valid_o(s1_valid),
     .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_tz_al, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_etop,
               s1_special, s1_special_val, s1_ftz})
@@ -304,7 +323,7 @@ module tpu_mac #(
   assign efield     = s3_etop - EW'(s3_lz) - EW'(1);
   assign ebase      = s3_man[CW-1] ? (PkW'(efield) << AccManBits) : '0;
   assign packed_val = ebase + PkW'(s3_man) + PkW'(round_up);
-  assign overflow   = packed_val[PkW-1:AccManBits] >= (PkW - AccManBits)'(ExpOnes);
+  assign overflow   = packed_val[PkW-1:AccManBits] >= EW'(ExpOnes);
 
   always_comb begin
     if (s3_special)    rounded = s3_special_val;

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+# Top-level entry points; `make help` lists them. C++ and Verilated models build with CMake into
+# build/ (incremental, ccache); every Verilator build prints its time.
+SHELL := /bin/bash
+BUILD ?= build
+TRACE_BUILD ?= build-trace
+JOBS ?= 2
+CTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help deps configure build run test lint synth bench verify-exhaustive waves clean
+
+help: ## list the targets
+	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
+	@echo
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
+	@echo
+	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS)"
+
+deps: ## install missing Debian packages (idempotent; quick when all are present)
+	@scripts/deps.sh
+
+$(BUILD)/Makefile: CMakeLists.txt | deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > /dev/null
+
+configure: deps $(BUILD)/Makefile
+
+build: configure ## build models, Verilated RTL, tests and programs
+	@cmake --build $(BUILD) -j $(JOBS) 2>&1 | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)|^Consolidate|^Scanning'; exit $${PIPESTATUS[0]}
+
+run: build ## the main job: the MAC on the default configuration against the golden model
+	@$(BUILD)/sim/tpu_mac $(if $(SEED),--seed $(SEED))
+
+test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest
+	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
+
+lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-subset checks
+	@scripts/lint.sh
+
+synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
+	@scripts/synth.sh
+
+bench: build ## MAC evaluations per second (RTL and golden) and Verilator build time
+	@$(BUILD)/sim/tpu_bench
+
+verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
+	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))
+
+waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
+	@test -n "$(TEST)" || { echo "usage: make waves TEST=Suite.Test [SEED=n] [FROM=cycle TO=cycle]"; exit 2; }
+	@cmake -S . -B $(TRACE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTPU_TRACE=ON > /dev/null
+	@cmake --build $(TRACE_BUILD) -j $(JOBS) 2>&1 | grep -E '\[verilator\]|error' || true
+	@ran=0; for t in $(TRACE_BUILD)/tests/*_test; do \
+	  if $$t --gtest_list_tests --gtest_filter='$(TEST)' | grep -q '^  '; then ran=1; \
+	    $$t --gtest_filter='$(TEST)' --trace $(if $(SEED),--seed=$(SEED)) \
+	      $(if $(FROM),--trace-from=$(FROM)) $(if $(TO),--trace-to=$(TO)) || exit 1; fi; \
+	done; test $$ran = 1 || { echo "waves: no test matches '$(TEST)' (see ctest -N in $(BUILD))"; exit 2; }
+
+clean: ## remove build outputs and wave dumps
+	rm -rf $(BUILD) $(TRACE_BUILD) waves/*.fst

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian packages the project uses; idempotent and quick when all are present.
+#   scripts/deps.sh          install what is missing (as root, or through passwordless sudo)
+#   scripts/deps.sh --check  only report what is missing (exit 1 if anything is)
+set -euo pipefail
+
+PACKAGES=(
+  g++ make cmake pkg-config ccache          # build
+  verilator yosys                           # RTL simulation, lint and synthesis
+  libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
+  libcli11-dev nlohmann-json3-dev           # command lines, configuration files
+  libsystemc-dev zlib1g-dev                 # system harness (later issues), FST waves
+  gtkwave xvfb                              # waveform viewing, screenshots
+  lcov gnuplot-nox                          # coverage and report tools
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = "installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "deps: installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  SUDO=(sudo -n)
+else
+  cat >&2 <<MSG
+deps: cannot install packages: not root and no passwordless sudo.
+      Ask an administrator to run:
+        sudo apt-get update && sudo apt-get install -y ${missing[*]}
+      then re-run make.
+MSG
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "deps: done"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Synthesizes the configurations of scripts/synth/configs.txt with Yosys (generic gates) and
+# prints cells, flip-flops and the longest combinational path (logic levels) of each.
+#   scripts/synth.sh [--out DIR] [NAME ...]     (default: every configuration, into build/synth)
+# Fails on a Yosys error, an inferred latch, or a top below its configured minimum cell count
+# (a design that synthesized to nearly nothing). Writes DIR/NAME.v (module NAME), DIR/NAME.log.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out="$root/build/synth"
+if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
+mkdir -p "$out"
+
+# RTL sources, in file-list order.
+mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | sed "s|^|$root/|")
+
+mapfile -t configs < <(grep -v '^\s*#' "$root/scripts/synth/configs.txt" | grep -v '^\s*$')
+selected=("$@")
+fail=0
+found=0
+printf '%-14s %-18s %8s %6s %7s %8s  %s\n' config top cells ffs levels time status
+for line in "${configs[@]}"; do
+  read -r name top min_cells params <<< "$line"
+  if [ ${#selected[@]} -gt 0 ] && [[ ! " ${selected[*]} " == *" $name "* ]]; then continue; fi
+  found=$((found + 1))
+  ys="$out/$name.ys"
+  {
+    echo "read_verilog -sv ${srcs[*]}"
+    for p in $params; do echo "chparam -set ${p%%=*} ${p#*=} $top"; done
+    echo "synth -flatten -top $top"
+    echo "rename -top $name"
+    echo "tee -o $out/$name.stat stat"
+    echo "tee -o $out/$name.ltp ltp -noff"
+    echo "write_verilog -noattr $out/$name.v"
+  } > "$ys"
+  t0=$(date +%s.%N)
+  status=ok
+  if ! yosys -q -l "$out/$name.log" "$ys" > /dev/null 2>&1; then
+    status="FAIL: Yosys error (see $out/$name.log)"
+  fi
+  t1=$(date +%s.%N)
+  cells=$(awk '/Number of cells/ {print $NF; exit}' "$out/$name.stat" 2>/dev/null || true)
+  ffs=$(awk '/\$_(S?DFF|DFFE|ALDFF)/ {s += $2} END {print s + 0}' "$out/$name.stat" 2>/dev/null || true)
+  latches=$(awk '/\$_(DLATCH|SR_)/ {s += $2} END {print s + 0}' "$out/$name.stat" 2>/dev/null || true)
+  levels=$(sed -n 's/.*length=\([0-9]*\).*/\1/p' "$out/$name.ltp" 2>/dev/null || true)
+  if [ "$status" = ok ]; then
+    if grep -q '^Latch inferred' "$out/$name.log" || [ "${latches:-0}" -gt 0 ]; then
+      status="FAIL: latch inferred"
+    elif [ "${cells:-0}" -lt "$min_cells" ]; then
+      status="FAIL: only ${cells:-0} cells (< $min_cells): the design synthesized to almost nothing"
+    fi
+  fi
+  [ "$status" = ok ] || fail=1
+  printf '%-14s %-18s %8s %6s %7s %7.1fs  %s\n' "$name" "$top" "${cells:-?}" "${ffs:-?}" \
+    "${levels:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$status"
+done
+if [ "$found" -eq 0 ]; then
+  echo "synth.sh: no configuration named: ${selected[*]} (see scripts/synth/configs.txt)" >&2
+  exit 2
+fi
+exit $fail

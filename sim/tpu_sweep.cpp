@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// tpu_sweep: the exhaustive numerics sweeps behind `make verify-exhaustive`.
+//
+//   golden-mac-zero   golden MAC vs std::fmaf, all 2^32 (a, b), c = +0
+//   golden-mac-rand   golden MAC vs std::fmaf, all 2^32 (a, b), a fresh random c per pair
+//   golden-cvt        golden fp32->bf16 vs Eigen::bfloat16, all 2^32 inputs
+//   rtl-mac-matter    RTL MAC vs golden, all (a, b), c drawn to matter (half uniform, half with
+//                     its exponent within ±30 of the product's)
+//   rtl-mac-cancel    RTL MAC vs golden, all (a, b), c within a few ulps of cancelling a·b
+//   rtl-cvt           RTL converter vs golden, all 2^32 inputs, relu off and on
+//   random            N fully random triples on the combinational RTL MAC, and the 3-stage MAC
+//                     checked in order on the same vectors
+// Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
+// pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "Vcvt.h"
+#include "Vmac_p0.h"
+#include "Vmac_p3.h"
+#include "tpu/numerics.h"
+#include "tpu/tb/mac_harness.h"
+#include "tpu/tb/mac_vectors.h"
+#include "tpu/tb/oracles.h"
+#include "tpu/tb/rng.h"
+
+namespace {
+
+using tpu::num::Mode;
+using Clock = std::chrono::steady_clock;
+
+struct Mismatch {
+  std::string what;
+};
+
+// Shared state of one sweep: work is handed out in chunks of the outer index (0..outer-1).
+class Sweep {
+ public:
+  Sweep(std::string name, Mode mode, uint64_t outer, uint64_t inner)
+      : name_(std::move(name)), mode_(mode), outer_(outer), inner_(inner) {}
+
+  // body(index, rng, report) checks inner_ items for one outer index; returns mismatches.
+  using Body = std::function<uint64_t(uint64_t outer_index, tpu::tb::Rng& rng,
+                                      const std::function<void(std::string)>& report)>;
+  // make_body() is called once per thread (each thread owns its models).
+  void Run(unsigned threads, uint64_t seed, const std::function<Body()>& make_body) {
+    const auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        Body body = make_body();
+        const auto report = [&](std::string s) {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (reports_.size() < 10) reports_.push_back(std::move(s));
+        };
+        for (uint64_t i; (i = next_.fetch_add(1)) < outer_;) {
+          tpu::tb::Rng rng(tpu::tb::DeriveSeed(seed, fmt::format("{}/{}/{}", name_,
+                                                                  tpu::num::ModeName(mode_), i)));
+          mismatches_ += body(i, rng, report);
+          done_ += 1;
+        }
+      });
+    }
+    Progress(t0);
+    for (auto& th : pool) th.join();
+    seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    PrintLine(true);
+  }
+
+  uint64_t mismatches() const { return mismatches_; }
+  uint64_t checked() const { return outer_ * inner_; }
+  double seconds() const { return seconds_; }
+  const std::string& name() const { return name_; }
+  Mode mode() const { return mode_; }
+  const std::vector<std::string>& reports() const { return reports_; }
+
+ private:
+  // Live progress on stderr: a rewritten line on a terminal, a line per 10% otherwise.
+  void Progress(Clock::time_point t0) {
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    uint64_t last_decile = 0;
+    auto last_print = Clock::now();
+    while (done_ < outer_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const auto now = Clock::now();
+      seconds_ = std::chrono::duration<double>(now - t0).count();
+      const uint64_t decile = done_ * 10 / outer_;
+      if (done_ < outer_ && ((tty && now - last_print > std::chrono::milliseconds(500)) ||
+                             (!tty && decile != last_decile))) {
+        PrintLine(false);
+        last_print = now;
+      }
+      last_decile = decile;
+    }
+  }
+  void PrintLine(bool final) {
+    const double frac = static_cast<double>(done_) / static_cast<double>(outer_);
+    const double rate = seconds_ > 0 ? frac * static_cast<double>(checked()) / seconds_ : 0;
+    const double eta = frac > 0 ? seconds_ * (1 - frac) / frac : 0;
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    fmt::print(stderr, "{}[{:<15} {:<4}] {:5.1f}%  {:.3g}/{:.3g}  {:6.2f} M/s  {}  mismatches {}{}",
+               tty ? "\r" : "", name_, tpu::num::ModeName(mode_), 100 * frac,
+               frac * static_cast<double>(checked()), static_cast<double>(checked()), rate / 1e6,
+               final ? fmt::format("done in {:.1f} s", seconds_)
+                     : fmt::format("ETA {:.0f} s", eta),
+               mismatches_.load(), (final || !tty) ? "\n" : "   ");
+  }
+
+  std::string name_;
+  Mode mode_;
+  uint64_t outer_;
+  uint64_t inner_;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<uint64_t> done_{0};
+  std::atomic<uint64_t> mismatches_{0};
+  double seconds_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> reports_;
+};
+
+// ---- Sweep bodies -------------------------------------------------------------------------
+
+Sweep::Body GoldenMac(Mode mode, tpu::tb::CPolicy policy) {
+  return [mode, policy](uint64_t a, tpu::tb::Rng& rng, const auto& report) {
+    uint64_t bad = 0;
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+      const auto a16 = static_cast<uint16_t>(a);
+      const auto b16 = static_cast<uint16_t>(b);
+      const uint32_t c = tpu::tb::DrawC(rng, a16, b16, policy);
+      const uint32_t g = tpu::num::Mac(a16, b16, c, mode);
+      const uint32_t h = tpu::tb::HostMac(a16, b16, c, mode);
+      if (!tpu::tb::MacMatchesHost(g, h)) {
+        ++bad;
+        report(fmt::format("{}: golden {} host {}", tpu::tb::DescribeMac({a16, b16, c}, mode),
+                           tpu::num::FormatFp32(g), tpu::num::FormatFp32(h)));
+      }
+    }
+    return bad;
+  };
+}
+
+Sweep::Body GoldenCvt(Mode mode) {
+  return [mode](uint64_t hi, tpu::tb::Rng&, const auto& report) {
+    uint64_t bad = 0;
+    for (uint32_t lo = 0; lo < 0x10000; ++lo) {
+      const auto x = static_cast<uint32_t>(hi << 16 | lo);
+      const uint16_t g = tpu::num::Fp32ToBf16(x, mode);
+      const uint16_t h = tpu::tb::HostFp32ToBf16(x, mode);
+      if (!tpu::tb::CvtMatchesHost(g, h)) {
+        ++bad;
+        report(fmt::format("{} x={}: golden {} Eigen {}", tpu::num::ModeName(mode),
+                           tpu::num::FormatFp32(x), tpu::num::FormatBf16(g),
+                           tpu::num::FormatBf16(h)));
+      }
+    }
+    return bad;
+  };
+}
+
+Sweep::Body RtlMac(Mode mode, tpu::tb::CPolicy policy) {
+  auto sim = std::make_shared<tpu::tb::SimCtrl<Vmac_p0>>("mac_p0", 1);
+  return [sim, mode, policy](uint64_t a, tpu::tb::Rng& rng, const auto& report) {
+    uint64_t bad = 0;
+    auto& m = sim->dut();
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+      const auto a16 = static_cast<uint16_t>(a);
+      const auto b16 = static_cast<uint16_t>(b);
+      const uint32_t c = tpu::tb::DrawC(rng, a16, b16, policy);
+      const uint32_t r = tpu::tb::EvalMac(m, a16, b16, c, mode);
+      const uint32_t g = tpu::num::Mac(a16, b16, c, mode);
+      if (r != g) {
+        ++bad;
+        report(fmt::format("{}: RTL {} golden {}", tpu::tb::DescribeMac({a16, b16, c}, mode),
+                           tpu::num::FormatFp32(r), tpu::num::FormatFp32(g)));
+      }
+    }
+    return bad;
+  };
+}
+
+Sweep::Body RtlCvt(Mode mode) {
+  auto sim = std::make_shared<tpu::tb::SimCtrl<Vcvt>>("cvt", 1);
+  return [sim, mode](uint64_t hi, tpu::tb::Rng&, const auto& report) {
+    uint64_t bad = 0;
+    auto& m = sim->dut();
+    for (uint32_t lo = 0; lo < 0x10000; ++lo) {
+      const auto x = static_cast<uint32_t>(hi << 16 | lo);
+      for (bool relu : {false, true}) {
+        const uint16_t r = tpu::tb::EvalCvt(m, x, relu, mode);
+        const uint16_t g = tpu::num::StoreBf16(x, relu, mode);
+        if (r != g) {
+          ++bad;
+          report(fmt::format("{} relu={} x={}: RTL {} golden {}", tpu::num::ModeName(mode), relu,
+                             tpu::num::FormatFp32(x), tpu::num::FormatBf16(r),
+                             tpu::num::FormatBf16(g)));
+        }
+      }
+    }
+    return bad;
+  };
+}
+
+// Fully random triples: chunks of 2^16 on the combinational MAC, and the same vectors in order
+// through the 3-stage MAC (random valid gaps, both modes mixed).
+Sweep::Body RtlRandom() {
+  auto comb = std::make_shared<tpu::tb::SimCtrl<Vmac_p0>>("mac_p0", 1);
+  auto pipe = std::make_shared<tpu::tb::SimCtrl<Vmac_p3>>("mac_p3", UINT64_MAX);
+  return [comb, pipe](uint64_t chunk, tpu::tb::Rng& rng, const auto& report) {
+    tpu::tb::Scoreboard sb("mac_p3 in order");
+    tpu::tb::MacPipeChecker<Vmac_p3> checker(*pipe, 3, rng.Next(), sb);
+    uint64_t bad = 0;
+    for (uint32_t i = 0; i < 0x10000; ++i) {
+      const tpu::tb::MacVector v{rng.U16(), rng.U16(), rng.U32()};
+      const Mode mode = rng.Bit() ? Mode::kFtz : Mode::kIeee;
+      const uint32_t r = tpu::tb::EvalMac(comb->dut(), v.a, v.b, v.c, mode);
+      const uint32_t g = tpu::num::Mac(v.a, v.b, v.c, mode);
+      if (r != g) {
+        ++bad;
+        report(fmt::format("{}: RTL {} golden {}", tpu::tb::DescribeMac(v, mode),
+                           tpu::num::FormatFp32(r), tpu::num::FormatFp32(g)));
+      }
+      checker.Push(v, mode);
+    }
+    checker.Finish();
+    if (sb.mismatches() != 0 || !checker.errors().empty()) {
+      report(fmt::format("chunk {}: {}{}", chunk, sb.Summary(), checker.errors()));
+    }
+    return bad + sb.mismatches() + (checker.errors().empty() ? 0 : 1);
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
+  const std::vector<std::string> all = {"golden-mac-zero", "golden-mac-rand", "golden-cvt",
+                                        "rtl-mac-matter", "rtl-mac-cancel", "rtl-cvt", "random"};
+  std::vector<std::string> sweeps;
+  bool run_all = false;
+  std::string mode_name = "both";
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  uint64_t seed = 0;
+  bool seed_given = false;
+  uint64_t outer_limit = 0;
+  uint64_t random_triples = 100'000'000;
+  app.add_flag("--all", run_all, "run every sweep in both modes");
+  app.add_option("--sweep", sweeps, "sweeps to run")->check(CLI::IsMember(all));
+  app.add_option("--mode", mode_name, "ieee, ftz or both")->check(CLI::IsMember({"ieee", "ftz", "both"}));
+  app.add_option("--threads", threads, "worker threads (one model each)")->check(CLI::Range(1u, 64u));
+  app.add_option("--seed", seed, "seed of the random addends")->each([&](const std::string&) { seed_given = true; });
+  app.add_option("--outer", outer_limit,
+                 "only the first N of 65536 outer values (a quick partial sweep)")->check(CLI::Range(uint64_t{1}, uint64_t{65536}));
+  app.add_option("--random", random_triples, "triples for the 'random' sweep (rounded up to 2^16)");
+  CLI11_PARSE(app, argc, argv);
+  if (run_all) sweeps = all;
+  if (sweeps.empty()) {
+    fmt::print(stderr, "tpu_sweep: nothing to do; give --all or --sweep NAME (one of: {})\n",
+               fmt::join(all, ", "));
+    return 2;
+  }
+  if (!seed_given) seed = tpu::tb::ChooseSeed();
+  std::vector<Mode> modes;
+  if (mode_name != "ftz") modes.push_back(Mode::kIeee);
+  if (mode_name != "ieee") modes.push_back(Mode::kFtz);
+  fmt::print("tpu_sweep: seed {} (reproduce: --seed {}), {} threads\n", seed, seed, threads);
+
+  std::vector<std::unique_ptr<Sweep>> done;
+  const uint64_t full = outer_limit ? outer_limit : 0x10000;
+  for (const std::string& s : sweeps) {
+    if (s == "random") {
+      const uint64_t chunks = (random_triples + 0xFFFF) / 0x10000;
+      auto sw = std::make_unique<Sweep>(s, Mode::kIeee, chunks, 0x10000);
+      sw->Run(threads, seed, [] { return RtlRandom(); });
+      done.push_back(std::move(sw));
+      continue;
+    }
+    for (Mode m : modes) {
+      const uint64_t inner = s == "rtl-cvt" ? 0x20000 : 0x10000;
+      auto sw = std::make_unique<Sweep>(s, m, full, inner);
+      std::function<Sweep::Body()> make;
+      if (s == "golden-mac-zero") make = [m] { return GoldenMac(m, tpu::tb::CPolicy::kZero); };
+      if (s == "golden-mac-rand") make = [m] { return GoldenMac(m, tpu::tb::CPolicy::kMatter); };
+      if (s == "golden-cvt") make = [m] { return GoldenCvt(m); };
+      if (s == "rtl-mac-matter") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kMatter); };
+      if (s == "rtl-mac-cancel") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kCancel); };
+      if (s == "rtl-cvt") make = [m] { return RtlCvt(m); };
+      sw->Run(threads, seed, make);
+      done.push_back(std::move(sw));
+    }
+  }
+
+  fmt::print("\n{:<16} {:<5} {:>14} {:>11} {:>9} {:>9}\n", "sweep", "mode", "checked",
+             "mismatches", "seconds", "M/s");
+  uint64_t total_bad = 0;
+  for (const auto& sw : done) {
+    fmt::print("{:<16} {:<5} {:>14} {:>11} {:>9.1f} {:>9.2f}\n", sw->name(),
+               sw->name() == "random" ? "both" : tpu::num::ModeName(sw->mode()), sw->checked(),
+               sw->mismatches(), sw->seconds(),
+               static_cast<double>(sw->checked()) / sw->seconds() / 1e6);
+    for (const auto& r : sw->reports()) fmt::print("    {}\n", r);
+    total_bad += sw->mismatches();
+  }
+  fmt::print("{}\n", total_bad == 0 ? "all sweeps: 0 mismatches"
+                                    : fmt::format("FAILED: {} mismatches", total_bad));
+  return total_bad == 0 ? 0 : 1;
+}

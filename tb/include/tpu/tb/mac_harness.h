@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Drivers for the MAC and converter models, a bit-exact scoreboard, and an in-order checker for
+// pipelined MACs. Templates over the Verilated model class (all MAC configurations share ports).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "tpu/numerics.h"
+#include "tpu/tb/mac_vectors.h"
+#include "tpu/tb/rng.h"
+#include "tpu/tb/sim_ctrl.h"
+
+namespace tpu::tb {
+
+// Combinational evaluation of a MAC model (PipeRegs = 0).
+template <class M>
+inline uint32_t EvalMac(M& m, uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
+  m.a_i = a;
+  m.b_i = b;
+  m.c_i = c;
+  m.ftz_i = mode == num::Mode::kFtz;
+  m.eval();
+  return m.res_o;
+}
+
+template <class M>
+inline uint16_t EvalCvt(M& m, uint32_t x, bool relu, num::Mode mode) {
+  m.data_i = x;
+  m.relu_i = relu;
+  m.ftz_i = mode == num::Mode::kFtz;
+  m.eval();
+  return m.data_o;
+}
+
+// Counts bit mismatches and keeps the first few reports (expected/actual bits with decimals).
+class Scoreboard {
+ public:
+  explicit Scoreboard(std::string what, size_t keep = 8) : what_(std::move(what)), keep_(keep) {}
+  // Returns true when equal.
+  bool Check(uint64_t index, const std::string& input, uint32_t expected, uint32_t actual,
+             bool fp32 = true) {
+    ++checked_;
+    if (expected == actual) return true;
+    if (++mismatches_ <= keep_) {
+      const auto fmt_val = [fp32](uint32_t v) {
+        return fp32 ? num::FormatFp32(v) : num::FormatBf16(static_cast<uint16_t>(v));
+      };
+      reports_ += fmt::format("  #{} {}: expected {} got {}\n", index, input, fmt_val(expected),
+                              fmt_val(actual));
+    }
+    return false;
+  }
+  uint64_t checked() const { return checked_; }
+  uint64_t mismatches() const { return mismatches_; }
+  std::string Summary() const {
+    return fmt::format("{}: {} checked, {} mismatches{}{}", what_, checked_, mismatches_,
+                       mismatches_ ? "; first ones:\n" : "", reports_);
+  }
+
+ private:
+  std::string what_;
+  size_t keep_;
+  uint64_t checked_ = 0;
+  uint64_t mismatches_ = 0;
+  std::string reports_;
+};
+
+// Streams vectors through a pipelined MAC with random valid gaps and checks every result, in
+// order and at the configured latency, against the golden model. A result that never comes (or
+// comes early) is a failure that names the vector.
+template <class M>
+class MacPipeChecker {
+ public:
+  MacPipeChecker(SimCtrl<M>& sim, unsigned latency, uint64_t seed, Scoreboard& sb)
+      : sim_(sim), latency_(latency), rng_(seed), sb_(sb) {
+    sim_.Reset();
+  }
+
+  void Push(const MacVector& v, num::Mode mode) {
+    while (rng_.Range(0, 7) == 0) Step(nullptr, mode);  // a gap: valid low for a cycle
+    Step(&v, mode);
+  }
+
+  // Drains the pipeline; reports vectors still outstanding after the latency has passed.
+  void Finish() {
+    for (unsigned i = 0; i <= latency_ && !inflight_.empty(); ++i) Step(nullptr, num::Mode::kIeee);
+    if (!inflight_.empty()) {
+      errors_ += fmt::format("{} results never came out; oldest: vector #{} ({})\n",
+                             inflight_.size(), inflight_.front().index,
+                             DescribeMac(inflight_.front().v, inflight_.front().mode));
+    }
+  }
+  const std::string& errors() const { return errors_; }
+
+ private:
+  struct InFlight {
+    uint64_t index;
+    uint64_t issue_cycle;
+    MacVector v;
+    num::Mode mode;
+  };
+
+  // One clock cycle: drive (after the previous falling edge), sample on the rising edge, check.
+  // Latency counts rising edges from the one that samples a vector to the one after which its
+  // result shows; a combinational MAC (latency 0) is checked before the edge.
+  void Step(const MacVector* v, num::Mode mode) {
+    M& m = sim_.dut();
+    m.in_valid_i = v != nullptr;
+    if (v != nullptr) {
+      m.a_i = v->a;
+      m.b_i = v->b;
+      m.c_i = v->c;
+      m.ftz_i = mode == num::Mode::kFtz;
+      inflight_.push_back({next_index_++, sim_.cycle(), *v, mode});
+    } else {
+      // Garbage on idle inputs must not matter.
+      m.a_i = rng_.U16();
+      m.b_i = rng_.U16();
+      m.c_i = rng_.U32();
+      m.ftz_i = rng_.Bit();
+    }
+    if (latency_ == 0) {
+      sim_.Eval();
+      Collect();
+    }
+    sim_.RisingEdge();
+    if (latency_ > 0) Collect();
+    sim_.FallingEdge();
+  }
+
+  void Collect() {
+    M& m = sim_.dut();
+    if (!m.out_valid_o) return;
+    if (inflight_.empty()) {
+      errors_ += fmt::format("cycle {}: a result came out with nothing in flight\n", sim_.cycle());
+      return;
+    }
+    const InFlight f = inflight_.front();
+    inflight_.pop_front();
+    if (sim_.cycle() - f.issue_cycle != latency_) {
+      errors_ += fmt::format("vector #{}: latency {} cycles, expected {}\n", f.index,
+                             sim_.cycle() - f.issue_cycle, latency_);
+    }
+    sb_.Check(f.index, DescribeMac(f.v, f.mode), num::Mac(f.v.a, f.v.b, f.v.c, f.mode), m.res_o);
+  }
+
+  SimCtrl<M>& sim_;
+  unsigned latency_;
+  Rng rng_;
+  Scoreboard& sb_;
+  std::deque<InFlight> inflight_;
+  uint64_t next_index_ = 0;
+  std::string errors_;
+};
+
+}  // namespace tpu::tb

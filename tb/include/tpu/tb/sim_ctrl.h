@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// Simulation controller: owns the VerilatedContext and the model, the clock, reset, a watchdog,
+// and (in traced builds) FST tracing limited to a window of cycles.
+//
+// Drive inputs after FallingEdge() and read outputs after RisingEdge() (stimulus away from the
+// sampling edge). One model per context, always an explicit context.
+#pragma once
+
+#include <fmt/format.h>
+#include <verilated.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#if VM_TRACE
+#include <verilated_fst_c.h>
+#endif
+
+namespace tpu::tb {
+
+// Thrown when a simulation runs past its cycle budget: names the simulation and the cycle.
+class WatchdogError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where and what to trace; empty path means no tracing.
+struct TraceOptions {
+  std::string path;                     // e.g. waves/Suite_Test.fst
+  uint64_t from_cycle = 0;              // first traced cycle
+  uint64_t to_cycle = UINT64_MAX;       // last traced cycle
+  int depth = 99;                       // hierarchy levels below the top
+};
+
+// Whether this build can trace (models built with TPU_TRACE=ON, i.e. `make waves`).
+constexpr bool kTraceBuilt = VM_TRACE != 0;
+
+template <class Model>
+class SimCtrl {
+ public:
+  SimCtrl(std::string name, uint64_t max_cycles, const TraceOptions& trace = {})
+      : name_(std::move(name)), max_cycles_(max_cycles), ctx_(new VerilatedContext) {
+    ctx_->fatalOnError(false);
+    if (!trace.path.empty()) {
+#if VM_TRACE
+      ctx_->traceEverOn(true);
+#else
+      throw std::runtime_error(fmt::format(
+          "{}: tracing asked for ({}) but the models were built without it; use `make waves`",
+          name_, trace.path));
+#endif
+    }
+    dut_ = std::make_unique<Model>(ctx_.get(), "dut");
+#if VM_TRACE
+    if (!trace.path.empty()) {
+      trace_ = trace;
+      fst_ = std::make_unique<VerilatedFstC>();
+      dut_->trace(fst_.get(), trace.depth);
+      fst_->open(trace.path.c_str());
+    }
+#endif
+  }
+  ~SimCtrl() {
+#if VM_TRACE
+    if (fst_) fst_->close();
+#endif
+    dut_->final();
+  }
+  SimCtrl(const SimCtrl&) = delete;
+  SimCtrl& operator=(const SimCtrl&) = delete;
+
+  Model& dut() { return *dut_; }
+  uint64_t cycle() const { return cycle_; }
+  const std::string& name() const { return name_; }
+
+  // Combinational settle without a clock edge.
+  void Eval() {
+    dut_->eval();
+    Dump();
+  }
+  void RisingEdge() {
+    if (++cycle_ > max_cycles_) {
+      throw WatchdogError(fmt::format("{}: watchdog: no completion after {} cycles", name_,
+                                      max_cycles_));
+    }
+    dut_->clk_i = 1;
+    dut_->eval();
+    Dump();
+  }
+  void FallingEdge() {
+    dut_->clk_i = 0;
+    dut_->eval();
+    Dump();
+  }
+  // Holds reset for `cycles` clock cycles; ends just after a falling edge.
+  void Reset(int cycles = 2) {
+    dut_->clk_i = 0;
+    dut_->rst_ni = 0;
+    Eval();
+    for (int i = 0; i < cycles; ++i) {
+      RisingEdge();
+      FallingEdge();
+    }
+    dut_->rst_ni = 1;
+    Eval();
+  }
+
+ private:
+  void Dump() {
+    ctx_->timeInc(1);
+#if VM_TRACE
+    if (fst_ && cycle_ >= trace_.from_cycle && cycle_ <= trace_.to_cycle) fst_->dump(ctx_->time());
+#endif
+  }
+
+  std::string name_;
+  uint64_t max_cycles_;
+  uint64_t cycle_ = 0;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Model> dut_;
+#if VM_TRACE
+  TraceOptions trace_;
+  std::unique_ptr<VerilatedFstC> fst_;
+#endif
+};
+
+}  // namespace tpu::tb

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/mac_vectors.h"
+
+#include <fmt/format.h>
+
+namespace tpu::tb {
+namespace {
+
+int Bf16Exp(uint16_t x) { return (x >> 7) & 0xFF; }
+
+// A product's biased exponent, approximately (ignores subnormal normalisation).
+int ProductExp(uint16_t a, uint16_t b) {
+  return std::max(Bf16Exp(a), 1) + std::max(Bf16Exp(b), 1) - 127;
+}
+
+uint32_t WithExp(uint32_t bits, int biased_exp) {
+  if (biased_exp < 0) biased_exp = 0;
+  if (biased_exp > 254) biased_exp = 254;
+  return (bits & 0x807FFFFFu) | (static_cast<uint32_t>(biased_exp) << 23);
+}
+
+}  // namespace
+
+const std::vector<uint16_t>& Bf16Specials() {
+  static const std::vector<uint16_t> v = {
+      0x0000, 0x8000,  // ±0
+      0x0001, 0x8001,  // ±smallest subnormal
+      0x007F, 0x807F,  // ±largest subnormal
+      0x0080, 0x8080,  // ±smallest normal
+      0x7F7F, 0xFF7F,  // ±largest normal
+      0x3F80, 0xBF80,  // ±1
+      0x7F80, 0xFF80,  // ±inf
+      0x7FC0, 0xFFC0, 0x7F81,  // NaN: quiet, negative, signalling
+  };
+  return v;
+}
+
+const std::vector<uint32_t>& Fp32Specials() {
+  static const std::vector<uint32_t> v = {
+      0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF,
+      0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000,
+      0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001,
+  };
+  return v;
+}
+
+const char* CPolicyName(CPolicy p) {
+  switch (p) {
+    case CPolicy::kZero: return "c=+0";
+    case CPolicy::kUniform: return "uniform c";
+    case CPolicy::kNearProduct: return "c near the product";
+    case CPolicy::kMatter: return "c drawn to matter";
+    case CPolicy::kCancel: return "c cancelling the product";
+  }
+  return "?";
+}
+
+uint32_t DrawC(Rng& rng, uint16_t a, uint16_t b, CPolicy policy) {
+  switch (policy) {
+    case CPolicy::kZero:
+      return 0;
+    case CPolicy::kUniform:
+      return rng.U32();
+    case CPolicy::kNearProduct:
+      return WithExp(rng.U32(), ProductExp(a, b) + rng.Range(-30, 30));
+    case CPolicy::kMatter: {
+      const uint64_t r = rng.Next();
+      const auto bits = static_cast<uint32_t>(r);
+      if (r >> 63) return bits;
+      return WithExp(bits, ProductExp(a, b) + static_cast<int>((r >> 32) % 61) - 30);
+    }
+    case CPolicy::kCancel: {
+      // -(a·b) rounded to fp32 (exact unless it over/underflows), then a few ulps away. The
+      // product comes from the golden model, which the oracle sweeps check on its own.
+      const uint32_t p = num::Mac(a, b, num::kFp32SignMask, num::Mode::kIeee);
+      return (p ^ num::kFp32SignMask) + static_cast<uint32_t>(rng.Range(-4, 4));
+    }
+  }
+  return 0;
+}
+
+void CornerCross(const MacEmit& emit) {
+  for (uint16_t a : Bf16Specials())
+    for (uint16_t b : Bf16Specials())
+      for (uint32_t c : Fp32Specials()) emit({a, b, c});
+}
+
+void ExponentSweep(Rng& rng, int per_offset, const MacEmit& emit) {
+  for (int off = -80; off <= 80; ++off) {
+    for (int i = 0; i < per_offset; ++i) {
+      // Mostly normal operands, sometimes subnormal ones (low exponent fields).
+      uint16_t a = rng.U16();
+      uint16_t b = rng.U16();
+      if (Bf16Exp(a) == 0xFF) a ^= 0x4000;
+      if (Bf16Exp(b) == 0xFF) b ^= 0x4000;
+      const int pe = ProductExp(a, b);
+      const int ce = pe + off;
+      if (ce < 0 || ce > 254) continue;
+      emit({a, b, WithExp(rng.U32(), ce)});
+    }
+  }
+}
+
+void Cancellations(Rng& rng, int count, const MacEmit& emit) {
+  for (int i = 0; i < count; ++i) {
+    const uint16_t a = rng.U16() & 0xBFFF;  // keep products in range mostly
+    const uint16_t b = rng.U16() & 0xBFFF;
+    const uint32_t p = num::Mac(a, b, num::kFp32SignMask, num::Mode::kIeee);
+    const uint32_t neg = p ^ num::kFp32SignMask;
+    emit({a, b, neg});                                               // exact
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-8, 8))});     // near, same binade mostly
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-300, 300))}); // partial
+  }
+}
+
+void RoundingTies(Rng& rng, int count, const MacEmit& emit) {
+  // c has ulp 2^(E-23) (E its unbiased exponent); a product of (2m+1)·2^(E-24) (an odd 8-bit
+  // integer times a power of two, so exact in bf16·bf16) lands exactly halfway between two
+  // representable sums. c's own LSB (even or odd) decides the direction.
+  for (int i = 0; i < count; ++i) {
+    const int ce = rng.Range(40, 220);               // biased exponent of c
+    const uint32_t c = WithExp(rng.U32(), ce);
+    const int m = rng.Range(0, 127);
+    const int odd = 2 * m + 1;                       // 1..255
+    int msb = 0;
+    while ((odd >> (msb + 1)) != 0) ++msb;           // odd = 1.f × 2^msb
+    // a = odd as bf16 (value odd), b = 2^k so that a·b = odd · 2^(E-24).
+    const uint16_t a_mag = static_cast<uint16_t>(((127 + msb) << 7) | ((odd << (7 - msb)) & 0x7F));
+    const int k = (ce - 127) - 24;                   // unbiased
+    if (k < -126 || k > 127) continue;
+    const auto b_mag = static_cast<uint16_t>((k + 127) << 7);
+    const uint16_t sign = rng.Bit() ? 0x8000 : 0;
+    emit({static_cast<uint16_t>(a_mag | sign), b_mag, c});
+    emit({static_cast<uint16_t>(a_mag | sign), b_mag, c ^ 1u});  // the other parity
+  }
+}
+
+void SubnormalBoundary(Rng& rng, int count, const MacEmit& emit) {
+  for (int i = 0; i < count; ++i) {
+    // Products around 2^-126 .. 2^-152 and addends in the subnormal / smallest-normal range.
+    const int ea = rng.Range(1, 126);
+    const int eb = std::max(1, std::min(254, 127 - 126 - (ea - 127) + rng.Range(-26, 2)));
+    const auto a = static_cast<uint16_t>((rng.Bit() << 15) | (ea << 7) | (rng.U16() & 0x7F));
+    const auto b = static_cast<uint16_t>((rng.Bit() << 15) | (eb << 7) | (rng.U16() & 0x7F));
+    uint32_t c = (rng.U32() & 0x80FFFFFFu);          // exponent field 0 or 1
+    if (rng.Range(0, 3) == 0) c = rng.U32() & 0x807FFFFFu;  // subnormal (or zero) c
+    if (rng.Range(0, 7) == 0) c = (c & 0x80000000u) | 0x00800000u;  // exactly ±2^-126
+    emit({a, b, c});
+    // The same product against -(2^-126 ± a few ulps): results straddle the boundary.
+    emit({a, b, (0x00800000u + static_cast<uint32_t>(rng.Range(-3, 3))) |
+                    (((a ^ b) & 0x8000u) ? 0u : 0x80000000u)});
+  }
+}
+
+void FusedDirected(const MacEmit& emit) {
+  emit({0x1A01, 0x1A81, 0x01000000});  // IEEE: 0x01000001 fused, 0x01000000 unfused
+  emit({0x5F80, 0x5F80, 0xFF7FFFFF});  // 2^64·2^64 - FLT_MAX ≈ 2.03e31, not inf
+  emit({0x1C80, 0x1C80, 0x00800000});  // FTZ: 2^-70·2^-70 + 2^-126 (product alone flushes)
+  emit({0x1D81, 0x9D83, 0x00802101});  // FTZ: exact 2^-126 - 2^-150, tie rounds to 2^-126
+  emit({0x8001, 0x0001, 0x00000000});  // (-tiny)·(+tiny) + (+0) = -0 (ragged-tile rule)
+}
+
+void ConverterStructured(Rng& rng, const std::function<void(uint32_t)>& emit) {
+  static const uint32_t kLow[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x4000, 0xC000};
+  for (uint32_t hi = 0; hi < 0x10000; ++hi) {      // every sign, exponent and kept fraction
+    for (uint32_t low : kLow) emit((hi << 16) | low);
+    emit((hi << 16) | (rng.U32() & 0xFFFF));
+  }
+}
+
+std::string DescribeMac(const MacVector& v, num::Mode mode) {
+  return fmt::format("{} a={} b={} c={}", num::ModeName(mode), num::FormatBf16(v.a),
+                     num::FormatBf16(v.b), num::FormatFp32(v.c));
+}
+
+}  // namespace tpu::tb
