@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test lint synth bench verify-exhaustive waves clean
+.PHONY: help deps configure build run test lint synth bench verify-exhaustive mutants waves clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -45,6 +45,9 @@ bench: build ## MAC evaluations per second (RTL and golden) and Verilator build 
 
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))
+
+mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~25 min)
+	@scripts/mutate.sh
 
 waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
 	@test -n "$(TEST)" || { echo "usage: make waves TEST=Suite.Test [SEED=n] [FROM=cycle TO=cycle]"; exit 2; }

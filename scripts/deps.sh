@@ -7,6 +7,7 @@ set -euo pipefail
 
 PACKAGES=(
   g++ make cmake pkg-config ccache          # build
+  clang-format                              # C++ style check (make lint)
   verilator yosys                           # RTL simulation, lint and synthesis
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make lint`: verilator --lint-only -Wall with every RTL module as top (and every synthesis
 # configuration's parameters), zero warnings; waivers only in rtl/lint_waivers.vlt. Then checks
-# for constructs outside the subset Yosys 0.23 handles correctly (conventions rule 9).
+# for constructs outside the subset Yosys 0.23 handles correctly (conventions rule 9), and the
+# C++ formatting (clang-format, conventions rule 12).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -47,4 +48,13 @@ check "int'\(" "no int'(...) casts (Yosys 0.23 syntax error)"
 check '\{\s*(<<|>>)' "no streaming operators (Yosys 0.23 syntax error)"
 check '^\s*return\b' "no return in functions (assign to the function name)"
 check '\]\s*\[[^]]*:[^]]*\]\s*\w+\s*[;,=]' "no 2-D packed arrays (logic [a:b][c:d])"
+
+echo "clang-format (.clang-format) on the C++ sources:"
+mapfile -t cxx < <(find models tb tests sim -name '*.cpp' -o -name '*.h' | sort)
+if out=$(clang-format --dry-run --Werror "${cxx[@]}" 2>&1); then
+  printf '  ok    %s files formatted\n' "${#cxx[@]}"
+else
+  printf '  FAIL  run: clang-format -i %s\n%s\n' "${cxx[*]}" "$(echo "$out" | grep -m5 warning)"
+  fail=1
+fi
 exit $fail

@@ -12,10 +12,10 @@
 //                     checked in order on the same vectors
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -64,8 +64,8 @@ class Sweep {
           if (reports_.size() < 10) reports_.push_back(std::move(s));
         };
         for (uint64_t i; (i = next_.fetch_add(1)) < outer_;) {
-          tpu::tb::Rng rng(tpu::tb::DeriveSeed(seed, fmt::format("{}/{}/{}", name_,
-                                                                  tpu::num::ModeName(mode_), i)));
+          tpu::tb::Rng rng(tpu::tb::DeriveSeed(
+              seed, fmt::format("{}/{}/{}", name_, tpu::num::ModeName(mode_), i)));
           mismatches_ += body(i, rng, report);
           done_ += 1;
         }
@@ -111,8 +111,7 @@ class Sweep {
     fmt::print(stderr, "{}[{:<15} {:<4}] {:5.1f}%  {:.3g}/{:.3g}  {:6.2f} M/s  {}  mismatches {}{}",
                tty ? "\r" : "", name_, tpu::num::ModeName(mode_), 100 * frac,
                frac * static_cast<double>(checked()), static_cast<double>(checked()), rate / 1e6,
-               final ? fmt::format("done in {:.1f} s", seconds_)
-                     : fmt::format("ETA {:.0f} s", eta),
+               final ? fmt::format("done in {:.1f} s", seconds_) : fmt::format("ETA {:.0f} s", eta),
                mismatches_.load(), (final || !tty) ? "\n" : "   ");
   }
 
@@ -244,7 +243,8 @@ Sweep::Body RtlRandom() {
 int main(int argc, char** argv) {
   CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
   const std::vector<std::string> all = {"golden-mac-zero", "golden-mac-rand", "golden-cvt",
-                                        "rtl-mac-matter", "rtl-mac-cancel", "rtl-cvt", "random"};
+                                        "rtl-mac-matter",  "rtl-mac-cancel",  "rtl-cvt",
+                                        "random"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
@@ -255,11 +255,16 @@ int main(int argc, char** argv) {
   uint64_t random_triples = 100'000'000;
   app.add_flag("--all", run_all, "run every sweep in both modes");
   app.add_option("--sweep", sweeps, "sweeps to run")->check(CLI::IsMember(all));
-  app.add_option("--mode", mode_name, "ieee, ftz or both")->check(CLI::IsMember({"ieee", "ftz", "both"}));
-  app.add_option("--threads", threads, "worker threads (one model each)")->check(CLI::Range(1u, 64u));
-  app.add_option("--seed", seed, "seed of the random addends")->each([&](const std::string&) { seed_given = true; });
+  app.add_option("--mode", mode_name, "ieee, ftz or both")
+      ->check(CLI::IsMember({"ieee", "ftz", "both"}));
+  app.add_option("--threads", threads, "worker threads (one model each)")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--seed", seed, "seed of the random addends")->each([&](const std::string&) {
+    seed_given = true;
+  });
   app.add_option("--outer", outer_limit,
-                 "only the first N of 65536 outer values (a quick partial sweep)")->check(CLI::Range(uint64_t{1}, uint64_t{65536}));
+                 "only the first N of 65536 outer values (a quick partial sweep)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{65536}));
   app.add_option("--random", random_triples, "triples for the 'random' sweep (rounded up to 2^16)");
   CLI11_PARSE(app, argc, argv);
   if (run_all) sweeps = all;
@@ -299,8 +304,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  fmt::print("\n{:<16} {:<5} {:>14} {:>11} {:>9} {:>9}\n", "sweep", "mode", "checked",
-             "mismatches", "seconds", "M/s");
+  fmt::print("\n{:<16} {:<5} {:>14} {:>11} {:>9} {:>9}\n", "sweep", "mode", "checked", "mismatches",
+             "seconds", "M/s");
   uint64_t total_bad = 0;
   for (const auto& sw : done) {
     fmt::print("{:<16} {:<5} {:>14} {:>11} {:>9.1f} {:>9.2f}\n", sw->name(),

@@ -61,13 +61,13 @@ TEST(ConverterDirectedTest, NamedCases) {
   EXPECT_EQ(tb::EvalCvt(m, 0x3F818000, false, Mode::kIeee), 0x3F82);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, ConverterTest,
-    ::testing::Values(CvtCase{Mode::kIeee, false}, CvtCase{Mode::kIeee, true},
-                      CvtCase{Mode::kFtz, false}, CvtCase{Mode::kFtz, true}),
-    [](const auto& info) {
-      return std::string(num::ModeName(info.param.mode)) + (info.param.relu ? "_relu" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(Cases, ConverterTest,
+                         ::testing::Values(CvtCase{Mode::kIeee, false}, CvtCase{Mode::kIeee, true},
+                                           CvtCase{Mode::kFtz, false}, CvtCase{Mode::kFtz, true}),
+                         [](const auto& info) {
+                           return std::string(num::ModeName(info.param.mode)) +
+                                  (info.param.relu ? "_relu" : "");
+                         });
 
 }  // namespace
 }  // namespace tpu

@@ -63,8 +63,12 @@ void CompareNetlist(const char* name) {
   EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
 }
 
-TEST(GateLevelTest, CombinationalNetlist) { CompareNetlist<Vmac_p0, Vgl_mac_p0>("mac_p0"); }
-TEST(GateLevelTest, ThreeStageNetlist) { CompareNetlist<Vmac_p3, Vgl_mac_p3>("mac_p3"); }
+TEST(GateLevelTest, CombinationalNetlist) {
+  CompareNetlist<Vmac_p0, Vgl_mac_p0>("mac_p0");
+}
+TEST(GateLevelTest, ThreeStageNetlist) {
+  CompareNetlist<Vmac_p3, Vgl_mac_p3>("mac_p3");
+}
 
 }  // namespace
 }  // namespace tpu

@@ -60,9 +60,8 @@ TEST_P(MacTest, AddendExponentSweep) {
 
 TEST_P(MacTest, Cancellations) {
   tb::Rng rng(test::TestSeed());
-  RunFamily("exact and near cancellation", [&](const tb::MacEmit& e) {
-    tb::Cancellations(rng, 50000, e);
-  });
+  RunFamily("exact and near cancellation",
+            [&](const tb::MacEmit& e) { tb::Cancellations(rng, 50000, e); });
 }
 
 TEST_P(MacTest, RoundingTies) {
@@ -72,9 +71,8 @@ TEST_P(MacTest, RoundingTies) {
 
 TEST_P(MacTest, SubnormalBoundary) {
   tb::Rng rng(test::TestSeed());
-  RunFamily("results near 2^-126", [&](const tb::MacEmit& e) {
-    tb::SubnormalBoundary(rng, 50000, e);
-  });
+  RunFamily("results near 2^-126",
+            [&](const tb::MacEmit& e) { tb::SubnormalBoundary(rng, 50000, e); });
 }
 
 TEST_P(MacTest, RandomTriples) {
@@ -137,10 +135,18 @@ void RunPipelined(const char* name, unsigned latency) {
   EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
 }
 
-TEST(MacPipelineTest, Comb) { RunPipelined<Vmac_p0>("mac_p0", 0); }
-TEST(MacPipelineTest, OneStage) { RunPipelined<Vmac_p1>("mac_p1", 1); }
-TEST(MacPipelineTest, TwoStages) { RunPipelined<Vmac_p2>("mac_p2", 2); }
-TEST(MacPipelineTest, ThreeStages) { RunPipelined<Vmac_p3>("mac_p3", 3); }
+TEST(MacPipelineTest, Comb) {
+  RunPipelined<Vmac_p0>("mac_p0", 0);
+}
+TEST(MacPipelineTest, OneStage) {
+  RunPipelined<Vmac_p1>("mac_p1", 1);
+}
+TEST(MacPipelineTest, TwoStages) {
+  RunPipelined<Vmac_p2>("mac_p2", 2);
+}
+TEST(MacPipelineTest, ThreeStages) {
+  RunPipelined<Vmac_p3>("mac_p3", 3);
+}
 
 }  // namespace
 }  // namespace tpu

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The golden numerics model against the host's independent oracles (fast tier), and the
 // contract's directed cases. The 2^32 sweeps of the same comparisons are `make verify-exhaustive`.
+#include "tpu/numerics.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
 #include "test_support.h"
-#include "tpu/numerics.h"
 #include "tpu/tb/mac_harness.h"
 #include "tpu/tb/mac_vectors.h"
 #include "tpu/tb/oracles.h"
@@ -33,8 +34,8 @@ TEST_P(GoldenVsHostTest, RandomTriples) {
   tb::Rng rng(test::TestSeed());
   tb::Scoreboard sb("golden MAC vs fmaf");
   const uint64_t n = test::Scaled(10'000'000);
-  const tb::CPolicy policies[] = {tb::CPolicy::kZero, tb::CPolicy::kUniform,
-                                  tb::CPolicy::kMatter, tb::CPolicy::kCancel};
+  const tb::CPolicy policies[] = {tb::CPolicy::kZero, tb::CPolicy::kUniform, tb::CPolicy::kMatter,
+                                  tb::CPolicy::kCancel};
   for (uint64_t i = 0; i < n; ++i) {
     const uint16_t a = rng.U16();
     const uint16_t b = rng.U16();
@@ -99,9 +100,9 @@ TEST(GoldenDirectedTest, ZeroSigns) {
 }
 
 TEST(GoldenDirectedTest, NaNsAreCanonical) {
-  EXPECT_EQ(num::Mac(0x7F80, 0x0000, 0, Mode::kIeee), num::kFp32CanonicalNaN);   // inf·0
-  EXPECT_EQ(num::Mac(0x7F80, 0x0001, 0, Mode::kFtz), num::kFp32CanonicalNaN);    // inf·daz(sub)
-  EXPECT_NE(num::Mac(0x7F80, 0x0001, 0, Mode::kIeee), num::kFp32CanonicalNaN);   // inf·sub = inf
+  EXPECT_EQ(num::Mac(0x7F80, 0x0000, 0, Mode::kIeee), num::kFp32CanonicalNaN);  // inf·0
+  EXPECT_EQ(num::Mac(0x7F80, 0x0001, 0, Mode::kFtz), num::kFp32CanonicalNaN);   // inf·daz(sub)
+  EXPECT_NE(num::Mac(0x7F80, 0x0001, 0, Mode::kIeee), num::kFp32CanonicalNaN);  // inf·sub = inf
   EXPECT_EQ(num::Mac(0x7F80, 0x3F80, 0xFF800000, Mode::kIeee), num::kFp32CanonicalNaN);
   EXPECT_EQ(num::Mac(0xFFC1, 0x3F80, 0, Mode::kIeee), num::kFp32CanonicalNaN);
   EXPECT_EQ(num::Mac(0x3F80, 0x3F80, 0xFFFFFFFF, Mode::kIeee), num::kFp32CanonicalNaN);

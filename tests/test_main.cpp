@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
   // The host FPU is an oracle only in the default environment: round to nearest, no FTZ/DAZ.
   const unsigned csr = _mm_getcsr();
   if ((csr & 0x8040u) != 0 || (csr & 0x6000u) != 0) {
-    fmt::print(stderr, "MXCSR is 0x{:04X}: FTZ/DAZ or a non-default rounding mode is set; "
-                       "the host oracle would be wrong (was this built with -ffast-math?)\n", csr);
+    fmt::print(stderr,
+               "MXCSR is 0x{:04X}: FTZ/DAZ or a non-default rounding mode is set; "
+               "the host oracle would be wrong (was this built with -ffast-math?)\n",
+               csr);
     return 1;
   }
   return RUN_ALL_TESTS();

@@ -88,7 +88,7 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
   const bool p_neg = ua.neg != ub.neg;
   if (a_inf || b_inf) {
     if ((!a_inf && ua.sig == 0) || (!b_inf && ub.sig == 0)) return kFp32CanonicalNaN;  // inf*0
-    if (c_inf && uc.neg != p_neg) return kFp32CanonicalNaN;                             // inf-inf
+    if (c_inf && uc.neg != p_neg) return kFp32CanonicalNaN;                            // inf-inf
     return (p_neg ? kFp32SignMask : 0u) | 0x7F800000u;
   }
   if (c_inf) return c;
@@ -129,7 +129,9 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
 
 }  // namespace
 
-const char* ModeName(Mode m) { return m == Mode::kFtz ? "FTZ" : "IEEE"; }
+const char* ModeName(Mode m) {
+  return m == Mode::kFtz ? "FTZ" : "IEEE";
+}
 
 const char* FpClassName(FpClass c) {
   switch (c) {
@@ -150,7 +152,9 @@ FpClass Classify32(uint32_t x) {
   return FpClass::kNormal;
 }
 
-FpClass Classify16(uint16_t x) { return Classify32(Bf16ToFp32(x)); }
+FpClass Classify16(uint16_t x) {
+  return Classify32(Bf16ToFp32(x));
+}
 
 uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode) {
   const bool ftz = mode == Mode::kFtz;

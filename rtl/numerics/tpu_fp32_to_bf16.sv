@@ -16,8 +16,9 @@ module tpu_fp32_to_bf16 #(
   localparam int unsigned WideW   = 1 + ExpBits + WideManBits;
   localparam int unsigned NarrowW = 1 + ExpBits + NarrowManBits;
   localparam int unsigned Drop    = WideManBits - NarrowManBits;
-  localparam logic [WideW-1:0]   WideQNaN   = {1'b0, {ExpBits{1'b1}}, 1'b1, {(WideManBits-1){1'b0}}};
-  localparam logic [NarrowW-1:0] NarrowQNaN = {1'b0, {ExpBits{1'b1}}, 1'b1, {(NarrowManBits-1){1'b0}}};
+  localparam logic [WideW-1:0] WideQNaN = {1'b0, {ExpBits{1'b1}}, 1'b1, {(WideManBits-1){1'b0}}};
+  localparam logic [NarrowW-1:0] NarrowQNaN =
+      {1'b0, {ExpBits{1'b1}}, 1'b1, {(NarrowManBits-1){1'b0}}};
 
   if (NarrowManBits >= WideManBits) begin : gen_bad_formats
     $error("tpu_fp32_to_bf16: the narrow format must have fewer fraction bits");

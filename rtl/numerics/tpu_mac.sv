@@ -3,11 +3,12 @@
 // exactly as shared/spec/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
 //
 // Datapath (all widths derived from ExpBits / InManBits / AccManBits):
-//   stage 0  unpack, normalise subnormal operands, exact product, align the addend against
-//            the product in a window of SW bits (far-away operands collapse to a sticky bit)
-//   stage 1  add / subtract (both differences in parallel, no negation in series)
-//   stage 2  leading-zero count, limited so the result never goes below the subnormal grid;
-//            normalising shift
+//   stage 0  unpack, normalise subnormal operands, exact product, special values; the addend's
+//            shift (one multi-operand sum of the exponent fields) and its trailing-zero count
+//   stage 1  align the addend against the product in a window of SW bits (bits shifted out
+//            become a sticky bit), add / subtract (both differences in parallel, no negation
+//            in series)
+//   stage 2  normalise: leading-zero shift, stopped where the result reaches the subnormal grid
 //   stage 3  round to nearest-even, pack, overflow, FTZ flush, special-value bypass
 // PipeRegs chooses where registers go between the stages (latency = PipeRegs cycles):
 //   0: none (combinational)   1: after stage 1   2: after stages 0 and 2   3: after 0, 1 and 2
@@ -17,9 +18,10 @@
 //   [AM:PM+3]     addend significand when it is much larger than the product (shift 0)
 //   [PM:G]        the exact product (its MSB may be zero: normalised operands give 1 ≤ p < 4)
 //   [G-1:0]       addend bits below the product, then the sticky (jam) bit at 0
-// The addend is only ever shifted right. A product more than AM-PM bits below the addend, or one
-// too small to reach a quarter of the smallest subnormal, sits below the addend's rounding bits
-// where only its non-zero-ness and sign matter, so it is placed there as is (or as a jam bit).
+// The addend is only ever shifted right. A product more than AM-PM bits below the addend stays
+// where it is: below the addend's rounding bits only its non-zero-ness and sign matter, and any
+// position there rounds the same. A product below a quarter of the smallest subnormal's ulp is
+// always that far below a non-zero addend; alone (zero addend) it rounds to a zero of its sign.
 module tpu_mac #(
   parameter int unsigned ExpBits    = tpu_pkg::Bf16ExpBits,
   parameter int unsigned InManBits  = tpu_pkg::Bf16ManBits,
@@ -51,19 +53,19 @@ module tpu_mac #(
   localparam int unsigned AL     = PM + 3;             // addend LSB at shift 0
   localparam int unsigned AM     = AL + CW - 1;        // addend MSB at shift 0
   localparam int unsigned SW     = AM + 2;             // sum width, carry included
-  localparam int unsigned ShBits = $clog2(SW + 1);   // shift amounts 0..SW
+  localparam int unsigned ShBits = $clog2(SW + 1);     // shift amounts 0..SW
   localparam int unsigned EW     = ExpBits + 4;        // signed exponent arithmetic
   localparam int unsigned LzBits = $clog2(SigW);       // operand normalisation count
   localparam int unsigned PkW    = EW + AccManBits;    // packed result before overflow check
   localparam int signed   Bias   = 2 ** (ExpBits - 1) - 1;
   localparam int signed   EMin   = 1 - Bias;
   // A product whose MSB weighs less than 2^ProdFloor is below a quarter of the smallest
-  // subnormal's ulp: it only decides a rounding direction and is replaced by a jam bit.
-  localparam int signed   CWs  = CW;
+  // subnormal's ulp (see p_tiny).
+  localparam int signed   CWs       = CW;
   localparam int signed   ProdFloor = EMin - CWs - 2;
 
-  localparam logic [AccW-1:0]      QNaN       = {1'b0, {ExpBits{1'b1}}, 1'b1, {(AccManBits-1){1'b0}}};
-  localparam logic [ExpBits-1:0]   ExpOnes    = {ExpBits{1'b1}};
+  localparam logic [AccW-1:0]    QNaN    = {1'b0, {ExpBits{1'b1}}, 1'b1, {(AccManBits-1){1'b0}}};
+  localparam logic [ExpBits-1:0] ExpOnes = {ExpBits{1'b1}};
 
   // Registers per cut: stage 0→1, 1→2, 2→3.
   localparam bit Cut0 = (PipeRegs >= 2);
@@ -94,7 +96,7 @@ module tpu_mac #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Stage 0: unpack, special values, product, alignment
+  // Stage 0: unpack, special values, product, shift amount
   // ---------------------------------------------------------------------------------------------
   logic                a_sign, a_zero, a_inf, a_nan;
   logic                b_sign, b_zero, b_inf, b_nan;
@@ -175,7 +177,7 @@ module tpu_mac #(
   logic [CW-1:0]     c_sig_rev;
   logic [TzBits-1:0] c_tz;
   logic [CW-1:0]     unused_c_rev_norm;
-  logic [ShBits:0]   s0_tz_al;
+  logic [TzAlW-1:0] s0_tz_al;
 
   for (genvar i = 0; i < CW; i++) begin : gen_c_rev
     assign c_sig_rev[i] = c_sig[CW-1-i];
@@ -197,23 +199,23 @@ module tpu_mac #(
   // ---------------------------------------------------------------------------------------------
   // Cut 0
   // ---------------------------------------------------------------------------------------------
-  localparam int unsigned R0W = PW + CW + ShBits + (ShBits + 1) + 4 + EW + 1 + AccW + 1;
+  localparam int unsigned R0W = PW + CW + ShBits + TzAlW + 4 + EW + 1 + AccW + 1;
   logic                 s1_valid, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_special, s1_ftz;
   logic [PW-1:0]        s1_prod;
   logic [CW-1:0]        s1_c_sig;
   logic [ShBits-1:0]    s1_shamt;
-  logic [ShBits:0]      s1_tz_al;
+  logic [TzAlW-1:0]     s1_tz_al;
   logic signed [EW-1:0] s1_etop;
   logic [AccW-1:0]      s1_special_val;
 
   tpu_pipe_reg #(.Width(R0W), .Enable(Cut0)) u_cut0 (
     .clk_i, .rst_ni,
     .valid_i(in_valid_i),
-    .data_i ({prod, c_sig, s0_shamt, s0_tz_al, c_zero, p_sign ^ c_sign, p_sign, c_sign, s0_etop, s0_special,
-              s0_special_val, ftz}),
+    .data_i ({prod, c_sig, s0_shamt, s0_tz_al, c_zero, p_sign ^ c_sign, p_sign, c_sign,
+              s0_etop, s0_special, s0_special_val, ftz}),
     .valid_o(s1_valid),
-    .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_tz_al, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_etop,
-              s1_special, s1_special_val, s1_ftz})
+    .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_tz_al, s1_c_zero, s1_eff_sub, s1_p_sign,
+              s1_c_sign, s1_etop, s1_special, s1_special_val, s1_ftz})
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -259,9 +261,11 @@ module tpu_mac #(
   tpu_pipe_reg #(.Width(R1W), .Enable(Cut1)) u_cut1 (
     .clk_i, .rst_ni,
     .valid_i(s1_valid),
-    .data_i ({s1_mag, s1_sign, s1_zero, s1_mark_en, s1_mark_pos, s1_etop, s1_special, s1_special_val, s1_ftz}),
+    .data_i ({s1_mag, s1_sign, s1_zero, s1_mark_en, s1_mark_pos, s1_etop, s1_special,
+              s1_special_val, s1_ftz}),
     .valid_o(s2_valid),
-    .data_o ({s2_mag, s2_sign, s2_zero, s2_mark_en, s2_mark_pos, s2_etop, s2_special, s2_special_val, s2_ftz})
+    .data_o ({s2_mag, s2_sign, s2_zero, s2_mark_en, s2_mark_pos, s2_etop, s2_special,
+              s2_special_val, s2_ftz})
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -301,11 +305,11 @@ module tpu_mac #(
   tpu_pipe_reg #(.Width(R2W), .Enable(Cut2)) u_cut2 (
     .clk_i, .rst_ni,
     .valid_i(s2_valid),
-    .data_i ({s2_man, s2_sign, s2_zero, s2_guard, s2_sticky, s2_lz, s2_etop, s2_special, s2_special_val,
-              s2_ftz}),
+    .data_i ({s2_man, s2_sign, s2_zero, s2_guard, s2_sticky, s2_lz, s2_etop, s2_special,
+              s2_special_val, s2_ftz}),
     .valid_o(s3_valid),
-    .data_o ({s3_man, s3_sign, s3_zero, s3_guard, s3_sticky, s3_lz, s3_etop, s3_special, s3_special_val,
-              s3_ftz})
+    .data_o ({s3_man, s3_sign, s3_zero, s3_guard, s3_sticky, s3_lz, s3_etop, s3_special,
+              s3_special_val, s3_ftz})
   );
 
   // ---------------------------------------------------------------------------------------------

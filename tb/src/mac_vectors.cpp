@@ -6,7 +6,9 @@
 namespace tpu::tb {
 namespace {
 
-int Bf16Exp(uint16_t x) { return (x >> 7) & 0xFF; }
+int Bf16Exp(uint16_t x) {
+  return (x >> 7) & 0xFF;
+}
 
 // A product's biased exponent, approximately (ignores subnormal normalisation).
 int ProductExp(uint16_t a, uint16_t b) {
@@ -23,13 +25,13 @@ uint32_t WithExp(uint32_t bits, int biased_exp) {
 
 const std::vector<uint16_t>& Bf16Specials() {
   static const std::vector<uint16_t> v = {
-      0x0000, 0x8000,  // ±0
-      0x0001, 0x8001,  // ±smallest subnormal
-      0x007F, 0x807F,  // ±largest subnormal
-      0x0080, 0x8080,  // ±smallest normal
-      0x7F7F, 0xFF7F,  // ±largest normal
-      0x3F80, 0xBF80,  // ±1
-      0x7F80, 0xFF80,  // ±inf
+      0x0000, 0x8000,          // ±0
+      0x0001, 0x8001,          // ±smallest subnormal
+      0x007F, 0x807F,          // ±largest subnormal
+      0x0080, 0x8080,          // ±smallest normal
+      0x7F7F, 0xFF7F,          // ±largest normal
+      0x3F80, 0xBF80,          // ±1
+      0x7F80, 0xFF80,          // ±inf
       0x7FC0, 0xFFC0, 0x7F81,  // NaN: quiet, negative, signalling
   };
   return v;
@@ -57,12 +59,9 @@ const char* CPolicyName(CPolicy p) {
 
 uint32_t DrawC(Rng& rng, uint16_t a, uint16_t b, CPolicy policy) {
   switch (policy) {
-    case CPolicy::kZero:
-      return 0;
-    case CPolicy::kUniform:
-      return rng.U32();
-    case CPolicy::kNearProduct:
-      return WithExp(rng.U32(), ProductExp(a, b) + rng.Range(-30, 30));
+    case CPolicy::kZero: return 0;
+    case CPolicy::kUniform: return rng.U32();
+    case CPolicy::kNearProduct: return WithExp(rng.U32(), ProductExp(a, b) + rng.Range(-30, 30));
     case CPolicy::kMatter: {
       const uint64_t r = rng.Next();
       const auto bits = static_cast<uint32_t>(r);
@@ -107,9 +106,9 @@ void Cancellations(Rng& rng, int count, const MacEmit& emit) {
     const uint16_t b = rng.U16() & 0xBFFF;
     const uint32_t p = num::Mac(a, b, num::kFp32SignMask, num::Mode::kIeee);
     const uint32_t neg = p ^ num::kFp32SignMask;
-    emit({a, b, neg});                                               // exact
-    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-8, 8))});     // near, same binade mostly
-    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-300, 300))}); // partial
+    emit({a, b, neg});                                                // exact
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-8, 8))});      // near, same binade mostly
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-300, 300))});  // partial
   }
 }
 
@@ -118,15 +117,15 @@ void RoundingTies(Rng& rng, int count, const MacEmit& emit) {
   // integer times a power of two, so exact in bf16·bf16) lands exactly halfway between two
   // representable sums. c's own LSB (even or odd) decides the direction.
   for (int i = 0; i < count; ++i) {
-    const int ce = rng.Range(40, 220);               // biased exponent of c
+    const int ce = rng.Range(40, 220);  // biased exponent of c
     const uint32_t c = WithExp(rng.U32(), ce);
     const int m = rng.Range(0, 127);
-    const int odd = 2 * m + 1;                       // 1..255
+    const int odd = 2 * m + 1;  // 1..255
     int msb = 0;
-    while ((odd >> (msb + 1)) != 0) ++msb;           // odd = 1.f × 2^msb
+    while ((odd >> (msb + 1)) != 0) ++msb;  // odd = 1.f × 2^msb
     // a = odd as bf16 (value odd), b = 2^k so that a·b = odd · 2^(E-24).
     const uint16_t a_mag = static_cast<uint16_t>(((127 + msb) << 7) | ((odd << (7 - msb)) & 0x7F));
-    const int k = (ce - 127) - 24;                   // unbiased
+    const int k = (ce - 127) - 24;  // unbiased
     if (k < -126 || k > 127) continue;
     const auto b_mag = static_cast<uint16_t>((k + 127) << 7);
     const uint16_t sign = rng.Bit() ? 0x8000 : 0;
@@ -142,13 +141,14 @@ void SubnormalBoundary(Rng& rng, int count, const MacEmit& emit) {
     const int eb = std::max(1, std::min(254, 127 - 126 - (ea - 127) + rng.Range(-26, 2)));
     const auto a = static_cast<uint16_t>((rng.Bit() << 15) | (ea << 7) | (rng.U16() & 0x7F));
     const auto b = static_cast<uint16_t>((rng.Bit() << 15) | (eb << 7) | (rng.U16() & 0x7F));
-    uint32_t c = (rng.U32() & 0x80FFFFFFu);          // exponent field 0 or 1
-    if (rng.Range(0, 3) == 0) c = rng.U32() & 0x807FFFFFu;  // subnormal (or zero) c
+    uint32_t c = (rng.U32() & 0x80FFFFFFu);                         // exponent field 0 or 1
+    if (rng.Range(0, 3) == 0) c = rng.U32() & 0x807FFFFFu;          // subnormal (or zero) c
     if (rng.Range(0, 7) == 0) c = (c & 0x80000000u) | 0x00800000u;  // exactly ±2^-126
     emit({a, b, c});
     // The same product against -(2^-126 ± a few ulps): results straddle the boundary.
-    emit({a, b, (0x00800000u + static_cast<uint32_t>(rng.Range(-3, 3))) |
-                    (((a ^ b) & 0x8000u) ? 0u : 0x80000000u)});
+    emit({a, b,
+          (0x00800000u + static_cast<uint32_t>(rng.Range(-3, 3))) |
+              (((a ^ b) & 0x8000u) ? 0u : 0x80000000u)});
   }
 }
 
@@ -162,7 +162,7 @@ void FusedDirected(const MacEmit& emit) {
 
 void ConverterStructured(Rng& rng, const std::function<void(uint32_t)>& emit) {
   static const uint32_t kLow[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x4000, 0xC000};
-  for (uint32_t hi = 0; hi < 0x10000; ++hi) {      // every sign, exponent and kept fraction
+  for (uint32_t hi = 0; hi < 0x10000; ++hi) {  // every sign, exponent and kept fraction
     for (uint32_t low : kLow) emit((hi << 16) | low);
     emit((hi << 16) | (rng.U32() & 0xFFFF));
   }

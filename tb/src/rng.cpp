@@ -13,7 +13,9 @@ std::optional<uint64_t>& Override() {
 }
 }  // namespace
 
-void SetSeedOverride(uint64_t seed) { Override() = seed; }
+void SetSeedOverride(uint64_t seed) {
+  Override() = seed;
+}
 
 uint64_t ChooseSeed() {
   if (Override()) return *Override();

@@ -31,17 +31,31 @@ const char* FpClassName(FpClass c);
 
 FpClass Classify32(uint32_t x);
 FpClass Classify16(uint16_t x);
-inline bool IsNaN32(uint32_t x) { return (x & 0x7FFFFFFFu) > 0x7F800000u; }
-inline bool IsNaN16(uint16_t x) { return (x & 0x7FFFu) > 0x7F80u; }
-inline bool IsSubnormal32(uint32_t x) { return (x & 0x7F800000u) == 0 && (x & 0x007FFFFFu) != 0; }
-inline bool IsSubnormal16(uint16_t x) { return (x & 0x7F80u) == 0 && (x & 0x007Fu) != 0; }
+inline bool IsNaN32(uint32_t x) {
+  return (x & 0x7FFFFFFFu) > 0x7F800000u;
+}
+inline bool IsNaN16(uint16_t x) {
+  return (x & 0x7FFFu) > 0x7F80u;
+}
+inline bool IsSubnormal32(uint32_t x) {
+  return (x & 0x7F800000u) == 0 && (x & 0x007FFFFFu) != 0;
+}
+inline bool IsSubnormal16(uint16_t x) {
+  return (x & 0x7F80u) == 0 && (x & 0x007Fu) != 0;
+}
 
 // Subnormal -> zero of the same sign (the contract's "daz"/"flush" on each format).
-inline uint32_t Flush32(uint32_t x) { return IsSubnormal32(x) ? (x & kFp32SignMask) : x; }
-inline uint16_t Flush16(uint16_t x) { return IsSubnormal16(x) ? (x & kBf16SignMask) : x; }
+inline uint32_t Flush32(uint32_t x) {
+  return IsSubnormal32(x) ? (x & kFp32SignMask) : x;
+}
+inline uint16_t Flush16(uint16_t x) {
+  return IsSubnormal16(x) ? (x & kBf16SignMask) : x;
+}
 
 // bf16 -> fp32 is exact: append 16 zero bits.
-inline uint32_t Bf16ToFp32(uint16_t a) { return static_cast<uint32_t>(a) << 16; }
+inline uint32_t Bf16ToFp32(uint16_t a) {
+  return static_cast<uint32_t>(a) << 16;
+}
 
 // mac(a, b, c) = fusedMultiplyAdd(fp32(a), fp32(b), c), rounded once to nearest-even, with the
 // contract's zero-sign, NaN (always 0x7FC00000) and FTZ rules.

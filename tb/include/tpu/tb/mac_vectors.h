@@ -27,23 +27,23 @@ const std::vector<uint32_t>& Fp32Specials();
 
 // How the addend c of a sweep is drawn for a given (a, b).
 enum class CPolicy : uint8_t {
-  kZero,        // c = +0
-  kUniform,     // any 32-bit pattern
-  kNearProduct, // exponent within ±30 of the product's, random sign and fraction
-  kMatter,      // half kUniform, half kNearProduct (the sweep "drawn to matter")
-  kCancel,      // within a few ulps of -(a·b): exact and near cancellation
+  kZero,         // c = +0
+  kUniform,      // any 32-bit pattern
+  kNearProduct,  // exponent within ±30 of the product's, random sign and fraction
+  kMatter,       // half kUniform, half kNearProduct (the sweep "drawn to matter")
+  kCancel,       // within a few ulps of -(a·b): exact and near cancellation
 };
 const char* CPolicyName(CPolicy p);
 uint32_t DrawC(Rng& rng, uint16_t a, uint16_t b, CPolicy policy);
 
 // Directed families; each calls `emit` once per vector.
 using MacEmit = std::function<void(const MacVector&)>;
-void CornerCross(const MacEmit& emit);                        // specials over a × b × c
-void ExponentSweep(Rng& rng, int per_offset, const MacEmit& emit);   // c from pe-80 to pe+80
-void Cancellations(Rng& rng, int count, const MacEmit& emit); // exact and near
-void RoundingTies(Rng& rng, int count, const MacEmit& emit);  // ties to even and to odd
-void SubnormalBoundary(Rng& rng, int count, const MacEmit& emit);  // results near 2^-126
-void FusedDirected(const MacEmit& emit);                      // the contract's named cases
+void CornerCross(const MacEmit& emit);                              // specials over a × b × c
+void ExponentSweep(Rng& rng, int per_offset, const MacEmit& emit);  // c from pe-80 to pe+80
+void Cancellations(Rng& rng, int count, const MacEmit& emit);       // exact and near
+void RoundingTies(Rng& rng, int count, const MacEmit& emit);        // ties to even and to odd
+void SubnormalBoundary(Rng& rng, int count, const MacEmit& emit);   // results near 2^-126
+void FusedDirected(const MacEmit& emit);                            // the contract's named cases
 
 // Converter inputs: every sign and exponent with the rounding-relevant low halves.
 void ConverterStructured(Rng& rng, const std::function<void(uint32_t)>& emit);

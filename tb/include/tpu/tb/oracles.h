@@ -5,7 +5,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -40,8 +39,7 @@ inline uint16_t HostFp32ToBf16(uint32_t x, num::Mode mode) {
   if (mode == num::Mode::kIeee) {
     return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(AsFloat(x)));
   }
-  return num::Flush16(
-      Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(AsFloat(num::Flush32(x)))));
+  return num::Flush16(Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(AsFloat(num::Flush32(x)))));
 }
 
 // Host NaNs keep payloads and signs; the contract's are canonical: compare NaN-ness there.

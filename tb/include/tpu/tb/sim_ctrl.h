@@ -28,10 +28,10 @@ class WatchdogError : public std::runtime_error {
 
 // Where and what to trace; empty path means no tracing.
 struct TraceOptions {
-  std::string path;                     // e.g. waves/Suite_Test.fst
-  uint64_t from_cycle = 0;              // first traced cycle
-  uint64_t to_cycle = UINT64_MAX;       // last traced cycle
-  int depth = 99;                       // hierarchy levels below the top
+  std::string path;                // e.g. waves/Suite_Test.fst
+  uint64_t from_cycle = 0;         // first traced cycle
+  uint64_t to_cycle = UINT64_MAX;  // last traced cycle
+  int depth = 99;                  // hierarchy levels below the top
 };
 
 // Whether this build can trace (models built with TPU_TRACE=ON, i.e. `make waves`).
@@ -71,9 +71,15 @@ class SimCtrl {
   SimCtrl(const SimCtrl&) = delete;
   SimCtrl& operator=(const SimCtrl&) = delete;
 
-  Model& dut() { return *dut_; }
-  uint64_t cycle() const { return cycle_; }
-  const std::string& name() const { return name_; }
+  Model& dut() {
+    return *dut_;
+  }
+  uint64_t cycle() const {
+    return cycle_;
+  }
+  const std::string& name() const {
+    return name_;
+  }
 
   // Combinational settle without a clock edge.
   void Eval() {
@@ -82,8 +88,8 @@ class SimCtrl {
   }
   void RisingEdge() {
     if (++cycle_ > max_cycles_) {
-      throw WatchdogError(fmt::format("{}: watchdog: no completion after {} cycles", name_,
-                                      max_cycles_));
+      throw WatchdogError(
+          fmt::format("{}: watchdog: no completion after {} cycles", name_, max_cycles_));
     }
     dut_->clk_i = 1;
     dut_->eval();

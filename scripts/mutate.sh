@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `make mutants`: injects each fault of scripts/mutants.txt into a copy of the RTL, rebuilds the
+# MAC and converter models there, and runs the fast-tier RTL suites on it. Every mutant must be
+# killed (a test fails); a survivor means the tests have a hole. Takes about a minute a mutant.
+#   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${MUTANT_DIR:-/tmp/tpu-mutants}
+mkdir -p "$work"
+mapfile -t specs < <(grep -v '^\s*#' "$root/scripts/mutants.txt" | grep -v '^\s*$')
+want=("$@")
+killed=0 survived=0 broken=0
+printf '%-3s %-8s %s\n' "#" result "injected fault"
+for i in "${!specs[@]}"; do
+  n=$((i + 1))
+  if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $n "* ]]; then continue; fi
+  IFS=$'\n' read -r -d '' file from to what < <(echo "${specs[$i]}" | sed 's/ @@ /\n/g'; printf '\0')
+  src="$work/src"
+  rm -rf "$src" && mkdir -p "$src"
+  tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$src" -xf -
+  count=$(FROM="$from" perl -ne '$n += () = /\Q$ENV{FROM}\E/g; END { print $n + 0 }' "$src/$file")
+  if [ "$count" != 1 ]; then
+    printf '%-3s %-8s %s (original text found %s times in %s)\n' "$n" BROKEN "$what" "$count" "$file"
+    broken=$((broken + 1))
+    continue
+  fi
+  FROM="$from" TO="$to" perl -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$src/$file"
+  log="$work/mutant_$n.log"
+  if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
+         cmake --build "$work/build" -j 2 --target mac_rtl_test cvt_rtl_test; } > "$log" 2>&1; then
+    printf '%-3s %-8s %s (does not build: %s)\n' "$n" KILLED "$what" "$log"
+    killed=$((killed + 1))
+    continue
+  fi
+  if "$work/build/tests/mac_rtl_test" --gtest_brief=1 >> "$log" 2>&1 &&
+     "$work/build/tests/cvt_rtl_test" --gtest_brief=1 >> "$log" 2>&1; then
+    printf '%-3s %-8s %s\n' "$n" SURVIVED "$what"
+    survived=$((survived + 1))
+  else
+    first=$(grep -m1 -E '^\[  FAILED  \]' "$log" | sed 's/\[  FAILED  \] //; s/ (.*//')
+    printf '%-3s %-8s %s  <- %s\n' "$n" killed "$what" "$first"
+    killed=$((killed + 1))
+  fi
+done
+echo "mutants: $killed killed, $survived survived, $broken not applicable"
+[ "$survived" -eq 0 ] && [ "$broken" -eq 0 ]
