@@ -26,7 +26,9 @@ $(BUILD)/Makefile: CMakeLists.txt | deps
 configure: deps $(BUILD)/Makefile
 
 build: configure ## build models, Verilated RTL, tests and programs
-	@cmake --build $(BUILD) -j $(JOBS) 2>&1 | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)|^Consolidate|^Scanning'; exit $${PIPESTATUS[0]}
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory 2>&1 \
+	  | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking|Verilating)|^Consolidate|^Scanning'; \
+	  exit $${PIPESTATUS[0]}
 
 run: build ## the main job: the MAC on the default configuration against the golden model
 	@$(BUILD)/sim/tpu_mac $(if $(SEED),--seed $(SEED))
@@ -52,7 +54,7 @@ mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must ca
 waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
 	@test -n "$(TEST)" || { echo "usage: make waves TEST=Suite.Test [SEED=n] [FROM=cycle TO=cycle]"; exit 2; }
 	@cmake -S . -B $(TRACE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTPU_TRACE=ON > /dev/null
-	@cmake --build $(TRACE_BUILD) -j $(JOBS) 2>&1 | grep -E '\[verilator\]|error' || true
+	@cmake --build $(TRACE_BUILD) -j $(JOBS) -- --no-print-directory 2>&1 | grep -E '\[verilator\]|error' || true
 	@ran=0; for t in $(TRACE_BUILD)/tests/*_test; do \
 	  if $$t --gtest_list_tests --gtest_filter='$(TEST)' | grep -q '^  '; then ran=1; \
 	    $$t --gtest_filter='$(TEST)' --trace $(if $(SEED),--seed=$(SEED)) \

@@ -29,7 +29,6 @@ if [ "${1:-}" = "--check" ]; then
   exit 1
 fi
 
-echo "deps: installing missing Debian packages: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
   SUDO=()
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -43,6 +42,7 @@ deps: cannot install packages: not root and no passwordless sudo.
 MSG
   exit 1
 fi
+echo "deps: installing missing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -18,7 +18,7 @@ for i in "${!specs[@]}"; do
   IFS=$'\n' read -r -d '' file from to what < <(echo "${specs[$i]}" | sed 's/ @@ /\n/g'; printf '\0')
   src="$work/src"
   rm -rf "$src" && mkdir -p "$src"
-  tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$src" -xf -
+  tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$src" -xmf -  # -m: fresh mtimes, so no stale model survives
   count=$(FROM="$from" perl -ne '$n += () = /\Q$ENV{FROM}\E/g; END { print $n + 0 }' "$src/$file")
   if [ "$count" != 1 ]; then
     printf '%-3s %-8s %s (original text found %s times in %s)\n' "$n" BROKEN "$what" "$count" "$file"

@@ -82,79 +82,55 @@ int main(int argc, char** argv) {
 
   const auto vs = Vectors(1 << 20);
   const size_t mask = vs.size() - 1;
+  // Items per second of f(vector, index) -> bits over the pre-drawn vectors.
+  const auto per_vector = [&](auto f) {
+    return Rate(seconds, [&](uint64_t n) {
+      uint32_t acc = 0;
+      for (uint64_t i = 0; i < n; ++i) acc ^= f(vs[i & mask], i);
+      g_sink = acc;
+    });
+  };
+  using tpu::tb::MacVector;
   std::vector<Row> rows;
-
-  rows.push_back({"golden model Mac (IEEE)", Rate(seconds, [&](uint64_t n) {
-                    uint32_t acc = 0;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      const auto& v = vs[i & mask];
-                      acc ^= tpu::num::Mac(v.a, v.b, v.c, Mode::kIeee);
-                    }
-                    g_sink = acc;
+  rows.push_back({"golden model Mac (IEEE)", per_vector([](const MacVector& v, uint64_t) {
+                    return tpu::num::Mac(v.a, v.b, v.c, Mode::kIeee);
                   })});
-  rows.push_back({"golden model Mac (FTZ)", Rate(seconds, [&](uint64_t n) {
-                    uint32_t acc = 0;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      const auto& v = vs[i & mask];
-                      acc ^= tpu::num::Mac(v.a, v.b, v.c, Mode::kFtz);
-                    }
-                    g_sink = acc;
+  rows.push_back({"golden model Mac (FTZ)", per_vector([](const MacVector& v, uint64_t) {
+                    return tpu::num::Mac(v.a, v.b, v.c, Mode::kFtz);
                   })});
-  rows.push_back({"host std::fmaf oracle", Rate(seconds, [&](uint64_t n) {
-                    uint32_t acc = 0;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      const auto& v = vs[i & mask];
-                      acc ^= tpu::tb::HostMac(v.a, v.b, v.c, Mode::kIeee);
-                    }
-                    g_sink = acc;
+  rows.push_back({"host std::fmaf oracle", per_vector([](const MacVector& v, uint64_t) {
+                    return tpu::tb::HostMac(v.a, v.b, v.c, Mode::kIeee);
                   })});
 
   tpu::tb::SimCtrl<Vmac_p0> comb("mac_p0", 1);
-  rows.push_back({"RTL MAC, combinational (eval)", Rate(seconds, [&](uint64_t n) {
-                    uint32_t acc = 0;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      const auto& v = vs[i & mask];
-                      acc ^= tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee);
-                    }
-                    g_sink = acc;
+  rows.push_back({"RTL MAC, combinational (eval)", per_vector([&](const MacVector& v, uint64_t) {
+                    return tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee);
                   })});
-  const double checked = Rate(seconds, [&](uint64_t n) {
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      const auto& v = vs[i & mask];
-      bad += tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee) !=
-             tpu::num::Mac(v.a, v.b, v.c, Mode::kIeee);
-    }
-    g_sink = static_cast<uint32_t>(bad);
+  const double checked = per_vector([&](const MacVector& v, uint64_t) -> uint32_t {
+    return tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee) !=
+           tpu::num::Mac(v.a, v.b, v.c, Mode::kIeee);
   });
   rows.push_back({"RTL MAC vs golden, checked", checked});
 
   tpu::tb::SimCtrl<Vmac_p3> pipe("mac_p3", UINT64_MAX);
   pipe.Reset();
-  rows.push_back({"RTL MAC, 3-stage, one per cycle", Rate(seconds, [&](uint64_t n) {
+  pipe.dut().in_valid_i = 1;
+  rows.push_back({"RTL MAC, 3-stage, one per cycle", per_vector([&](const MacVector& v, uint64_t) {
                     auto& m = pipe.dut();
-                    uint32_t acc = 0;
-                    m.in_valid_i = 1;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      const auto& v = vs[i & mask];
-                      m.a_i = v.a;
-                      m.b_i = v.b;
-                      m.c_i = v.c;
-                      pipe.RisingEdge();
-                      acc ^= m.res_o;
-                      pipe.FallingEdge();
-                    }
-                    g_sink = acc;
+                    m.a_i = v.a;
+                    m.b_i = v.b;
+                    m.c_i = v.c;
+                    pipe.RisingEdge();
+                    const uint32_t r = m.res_o;
+                    pipe.FallingEdge();
+                    return r;
                   })});
 
   tpu::tb::SimCtrl<Vcvt> cvt("cvt", 1);
-  rows.push_back({"RTL fp32->bf16 converter (eval)", Rate(seconds, [&](uint64_t n) {
-                    uint32_t acc = 0;
-                    for (uint64_t i = 0; i < n; ++i) {
-                      acc ^= tpu::tb::EvalCvt(cvt.dut(), vs[i & mask].c, (i & 1) != 0, Mode::kIeee);
-                    }
-                    g_sink = acc;
-                  })});
+  rows.push_back(
+      {"RTL fp32->bf16 converter (eval)", per_vector([&](const MacVector& v, uint64_t i) {
+         return uint32_t{tpu::tb::EvalCvt(cvt.dut(), v.c, (i & 1) != 0, Mode::kIeee)};
+       })});
 
   fmt::print("{:<34} {:>14}\n", "single thread", "evals/s");
   for (const auto& r : rows) fmt::print("{:<34} {:>14.3g}\n", r.what, r.per_second);

@@ -23,11 +23,12 @@ constexpr int kManBits = 23;
 constexpr int kBias = 127;
 constexpr int kMinLsbExp = 1 - kBias - kManBits;  // weight of the smallest subnormal: -149
 
+int BitLength(uint64_t x) {
+  return x == 0 ? 0 : 64 - __builtin_clzll(x);
+}
 int BitLength(u128 x) {
-  const uint64_t hi = static_cast<uint64_t>(x >> 64);
-  if (hi != 0) return 128 - __builtin_clzll(hi);
-  const uint64_t lo = static_cast<uint64_t>(x);
-  return lo == 0 ? 0 : 64 - __builtin_clzll(lo);
+  const auto hi = static_cast<uint64_t>(x >> 64);
+  return hi != 0 ? 64 + BitLength(hi) : BitLength(static_cast<uint64_t>(x));
 }
 
 // Unpacks a finite bf16 (man_bits = 7) or fp32 (man_bits = 23) pattern; `ftz` reads subnormals
@@ -44,7 +45,10 @@ Exact Unpack(uint32_t bits, int man_bits, bool ftz) {
 }
 
 // Rounds the exact value (neg, s * 2^e), s != 0, to fp32 with round-to-nearest-even.
-uint32_t RoundPack(bool neg, u128 s, int e) {
+// U is uint64_t or u128 (the value's width).
+template <class U>
+uint32_t RoundPack(bool neg, U s, int e) {
+  constexpr int kBits = static_cast<int>(sizeof(U) * 8);
   const uint32_t sign = neg ? kFp32SignMask : 0u;
   const int n = BitLength(s);
   const int top = e + n - 1;  // weight of the leading one
@@ -58,9 +62,9 @@ uint32_t RoundPack(bool neg, u128 s, int e) {
     if (r > n) {
       q = 0;  // value below half an ulp: rounds to zero (keeps its sign)
     } else {
-      const u128 half = u128{1} << (r - 1);
-      const u128 rem = (r >= 128) ? s : (s & ((u128{1} << r) - 1));
-      q = (r >= 128) ? 0 : static_cast<uint64_t>(s >> r);
+      const U half = U{1} << (r - 1);
+      const U rem = (r >= kBits) ? s : (s & ((U{1} << r) - 1));
+      q = (r >= kBits) ? 0 : static_cast<uint64_t>(s >> r);
       if (rem > half || (rem == half && (q & 1u))) ++q;
     }
   }
@@ -75,6 +79,14 @@ uint32_t RoundPack(bool neg, u128 s, int e) {
   if (biased >= 255) return sign | 0x7F800000u;  // overflow to infinity
   return sign | (static_cast<uint32_t>(biased) << kManBits) |
          static_cast<uint32_t>(q & ((1u << kManBits) - 1u));
+}
+
+// Rounds (a_neg ? -a : a) + (b_neg ? -b : b), both scaled by 2^e and non-zero.
+template <class U>
+uint32_t AddSigned(bool a_neg, U a, bool b_neg, U b, int e) {
+  if (a_neg == b_neg) return RoundPack(a_neg, a + b, e);
+  if (a == b) return 0u;  // exact cancellation of non-zero terms: +0
+  return a > b ? RoundPack(a_neg, a - b, e) : RoundPack(b_neg, b - a, e);
 }
 
 uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
@@ -101,30 +113,26 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
   }
   if (uc.sig == 0) return RoundPack(p_neg, p_sig, p_exp);
 
-  // Both non-zero: align to the operand whose leading one is higher ("hi").
+  // Both non-zero: align to the operand whose leading one is higher ("hi"); lo's bits then
+  // start at most 23 bits above hi's last bit (d >= -23).
   Exact hi{p_neg, p_sig, p_exp};
   Exact lo = uc;
   if (uc.exp + BitLength(uc.sig) > p_exp + BitLength(p_sig)) std::swap(hi, lo);
-  u128 h;
-  u128 l;
-  int e;
   const int d = hi.exp - lo.exp;
-  if (d <= 90) {
-    // Exact alignment (at most 24 + 90 + 16 bits).
-    h = d >= 0 ? (u128{hi.sig} << d) : u128{hi.sig};
-    l = d >= 0 ? u128{lo.sig} : (u128{lo.sig} << -d);
-    e = d >= 0 ? lo.exp : hi.exp;
-  } else {
-    // lo lies more than 60 bits below hi's last bit, far under a quarter ulp of any possible
-    // result: it only decides the rounding direction, so any non-zero stand-in that is also
-    // below a quarter ulp gives the same rounding.
-    h = u128{hi.sig} << 64;
-    l = 1;
-    e = hi.exp - 64;
+  if (d <= 39) {
+    // Exact in 64 bits: at most 24 + 39 bits, plus a carry.
+    const uint64_t h = d >= 0 ? hi.sig << d : hi.sig;
+    const uint64_t l = d >= 0 ? lo.sig : lo.sig << -d;
+    return AddSigned(hi.neg, h, lo.neg, l, d >= 0 ? lo.exp : hi.exp);
   }
-  if (hi.neg == lo.neg) return RoundPack(hi.neg, h + l, e);
-  if (h == l) return 0u;  // exact cancellation of non-zero terms: +0
-  return h > l ? RoundPack(hi.neg, h - l, e) : RoundPack(lo.neg, l - h, e);
+  if (d <= 50) {
+    // Exact in 128 bits.
+    return AddSigned(hi.neg, u128{hi.sig} << d, lo.neg, u128{lo.sig}, lo.exp);
+  }
+  // lo lies more than 50 - 23 = 27 bits below hi's last bit, under a quarter ulp of any possible
+  // result (whose last bit weighs at least 2^(hi.exp - 24)): it only decides the rounding
+  // direction, and any non-zero stand-in that is also below a quarter ulp rounds the same.
+  return AddSigned(hi.neg, hi.sig << 38, lo.neg, uint64_t{1}, hi.exp - 38);
 }
 
 }  // namespace
