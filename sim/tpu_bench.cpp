@@ -104,10 +104,10 @@ int main(int argc, char** argv) {
 
   tpu::tb::SimCtrl<Vmac_p0> comb("mac_p0", 1);
   rows.push_back({"RTL MAC, combinational (eval)", per_vector([&](const MacVector& v, uint64_t) {
-                    return tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee);
+                    return tpu::tb::EvalMac(comb, v.a, v.b, v.c, Mode::kIeee);
                   })});
   const double checked = per_vector([&](const MacVector& v, uint64_t) -> uint32_t {
-    return tpu::tb::EvalMac(comb.dut(), v.a, v.b, v.c, Mode::kIeee) !=
+    return tpu::tb::EvalMac(comb, v.a, v.b, v.c, Mode::kIeee) !=
            tpu::num::Mac(v.a, v.b, v.c, Mode::kIeee);
   });
   rows.push_back({"RTL MAC vs golden, checked", checked});
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   tpu::tb::SimCtrl<Vcvt> cvt("cvt", 1);
   rows.push_back(
       {"RTL fp32->bf16 converter (eval)", per_vector([&](const MacVector& v, uint64_t i) {
-         return uint32_t{tpu::tb::EvalCvt(cvt.dut(), v.c, (i & 1) != 0, Mode::kIeee)};
+         return uint32_t{tpu::tb::EvalCvt(cvt, v.c, (i & 1) != 0, Mode::kIeee)};
        })});
 
   fmt::print("{:<34} {:>14}\n", "single thread", "evals/s");

@@ -27,6 +27,7 @@
 namespace {
 
 using tpu::num::Mode;
+using Sim = tpu::tb::SimCtrl<Vmac_p0>;
 
 // Parses "0x..." as a bit pattern of `bits` bits, or a decimal number rounded to that format.
 std::optional<uint32_t> ParseValue(const std::string& s, int bits, std::string* err) {
@@ -62,12 +63,12 @@ struct Outcome {
   bool ok() const { return rtl == golden && tpu::tb::MacMatchesHost(golden, host); }
 };
 
-Outcome Evaluate(Vmac_p0& m, const tpu::tb::MacVector& v, Mode mode) {
+Outcome Evaluate(Sim& m, const tpu::tb::MacVector& v, Mode mode) {
   return {tpu::tb::EvalMac(m, v.a, v.b, v.c, mode), tpu::num::Mac(v.a, v.b, v.c, mode),
           tpu::tb::HostMac(v.a, v.b, v.c, mode)};
 }
 
-void Explain(Vmac_p0& m, const tpu::tb::MacVector& v, Mode mode) {
+void Explain(Sim& m, const tpu::tb::MacVector& v, Mode mode) {
   const Outcome o = Evaluate(m, v, mode);
   fmt::print("mode     {}\n", tpu::num::ModeName(mode));
   fmt::print("a        {:<28} {}\n", tpu::num::FormatBf16(v.a),
@@ -86,7 +87,7 @@ void Explain(Vmac_p0& m, const tpu::tb::MacVector& v, Mode mode) {
   fmt::print("{}\n", o.ok() ? "agree" : "DISAGREE");
 }
 
-int RunFile(Vmac_p0& m, const std::string& path) {
+int RunFile(Sim& m, const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     fmt::print(stderr, "tpu_mac: cannot open vector file '{}'\n", path);
@@ -128,7 +129,7 @@ int RunFile(Vmac_p0& m, const std::string& path) {
   return bad == 0 ? 0 : 1;
 }
 
-int RunDefault(Vmac_p0& m, uint64_t random, uint64_t seed) {
+int RunDefault(Sim& m, uint64_t random, uint64_t seed) {
   fmt::print(
       "tpu_mac: bf16 x bf16 + fp32 fused MAC (RTL tpu_mac, combinational, run-time mode)\n\n");
   fmt::print("The contract's named cases:\n");
@@ -204,11 +205,20 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "tpu_mac: {}\n", err);
       return 2;
     }
-    Explain(sim.dut(), {static_cast<uint16_t>(*a), static_cast<uint16_t>(*b), *c},
+    Explain(sim, {static_cast<uint16_t>(*a), static_cast<uint16_t>(*b), *c},
             mode_name == "ftz" ? Mode::kFtz : Mode::kIeee);
-    return 0;
+    return sim.AssertionFailed() ? 1 : 0;
   }
-  if (!file.empty()) return RunFile(sim.dut(), file);
-  if (seed_opt->count() == 0) seed = tpu::tb::ChooseSeed();
-  return RunDefault(sim.dut(), random, seed);
+  int rc;
+  if (!file.empty()) {
+    rc = RunFile(sim, file);
+  } else {
+    if (seed_opt->count() == 0) seed = tpu::tb::ChooseSeed();
+    rc = RunDefault(sim, random, seed);
+  }
+  if (sim.AssertionFailed()) {
+    fmt::print(stderr, "tpu_mac: an RTL assertion failed (message above)\n");
+    return 1;
+  }
+  return rc;
 }

@@ -24,9 +24,10 @@ struct CvtCase {
 class ConverterTest : public ::testing::TestWithParam<CvtCase> {
  protected:
   ConverterTest() : sim_("cvt", 1, test::TestTrace()) {}
+  void TearDown() override { EXPECT_FALSE(sim_.AssertionFailed()) << "an RTL assertion failed"; }
   void Check(tb::Scoreboard& sb, uint64_t i, uint32_t x) {
     const auto [mode, relu] = GetParam();
-    const uint16_t r = tb::EvalCvt(sim_.dut(), x, relu, mode);
+    const uint16_t r = tb::EvalCvt(sim_, x, relu, mode);
     sb.Check(i, num::FormatFp32(x), num::StoreBf16(x, relu, mode), r, /*fp32=*/false);
     // The fp32 activation output is relu(x) (or x).
     if (sim_.dut().act_o != (relu ? num::Relu(x) : x)) {
@@ -49,16 +50,15 @@ TEST_P(ConverterTest, StructuredAndRandom) {
 
 TEST(ConverterDirectedTest, NamedCases) {
   tb::SimCtrl<Vcvt> sim("cvt", 1, test::TestTrace());
-  auto& m = sim.dut();
-  EXPECT_EQ(tb::EvalCvt(m, 0x007FFFFF, false, Mode::kIeee), 0x0080);
-  EXPECT_EQ(tb::EvalCvt(m, 0x007FFFFF, false, Mode::kFtz), 0x0000);
-  EXPECT_EQ(tb::EvalCvt(m, 0x7F7FFFFF, false, Mode::kIeee), 0x7F80);
-  EXPECT_EQ(tb::EvalCvt(m, 0xFF800001, false, Mode::kIeee), 0x7FC0);
-  EXPECT_EQ(tb::EvalCvt(m, 0xFF800001, true, Mode::kIeee), 0x7FC0);
-  EXPECT_EQ(tb::EvalCvt(m, 0x80000000, true, Mode::kIeee), 0x0000);  // relu(-0) = +0
-  EXPECT_EQ(tb::EvalCvt(m, 0xC0000000, true, Mode::kIeee), 0x0000);
-  EXPECT_EQ(tb::EvalCvt(m, 0xC0000000, false, Mode::kIeee), 0xC000);
-  EXPECT_EQ(tb::EvalCvt(m, 0x3F818000, false, Mode::kIeee), 0x3F82);
+  EXPECT_EQ(tb::EvalCvt(sim, 0x007FFFFF, false, Mode::kIeee), 0x0080);
+  EXPECT_EQ(tb::EvalCvt(sim, 0x007FFFFF, false, Mode::kFtz), 0x0000);
+  EXPECT_EQ(tb::EvalCvt(sim, 0x7F7FFFFF, false, Mode::kIeee), 0x7F80);
+  EXPECT_EQ(tb::EvalCvt(sim, 0xFF800001, false, Mode::kIeee), 0x7FC0);
+  EXPECT_EQ(tb::EvalCvt(sim, 0xFF800001, true, Mode::kIeee), 0x7FC0);
+  EXPECT_EQ(tb::EvalCvt(sim, 0x80000000, true, Mode::kIeee), 0x0000);  // relu(-0) = +0
+  EXPECT_EQ(tb::EvalCvt(sim, 0xC0000000, true, Mode::kIeee), 0x0000);
+  EXPECT_EQ(tb::EvalCvt(sim, 0xC0000000, false, Mode::kIeee), 0xC000);
+  EXPECT_EQ(tb::EvalCvt(sim, 0x3F818000, false, Mode::kIeee), 0x3F82);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConverterTest,

@@ -26,8 +26,9 @@ constexpr Mode kModes[] = {Mode::kIeee, Mode::kFtz};
 class MacTest : public ::testing::TestWithParam<Mode> {
  protected:
   MacTest() : sim_("mac_p0", 1, test::TestTrace()) {}
+  void TearDown() override { EXPECT_FALSE(sim_.AssertionFailed()) << "an RTL assertion failed"; }
 
-  uint32_t Run(const MacVector& v) { return tb::EvalMac(sim_.dut(), v.a, v.b, v.c, GetParam()); }
+  uint32_t Run(const MacVector& v) { return tb::EvalMac(sim_, v.a, v.b, v.c, GetParam()); }
   void Check(tb::Scoreboard& sb, uint64_t i, const MacVector& v) {
     const uint32_t r = Run(v);
     sb.Check(i, tb::DescribeMac(v, GetParam()), num::Mac(v.a, v.b, v.c, GetParam()), r);
@@ -96,16 +97,16 @@ INSTANTIATE_TEST_SUITE_P(Modes, MacTest, ::testing::ValuesIn(kModes),
 // The contract's named cases, expected bits written out, on the RTL.
 TEST(MacDirectedTest, FusedNotUnfused) {
   tb::SimCtrl<Vmac_p0> sim("mac_p0", 1, test::TestTrace());
-  auto& m = sim.dut();
-  EXPECT_EQ(tb::EvalMac(m, 0x1A01, 0x1A81, 0x01000000, Mode::kIeee), 0x01000001u);
-  EXPECT_EQ(tb::EvalMac(m, 0x5F80, 0x5F80, 0xFF7FFFFF, Mode::kIeee), 0x73800000u);
-  EXPECT_EQ(tb::EvalMac(m, 0x1C80, 0x1C80, 0x00800000, Mode::kFtz), 0x00800200u);
-  EXPECT_EQ(tb::EvalMac(m, 0x1D81, 0x9D83, 0x00802101, Mode::kFtz), 0x00800000u);
-  EXPECT_EQ(tb::EvalMac(m, 0x8001, 0x0001, 0x00000000, Mode::kIeee), 0x80000000u);
-  EXPECT_EQ(tb::EvalMac(m, 0x0000, 0xC040, 0x80000000, Mode::kIeee), 0x80000000u);
-  EXPECT_EQ(tb::EvalMac(m, 0x3F80, 0x3F80, 0xBF800000, Mode::kIeee), 0x00000000u);
-  EXPECT_EQ(tb::EvalMac(m, 0x7F80, 0x0001, 0x00000000, Mode::kFtz), num::kFp32CanonicalNaN);
-  EXPECT_EQ(tb::EvalMac(m, 0xFFC1, 0x3F80, 0x00000000, Mode::kIeee), num::kFp32CanonicalNaN);
+  EXPECT_EQ(tb::EvalMac(sim, 0x1A01, 0x1A81, 0x01000000, Mode::kIeee), 0x01000001u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x5F80, 0x5F80, 0xFF7FFFFF, Mode::kIeee), 0x73800000u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x1C80, 0x1C80, 0x00800000, Mode::kFtz), 0x00800200u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x1D81, 0x9D83, 0x00802101, Mode::kFtz), 0x00800000u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x8001, 0x0001, 0x00000000, Mode::kIeee), 0x80000000u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x0000, 0xC040, 0x80000000, Mode::kIeee), 0x80000000u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x3F80, 0x3F80, 0xBF800000, Mode::kIeee), 0x00000000u);
+  EXPECT_EQ(tb::EvalMac(sim, 0x7F80, 0x0001, 0x00000000, Mode::kFtz), num::kFp32CanonicalNaN);
+  EXPECT_EQ(tb::EvalMac(sim, 0xFFC1, 0x3F80, 0x00000000, Mode::kIeee), num::kFp32CanonicalNaN);
+  EXPECT_FALSE(sim.AssertionFailed());
 }
 
 // Pipelined configurations: the same kind of vectors, streamed with random gaps, checked in

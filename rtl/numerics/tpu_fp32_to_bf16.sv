@@ -46,22 +46,29 @@ module tpu_fp32_to_bf16 #(
   end
   assign act_o = x;
 
-  // FTZ reads a subnormal input as zero of its sign (relu output is never subnormal-negative).
-  assign flushed = (ftz_i && x[WideManBits +: ExpBits] == '0) ? {x[WideW-1], {(WideW-1){1'b0}}} : x;
+  // FTZ reads a subnormal input as a zero of its sign.
+  assign flushed = (ftz_i && x[WideManBits +: ExpBits] == '0) ? {x[WideW-1], {(WideW-1){1'b0}}}
+                                                              : x;
 
   // Nearest-even on the dropped bits; a carry moves into the exponent (the largest finite
   // values round to inf). NaN never reaches here.
   assign round_up = flushed[Drop-1] & (|flushed[Drop-2:0] | flushed[Drop]);
   assign rounded  = flushed[WideW-1:Drop] + NarrowW'(round_up);
 
+  // FTZ needs no flush of the result: after the input flush the value is zero or normal, and
+  // rounding a normal value to fewer fraction bits never lowers its exponent, so the result is
+  // never subnormal (checked by the assertion below).
+  assign narrow = is_nan ? NarrowQNaN : rounded;
+  assign data_o = narrow;
+
+`ifndef SYNTHESIS
+  // Assertions
   always_comb begin
-    if (is_nan) begin
-      narrow = NarrowQNaN;
-    end else begin
-      narrow = rounded;
-      if (ftz_i && narrow[NarrowManBits +: ExpBits] == '0) narrow[NarrowW-2:0] = '0;
+    if (ftz_i) begin
+      assert (!(narrow[NarrowManBits +: ExpBits] == '0 && narrow[NarrowManBits-1:0] != '0))
+        else $error("tpu_fp32_to_bf16: subnormal result in FTZ mode: %h", narrow);
     end
   end
-  assign data_o = narrow;
+`endif
 
 endmodule

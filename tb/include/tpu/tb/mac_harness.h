@@ -17,9 +17,12 @@
 
 namespace tpu::tb {
 
-// Combinational evaluation of a MAC model (PipeRegs = 0).
+// Combinational evaluation of a MAC model (PipeRegs = 0), without a clock or a trace: for the
+// tight loops. Callers check sim.AssertionFailed() when a loop ends.
 template <class M>
-inline uint32_t EvalMac(M& m, uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
+inline uint32_t EvalMac(SimCtrl<M>& sim, uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
+  sim.Select();
+  M& m = sim.dut();
   m.a_i = a;
   m.b_i = b;
   m.c_i = c;
@@ -29,7 +32,9 @@ inline uint32_t EvalMac(M& m, uint16_t a, uint16_t b, uint32_t c, num::Mode mode
 }
 
 template <class M>
-inline uint16_t EvalCvt(M& m, uint32_t x, bool relu, num::Mode mode) {
+inline uint16_t EvalCvt(SimCtrl<M>& sim, uint32_t x, bool relu, num::Mode mode) {
+  sim.Select();
+  M& m = sim.dut();
   m.data_i = x;
   m.relu_i = relu;
   m.ftz_i = mode == num::Mode::kFtz;

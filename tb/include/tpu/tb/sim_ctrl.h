@@ -26,6 +26,12 @@ class WatchdogError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown when an RTL assertion ($error in an assert) has failed; Verilator printed the message.
+class AssertionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Where and what to trace; empty path means no tracing.
 struct TraceOptions {
   std::string path;                // e.g. waves/Suite_Test.fst
@@ -43,6 +49,7 @@ class SimCtrl {
   SimCtrl(std::string name, uint64_t max_cycles, const TraceOptions& trace = {})
       : name_(std::move(name)), max_cycles_(max_cycles), ctx_(new VerilatedContext) {
     ctx_->fatalOnError(false);
+    Select();
     if (!trace.path.empty()) {
 #if VM_TRACE
       ctx_->traceEverOn(true);
@@ -63,10 +70,14 @@ class SimCtrl {
 #endif
   }
   ~SimCtrl() {
+    Select();  // the model's scopes unregister from the thread's current context
 #if VM_TRACE
     if (fst_) fst_->close();
 #endif
     dut_->final();
+    dut_.reset();
+    ctx_.reset();
+    Verilated::threadContextp(Verilated::defaultContextp());  // never leave it dangling
   }
   SimCtrl(const SimCtrl&) = delete;
   SimCtrl& operator=(const SimCtrl&) = delete;
@@ -81,24 +92,50 @@ class SimCtrl {
     return name_;
   }
 
+  // Makes this model's context the thread's current one. Verilator reports assertion failures to,
+  // and unregisters scopes from, the thread's current context: with several models in a thread,
+  // select before every eval (the methods below and EvalMac/EvalCvt do).
+  void Select() {
+    Verilated::threadContextp(ctx_.get());
+  }
+
+  // Whether an RTL assertion has failed. Loops that call dut().eval() directly (for speed) must
+  // check this, or call CheckAssertions(), when they finish; the methods below check it always.
+  bool AssertionFailed() const {
+    return ctx_->gotError();
+  }
+  void CheckAssertions() const {
+    if (AssertionFailed()) {
+      throw AssertionError(fmt::format(
+          "{}: an RTL assertion failed (at or before cycle {}); Verilator printed it above", name_,
+          cycle_));
+    }
+  }
+
   // Combinational settle without a clock edge.
   void Eval() {
+    Select();
     dut_->eval();
     Dump();
+    CheckAssertions();
   }
   void RisingEdge() {
     if (++cycle_ > max_cycles_) {
       throw WatchdogError(
           fmt::format("{}: watchdog: no completion after {} cycles", name_, max_cycles_));
     }
+    Select();
     dut_->clk_i = 1;
     dut_->eval();
     Dump();
+    CheckAssertions();
   }
   void FallingEdge() {
+    Select();
     dut_->clk_i = 0;
     dut_->eval();
     Dump();
+    CheckAssertions();
   }
   // Holds reset for `cycles` clock cycles; ends just after a falling edge.
   void Reset(int cycles = 2) {
