@@ -104,6 +104,9 @@ TEST(MacDirectedTest, FusedNotUnfused) {
   EXPECT_EQ(tb::EvalMac(sim, 0x8001, 0x0001, 0x00000000, Mode::kIeee), 0x80000000u);
   EXPECT_EQ(tb::EvalMac(sim, 0x0000, 0xC040, 0x80000000, Mode::kIeee), 0x80000000u);
   EXPECT_EQ(tb::EvalMac(sim, 0x3F80, 0x3F80, 0xBF800000, Mode::kIeee), 0x00000000u);
+  // A product just under half an ulp of c, at the edge of the "far above" alignment, where
+  // the spacing below c = -1 halves.
+  EXPECT_EQ(tb::EvalMac(sim, 0x3940, 0x3940, 0xBF800000, Mode::kIeee), 0xBF7FFFFFu);
   EXPECT_EQ(tb::EvalMac(sim, 0x7F80, 0x0001, 0x00000000, Mode::kFtz), num::kFp32CanonicalNaN);
   EXPECT_EQ(tb::EvalMac(sim, 0xFFC1, 0x3F80, 0x00000000, Mode::kIeee), num::kFp32CanonicalNaN);
   EXPECT_FALSE(sim.AssertionFailed());

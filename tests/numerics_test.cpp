@@ -83,6 +83,7 @@ TEST(GoldenDirectedTest, FusedNotUnfused) {
   EXPECT_EQ(num::Mac(0x5F80, 0x5F80, 0xFF7FFFFF, Mode::kIeee), 0x73800000u);  // 2^104
   EXPECT_EQ(num::Mac(0x1C80, 0x1C80, 0x00800000, Mode::kFtz), 0x00800200u);
   EXPECT_EQ(num::Mac(0x1D81, 0x9D83, 0x00802101, Mode::kFtz), 0x00800000u);
+  EXPECT_EQ(num::Mac(0x3940, 0x3940, 0xBF800000, Mode::kIeee), 0xBF7FFFFFu);
 }
 
 TEST(GoldenDirectedTest, ZeroSigns) {

@@ -95,7 +95,15 @@ void ExponentSweep(Rng& rng, int per_offset, const MacEmit& emit) {
       const int pe = ProductExp(a, b);
       const int ce = pe + off;
       if (ce < 0 || ce > 254) continue;
-      emit({a, b, WithExp(rng.U32(), ce)});
+      // Half of the addends sit at a binade edge (fraction 0: a power of two, or all ones): below
+      // a power of two the spacing halves, which is where a misaligned product shows.
+      uint32_t c = rng.U32();
+      switch (i % 4) {
+        case 0: c &= 0xFF800000u; break;
+        case 1: c |= 0x007FFFFFu; break;
+        default: break;
+      }
+      emit({a, b, WithExp(c, ce)});
     }
   }
 }
@@ -118,7 +126,8 @@ void RoundingTies(Rng& rng, int count, const MacEmit& emit) {
   // representable sums. c's own LSB (even or odd) decides the direction.
   for (int i = 0; i < count; ++i) {
     const int ce = rng.Range(40, 220);  // biased exponent of c
-    const uint32_t c = WithExp(rng.U32(), ce);
+    uint32_t c = WithExp(rng.U32(), ce);
+    if (i % 4 == 0) c &= 0xFF800001u;  // near a power of two (fraction 0 or 1)
     const int m = rng.Range(0, 127);
     const int odd = 2 * m + 1;  // 1..255
     int msb = 0;
@@ -158,6 +167,7 @@ void FusedDirected(const MacEmit& emit) {
   emit({0x1C80, 0x1C80, 0x00800000});  // FTZ: 2^-70·2^-70 + 2^-126 (product alone flushes)
   emit({0x1D81, 0x9D83, 0x00802101});  // FTZ: exact 2^-126 - 2^-150, tie rounds to 2^-126
   emit({0x8001, 0x0001, 0x00000000});  // (-tiny)·(+tiny) + (+0) = -0 (ragged-tile rule)
+  emit({0x3940, 0x3940, 0xBF800000});  // -1 + 1.125·2^-25: below a power of two, 0xBF7FFFFF
 }
 
 void ConverterStructured(Rng& rng, const std::function<void(uint32_t)>& emit) {
