@@ -39,10 +39,6 @@ namespace {
 using tpu::num::Mode;
 using Clock = std::chrono::steady_clock;
 
-struct Mismatch {
-  std::string what;
-};
-
 // Shared state of one sweep: work is handed out in chunks of the outer index (0..outer-1).
 class Sweep {
  public:

@@ -46,22 +46,10 @@ const std::vector<uint32_t>& Fp32Specials() {
   return v;
 }
 
-const char* CPolicyName(CPolicy p) {
-  switch (p) {
-    case CPolicy::kZero: return "c=+0";
-    case CPolicy::kUniform: return "uniform c";
-    case CPolicy::kNearProduct: return "c near the product";
-    case CPolicy::kMatter: return "c drawn to matter";
-    case CPolicy::kCancel: return "c cancelling the product";
-  }
-  return "?";
-}
-
 uint32_t DrawC(Rng& rng, uint16_t a, uint16_t b, CPolicy policy) {
   switch (policy) {
     case CPolicy::kZero: return 0;
     case CPolicy::kUniform: return rng.U32();
-    case CPolicy::kNearProduct: return WithExp(rng.U32(), ProductExp(a, b) + rng.Range(-30, 30));
     case CPolicy::kMatter: {
       const uint64_t r = rng.Next();
       const auto bits = static_cast<uint32_t>(r);

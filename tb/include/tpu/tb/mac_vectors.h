@@ -27,13 +27,11 @@ const std::vector<uint32_t>& Fp32Specials();
 
 // How the addend c of a sweep is drawn for a given (a, b).
 enum class CPolicy : uint8_t {
-  kZero,         // c = +0
-  kUniform,      // any 32-bit pattern
-  kNearProduct,  // exponent within ±30 of the product's, random sign and fraction
-  kMatter,       // half kUniform, half kNearProduct (the sweep "drawn to matter")
-  kCancel,       // within a few ulps of -(a·b): exact and near cancellation
+  kZero,     // c = +0
+  kUniform,  // any 32-bit pattern
+  kMatter,   // half kUniform, half kNearProduct (the sweep "drawn to matter")
+  kCancel,   // within a few ulps of -(a·b): exact and near cancellation
 };
-const char* CPolicyName(CPolicy p);
 uint32_t DrawC(Rng& rng, uint16_t a, uint16_t b, CPolicy policy);
 
 // Directed families; each calls `emit` once per vector.

@@ -40,9 +40,6 @@ struct TraceOptions {
   int depth = 99;                  // hierarchy levels below the top
 };
 
-// Whether this build can trace (models built with TPU_TRACE=ON, i.e. `make waves`).
-constexpr bool kTraceBuilt = VM_TRACE != 0;
-
 template <class Model>
 class SimCtrl {
  public:
