@@ -7,3 +7,10 @@ rtl/numerics/tpu_pipe_reg.sv
 rtl/numerics/tpu_fp_unpack.sv
 rtl/numerics/tpu_mac.sv
 rtl/numerics/tpu_fp32_to_bf16.sv
+rtl/array/tpu_delay.sv
+rtl/array/tpu_pe.sv
+rtl/array/tpu_systolic_array.sv
+rtl/array/tpu_acc_mem.sv
+rtl/array/tpu_accumulators.sv
+rtl/array/tpu_mxu_ctrl.sv
+rtl/array/tpu_mxu.sv

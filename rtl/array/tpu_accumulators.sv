@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accumulators at the south edge of the array: one fp32 memory per column, AccDepth rows.
+//
+// The controller gives column 0's partial-sum read (in the cycle a row is issued) and column 0's
+// result write (R·P + 1 cycles later); both move east one column per cycle, in step with the
+// array's column skew. A read in overwrite mode yields +0 instead of the stored value. Writes
+// are masked for columns at or beyond the operation's nv. Two more ports serve the accelerator:
+//   load   writes a row of Cols values (a preloaded C0 or bias), accepted in a cycle in which no
+//          column writes a result
+//   store  reads a row of Cols values, returned one cycle later (it sees every result written
+//          before the read; the caller waits for the operation's done pulse)
+module tpu_accumulators #(
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned AccDepth = 4096,
+  parameter int unsigned AccW     = 32,
+  localparam int unsigned AddrW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
+  localparam int unsigned NvW     = $clog2(Cols + 1)
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  // Column 0's partial-sum read and result write, from the controller
+  input  logic                 rd_valid_i,
+  input  logic [AddrW-1:0]     rd_addr_i,
+  input  logic                 rd_acc_i,      // 1: accumulate (stored value), 0: overwrite (+0)
+  input  logic                 wr_valid_i,
+  input  logic [AddrW-1:0]     wr_addr_i,
+  input  logic [NvW-1:0]       wr_nv_i,
+  input  logic                 wr_last_i,     // last row of a tile operation
+  // The array: partial sums into the top, results from the bottom (both skewed by column)
+  output logic [Cols-1:0]      top_valid_o,
+  output logic [Cols*AccW-1:0] top_o,
+  input  logic [Cols-1:0]      bot_valid_i,
+  input  logic [Cols*AccW-1:0] bot_i,
+  // Load port
+  input  logic                 ld_valid_i,
+  output logic                 ld_ready_o,
+  input  logic [AddrW-1:0]     ld_addr_i,
+  input  logic [Cols*AccW-1:0] ld_data_i,
+  // Store port
+  input  logic                 st_valid_i,
+  input  logic [AddrW-1:0]     st_addr_i,
+  output logic                 st_valid_o,
+  output logic [Cols*AccW-1:0] st_data_o,
+  // Status
+  output logic                 done_o,        // a tile operation's last row has been written
+  output logic                 busy_o         // writes still moving east
+);
+
+  // Per-column copies of the read and write controls: index c is column c's.
+  logic [Cols-1:0]       rd_v, rd_acc, wr_v, wr_last;
+  logic [Cols*AddrW-1:0] rd_a, wr_a;
+  logic [Cols*NvW-1:0]   wr_nv;
+  logic [Cols-1:0]       top_v_q, top_acc_q, wr_en;
+  logic                  st_valid_q;
+
+  assign rd_v[0]           = rd_valid_i;
+  assign rd_acc[0]         = rd_acc_i;
+  assign rd_a[0 +: AddrW]  = rd_addr_i;
+  assign wr_v[0]           = wr_valid_i;
+  assign wr_last[0]        = wr_last_i;
+  assign wr_a[0 +: AddrW]  = wr_addr_i;
+  assign wr_nv[0 +: NvW]   = wr_nv_i;
+
+  for (genvar c = 1; c < Cols; c++) begin : gen_east
+    tpu_pipe_reg #(.Width(1 + AddrW), .Enable(1'b1)) u_rd (
+      .clk_i  (clk_i),
+      .rst_ni (rst_ni),
+      .valid_i(rd_v[c-1]),
+      .data_i ({rd_acc[c-1], rd_a[(c-1)*AddrW +: AddrW]}),
+      .valid_o(rd_v[c]),
+      .data_o ({rd_acc[c], rd_a[c*AddrW +: AddrW]})
+    );
+    tpu_pipe_reg #(.Width(1 + AddrW + NvW), .Enable(1'b1)) u_wr (
+      .clk_i  (clk_i),
+      .rst_ni (rst_ni),
+      .valid_i(wr_v[c-1]),
+      .data_i ({wr_last[c-1], wr_a[(c-1)*AddrW +: AddrW], wr_nv[(c-1)*NvW +: NvW]}),
+      .valid_o(wr_v[c]),
+      .data_o ({wr_last[c], wr_a[c*AddrW +: AddrW], wr_nv[c*NvW +: NvW]})
+    );
+  end
+
+  assign ld_ready_o = (wr_v == '0);
+
+  for (genvar c = 0; c < Cols; c++) begin : gen_col
+    logic [AccW-1:0]  rdata;
+    logic             we;
+    logic [AddrW-1:0] wa;
+    logic [AccW-1:0]  wd;
+
+    assign wr_en[c] = wr_v[c] && (32'(wr_nv[c*NvW +: NvW]) > c);
+    // The array's result has priority; the load port only gets cycles without one.
+    assign we = wr_en[c] || (ld_valid_i && ld_ready_o);
+    assign wa = wr_v[c] ? wr_a[c*AddrW +: AddrW] : ld_addr_i;
+    assign wd = wr_v[c] ? bot_i[c*AccW +: AccW] : ld_data_i[c*AccW +: AccW];
+
+    tpu_acc_mem #(.Width(AccW), .Depth(AccDepth)) u_mem (
+      .clk_i     (clk_i),
+      .wr_en_i   (we),
+      .wr_addr_i (wa),
+      .wr_data_i (wd),
+      .rd0_en_i  (rd_v[c] && rd_acc[c]),
+      .rd0_addr_i(rd_a[c*AddrW +: AddrW]),
+      .rd0_data_o(rdata),
+      .rd1_en_i  (st_valid_i),
+      .rd1_addr_i(st_addr_i),
+      .rd1_data_o(st_data_o[c*AccW +: AccW])
+    );
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) top_v_q[c] <= 1'b0;
+      else         top_v_q[c] <= rd_v[c];
+    end
+    always_ff @(posedge clk_i) begin
+      if (rd_v[c]) top_acc_q[c] <= rd_acc[c];
+    end
+    assign top_o[c*AccW +: AccW] = top_acc_q[c] ? rdata : '0;
+  end
+
+  assign top_valid_o = top_v_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) st_valid_q <= 1'b0;
+    else         st_valid_q <= st_valid_i;
+  end
+  assign st_valid_o = st_valid_q;
+
+  // Done one cycle after the last column's write, when a store read can already see it.
+  logic done_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) done_q <= 1'b0;
+    else         done_q <= wr_v[Cols-1] && wr_last[Cols-1];
+  end
+  assign done_o = done_q;
+  assign busy_o = (wr_v >> 1) != '0;
+
+`ifndef SYNTHESIS
+  // Every result leaving the array meets its write slot (and nothing else arrives).
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      assert (bot_valid_i == wr_v)
+        else $error("tpu_accumulators: results %b arrive but write slots are %b", bot_valid_i, wr_v);
+    end
+  end
+`endif
+
+endmodule

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0
+// Matrix-unit controller: executes tile operations on the systolic array.
+//
+// A tile operation (one command) multiplies `rows` rows of A (one beat of a_data_i each) by a
+// Rows × Cols weight tile (kv × nv of it valid) and writes the results to accumulator rows
+// addr .. addr+rows-1, starting from +0 (cmd_acc_i = 0, overwrite) or from the stored value
+// (cmd_acc_i = 1, accumulate). With cmd_load_w_i the command first loads a new weight tile
+// (kv beats of w_data_i, rows 0..kv-1); without it, it reuses the weights loaded last.
+//
+// Two engines work one command apart:
+//   loader  takes a command, writes its weight tile into the bank not in use (one row per cycle,
+//           kv rows from w_data_i and zero rows after them), then queues the command
+//   issuer  issues the queued command's rows to the array, one per cycle, tagged with its bank
+// Activations and weight writes reach every PE in issue order (tpu_systolic_array), so a bank may
+// be rewritten as soon as the last row that reads it has been issued: the loader waits only
+// while a queued command still names the bank it wants. A new tile therefore costs no cycle
+// when the previous tile has at least Rows rows.
+//
+// Ragged tiles follow the numerics contract: rows at or beyond kv get the activation −0 and the
+// weight +0 (x + (−0)·(+0) = x for every x, −0 included); columns at or beyond nv get weight +0
+// and their results are not written.
+//
+// Read after write through the accumulators: a row in accumulate mode reads its partial sum
+// when it is issued; the write of an earlier row to the same address happens R·P + 1 cycles
+// after that row's issue. The rows issued in that window are held in the write-back line
+// below, and a read that matches one of them waits (an accumulator-hazard stall).
+//
+// Performance counters: every cycle in which the unit is not idle counts once in perf_cycles_o
+// and once in exactly one cause: busy (a row issued), weight stall (no row ready because a
+// weight tile is still loading), starved (a row ready but no activation beat), hazard (the row
+// waits for an earlier row's write), drain (nothing left to issue, results still in flight).
+module tpu_mxu_ctrl #(
+  parameter int unsigned Rows     = 16,
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned PipeRegs = 1,
+  parameter int unsigned AccDepth = 4096,
+  parameter int unsigned InW      = 16,
+  localparam int unsigned AddrW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
+  localparam int unsigned CntW    = $clog2(AccDepth + 1),
+  localparam int unsigned KvW     = $clog2(Rows + 1),
+  localparam int unsigned NvW     = $clog2(Cols + 1),
+  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1,
+  localparam int unsigned ErrW    = 5
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  // Commands
+  input  logic                cmd_valid_i,
+  output logic                cmd_ready_o,
+  input  logic [CntW-1:0]     cmd_rows_i,
+  input  logic [KvW-1:0]      cmd_kv_i,
+  input  logic [NvW-1:0]      cmd_nv_i,
+  input  logic [AddrW-1:0]    cmd_addr_i,
+  input  logic                cmd_acc_i,
+  input  logic                cmd_load_w_i,
+  // Weight rows (element c = column c)
+  input  logic                w_valid_i,
+  output logic                w_ready_o,
+  input  logic [Cols*InW-1:0] w_data_i,
+  // Activation rows (element r = array row r)
+  input  logic                a_valid_i,
+  output logic                a_ready_o,
+  input  logic [Rows*InW-1:0] a_data_i,
+  // To the array (registered)
+  output logic                arr_w_valid_o,
+  output logic                arr_w_bank_o,
+  output logic [RowW-1:0]     arr_w_row_o,
+  output logic [Cols*InW-1:0] arr_w_o,
+  output logic                arr_a_valid_o,
+  output logic                arr_a_tag_o,
+  output logic [Rows*InW-1:0] arr_a_o,
+  // To the accumulators: column 0's read (in the issue cycle) and write (R·P + 1 cycles later)
+  output logic                acc_rd_valid_o,
+  output logic [AddrW-1:0]    acc_rd_addr_o,
+  output logic                acc_rd_acc_o,
+  output logic                acc_wr_valid_o,
+  output logic [AddrW-1:0]    acc_wr_addr_o,
+  output logic [NvW-1:0]      acc_wr_nv_o,
+  output logic                acc_wr_last_o,
+  input  logic                acc_busy_i,    // writes still moving east through the columns
+  // Status
+  output logic                idle_o,
+  output logic [ErrW-1:0]     err_o,         // sticky; see tpu_mxu for the codes
+  // Performance counters
+  input  logic                perf_clear_i,
+  output logic [63:0]         perf_cycles_o,
+  output logic [63:0]         perf_busy_o,
+  output logic [63:0]         perf_macs_o,
+  output logic [63:0]         perf_wstall_o,
+  output logic [63:0]         perf_starve_o,
+  output logic [63:0]         perf_hazard_o,
+  output logic [63:0]         perf_drain_o
+);
+
+  if (Rows < 1 || Cols < 1 || AccDepth < 2) begin : gen_bad_params
+    $error("tpu_mxu_ctrl: need Rows >= 1, Cols >= 1, AccDepth >= 2");
+  end
+
+  // Write-back line length: rows issued this many cycles ago write column 0 now.
+  localparam int unsigned Lat = Rows * PipeRegs + 1;
+
+  // A queued operation: {rows, kv, nv, addr, acc, bank}.
+  localparam int unsigned OpW = CntW + KvW + NvW + AddrW + 2;
+
+  // ---------------------------------------------------------------------------------------------
+  // Command check and the loader
+  // ---------------------------------------------------------------------------------------------
+  logic             ld_busy_q, ld_busy_d;
+  logic [CntW-1:0]  ld_rows_q;
+  logic [KvW-1:0]   ld_kv_q;
+  logic [NvW-1:0]   ld_nv_q;
+  logic [AddrW-1:0] ld_addr_q;
+  logic             ld_acc_q, ld_load_q, ld_bank_q;
+  logic [RowW-1:0]  ld_row_q, ld_row_d;
+  logic             cur_bank_q, cur_bank_d;   // bank of the weights loaded last
+  logic             have_w_q, have_w_d;       // a weight tile has been loaded since reset
+  logic [ErrW-1:0]  err_q, err_d;
+  logic [ErrW-1:0]  cmd_err;
+  logic             cmd_take;
+
+  // Queue of loaded operations (2 entries: the one issuing and the one loaded behind it)
+  logic [1:0]       q_cnt_q, q_cnt_d;
+  logic [OpW-1:0]   q0_q, q0_d, q1_q, q1_d;
+  logic             q_push, q_pop;
+  logic [OpW-1:0]   q_in;
+
+  // Fields of the queue head
+  logic [CntW-1:0]  h_rows;
+  logic [KvW-1:0]   h_kv;
+  logic [NvW-1:0]   h_nv;
+  logic [AddrW-1:0] h_addr;
+  logic             h_acc, h_bank;
+  assign {h_rows, h_kv, h_nv, h_addr, h_acc, h_bank} = q0_q;
+
+  // Bank of each queued entry (the lowest bit of an entry)
+  logic bank_busy;   // a queued operation still reads the bank the loader wants
+  assign bank_busy = ((q_cnt_q != 2'd0) && (q0_q[0] == ld_bank_q))
+                  || ((q_cnt_q == 2'd2) && (q1_q[0] == ld_bank_q));
+
+  // Error codes (bit mask): 0 rows = 0, 1 addr + rows beyond the accumulators,
+  // 2 kv not in 1..Rows, 3 nv not in 1..Cols, 4 no weights loaded yet.
+  always_comb begin
+    cmd_err    = '0;
+    cmd_err[0] = (cmd_rows_i == '0);
+    cmd_err[1] = ({1'b0, cmd_addr_i} + (AddrW+1)'(cmd_rows_i)) > (AddrW+1)'(AccDepth);
+    cmd_err[2] = (cmd_kv_i == '0) || (32'(cmd_kv_i) > Rows);
+    cmd_err[3] = (cmd_nv_i == '0) || (32'(cmd_nv_i) > Cols);
+    cmd_err[4] = !cmd_load_w_i && !have_w_q;
+  end
+
+  logic ld_need_beat, ld_last_row, ld_inject, q_space;
+  assign ld_need_beat = 32'(ld_row_q) < 32'(ld_kv_q);
+  assign ld_last_row  = ld_row_q == RowW'(Rows - 1);
+  // Space for a push: fewer than 2 queued, or the head leaves this cycle.
+  assign q_space      = (q_cnt_q != 2'd2) || q_pop;
+  assign ld_inject    = ld_busy_q && ld_load_q && !bank_busy
+                     && (!ld_need_beat || w_valid_i) && (!ld_last_row || q_space);
+
+  assign cmd_ready_o = !ld_busy_q;
+  assign cmd_take    = cmd_valid_i && cmd_ready_o && (cmd_err == '0);
+  assign w_ready_o   = ld_inject && ld_need_beat;
+
+  always_comb begin
+    ld_busy_d  = ld_busy_q;
+    ld_row_d   = ld_row_q;
+    cur_bank_d = cur_bank_q;
+    have_w_d   = have_w_q;
+    err_d      = err_q;
+    q_push     = 1'b0;
+    q_in       = {ld_rows_q, ld_kv_q, ld_nv_q, ld_addr_q, ld_acc_q, ld_bank_q};
+    if (cmd_valid_i && cmd_ready_o) begin
+      err_d = err_q | cmd_err;
+      if (cmd_take) begin
+        ld_busy_d = 1'b1;
+        ld_row_d  = '0;
+        if (cmd_load_w_i) begin
+          cur_bank_d = !cur_bank_q;
+          have_w_d   = 1'b1;
+        end
+      end
+    end else if (ld_busy_q) begin
+      if (!ld_load_q) begin
+        if (q_space) begin
+          q_push    = 1'b1;
+          ld_busy_d = 1'b0;
+        end
+      end else if (ld_inject) begin
+        ld_row_d = ld_row_q + 1'b1;
+        if (ld_last_row) begin
+          q_push    = 1'b1;
+          ld_busy_d = 1'b0;
+        end
+      end
+    end
+  end
+
+  // Weight row to the array: rows at or beyond kv and columns at or beyond nv are +0.
+  logic [Cols*InW-1:0] w_masked;
+  always_comb begin
+    for (int unsigned c = 0; c < Cols; c++) begin
+      w_masked[c*InW +: InW] = (ld_need_beat && (c < 32'(ld_nv_q))) ? w_data_i[c*InW +: InW]
+                                                                      : '0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ld_busy_q  <= 1'b0;
+      ld_row_q   <= '0;
+      cur_bank_q <= 1'b0;
+      have_w_q   <= 1'b0;
+      err_q      <= '0;
+    end else begin
+      ld_busy_q  <= ld_busy_d;
+      ld_row_q   <= ld_row_d;
+      cur_bank_q <= cur_bank_d;
+      have_w_q   <= have_w_d;
+      err_q      <= err_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (cmd_take) begin
+      ld_rows_q <= cmd_rows_i;
+      ld_kv_q   <= cmd_kv_i;
+      ld_nv_q   <= cmd_nv_i;
+      ld_addr_q <= cmd_addr_i;
+      ld_acc_q  <= cmd_acc_i;
+      ld_load_q <= cmd_load_w_i;
+      ld_bank_q <= cmd_load_w_i ? !cur_bank_q : cur_bank_q;
+    end
+  end
+
+  logic arr_w_valid_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) arr_w_valid_q <= 1'b0;
+    else         arr_w_valid_q <= ld_inject;
+  end
+  always_ff @(posedge clk_i) begin
+    if (ld_inject) begin
+      arr_w_bank_o <= ld_bank_q;
+      arr_w_row_o  <= ld_row_q;
+      arr_w_o      <= w_masked;
+    end
+  end
+  assign arr_w_valid_o = arr_w_valid_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Queue
+  // ---------------------------------------------------------------------------------------------
+  always_comb begin
+    q_cnt_d = q_cnt_q;
+    q0_d    = q0_q;
+    q1_d    = q1_q;
+    if (q_pop) begin
+      q0_d    = q1_q;
+      q_cnt_d = q_cnt_d - 1'b1;
+    end
+    if (q_push) begin
+      if (q_cnt_d == 2'd0) q0_d = q_in;
+      else                 q1_d = q_in;
+      q_cnt_d = q_cnt_d + 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) q_cnt_q <= '0;
+    else         q_cnt_q <= q_cnt_d;
+  end
+  always_ff @(posedge clk_i) begin
+    q0_q <= q0_d;
+    q1_q <= q1_d;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Issuer and the write-back line
+  // ---------------------------------------------------------------------------------------------
+  logic [CntW-1:0]  is_row_q, is_row_d;
+  logic [AddrW-1:0] rd_addr;
+  logic             hazard, issue, is_last;
+
+  // Write-back line: stage s (1..Lat) holds the row issued s cycles ago.
+  logic [Lat:1]         wb_valid_q;
+  logic [Lat*AddrW-1:0] wb_addr_q;
+  logic [Lat*NvW-1:0]   wb_nv_q;
+  logic [Lat:1]         wb_last_q;
+
+  assign rd_addr = h_addr + AddrW'(is_row_q);
+  always_comb begin
+    hazard = 1'b0;
+    for (int unsigned s = 1; s <= Lat; s++) begin
+      if (wb_valid_q[s] && (wb_addr_q[(s-1)*AddrW +: AddrW] == rd_addr)) hazard = 1'b1;
+    end
+    hazard = hazard && h_acc;
+  end
+
+  assign issue     = (q_cnt_q != 2'd0) && a_valid_i && !hazard;
+  assign is_last   = (is_row_q == h_rows - 1'b1);
+  assign q_pop     = issue && is_last;
+  assign is_row_d  = !issue ? is_row_q : (is_last ? '0 : is_row_q + 1'b1);
+  assign a_ready_o = issue;
+
+  // Activation row to the array: rows at or beyond kv are −0.
+  logic [Rows*InW-1:0] a_masked;
+  always_comb begin
+    for (int unsigned r = 0; r < Rows; r++) begin
+      a_masked[r*InW +: InW] = (r < 32'(h_kv)) ? a_data_i[r*InW +: InW]
+                                               : {1'b1, {(InW-1){1'b0}}};
+    end
+  end
+
+  logic arr_a_valid_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      is_row_q      <= '0;
+      arr_a_valid_q <= 1'b0;
+      wb_valid_q    <= '0;
+    end else begin
+      is_row_q      <= is_row_d;
+      arr_a_valid_q <= issue;
+      wb_valid_q    <= {wb_valid_q[Lat-1:1], issue};
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (issue) begin
+      arr_a_tag_o <= h_bank;
+      arr_a_o     <= a_masked;
+    end
+    wb_addr_q <= {wb_addr_q[(Lat-1)*AddrW-1:0], rd_addr};
+    wb_nv_q   <= {wb_nv_q[(Lat-1)*NvW-1:0], h_nv};
+    wb_last_q <= {wb_last_q[Lat-1:1], is_last};
+  end
+  assign arr_a_valid_o = arr_a_valid_q;
+
+  assign acc_rd_valid_o = issue;
+  assign acc_rd_addr_o  = rd_addr;
+  assign acc_rd_acc_o   = h_acc;
+  assign acc_wr_valid_o = wb_valid_q[Lat];
+  assign acc_wr_addr_o  = wb_addr_q[(Lat-1)*AddrW +: AddrW];
+  assign acc_wr_nv_o    = wb_nv_q[(Lat-1)*NvW +: NvW];
+  assign acc_wr_last_o  = wb_last_q[Lat];
+
+  assign idle_o = !ld_busy_q && (q_cnt_q == 2'd0) && (wb_valid_q == '0) && !acc_busy_i;
+  assign err_o  = err_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Performance counters
+  // ---------------------------------------------------------------------------------------------
+  logic active;
+  logic [63:0] cyc_q, busy_q, macs_q, wstall_q, starve_q, hazard_q, drain_q;
+  assign active = cmd_valid_i || !idle_o;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cyc_q <= '0; busy_q <= '0; macs_q <= '0; wstall_q <= '0;
+      starve_q <= '0; hazard_q <= '0; drain_q <= '0;
+    end else if (perf_clear_i) begin
+      cyc_q <= '0; busy_q <= '0; macs_q <= '0; wstall_q <= '0;
+      starve_q <= '0; hazard_q <= '0; drain_q <= '0;
+    end else if (active) begin
+      cyc_q <= cyc_q + 1'b1;
+      if (issue) begin
+        busy_q <= busy_q + 1'b1;
+        macs_q <= macs_q + 64'(h_kv) * 64'(h_nv);
+      end else if (q_cnt_q != 2'd0) begin
+        if (!a_valid_i) starve_q <= starve_q + 1'b1;
+        else            hazard_q <= hazard_q + 1'b1;
+      end else if (ld_busy_q || cmd_valid_i) begin
+        wstall_q <= wstall_q + 1'b1;
+      end else begin
+        drain_q <= drain_q + 1'b1;
+      end
+    end
+  end
+
+  assign perf_cycles_o = cyc_q;
+  assign perf_busy_o   = busy_q;
+  assign perf_macs_o   = macs_q;
+  assign perf_wstall_o = wstall_q;
+  assign perf_starve_o = starve_q;
+  assign perf_hazard_o = hazard_q;
+  assign perf_drain_o  = drain_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // Inputs hold while valid waits for ready (conventions rule 2): a driver that drops or changes
+  // a beat would silently lose data.
+  logic cmd_wait_q, w_wait_q, a_wait_q;
+  logic [CntW+KvW+NvW+AddrW+1:0] cmd_hold_q;
+  logic [Cols*InW-1:0] w_hold_q;
+  logic [Rows*InW-1:0] a_hold_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cmd_wait_q <= 1'b0;
+      w_wait_q   <= 1'b0;
+      a_wait_q   <= 1'b0;
+    end else begin
+      cmd_wait_q <= cmd_valid_i && !cmd_ready_o;
+      w_wait_q   <= w_valid_i && !w_ready_o;
+      a_wait_q   <= a_valid_i && !a_ready_o;
+      if (cmd_wait_q) begin
+        assert (cmd_valid_i && {cmd_rows_i, cmd_kv_i, cmd_nv_i, cmd_addr_i, cmd_acc_i,
+                                cmd_load_w_i} == cmd_hold_q)
+          else $error("tpu_mxu_ctrl: command dropped or changed while waiting for ready");
+      end
+      if (w_wait_q) begin
+        assert (w_valid_i && w_data_i == w_hold_q)
+          else $error("tpu_mxu_ctrl: weight beat dropped or changed while waiting for ready");
+      end
+      if (a_wait_q) begin
+        assert (a_valid_i && a_data_i == a_hold_q)
+          else $error("tpu_mxu_ctrl: activation beat dropped or changed while waiting for ready");
+      end
+      assert (q_cnt_q != 2'd3) else $error("tpu_mxu_ctrl: queue count corrupt");
+      assert (!(q_push && !q_space)) else $error("tpu_mxu_ctrl: push into a full queue");
+    end
+    cmd_hold_q <= {cmd_rows_i, cmd_kv_i, cmd_nv_i, cmd_addr_i, cmd_acc_i, cmd_load_w_i};
+    w_hold_q   <= w_data_i;
+    a_hold_q   <= a_data_i;
+  end
+`endif
+
+endmodule

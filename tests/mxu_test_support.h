@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fixture for the matrix-unit suites: one Verilated tpu_mxu configuration (Cfg::Model), the
+// runner, and helpers that run a GEMM and compare every result bit with the golden model.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "tpu/gemm.h"
+#include "tpu/numerics.h"
+#include "tpu/tb/gemm_data.h"
+#include "tpu/tb/mxu_plan.h"
+#include "tpu/tb/mxu_runner.h"
+
+namespace tpu::test {
+
+struct MxuCase {
+  gemm::Shape shape;
+  std::vector<uint16_t> a, b;
+  std::vector<uint32_t> c0;  // empty: overwrite mode
+  num::Mode mode = num::Mode::kIeee;
+};
+
+// A raw command for the illegal-command tests.
+struct RawCmd {
+  int rows, kv, nv, addr;
+  bool acc, load_w;
+};
+
+using tb::PipelinedLimit;
+
+// Compares result bits; reports the first mismatches with their coordinates.
+inline void ExpectBitsEqual(const gemm::Shape& s, const std::vector<uint32_t>& expect,
+                            const std::vector<uint32_t>& got, const std::string& what) {
+  ASSERT_EQ(expect.size(), got.size()) << what;
+  size_t bad = 0;
+  std::string report;
+  for (size_t i = 0; i < expect.size(); ++i) {
+    if (expect[i] == got[i]) continue;
+    if (++bad <= 8) {
+      report += fmt::format("  C[{}][{}]: expected {} got {}\n", i / s.n, i % s.n,
+                            num::FormatFp32(expect[i]), num::FormatFp32(got[i]));
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what << " (" << tb::ShapeName(s) << "): " << bad << " of "
+                     << expect.size() << " results differ\n"
+                     << report;
+}
+
+template <class Cfg>
+class MxuFixture : public ::testing::Test {
+ protected:
+  using Model = typename Cfg::Model;
+  MxuFixture()
+      : sim_(Cfg::kName, 50'000'000, TestTrace()), runner_(sim_, Cfg::Config()) {
+    sim_.Reset();
+  }
+  void TearDown() override { EXPECT_FALSE(sim_.AssertionFailed()) << "an RTL assertion failed"; }
+
+  tb::MxuResult RunCase(const MxuCase& c, const tb::Stimulus& st = {}) {
+    const auto init = c.c0.empty() ? tb::Init::kOverwrite : tb::Init::kPreload;
+    const auto plan = tb::PlanGemm(c.shape, Cfg::Config(), init);
+    auto r = runner_.Run(plan, c.a, c.b, c.c0, c.mode, st);
+    ExpectBits(c.shape, gemm::Gemm(c.shape, c.a, c.b, c.c0, c.mode), r.c,
+               fmt::format("{} on {}", c.mode == num::Mode::kFtz ? "FTZ" : "IEEE", Cfg::kName));
+    return r;
+  }
+
+  tb::MxuResult RunRandom(tb::Rng& rng, const gemm::Shape& s, tb::GemmData kind, bool with_c0,
+                          const tb::Stimulus& st) {
+    auto g = tb::RandomGemm(rng, s, kind, with_c0);
+    const num::Mode mode = rng.Bit() ? num::Mode::kFtz : num::Mode::kIeee;
+    SCOPED_TRACE(fmt::format("{} {} data, C0 {}, mode {}, gap {}", tb::ShapeName(s),
+                             tb::GemmDataName(kind), with_c0 ? "preloaded" : "+0",
+                             mode == num::Mode::kFtz ? "FTZ" : "IEEE", st.a_gap));
+    return RunCase(MxuCase{s, std::move(g.a), std::move(g.b), std::move(g.c0), mode}, st);
+  }
+
+  static gemm::Shape RandomShape(tb::Rng& rng, int max) {
+    return {rng.Range(1, max), rng.Range(1, max), rng.Range(1, max)};
+  }
+
+  void ExpectBits(const gemm::Shape& s, const std::vector<uint32_t>& expect,
+                  const std::vector<uint32_t>& got, const std::string& what) {
+    ExpectBitsEqual(s, expect, got, what);
+  }
+
+  // Sends one command after a reset and expects it to be dropped with error bits `code`.
+  void ExpectCommandError(const RawCmd& c, unsigned code, const char* what) {
+    SCOPED_TRACE(what);
+    sim_.Reset();
+    Model& m = sim_.dut();
+    m.cmd_valid_i = 1;
+    m.cmd_rows_i = c.rows;
+    m.cmd_kv_i = c.kv;
+    m.cmd_nv_i = c.nv;
+    m.cmd_addr_i = c.addr;
+    m.cmd_acc_i = c.acc;
+    m.cmd_load_w_i = c.load_w;
+    m.w_valid_i = m.a_valid_i = m.ld_valid_i = m.st_valid_i = 0;
+    sim_.FallingEdge();
+    EXPECT_TRUE(m.cmd_ready_o) << "an illegal command must be consumed, not left hanging";
+    sim_.RisingEdge();
+    m.cmd_valid_i = 0;
+    for (int i = 0; i < 4; ++i) {
+      sim_.FallingEdge();
+      sim_.RisingEdge();
+      EXPECT_FALSE(m.done_o);
+    }
+    EXPECT_EQ(static_cast<unsigned>(m.err_o), code);
+    EXPECT_TRUE(m.idle_o) << "the dropped command must not start";
+    sim_.Reset();
+    EXPECT_EQ(static_cast<unsigned>(m.err_o), 0u) << "reset clears the error";
+  }
+
+  tb::SimCtrl<Model> sim_;
+  tb::MxuRunner<Model> runner_;
+};
+
+}  // namespace tpu::test
