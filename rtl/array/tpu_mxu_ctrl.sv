@@ -156,9 +156,13 @@ module tpu_mxu_ctrl #(
   assign ld_inject    = ld_busy_q && ld_load_q && !bank_busy
                      && (!ld_need_beat || w_valid_i) && (!ld_last_row || q_space);
 
-  assign cmd_ready_o = !ld_busy_q;
+  // The loader takes the next command in the cycle it hands its current one to the queue.
+  logic ld_done;
+  assign ld_done     = ld_busy_q && (ld_load_q ? (ld_inject && ld_last_row) : q_space);
+  assign cmd_ready_o = !ld_busy_q || ld_done;
   assign cmd_take    = cmd_valid_i && cmd_ready_o && (cmd_err == '0);
   assign w_ready_o   = ld_inject && ld_need_beat;
+  assign q_push      = ld_done;
 
   always_comb begin
     ld_busy_d  = ld_busy_q;
@@ -166,8 +170,9 @@ module tpu_mxu_ctrl #(
     cur_bank_d = cur_bank_q;
     have_w_d   = have_w_q;
     err_d      = err_q;
-    q_push     = 1'b0;
     q_in       = {ld_rows_q, ld_kv_q, ld_nv_q, ld_addr_q, ld_acc_q, ld_bank_q};
+    if (ld_inject) ld_row_d = ld_row_q + 1'b1;
+    if (ld_done)   ld_busy_d = 1'b0;
     if (cmd_valid_i && cmd_ready_o) begin
       err_d = err_q | cmd_err;
       if (cmd_take) begin
@@ -176,19 +181,6 @@ module tpu_mxu_ctrl #(
         if (cmd_load_w_i) begin
           cur_bank_d = !cur_bank_q;
           have_w_d   = 1'b1;
-        end
-      end
-    end else if (ld_busy_q) begin
-      if (!ld_load_q) begin
-        if (q_space) begin
-          q_push    = 1'b1;
-          ld_busy_d = 1'b0;
-        end
-      end else if (ld_inject) begin
-        ld_row_d = ld_row_q + 1'b1;
-        if (ld_last_row) begin
-          q_push    = 1'b1;
-          ld_busy_d = 1'b0;
         end
       end
     end
