@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM tiler (tb/src/mxu_plan.cpp): every output element is covered once per K-tile, in
 // increasing k, inside the accumulators and its block; bad shapes are refused by name.
+#include "tpu/tb/mxu_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "test_support.h"
-#include "tpu/tb/mxu_plan.h"
 
 namespace tpu {
 namespace {
@@ -55,9 +56,9 @@ void CheckPlan(const gemm::Shape& s, const ArrayConfig& a, Init init) {
 }
 
 TEST(MxuPlanTest, CoversEveryElementInKOrder) {
-  const ArrayConfig cfgs[] = {{4, 4, 1, 64}, {8, 16, 1, 128}, {16, 4, 3, 64}, {32, 32, 1, 4096},
-                              {3, 5, 2, 10}};
-  const gemm::Shape shapes[] = {{1, 1, 1},   {1, 256, 256}, {100, 300, 70}, {17, 19, 23},
+  const ArrayConfig cfgs[] = {
+      {4, 4, 1, 64}, {8, 16, 1, 128}, {16, 4, 3, 64}, {32, 32, 1, 4096}, {3, 5, 2, 10}};
+  const gemm::Shape shapes[] = {{1, 1, 1},    {1, 256, 256}, {100, 300, 70}, {17, 19, 23},
                                 {64, 64, 64}, {200, 7, 90},  {5, 33, 1}};
   for (const auto& a : cfgs) {
     for (const auto& s : shapes) {

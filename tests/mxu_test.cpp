@@ -59,8 +59,8 @@ TYPED_TEST(MxuTest, OverwriteStartsFromPositiveZero) {
   const auto r = this->RunCase(MxuCase{{1, 1, 1}, {0x8000}, {0x3F80}, {}, num::Mode::kIeee});
   EXPECT_EQ(r.c[0], 0x00000000u);
   // and (-0)·(+1) + (-0) = -0 when C0 is -0 (accumulate from a stored -0).
-  const auto r2 = this->RunCase(
-      MxuCase{{1, 1, 1}, {0x8000}, {0x3F80}, {0x80000000u}, num::Mode::kIeee});
+  const auto r2 =
+      this->RunCase(MxuCase{{1, 1, 1}, {0x8000}, {0x3F80}, {0x80000000u}, num::Mode::kIeee});
   EXPECT_EQ(r2.c[0], 0x80000000u);
 }
 
@@ -92,9 +92,8 @@ TYPED_TEST(MxuTest, HeavyBackPressure) {
 
 TYPED_TEST(MxuTest, PrimeAndUnitShapes) {
   tb::Rng rng(test::TestSeed());
-  for (const gemm::Shape s : {gemm::Shape{1, 1, 1}, gemm::Shape{1, 13, 1},
-                              gemm::Shape{13, 1, 17}, gemm::Shape{1, 31, 29},
-                              gemm::Shape{17, 19, 23}}) {
+  for (const gemm::Shape s : {gemm::Shape{1, 1, 1}, gemm::Shape{1, 13, 1}, gemm::Shape{13, 1, 17},
+                              gemm::Shape{1, 31, 29}, gemm::Shape{17, 19, 23}}) {
     this->RunRandom(rng, s, tb::GemmData::kSpecials, false, {});
   }
 }
@@ -110,8 +109,8 @@ TYPED_TEST(MxuTest, AccumulateAcrossCalls) {
     const gemm::Shape s{s1.m, s1.k + call, s1.n};
     const auto g = tb::RandomGemm(rng, s, tb::GemmData::kModerate, false);
     const auto init = call == 0 ? tb::Init::kOverwrite : tb::Init::kAccumulate;
-    expect = gemm::Gemm(s, g.a, g.b, call == 0 ? std::vector<uint32_t>{} : expect,
-                        num::Mode::kIeee);
+    expect =
+        gemm::Gemm(s, g.a, g.b, call == 0 ? std::vector<uint32_t>{} : expect, num::Mode::kIeee);
     const auto plan = tb::PlanGemm(s, cfg, init);
     const auto r = this->runner_.Run(plan, g.a, g.b, {}, num::Mode::kIeee);
     this->ExpectBits(s, expect, r.c, fmt::format("call {}", call));
@@ -171,8 +170,7 @@ TYPED_TEST(MxuTest, PerformanceCountersAddUp) {
       EXPECT_GT(p.hazard, 0u);
     }
     EXPECT_LE(p.cycles, test::PipelinedLimit(s, cfg) + p.hazard + 3)
-        << fmt::format("busy {} wstall {} hazard {} drain {}", p.busy, p.wstall, p.hazard,
-                       p.drain);
+        << fmt::format("busy {} wstall {} hazard {} drain {}", p.busy, p.wstall, p.hazard, p.drain);
   }
 }
 

@@ -47,8 +47,8 @@ inline void ExpectBitsEqual(const gemm::Shape& s, const std::vector<uint32_t>& e
                             num::FormatFp32(expect[i]), num::FormatFp32(got[i]));
     }
   }
-  EXPECT_EQ(bad, 0u) << what << " (" << tb::ShapeName(s) << "): " << bad << " of "
-                     << expect.size() << " results differ\n"
+  EXPECT_EQ(bad, 0u) << what << " (" << tb::ShapeName(s) << "): " << bad << " of " << expect.size()
+                     << " results differ\n"
                      << report;
 }
 
@@ -56,8 +56,7 @@ template <class Cfg>
 class MxuFixture : public ::testing::Test {
  protected:
   using Model = typename Cfg::Model;
-  MxuFixture()
-      : sim_(Cfg::kName, 50'000'000, TestTrace()), runner_(sim_, Cfg::Config()) {
+  MxuFixture() : sim_(Cfg::kName, 50'000'000, TestTrace()), runner_(sim_, Cfg::Config()) {
     sim_.Reset();
   }
   void TearDown() override { EXPECT_FALSE(sim_.AssertionFailed()) << "an RTL assertion failed"; }

@@ -35,8 +35,8 @@ uint16_t DrawA(Rng& rng, GemmData kind) {
       return Bf16Around(rng, 127 - 8, 127 + 8);
     case GemmData::kTiny:
       // Products near 2^-126: exponents around 2^-63 each, some subnormal operands.
-      if (rng.Range(0, 9) == 0) return static_cast<uint16_t>((rng.Bit() ? 0x8000 : 0) |
-                                                             (rng.U16() & 0x7F));
+      if (rng.Range(0, 9) == 0)
+        return static_cast<uint16_t>((rng.Bit() ? 0x8000 : 0) | (rng.U16() & 0x7F));
       return Bf16Around(rng, 127 - 66, 127 - 60);
   }
   return 0;

@@ -26,12 +26,12 @@ struct ArrayConfig {
 
 // One command of the matrix unit, with where its data comes from.
 struct TileOp {
-  int rows = 0;         // activation rows (beats)
-  int kv = 0;           // valid weight rows (1..R); rows beyond get −0 × +0
-  int nv = 0;           // valid weight columns (1..C); results beyond are not written
-  int addr = 0;         // first accumulator row
-  bool acc = false;     // accumulate onto the stored value (else start from +0)
-  bool load_w = false;  // load a new weight tile first (kv beats), else reuse the last one
+  int rows = 0;                // activation rows (beats)
+  int kv = 0;                  // valid weight rows (1..R); rows beyond get −0 × +0
+  int nv = 0;                  // valid weight columns (1..C); results beyond are not written
+  int addr = 0;                // first accumulator row
+  bool acc = false;            // accumulate onto the stored value (else start from +0)
+  bool load_w = false;         // load a new weight tile first (kv beats), else reuse the last one
   int m0 = 0, k0 = 0, n0 = 0;  // the GEMM coordinates of the tile's first element
 };
 

@@ -105,7 +105,7 @@ class MxuRunner {
       throw std::runtime_error(fmt::format("{}: the matrix unit flagged error code {:#x}",
                                            sim_.name(), static_cast<unsigned>(m.err_o)));
     }
-    r.perf = {m.perf_cycles_o, m.perf_busy_o,   m.perf_macs_o,  m.perf_wstall_o,
+    r.perf = {m.perf_cycles_o, m.perf_busy_o,   m.perf_macs_o, m.perf_wstall_o,
               m.perf_starve_o, m.perf_hazard_o, m.perf_drain_o};
     r.c = std::move(result_);
     return r;
@@ -122,15 +122,15 @@ class MxuRunner {
     const ArrayConfig& c = p.array;
     if (c.rows != cfg_.rows || c.cols != cfg_.cols || c.pipe != cfg_.pipe ||
         c.acc_depth != cfg_.acc_depth) {
-      throw std::invalid_argument(fmt::format("{}: plan is for {} but the model is {}",
-                                              sim_.name(), c.Name(), cfg_.Name()));
+      throw std::invalid_argument(fmt::format("{}: plan is for {} but the model is {}", sim_.name(),
+                                              c.Name(), cfg_.Name()));
     }
     const size_t mk = size_t(p.shape.m) * p.shape.k, kn = size_t(p.shape.k) * p.shape.n;
     const size_t mn = size_t(p.shape.m) * p.shape.n;
     if (a.size() != mk || b.size() != kn || c0.size() != (p.init == Init::kPreload ? mn : 0)) {
       throw std::invalid_argument(fmt::format(
-          "{}: matrix sizes A={} B={} C0={} do not match the plan (want {}, {}, {})",
-          sim_.name(), a.size(), b.size(), c0.size(), mk, kn, p.init == Init::kPreload ? mn : 0));
+          "{}: matrix sizes A={} B={} C0={} do not match the plan (want {}, {}, {})", sim_.name(),
+          a.size(), b.size(), c0.size(), mk, kn, p.init == Init::kPreload ? mn : 0));
     }
   }
 
@@ -181,8 +181,8 @@ class MxuRunner {
       m.a_valid_i = 1;
     }
     m.ld_valid_i = 0;
-    if (p_->init == Init::kPreload && ld_blk_ < p_->blocks.size() && HalfFree(static_cast<int>(ld_blk_)) &&
-        !Gap(st_.ld_gap)) {
+    if (p_->init == Init::kPreload && ld_blk_ < p_->blocks.size() &&
+        HalfFree(static_cast<int>(ld_blk_)) && !Gap(st_.ld_gap)) {
       const Block& blk = p_->blocks[ld_blk_];
       const int nt = ld_row_ / blk.rows, mm = blk.m0 + ld_row_ % blk.rows;
       const int n0 = blk.n0 + nt * cfg_.cols;
@@ -218,8 +218,8 @@ class MxuRunner {
   };
   Fired Handshakes() const {
     const V& m = sim_.dut();
-    return {m.cmd_valid_i && m.cmd_ready_o, m.w_valid_i && m.w_ready_o,
-            m.a_valid_i && m.a_ready_o, m.ld_valid_i && m.ld_ready_o};
+    return {m.cmd_valid_i && m.cmd_ready_o, m.w_valid_i && m.w_ready_o, m.a_valid_i && m.a_ready_o,
+            m.ld_valid_i && m.ld_ready_o};
   }
 
   // After the rising edge: retire the beats that were taken.
