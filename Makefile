@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test lint synth bench verify-exhaustive mutants waves clean
+.PHONY: help deps configure build run test test-long lint synth bench verify-exhaustive mutants waves clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -36,14 +36,22 @@ run: build ## the main job: the MAC on the default configuration against the gol
 test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
 
+test-long: configure ## the long tier: the matrix unit on 16×16 and 32×32 (builds them first)
+	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure $(CTEST_ARGS)
+
 lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-subset checks
 	@scripts/lint.sh
 
 synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
 	@scripts/synth.sh
 
-bench: build ## MAC evaluations per second (RTL and golden) and Verilator build time
+bench: build ## MAC speed; matrix-unit utilization table, simulation speed, build times (~20 min)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@$(BUILD)/sim/tpu_bench
+	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS)
 
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))

@@ -13,12 +13,10 @@
 #include "Vmxu_16x4_p3.h"
 #include "Vmxu_4x4.h"
 #include "Vmxu_8x16.h"
-#include "mxu_test_support.h"
+#include "mxu_suite.h"
 
 namespace tpu {
 namespace {
-
-using test::MxuCase;
 
 struct Mxu4x4 {
   using Model = Vmxu_4x4;
@@ -36,156 +34,12 @@ struct Mxu16x4P3 {
   static tb::ArrayConfig Config() { return {16, 4, 3, 64}; }
 };
 
-template <class Cfg>
-class MxuTest : public test::MxuFixture<Cfg> {};
-using Configs = ::testing::Types<Mxu4x4, Mxu8x16, Mxu16x4P3>;
-TYPED_TEST_SUITE(MxuTest, Configs);
-
-TYPED_TEST(MxuTest, RaggedRowsKeepNegativeZero) {
-  // The contract's directed case: A = [0x8001], B = [0x0001], K = 1 gives -0 (the product
-  // underflows and keeps its sign); padding the array's other rows with +0 × +0 would give +0.
-  const auto r = this->RunCase(MxuCase{{1, 1, 1}, {0x8001}, {0x0001}, {}, num::Mode::kIeee});
-  EXPECT_EQ(r.c[0], 0x80000000u);
-  // In FTZ mode those subnormal operands read as zeros, (-0)·(+0) + (+0) = +0; a normal pair
-  // whose product underflows, -2^-126 · 2^-126, keeps the -0 in both modes.
-  for (const num::Mode mode : {num::Mode::kIeee, num::Mode::kFtz}) {
-    const auto r2 = this->RunCase(MxuCase{{1, 1, 1}, {0x8080}, {0x0080}, {}, mode});
-    EXPECT_EQ(r2.c[0], 0x80000000u) << (mode == num::Mode::kFtz ? "FTZ" : "IEEE");
-  }
-}
-
-TYPED_TEST(MxuTest, OverwriteStartsFromPositiveZero) {
-  // (-0)·(+1) + (+0) = +0: an overwrite that passed the first product through would give -0.
-  const auto r = this->RunCase(MxuCase{{1, 1, 1}, {0x8000}, {0x3F80}, {}, num::Mode::kIeee});
-  EXPECT_EQ(r.c[0], 0x00000000u);
-  // and (-0)·(+1) + (-0) = -0 when C0 is -0 (accumulate from a stored -0).
-  const auto r2 =
-      this->RunCase(MxuCase{{1, 1, 1}, {0x8000}, {0x3F80}, {0x80000000u}, num::Mode::kIeee});
-  EXPECT_EQ(r2.c[0], 0x80000000u);
-}
-
-TYPED_TEST(MxuTest, NegativeZeroChainThroughRaggedColumnsAndRows) {
-  // Every product is -0 and C0 is -0: the chain must stay -0 through every row and tile.
-  const gemm::Shape s{5, 7, 6};
-  std::vector<uint16_t> a(35, 0x8000), b(42, 0x3F80);
-  std::vector<uint32_t> c0(30, 0x80000000u);
-  const auto r = this->RunCase(MxuCase{s, a, b, c0, num::Mode::kIeee});
-  for (uint32_t x : r.c) ASSERT_EQ(x, 0x80000000u);
-}
-
-TYPED_TEST(MxuTest, RandomShapesAndData) {
-  tb::Rng rng(test::TestSeed());
-  const int iters = static_cast<int>(test::Scaled(40));
-  for (int i = 0; i < iters; ++i) {
-    const gemm::Shape s = this->RandomShape(rng, 40);
-    this->RunRandom(rng, s, static_cast<tb::GemmData>(rng.Range(0, 2)), rng.Bit(),
-                    tb::Stimulus::Random(rng.Range(0, 2) * 0.2, rng.Next()));
-  }
-}
-
-TYPED_TEST(MxuTest, HeavyBackPressure) {
-  tb::Rng rng(test::TestSeed());
-  const auto cfg = TypeParam::Config();
-  const gemm::Shape s{cfg.rows + 3, 2 * cfg.rows + 1, 2 * cfg.cols + 1};
-  this->RunRandom(rng, s, tb::GemmData::kSpecials, true, tb::Stimulus::Random(0.6, rng.Next()));
-}
-
-TYPED_TEST(MxuTest, PrimeAndUnitShapes) {
-  tb::Rng rng(test::TestSeed());
-  for (const gemm::Shape s : {gemm::Shape{1, 1, 1}, gemm::Shape{1, 13, 1}, gemm::Shape{13, 1, 17},
-                              gemm::Shape{1, 31, 29}, gemm::Shape{17, 19, 23}}) {
-    this->RunRandom(rng, s, tb::GemmData::kSpecials, false, {});
-  }
-}
-
-TYPED_TEST(MxuTest, AccumulateAcrossCalls) {
-  // Three calls onto the same accumulators: overwrite, then accumulate twice (no reload).
-  tb::Rng rng(test::TestSeed());
-  const auto cfg = TypeParam::Config();
-  // The whole result must fit one accumulator block (half the depth) to stay in place.
-  const gemm::Shape s1{std::min(cfg.rows + 1, cfg.acc_depth / 4), 2 * cfg.rows + 3, cfg.cols + 2};
-  std::vector<uint32_t> expect;
-  for (int call = 0; call < 3; ++call) {
-    const gemm::Shape s{s1.m, s1.k + call, s1.n};
-    const auto g = tb::RandomGemm(rng, s, tb::GemmData::kModerate, false);
-    const auto init = call == 0 ? tb::Init::kOverwrite : tb::Init::kAccumulate;
-    expect =
-        gemm::Gemm(s, g.a, g.b, call == 0 ? std::vector<uint32_t>{} : expect, num::Mode::kIeee);
-    const auto plan = tb::PlanGemm(s, cfg, init);
-    const auto r = this->runner_.Run(plan, g.a, g.b, {}, num::Mode::kIeee);
-    this->ExpectBits(s, expect, r.c, fmt::format("call {}", call));
-  }
-}
-
-TYPED_TEST(MxuTest, WeightReuseAcrossBlocks) {
-  // One weight tile and more rows than one accumulator block: later blocks reuse the weights.
-  tb::Rng rng(test::TestSeed());
-  const auto cfg = TypeParam::Config();
-  const gemm::Shape s{cfg.acc_depth + 7, cfg.rows - 1 > 0 ? cfg.rows - 1 : 1, cfg.cols};
-  const auto plan = tb::PlanGemm(s, cfg);
-  ASSERT_GT(plan.blocks.size(), 1u);
-  int reuse = 0;
-  for (const auto& b : plan.blocks) {
-    for (const auto& op : b.ops) reuse += !op.load_w;
-  }
-  EXPECT_GT(reuse, 0);
-  this->RunRandom(rng, s, tb::GemmData::kModerate, false, {});
-}
-
-TYPED_TEST(MxuTest, AccumulatorHazardStallsAndStaysExact) {
-  // M·⌈N/C⌉ = 1 < R·P + 1: every K-tile waits for the previous one's partial sums.
-  tb::Rng rng(test::TestSeed());
-  const auto cfg = TypeParam::Config();
-  const gemm::Shape s{1, 3 * cfg.rows, cfg.cols};
-  const auto r = this->RunRandom(rng, s, tb::GemmData::kModerate, false, {});
-  EXPECT_GT(r.perf.hazard, 0u);
-}
-
-TYPED_TEST(MxuTest, PerformanceCountersAddUp) {
-  tb::Rng rng(test::TestSeed());
-  const auto cfg = TypeParam::Config();
-  // M = R (a new weight tile every R cycles: no bubble allowed) and a longer M.
-  for (const int m : {cfg.rows, 2 * cfg.rows + 5}) {
-    const gemm::Shape s{std::min(m, cfg.acc_depth / 4), 3 * cfg.rows, 2 * cfg.cols};
-    SCOPED_TRACE(tb::ShapeName(s));
-    const auto r = this->RunRandom(rng, s, tb::GemmData::kModerate, false, {});
-    const auto& p = r.perf;
-    EXPECT_EQ(p.macs, uint64_t(s.m) * s.k * s.n);
-    EXPECT_EQ(p.cycles, p.busy + p.wstall + p.starve + p.hazard + p.drain);
-    const auto plan = tb::PlanGemm(s, cfg);
-    uint64_t rows = 0;
-    for (const auto& b : plan.blocks) {
-      for (const auto& op : b.ops) rows += op.rows;
-    }
-    EXPECT_EQ(p.busy, rows);
-    // One block, operands always valid: the only idle cycles are the first weight load, the
-    // folds shorter than R, the drain (together the fully pipelined limit, plus 3 cycles of
-    // latency) and accumulator hazards, which exist only when M·⌈N/C⌉ < R·P + 2.
-    ASSERT_EQ(plan.blocks.size(), 1u);
-    EXPECT_EQ(p.starve, 0u);
-    const int n_tiles = (s.n + cfg.cols - 1) / cfg.cols;
-    if (s.m * n_tiles >= cfg.rows * cfg.pipe + 2) {
-      EXPECT_EQ(p.hazard, 0u);
-    } else {
-      EXPECT_GT(p.hazard, 0u);
-    }
-    EXPECT_LE(p.cycles, test::PipelinedLimit(s, cfg) + p.hazard + 3)
-        << fmt::format("busy {} wstall {} hazard {} drain {}", p.busy, p.wstall, p.hazard, p.drain);
-  }
-}
-
-TYPED_TEST(MxuTest, IllegalCommandsAreFlaggedAndDropped) {
-  this->ExpectCommandError({1, 0, 1, 0, false, true}, 1u << 2, "kv = 0");
-  this->ExpectCommandError({1, TypeParam::Config().rows + 1, 1, 0, false, true}, 1u << 2,
-                           "kv > Rows");
-  this->ExpectCommandError({1, 1, 0, 0, false, true}, 1u << 3, "nv = 0");
-  this->ExpectCommandError({0, 1, 1, 0, false, true}, 1u << 0, "rows = 0");
-  this->ExpectCommandError({2, 1, 1, TypeParam::Config().acc_depth - 1, false, true}, 1u << 1,
-                           "addr + rows beyond the accumulators");
-  this->ExpectCommandError({1, 1, 1, 0, false, false}, 1u << 4, "no weights loaded yet");
-}
-
 }  // namespace
+
+namespace test {
+using SmallConfigs = ::testing::Types<Mxu4x4, Mxu8x16, Mxu16x4P3>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Small, MxuTest, SmallConfigs);
+}  // namespace test
 }  // namespace tpu
 
 namespace tpu {

@@ -25,7 +25,8 @@ module tpu_mxu #(
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
-  input  logic                 ftz_i,         // numerics mode: 1 FTZ, 0 IEEE (static per run)
+  input  logic                 ftz_i,         // numerics mode: 1 FTZ, 0 IEEE (registered: set it
+                                              // a cycle before the first command, keep it)
   // Tile operations
   input  logic                 cmd_valid_i,
   output logic                 cmd_ready_o,
@@ -65,6 +66,14 @@ module tpu_mxu #(
   output logic [63:0]          perf_hazard_o,
   output logic [63:0]          perf_drain_o
 );
+
+  // The mode is registered: the MACs then depend on flip-flops only, so a simulator evaluates them
+  // once per clock edge rather than again whenever an input of the unit changes.
+  logic ftz_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ftz_q <= 1'b0;
+    else         ftz_q <= ftz_i;
+  end
 
   logic                 arr_w_valid, arr_w_bank, arr_a_valid, arr_a_tag;
   logic [RowW-1:0]      arr_w_row;
@@ -134,7 +143,7 @@ module tpu_mxu #(
   ) u_array (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
-    .ftz_i       (ftz_i),
+    .ftz_i       (ftz_q),
     .act_valid_i (arr_a_valid),
     .act_tag_i   (arr_a_tag),
     .act_i       (arr_a),

@@ -17,13 +17,14 @@ module tpu_pe #(
   parameter int unsigned PipeRegs   = 1,   // MAC latency P, 1..3
   parameter int unsigned ModeSel    = tpu_pkg::ModeRuntime,
   parameter int unsigned RowW       = 4,   // width of a weight write's row index
-  parameter int unsigned RowIdx     = 0,   // this PE's row
   localparam int unsigned InW       = 1 + ExpBits + InManBits,
   localparam int unsigned AccW      = 1 + ExpBits + AccManBits
 ) (
   input  logic            clk_i,
   input  logic            rst_ni,
   input  logic            ftz_i,
+  input  logic [RowW-1:0] row_i,   // this PE's row (a constant; a port, not a parameter, so that
+                                   // every PE of an array is the same module)
   // Activation, from the west neighbour (or the row skew) and on to the east
   input  logic            act_valid_i,
   input  logic            act_tag_i,
@@ -57,7 +58,7 @@ module tpu_pe #(
   logic [InW-1:0] w0_q, w1_q;
   logic           w_hit;
 
-  assign w_hit = w_valid_i && (w_row_i == RowW'(RowIdx));
+  assign w_hit = w_valid_i && (w_row_i == row_i);
 
   always_ff @(posedge clk_i) begin
     if (w_hit && !w_bank_i) w0_q <= w_i;
@@ -76,11 +77,17 @@ module tpu_pe #(
   // ---------------------------------------------------------------------------------------------
   // MAC and the activation register
   // ---------------------------------------------------------------------------------------------
+  // The MAC's own registers take P-1 of the P cycles; the last is a register on its fp32 result,
+  // so the partial sum moves between PEs as 32 bits (and a simulator evaluates each MAC as one
+  // combinational block when P = 1).
+  logic            mac_valid;
+  logic [AccW-1:0] mac_res;
+
   tpu_mac #(
     .ExpBits   (ExpBits),
     .InManBits (InManBits),
     .AccManBits(AccManBits),
-    .PipeRegs  (PipeRegs),
+    .PipeRegs  (PipeRegs - 1),
     .ModeSel   (ModeSel)
   ) u_mac (
     .clk_i      (clk_i),
@@ -90,8 +97,17 @@ module tpu_pe #(
     .a_i        (act_i),
     .b_i        (act_tag_i ? w1_q : w0_q),
     .c_i        (psum_i),
-    .out_valid_o(psum_valid_o),
-    .res_o      (psum_o)
+    .out_valid_o(mac_valid),
+    .res_o      (mac_res)
+  );
+
+  tpu_pipe_reg #(.Width(AccW), .Enable(1'b1)) u_psum (
+    .clk_i  (clk_i),
+    .rst_ni (rst_ni),
+    .valid_i(mac_valid),
+    .data_i (mac_res),
+    .valid_o(psum_valid_o),
+    .data_o (psum_o)
   );
 
   tpu_pipe_reg #(.Width(1 + InW), .Enable(1'b1)) u_act (
@@ -113,7 +129,7 @@ module tpu_pe #(
     if (rst_ni) begin
       assert (act_valid_i == psum_valid_i)
         else $error("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
-                    RowIdx, act_valid_i, psum_valid_i);
+                    row_i, act_valid_i, psum_valid_i);
     end
   end
 `endif

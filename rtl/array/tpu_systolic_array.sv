@@ -97,12 +97,12 @@ module tpu_systolic_array #(
         .AccManBits(AccManBits),
         .PipeRegs  (PipeRegs),
         .ModeSel   (ModeSel),
-        .RowW      (RowW),
-        .RowIdx    (r)
+        .RowW      (RowW)
       ) u_pe (
         .clk_i       (clk_i),
         .rst_ni      (rst_ni),
         .ftz_i       (ftz_i),
+        .row_i       (RowW'(r)),
         .act_valid_i (h_valid[H]),
         .act_tag_i   (h_tag[H]),
         .act_i       (h_act[H*InW +: InW]),
