@@ -30,7 +30,11 @@ build: configure ## build models, Verilated RTL, tests and programs
 	  | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking|Verilating)|^Consolidate|^Scanning'; \
 	  exit $${PIPESTATUS[0]}
 
-run: build ## the main job: the MAC on the default configuration against the golden model
+run: build ## the main job: a GEMM on the default 16×16 matrix unit, and the MAC, vs the golden model
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_gemm -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@$(BUILD)/sim/tpu_gemm $(if $(SEED),--seed $(SEED)) $(RUN_ARGS)
+	@echo
 	@$(BUILD)/sim/tpu_mac $(if $(SEED),--seed $(SEED))
 
 test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest

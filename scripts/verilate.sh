@@ -30,6 +30,9 @@ command -v ccache >/dev/null 2>&1 && objcache=(-MAKEFLAGS "OBJCACHE=ccache")
 # of 71 s at -O3, simulates 6% slower).
 t0=$(date +%s.%N)
 cd "$root"
+# Called from CMake's make, the inherited jobserver flags would force Verilator's own make to
+# -j1 ("jobserver unavailable"): give it a clean slate so that its -j 2 holds.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 verilator --cc --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
   --prefix "V$name" --top-module "$top" -Mdir "$out" \
