@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # `make mutants`: injects each fault of scripts/mutants.txt into a copy of the RTL, rebuilds the
-# MAC and converter models there, and runs the fast-tier RTL suites on it. Every mutant must be
-# killed (a test fails); a survivor means the tests have a hole. Takes about a minute a mutant.
+# models there, and runs the fast-tier RTL suites on it: the MAC and converter suites for faults
+# in rtl/numerics, the matrix-unit suite for faults in rtl/array. Every mutant must be killed (a
+# test fails); a survivor means the tests have a hole. About a minute (MAC) or two (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,14 +28,18 @@ for i in "${!specs[@]}"; do
   fi
   FROM="$from" TO="$to" perl -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$src/$file"
   log="$work/mutant_$n.log"
+  if [[ $file == rtl/array/* ]]; then suites=(mxu_test); else suites=(mac_rtl_test cvt_rtl_test); fi
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
-         cmake --build "$work/build" -j 2 --target mac_rtl_test cvt_rtl_test; } > "$log" 2>&1; then
+         cmake --build "$work/build" -j 2 --target "${suites[@]}"; } > "$log" 2>&1; then
     printf '%-3s %-8s %s (does not build: %s)\n' "$n" KILLED "$what" "$log"
     killed=$((killed + 1))
     continue
   fi
-  if "$work/build/tests/mac_rtl_test" --gtest_brief=1 >> "$log" 2>&1 &&
-     "$work/build/tests/cvt_rtl_test" --gtest_brief=1 >> "$log" 2>&1; then
+  survived_all=1
+  for t in "${suites[@]}"; do
+    "$work/build/tests/$t" --gtest_brief=1 >> "$log" 2>&1 || survived_all=0
+  done
+  if [ "$survived_all" = 1 ]; then
     printf '%-3s %-8s %s\n' "$n" SURVIVED "$what"
     survived=$((survived + 1))
   else

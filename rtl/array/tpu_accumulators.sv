@@ -135,12 +135,27 @@ module tpu_accumulators #(
   assign busy_o = (wr_v >> 1) != '0;
 
 `ifndef SYNTHESIS
-  // Every result leaving the array meets its write slot (and nothing else arrives).
-  always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
+  // Every result leaving the array meets its write slot (and nothing else arrives); a load beat
+  // that waits for ready holds still (conventions rule 2).
+  logic                 ld_wait_q;
+  logic [AddrW-1:0]     ld_addr_q;
+  logic [Cols*AccW-1:0] ld_data_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ld_wait_q <= 1'b0;
+    end else begin
       assert (bot_valid_i == wr_v)
         else $error("tpu_accumulators: results %b arrive but write slots are %b", bot_valid_i, wr_v);
+      if (ld_wait_q) begin
+        assert (ld_valid_i && ld_addr_i == ld_addr_q && ld_data_i == ld_data_q)
+          else $error("tpu_accumulators: load beat dropped or changed while waiting for ready");
+      end
+      ld_wait_q <= ld_valid_i && !ld_ready_o;
     end
+  end
+  always_ff @(posedge clk_i) begin
+    ld_addr_q <= ld_addr_i;
+    ld_data_q <= ld_data_i;
   end
 `endif
 

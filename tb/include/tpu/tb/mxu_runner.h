@@ -180,8 +180,7 @@ class MxuRunner {
       }
       m.a_valid_i = 1;
     }
-    m.ld_valid_i = 0;
-    if (p_->init == Init::kPreload && ld_blk_ < p_->blocks.size() &&
+    if (!m.ld_valid_i && p_->init == Init::kPreload && ld_blk_ < p_->blocks.size() &&
         HalfFree(static_cast<int>(ld_blk_)) && !Gap(st_.ld_gap)) {
       const Block& blk = p_->blocks[ld_blk_];
       const int nt = ld_row_ / blk.rows, mm = blk.m0 + ld_row_ % blk.rows;
