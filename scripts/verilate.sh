@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 top=$2 out=$3
 shift 3
-trace=() sources=(-f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
+trace=() sources=("$root/rtl/lint_waivers.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
 while [ $# -gt 0 ]; do
   case $1 in
     --trace) trace=(--trace-fst --trace-structs) ;;

@@ -13,9 +13,11 @@ module tpu_delay #(
   output logic [Width-1:0] data_o
 );
 
-  // Stage s holds the input delayed by s cycles; stage 0 is the input itself.
-  logic [Depth:0]           valid_s;
-  logic [(Depth+1)*Width-1:0] data_s;
+  // Stage s holds the input delayed by s cycles; stage 0 is the input itself. (split_var: each
+  // stage reads the one before it in the same vector, which Verilator would otherwise treat as
+  // a combinational loop when its DFG pass does not untangle it.)
+  logic [Depth:0]             valid_s /* verilator split_var */;
+  logic [(Depth+1)*Width-1:0] data_s  /* verilator split_var */;
 
   assign valid_s[0]         = valid_i;
   assign data_s[Width-1:0] = data_i;
