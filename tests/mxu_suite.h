@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mxu_test_support.h"
@@ -153,20 +156,108 @@ TYPED_TEST_P(MxuTest, PerformanceCountersAddUp) {
 }
 
 TYPED_TEST_P(MxuTest, IllegalCommandsAreFlaggedAndDropped) {
+  const auto cfg = TypeParam::Config();
   this->ExpectCommandError({1, 0, 1, 0, false, true}, 1u << 2, "kv = 0");
-  this->ExpectCommandError({1, TypeParam::Config().rows + 1, 1, 0, false, true}, 1u << 2,
-                           "kv > Rows");
+  // kv = Rows + 1 only fits the kv field when Rows + 1 is not a power of two (the field is
+  // ⌈log2(Rows + 1)⌉ bits); likewise nv.
+  const auto fits = [](int v) { return (v & (v - 1)) != 0; };
+  if (fits(cfg.rows + 1)) {
+    this->ExpectCommandError({1, cfg.rows + 1, 1, 0, false, true}, 1u << 2, "kv > Rows");
+  }
   this->ExpectCommandError({1, 1, 0, 0, false, true}, 1u << 3, "nv = 0");
+  if (fits(cfg.cols + 1)) {
+    this->ExpectCommandError({1, 1, cfg.cols + 1, 0, false, true}, 1u << 3, "nv > Cols");
+  }
   this->ExpectCommandError({0, 1, 1, 0, false, true}, 1u << 0, "rows = 0");
-  this->ExpectCommandError({2, 1, 1, TypeParam::Config().acc_depth - 1, false, true}, 1u << 1,
+  this->ExpectCommandError({2, 1, 1, cfg.acc_depth - 1, false, true}, 1u << 1,
                            "addr + rows beyond the accumulators");
+  // rows as large as the field allows: addr + rows must not wrap around to a legal value.
+  this->ExpectCommandError({cfg.acc_depth + 1, 1, 1, cfg.acc_depth - 1, false, true}, 1u << 1,
+                           "addr + rows wrapping");
   this->ExpectCommandError({1, 1, 1, 0, false, false}, 1u << 4, "no weights loaded yet");
+}
+
+TYPED_TEST_P(MxuTest, ErrorsDuringWorkLeaveTheWeightsAlone) {
+  // A tile is loaded and used; then an illegal load command (dropped, so the loaded bank stays
+  // current) and a reuse command with another kv (dropped, error bit 5); then a legal reuse of
+  // the loaded tile must give the right results on top of the first call's.
+  tb::Rng rng(TestSeed());
+  const auto cfg = TypeParam::Config();
+  const gemm::Shape s{std::min(3, cfg.acc_depth / 2), cfg.rows, cfg.cols};
+  const auto g1 = tb::RandomGemm(rng, s, tb::GemmData::kModerate, false);
+  const auto first = gemm::Gemm(s, g1.a, g1.b, {}, num::Mode::kIeee);
+  const auto p1 = tb::PlanGemm(s, cfg);
+  ASSERT_EQ(p1.NumOps(), 1u);
+  ExpectBitsEqual(s, first, this->runner_.Run(p1, g1.a, g1.b, {}, num::Mode::kIeee).c, "call 1");
+  EXPECT_TRUE(this->SendRawCommand({1, 0, cfg.cols, 0, false, true}));
+  EXPECT_EQ(static_cast<unsigned>(this->sim_.dut().err_o), 1u << 2);
+  if (cfg.rows > 1) {
+    EXPECT_TRUE(this->SendRawCommand({1, cfg.rows - 1, cfg.cols, 0, true, false}));
+    EXPECT_EQ(static_cast<unsigned>(this->sim_.dut().err_o), (1u << 2) | (1u << 5));
+  }
+  // The error bits stay set (only reset clears them, and reset would also forget the weights),
+  // so the runner reports them at the end; the results are read back through the store port.
+  auto a2 = tb::RandomGemm(rng, s, tb::GemmData::kModerate, false).a;
+  auto p2 = tb::PlanGemm(s, cfg, tb::Init::kAccumulate);
+  p2.blocks[0].ops[0].load_w = false;
+  const auto second = gemm::Gemm(s, a2, g1.b, first, num::Mode::kIeee);
+  try {
+    this->runner_.Run(p2, a2, g1.b, {}, num::Mode::kIeee);
+    ADD_FAILURE() << "the runner must report the sticky error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("error code"), std::string::npos) << e.what();
+  }
+  std::vector<uint32_t> got(size_t(s.m) * s.n);
+  const int base = p2.blocks[0].base;
+  for (int m = 0; m < s.m; ++m) {
+    const auto row = this->StoreRow(base + m);
+    for (int n = 0; n < s.n; ++n) got[size_t(m) * s.n + n] = row[n];
+  }
+  ExpectBitsEqual(s, second, got, "reuse after dropped commands");
+}
+
+TYPED_TEST_P(MxuTest, ColumnsBeyondNvAreNotWritten) {
+  // Preload every column with a sentinel, run one accumulate operation with nv = Cols - 1 (the
+  // weight stream carries NaN in the last column): the last column must keep its sentinel.
+  const auto cfg = TypeParam::Config();
+  if (cfg.cols < 2) GTEST_SKIP() << "needs at least two columns";
+  tb::Rng rng(TestSeed());
+  const int rows = std::min(4, cfg.acc_depth), kv = std::min(cfg.rows, 2), nv = cfg.cols - 1;
+  std::vector<std::pair<int, std::vector<uint32_t>>> loads;
+  for (int m = 0; m < rows; ++m) {
+    std::vector<uint32_t> row(cfg.cols);
+    for (int c = 0; c < cfg.cols; ++c) row[c] = 0x3F800000u + uint32_t(m) * 64 + uint32_t(c);
+    loads.emplace_back(m, row);
+  }
+  const auto g = tb::RandomGemm(rng, {rows, kv, cfg.cols}, tb::GemmData::kModerate, false);
+  std::vector<std::vector<uint16_t>> w(kv, std::vector<uint16_t>(cfg.cols));
+  for (int k = 0; k < kv; ++k) {
+    for (int c = 0; c < cfg.cols; ++c) w[k][c] = c < nv ? g.b[size_t(k) * cfg.cols + c] : 0x7FC1;
+  }
+  std::vector<std::vector<uint16_t>> a(rows, std::vector<uint16_t>(cfg.rows, 0x7F80));
+  for (int m = 0; m < rows; ++m) {
+    for (int k = 0; k < kv; ++k) a[m][k] = g.a[size_t(m) * kv + k];
+  }
+  this->sim_.dut().ftz_i = 0;
+  this->DriveRaw(loads, {rows, kv, nv, 0, true, true}, w, a);
+  EXPECT_EQ(static_cast<unsigned>(this->sim_.dut().err_o), 0u);
+  for (int m = 0; m < rows; ++m) {
+    const auto got = this->StoreRow(m);
+    for (int c = 0; c < cfg.cols; ++c) {
+      uint32_t expect = loads[m].second[c];
+      if (c < nv) {
+        for (int k = 0; k < kv; ++k) expect = num::Mac(a[m][k], w[k][c], expect, num::Mode::kIeee);
+      }
+      EXPECT_EQ(got[c], expect) << "row " << m << " column " << c << (c < nv ? "" : " (beyond nv)");
+    }
+  }
 }
 
 REGISTER_TYPED_TEST_SUITE_P(MxuTest, RaggedRowsKeepNegativeZero, OverwriteStartsFromPositiveZero,
                             NegativeZeroChainThroughRaggedColumnsAndRows, RandomShapesAndData,
                             HeavyBackPressure, PrimeAndUnitShapes, AccumulateAcrossCalls,
                             WeightReuseAcrossBlocks, AccumulatorHazardStallsAndStaysExact,
-                            PerformanceCountersAddUp, IllegalCommandsAreFlaggedAndDropped);
+                            PerformanceCountersAddUp, IllegalCommandsAreFlaggedAndDropped,
+                            ErrorsDuringWorkLeaveTheWeightsAlone, ColumnsBeyondNvAreNotWritten);
 
 }  // namespace tpu::test

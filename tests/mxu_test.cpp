@@ -3,7 +3,7 @@
 // directed zero-sign cases, random shapes and data (special values included) with random gaps
 // on every port, accumulation across calls, weight reuse, accumulator hazards, illegal
 // commands, the performance counters, and the invariance of results across array shapes.
-// Fast tier: 4×4, 8×16 and 16×4 (P = 3) arrays with shallow accumulators.
+// Fast tier: 4×4, 8×16, 16×4 (P = 3), 1×2 and 3×5 (P = 2) arrays with shallow accumulators.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "Vmxu_16x4_p3.h"
+#include "Vmxu_1x2.h"
+#include "Vmxu_3x5_p2.h"
 #include "Vmxu_4x4.h"
 #include "Vmxu_8x16.h"
 #include "mxu_suite.h"
@@ -28,6 +30,17 @@ struct Mxu8x16 {
   static constexpr const char* kName = "mxu_8x16";
   static tb::ArrayConfig Config() { return {8, 16, 1, 128}; }
 };
+// Odd sizes: a single row (1-bit row and kv fields, no row skew), and nothing a power of two.
+struct Mxu1x2 {
+  using Model = Vmxu_1x2;
+  static constexpr const char* kName = "mxu_1x2";
+  static tb::ArrayConfig Config() { return {1, 2, 1, 10}; }
+};
+struct Mxu3x5P2 {
+  using Model = Vmxu_3x5_p2;
+  static constexpr const char* kName = "mxu_3x5_p2";
+  static tb::ArrayConfig Config() { return {3, 5, 2, 24}; }
+};
 struct Mxu16x4P3 {
   using Model = Vmxu_16x4_p3;
   static constexpr const char* kName = "mxu_16x4_p3";
@@ -37,7 +50,7 @@ struct Mxu16x4P3 {
 }  // namespace
 
 namespace test {
-using SmallConfigs = ::testing::Types<Mxu4x4, Mxu8x16, Mxu16x4P3>;
+using SmallConfigs = ::testing::Types<Mxu4x4, Mxu8x16, Mxu16x4P3, Mxu1x2, Mxu3x5P2>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Small, MxuTest, SmallConfigs);
 }  // namespace test
 }  // namespace tpu

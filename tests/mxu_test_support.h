@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_support.h"
@@ -89,10 +90,10 @@ class MxuFixture : public ::testing::Test {
     ExpectBitsEqual(s, expect, got, what);
   }
 
-  // Sends one command after a reset and expects it to be dropped with error bits `code`.
-  void ExpectCommandError(const RawCmd& c, unsigned code, const char* what) {
-    SCOPED_TRACE(what);
-    sim_.Reset();
+  // Offers one command for a cycle and returns whether it was taken. With `offer_weight`, a
+  // weight beat is offered too, which a dropped command must not take; that beat is then left
+  // waiting (valid must not drop before ready), so the caller resets afterwards.
+  bool SendRawCommand(const RawCmd& c, bool offer_weight = false) {
     Model& m = sim_.dut();
     m.cmd_valid_i = 1;
     m.cmd_rows_i = c.rows;
@@ -101,20 +102,98 @@ class MxuFixture : public ::testing::Test {
     m.cmd_addr_i = c.addr;
     m.cmd_acc_i = c.acc;
     m.cmd_load_w_i = c.load_w;
-    m.w_valid_i = m.a_valid_i = m.ld_valid_i = m.st_valid_i = 0;
+    m.w_valid_i = offer_weight;
+    m.a_valid_i = m.ld_valid_i = m.st_valid_i = 0;
     sim_.FallingEdge();
-    EXPECT_TRUE(m.cmd_ready_o) << "an illegal command must be consumed, not left hanging";
+    const bool taken = m.cmd_ready_o;
     sim_.RisingEdge();
     m.cmd_valid_i = 0;
     for (int i = 0; i < 4; ++i) {
       sim_.FallingEdge();
+      EXPECT_FALSE(m.w_ready_o) << "a dropped command must not take weight beats";
       sim_.RisingEdge();
       EXPECT_FALSE(m.done_o);
     }
+    return taken;
+  }
+
+  // Sends one command after a reset and expects it to be dropped with error bits `code`.
+  void ExpectCommandError(const RawCmd& c, unsigned code, const char* what) {
+    SCOPED_TRACE(what);
+    sim_.Reset();
+    Model& m = sim_.dut();
+    EXPECT_TRUE(SendRawCommand(c, true)) << "an illegal command must be consumed, not left hanging";
     EXPECT_EQ(static_cast<unsigned>(m.err_o), code);
     EXPECT_TRUE(m.idle_o) << "the dropped command must not start";
+    m.w_valid_i = 0;
     sim_.Reset();
     EXPECT_EQ(static_cast<unsigned>(m.err_o), 0u) << "reset clears the error";
+  }
+
+  // Drives raw beats on the load, command, weight and activation ports until every one was
+  // taken, then waits for the done pulse (for the directed tests that need exact port control).
+  void DriveRaw(const std::vector<std::pair<int, std::vector<uint32_t>>>& loads, const RawCmd& c,
+                const std::vector<std::vector<uint16_t>>& w,
+                const std::vector<std::vector<uint16_t>>& a) {
+    Model& m = sim_.dut();
+    const auto cfg = Cfg::Config();
+    for (const auto& [addr, row] : loads) {
+      m.ld_valid_i = 1;
+      m.ld_addr_i = addr;
+      for (int col = 0; col < cfg.cols; ++col) tb::SetLane(m.ld_data_i, col * 32, 32, row[col]);
+      bool taken = false;
+      while (!taken) {
+        sim_.FallingEdge();
+        taken = m.ld_ready_o;
+        sim_.RisingEdge();
+      }
+      m.ld_valid_i = 0;
+    }
+    m.cmd_valid_i = 1;
+    m.cmd_rows_i = c.rows;
+    m.cmd_kv_i = c.kv;
+    m.cmd_nv_i = c.nv;
+    m.cmd_addr_i = c.addr;
+    m.cmd_acc_i = c.acc;
+    m.cmd_load_w_i = c.load_w;
+    size_t wi = 0, ai = 0;
+    bool done = false;
+    for (int cyc = 0; cyc < 10000 && !done; ++cyc) {
+      m.w_valid_i = wi < w.size();
+      if (wi < w.size()) {
+        for (int col = 0; col < cfg.cols; ++col) tb::SetLane(m.w_data_i, col * 16, 16, w[wi][col]);
+      }
+      m.a_valid_i = ai < a.size();
+      if (ai < a.size()) {
+        for (int r = 0; r < cfg.rows; ++r) tb::SetLane(m.a_data_i, r * 16, 16, a[ai][r]);
+      }
+      sim_.FallingEdge();
+      const bool fc = m.cmd_valid_i && m.cmd_ready_o, fw = m.w_valid_i && m.w_ready_o;
+      const bool fa = m.a_valid_i && m.a_ready_o;
+      sim_.RisingEdge();
+      if (fc) m.cmd_valid_i = 0;
+      wi += fw;
+      ai += fa;
+      done = m.done_o;
+    }
+    m.w_valid_i = m.a_valid_i = 0;
+    ASSERT_TRUE(done) << "no done pulse";
+  }
+
+  // Reads accumulator row `addr` through the store port.
+  std::vector<uint32_t> StoreRow(int addr) {
+    Model& m = sim_.dut();
+    m.st_valid_i = 1;
+    m.st_addr_i = addr;
+    sim_.FallingEdge();
+    sim_.RisingEdge();
+    m.st_valid_i = 0;
+    EXPECT_TRUE(m.st_valid_o);
+    std::vector<uint32_t> row(Cfg::Config().cols);
+    for (int col = 0; col < Cfg::Config().cols; ++col) {
+      row[col] = tb::GetLane(m.st_data_o, col * 32, 32);
+    }
+    return row;
   }
 
   tb::SimCtrl<Model> sim_;

@@ -8,7 +8,8 @@
 //
 // Error codes (err_o, sticky until reset; the offending command is dropped, its data beats are
 // not consumed): bit 0 rows = 0; bit 1 addr + rows beyond AccDepth; bit 2 kv not in 1..Rows;
-// bit 3 nv not in 1..Cols; bit 4 a command without weights before any weight tile was loaded.
+// bit 3 nv not in 1..Cols; bit 4 a command without weights before any weight tile was loaded;
+// bit 5 a command reusing the loaded weights with another kv or nv than they were loaded with.
 module tpu_mxu #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -55,7 +56,7 @@ module tpu_mxu #(
   // Status
   output logic                 done_o,
   output logic                 idle_o,
-  output logic [4:0]           err_o,
+  output logic [5:0]           err_o,
   // Performance counters (see tpu_mxu_ctrl)
   input  logic                 perf_clear_i,
   output logic [63:0]          perf_cycles_o,

@@ -40,7 +40,7 @@ module tpu_mxu_ctrl #(
   localparam int unsigned KvW     = $clog2(Rows + 1),
   localparam int unsigned NvW     = $clog2(Cols + 1),
   localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1,
-  localparam int unsigned ErrW    = 5
+  localparam int unsigned ErrW    = 6
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -138,21 +138,41 @@ module tpu_mxu_ctrl #(
                   || ((q_cnt_q == 2'd2) && (q1_q[0] == ld_bank_q));
 
   // Error codes (bit mask): 0 rows = 0, 1 addr + rows beyond the accumulators,
-  // 2 kv not in 1..Rows, 3 nv not in 1..Cols, 4 no weights loaded yet.
+  // 2 kv not in 1..Rows, 3 nv not in 1..Cols, 4 no weights loaded yet, 5 a command reusing the
+  // loaded weights with a kv or nv other than theirs (the masking of ragged rows and columns
+  // happens when a tile is loaded: a different kv would multiply -0 by real weights).
+  logic [KvW-1:0] cur_kv_q;
+  logic [NvW-1:0] cur_nv_q;
+  // kv > Rows (nv > Cols) is only possible when the field can hold more than Rows (Cols).
+  logic kv_big, nv_big;
+  if ((2 ** KvW) - 1 > Rows) begin : gen_kv_big
+    assign kv_big = 32'(cmd_kv_i) > Rows;
+  end else begin : gen_kv_fits
+    assign kv_big = 1'b0;
+  end
+  if ((2 ** NvW) - 1 > Cols) begin : gen_nv_big
+    assign nv_big = 32'(cmd_nv_i) > Cols;
+  end else begin : gen_nv_fits
+    assign nv_big = 1'b0;
+  end
   always_comb begin
     cmd_err    = '0;
     cmd_err[0] = (cmd_rows_i == '0);
-    cmd_err[1] = ({1'b0, cmd_addr_i} + (AddrW+1)'(cmd_rows_i)) > (AddrW+1)'(AccDepth);
-    cmd_err[2] = (cmd_kv_i == '0) || (32'(cmd_kv_i) > Rows);
-    cmd_err[3] = (cmd_nv_i == '0) || (32'(cmd_nv_i) > Cols);
+    // In 32 bits: addr + rows must not wrap (rows may be as wide as AccDepth itself).
+    cmd_err[1] = (32'(cmd_addr_i) + 32'(cmd_rows_i)) > AccDepth;
+    cmd_err[2] = (cmd_kv_i == '0) || kv_big;
+    cmd_err[3] = (cmd_nv_i == '0) || nv_big;
     cmd_err[4] = !cmd_load_w_i && !have_w_q;
+    cmd_err[5] = !cmd_load_w_i && have_w_q && ((cmd_kv_i != cur_kv_q) || (cmd_nv_i != cur_nv_q));
   end
 
   logic ld_need_beat, ld_last_row, ld_inject, q_space;
   assign ld_need_beat = 32'(ld_row_q) < 32'(ld_kv_q);
   assign ld_last_row  = ld_row_q == RowW'(Rows - 1);
-  // Space for a push: fewer than 2 queued, or the head leaves this cycle.
-  assign q_space      = (q_cnt_q != 2'd2) || q_pop;
+  // Space for a push: fewer than 2 queued. (Not "or the head leaves this cycle": that would make
+  // the command and weight readies depend on the activation valid. A load never waits for it,
+  // since a full queue holds the bank the loader wants; only a reuse command may, for a cycle.)
+  assign q_space      = (q_cnt_q != 2'd2);
   assign ld_inject    = ld_busy_q && ld_load_q && !bank_busy
                      && (!ld_need_beat || w_valid_i) && (!ld_last_row || q_space);
 
@@ -201,12 +221,18 @@ module tpu_mxu_ctrl #(
       ld_row_q   <= '0;
       cur_bank_q <= 1'b0;
       have_w_q   <= 1'b0;
+      cur_kv_q   <= '0;
+      cur_nv_q   <= '0;
       err_q      <= '0;
     end else begin
       ld_busy_q  <= ld_busy_d;
       ld_row_q   <= ld_row_d;
       cur_bank_q <= cur_bank_d;
       have_w_q   <= have_w_d;
+      if (cmd_take && cmd_load_w_i) begin
+        cur_kv_q <= cmd_kv_i;
+        cur_nv_q <= cmd_nv_i;
+      end
       err_q      <= err_d;
     end
   end
@@ -223,19 +249,24 @@ module tpu_mxu_ctrl #(
     end
   end
 
-  logic arr_w_valid_q;
+  logic                arr_w_valid_q, arr_w_bank_q;
+  logic [RowW-1:0]     arr_w_row_q;
+  logic [Cols*InW-1:0] arr_w_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) arr_w_valid_q <= 1'b0;
     else         arr_w_valid_q <= ld_inject;
   end
   always_ff @(posedge clk_i) begin
     if (ld_inject) begin
-      arr_w_bank_o <= ld_bank_q;
-      arr_w_row_o  <= ld_row_q;
-      arr_w_o      <= w_masked;
+      arr_w_bank_q <= ld_bank_q;
+      arr_w_row_q  <= ld_row_q;
+      arr_w_q      <= w_masked;
     end
   end
   assign arr_w_valid_o = arr_w_valid_q;
+  assign arr_w_bank_o  = arr_w_bank_q;
+  assign arr_w_row_o   = arr_w_row_q;
+  assign arr_w_o       = arr_w_q;
 
   // ---------------------------------------------------------------------------------------------
   // Queue
@@ -301,7 +332,8 @@ module tpu_mxu_ctrl #(
     end
   end
 
-  logic arr_a_valid_q;
+  logic                arr_a_valid_q, arr_a_tag_q;
+  logic [Rows*InW-1:0] arr_a_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       is_row_q      <= '0;
@@ -315,14 +347,16 @@ module tpu_mxu_ctrl #(
   end
   always_ff @(posedge clk_i) begin
     if (issue) begin
-      arr_a_tag_o <= h_bank;
-      arr_a_o     <= a_masked;
+      arr_a_tag_q <= h_bank;
+      arr_a_q     <= a_masked;
     end
     wb_addr_q <= {wb_addr_q[(Lat-1)*AddrW-1:0], rd_addr};
     wb_nv_q   <= {wb_nv_q[(Lat-1)*NvW-1:0], h_nv};
     wb_last_q <= {wb_last_q[Lat-1:1], is_last};
   end
   assign arr_a_valid_o = arr_a_valid_q;
+  assign arr_a_tag_o   = arr_a_tag_q;
+  assign arr_a_o       = arr_a_q;
 
   assign acc_rd_valid_o = issue;
   assign acc_rd_addr_o  = rd_addr;
@@ -338,30 +372,60 @@ module tpu_mxu_ctrl #(
   // ---------------------------------------------------------------------------------------------
   // Performance counters
   // ---------------------------------------------------------------------------------------------
-  logic active;
+  logic        active;
   logic [63:0] cyc_q, busy_q, macs_q, wstall_q, starve_q, hazard_q, drain_q;
+  logic [63:0] cyc_d, busy_d, macs_d, wstall_d, starve_d, hazard_d, drain_d;
   assign active = cmd_valid_i || !idle_o;
+
+  always_comb begin
+    cyc_d    = cyc_q;
+    busy_d   = busy_q;
+    macs_d   = macs_q;
+    wstall_d = wstall_q;
+    starve_d = starve_q;
+    hazard_d = hazard_q;
+    drain_d  = drain_q;
+    if (perf_clear_i) begin
+      cyc_d    = '0;
+      busy_d   = '0;
+      macs_d   = '0;
+      wstall_d = '0;
+      starve_d = '0;
+      hazard_d = '0;
+      drain_d  = '0;
+    end else if (active) begin
+      cyc_d = cyc_q + 1'b1;
+      if (issue) begin
+        busy_d = busy_q + 1'b1;
+        macs_d = macs_q + 64'(h_kv) * 64'(h_nv);
+      end else if (q_cnt_q != 2'd0) begin
+        if (!a_valid_i) starve_d = starve_q + 1'b1;
+        else            hazard_d = hazard_q + 1'b1;
+      end else if (ld_busy_q || cmd_valid_i) begin
+        wstall_d = wstall_q + 1'b1;
+      end else begin
+        drain_d = drain_q + 1'b1;
+      end
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cyc_q <= '0; busy_q <= '0; macs_q <= '0; wstall_q <= '0;
-      starve_q <= '0; hazard_q <= '0; drain_q <= '0;
-    end else if (perf_clear_i) begin
-      cyc_q <= '0; busy_q <= '0; macs_q <= '0; wstall_q <= '0;
-      starve_q <= '0; hazard_q <= '0; drain_q <= '0;
-    end else if (active) begin
-      cyc_q <= cyc_q + 1'b1;
-      if (issue) begin
-        busy_q <= busy_q + 1'b1;
-        macs_q <= macs_q + 64'(h_kv) * 64'(h_nv);
-      end else if (q_cnt_q != 2'd0) begin
-        if (!a_valid_i) starve_q <= starve_q + 1'b1;
-        else            hazard_q <= hazard_q + 1'b1;
-      end else if (ld_busy_q || cmd_valid_i) begin
-        wstall_q <= wstall_q + 1'b1;
-      end else begin
-        drain_q <= drain_q + 1'b1;
-      end
+      cyc_q    <= '0;
+      busy_q   <= '0;
+      macs_q   <= '0;
+      wstall_q <= '0;
+      starve_q <= '0;
+      hazard_q <= '0;
+      drain_q  <= '0;
+    end else begin
+      cyc_q    <= cyc_d;
+      busy_q   <= busy_d;
+      macs_q   <= macs_d;
+      wstall_q <= wstall_d;
+      starve_q <= starve_d;
+      hazard_q <= hazard_d;
+      drain_q  <= drain_d;
     end
   end
 

@@ -130,6 +130,11 @@ module tpu_pe #(
       assert (act_valid_i == psum_valid_i)
         else $error("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
                     row_i, act_valid_i, psum_valid_i);
+      // A weight write never lands in the bank an activation reads in the same cycle: the
+      // controller only rewrites a bank no issued-but-unfinished row uses.
+      assert (!(w_hit && act_valid_i && (w_bank_i == act_tag_i)))
+        else $error("tpu_pe row %0d: weight bank %0b written while an activation reads it",
+                    row_i, w_bank_i);
     end
   end
 `endif
