@@ -60,7 +60,7 @@ bench: build ## MAC speed; matrix-unit utilization table, simulation speed, buil
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))
 
-mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~15 min)
+mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~20 min)
 	@scripts/mutate.sh
 
 waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
