@@ -15,7 +15,8 @@ help: ## list the targets
 	@echo
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
 	@echo
-	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS)"
+	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS),"
+	@echo "  RUN_ARGS=... (tpu_gemm options for make run), BENCH_ARGS=... (tpu_mxu_bench options)"
 
 deps: ## install missing Debian packages (idempotent; quick when all are present)
 	@scripts/deps.sh
