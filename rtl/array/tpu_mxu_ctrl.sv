@@ -5,15 +5,16 @@
 // Rows × Cols weight tile (kv × nv of it valid) and writes the results to accumulator rows
 // addr .. addr+rows-1, starting from +0 (cmd_acc_i = 0, overwrite) or from the stored value
 // (cmd_acc_i = 1, accumulate). With cmd_load_w_i the command first loads a new weight tile
-// (kv beats of w_data_i, rows 0..kv-1); without it, it reuses the weights loaded last.
+// (kv beats of w_data_i, rows 0..kv-1); without it, it reuses the weights loaded last, and must
+// then have the kv and nv they were loaded with (error bit 5 otherwise).
 //
 // Two engines work one command apart:
 //   loader  takes a command, writes its weight tile into the bank not in use (one row per cycle,
 //           kv rows from w_data_i and zero rows after them), then queues the command
 //   issuer  issues the queued command's rows to the array, one per cycle, tagged with its bank
 // Activations and weight writes reach every PE in issue order (tpu_systolic_array), so a bank may
-// be rewritten as soon as the last row that reads it has been issued: the loader waits only
-// while a queued command still names the bank it wants. A new tile therefore costs no cycle
+// be rewritten from the cycle after the last row that reads it has been issued: the loader waits
+// only while a queued command still names the bank it wants. A new tile therefore costs no cycle
 // when the previous tile has at least Rows rows.
 //
 // Ragged tiles follow the numerics contract: rows at or beyond kv get the activation −0 and the
