@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <string>
 #include <thread>

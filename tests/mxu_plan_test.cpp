@@ -92,6 +92,7 @@ TEST(MxuPlanTest, RefusesBadInput) {
   EXPECT_THROW(PlanGemm({100, 4, 4}, {4, 4, 1, 16}, Init::kAccumulate), std::invalid_argument);
   try {
     PlanGemm({0, 5, 5}, {}, Init::kOverwrite);
+    ADD_FAILURE() << "M = 0 accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("M=0"), std::string::npos) << e.what();
   }

@@ -94,7 +94,7 @@ TYPED_TEST_P(MxuTest, AccumulateAcrossCalls) {
         gemm::Gemm(s, g.a, g.b, call == 0 ? std::vector<uint32_t>{} : expect, num::Mode::kIeee);
     const auto plan = tb::PlanGemm(s, cfg, init);
     const auto r = this->runner_.Run(plan, g.a, g.b, {}, num::Mode::kIeee);
-    this->ExpectBits(s, expect, r.c, fmt::format("call {}", call));
+    ExpectBitsEqual(s, expect, r.c, fmt::format("call {}", call));
   }
 }
 

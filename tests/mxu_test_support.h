@@ -27,11 +27,8 @@ struct MxuCase {
   num::Mode mode = num::Mode::kIeee;
 };
 
-// A raw command for the illegal-command tests.
-struct RawCmd {
-  int rows, kv, nv, addr;
-  bool acc, load_w;
-};
+// A raw command for the directed tests: rows, kv, nv, addr, acc, load_w.
+using RawCmd = tb::TileOp;
 
 using tb::PipelinedLimit;
 
@@ -66,8 +63,9 @@ class MxuFixture : public ::testing::Test {
     const auto init = c.c0.empty() ? tb::Init::kOverwrite : tb::Init::kPreload;
     const auto plan = tb::PlanGemm(c.shape, Cfg::Config(), init);
     auto r = runner_.Run(plan, c.a, c.b, c.c0, c.mode, st);
-    ExpectBits(c.shape, gemm::Gemm(c.shape, c.a, c.b, c.c0, c.mode), r.c,
-               fmt::format("{} on {}", c.mode == num::Mode::kFtz ? "FTZ" : "IEEE", Cfg::kName));
+    ExpectBitsEqual(
+        c.shape, gemm::Gemm(c.shape, c.a, c.b, c.c0, c.mode), r.c,
+        fmt::format("{} on {}", c.mode == num::Mode::kFtz ? "FTZ" : "IEEE", Cfg::kName));
     return r;
   }
 
@@ -85,23 +83,13 @@ class MxuFixture : public ::testing::Test {
     return {rng.Range(1, max), rng.Range(1, max), rng.Range(1, max)};
   }
 
-  void ExpectBits(const gemm::Shape& s, const std::vector<uint32_t>& expect,
-                  const std::vector<uint32_t>& got, const std::string& what) {
-    ExpectBitsEqual(s, expect, got, what);
-  }
-
   // Offers one command for a cycle and returns whether it was taken. With `offer_weight`, a
   // weight beat is offered too, which a dropped command must not take; that beat is then left
   // waiting (valid must not drop before ready), so the caller resets afterwards.
   bool SendRawCommand(const RawCmd& c, bool offer_weight = false) {
     Model& m = sim_.dut();
     m.cmd_valid_i = 1;
-    m.cmd_rows_i = c.rows;
-    m.cmd_kv_i = c.kv;
-    m.cmd_nv_i = c.nv;
-    m.cmd_addr_i = c.addr;
-    m.cmd_acc_i = c.acc;
-    m.cmd_load_w_i = c.load_w;
+    tb::SetCommand(m, c);
     m.w_valid_i = offer_weight;
     m.a_valid_i = m.ld_valid_i = m.st_valid_i = 0;
     sim_.FallingEdge();
@@ -150,12 +138,7 @@ class MxuFixture : public ::testing::Test {
       m.ld_valid_i = 0;
     }
     m.cmd_valid_i = 1;
-    m.cmd_rows_i = c.rows;
-    m.cmd_kv_i = c.kv;
-    m.cmd_nv_i = c.nv;
-    m.cmd_addr_i = c.addr;
-    m.cmd_acc_i = c.acc;
-    m.cmd_load_w_i = c.load_w;
+    tb::SetCommand(m, c);
     size_t wi = 0, ai = 0;
     bool done = false;
     for (int cyc = 0; cyc < 10000 && !done; ++cyc) {

@@ -47,6 +47,17 @@ class MxuStuckError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Puts a tile operation's fields on the command port (cmd_valid_i is the caller's).
+template <class V>
+void SetCommand(V& m, const TileOp& op) {
+  m.cmd_rows_i = op.rows;
+  m.cmd_kv_i = op.kv;
+  m.cmd_nv_i = op.nv;
+  m.cmd_addr_i = op.addr;
+  m.cmd_acc_i = op.acc;
+  m.cmd_load_w_i = op.load_w;
+}
+
 template <class V>
 class MxuRunner {
  public:
@@ -151,12 +162,7 @@ class MxuRunner {
         loaded_[ops_[cmd_i_].block] && !Gap(st_.cmd_gap)) {
       const TileOp& op = *ops_[cmd_i_].op;
       m.cmd_valid_i = 1;
-      m.cmd_rows_i = op.rows;
-      m.cmd_kv_i = op.kv;
-      m.cmd_nv_i = op.nv;
-      m.cmd_addr_i = op.addr;
-      m.cmd_acc_i = op.acc;
-      m.cmd_load_w_i = op.load_w;
+      SetCommand(m, op);
     }
     if (!m.w_valid_i && w_op_ < ops_.size() && !Gap(st_.w_gap)) {
       const TileOp& op = *ops_[w_op_].op;
