@@ -16,4 +16,25 @@ package tpu_pkg;
   localparam int unsigned ModeIeee    = 1;
   localparam int unsigned ModeFtz     = 2;
 
+  // HBM2 memory-side commands (tpu_hbm_* modules). Row bus: ACT, PRE, PREA, REFab, REFpb;
+  // column bus: RD, RDA, WR, WRA. Plain constants (not an enum) so Yosys 0.23 reads them.
+  localparam int unsigned HbmRowCmdBits = 3;
+  localparam logic [2:0] HbmAct   = 3'd0;
+  localparam logic [2:0] HbmPre   = 3'd1;
+  localparam logic [2:0] HbmPreA  = 3'd2;
+  localparam logic [2:0] HbmRefAb = 3'd3;
+  localparam logic [2:0] HbmRefPb = 3'd4;
+  localparam int unsigned HbmColCmdBits = 2;
+  localparam logic [1:0] HbmRd    = 2'd0;
+  localparam logic [1:0] HbmRda   = 2'd1;
+  localparam logic [1:0] HbmWr    = 2'd2;
+  localparam logic [1:0] HbmWra   = 2'd3;
+
+  // AXI4 burst types and responses.
+  localparam logic [1:0] AxiBurstFixed = 2'b00;
+  localparam logic [1:0] AxiBurstIncr  = 2'b01;
+  localparam logic [1:0] AxiBurstWrap  = 2'b10;
+  localparam logic [1:0] AxiRespOkay   = 2'b00;
+  localparam logic [1:0] AxiRespSlvErr = 2'b10;
+
 endpackage

@@ -26,7 +26,13 @@ for line in "${configs[@]}"; do
   ys="$out/$name.ys"
   {
     echo "read_verilog -sv ${srcs[*]}"
-    for p in $params; do echo "chparam -set ${p%%=*} ${p#*=} $top"; done
+    # One chparam for all: each chparam re-elaborates, and an intermediate mix of old and new
+    # values can fail a parameter check (e.g. a queue depth below the old watermark).
+    if [ -n "$params" ]; then
+      sets=""
+      for p in $params; do sets="$sets -set ${p%%=*} ${p#*=}"; done
+      echo "chparam$sets $top"
+    fi
     echo "synth -flatten -top $top"
     echo "rename -top $name"
     echo "tee -o $out/$name.stat stat"

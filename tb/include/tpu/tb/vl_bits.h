@@ -5,6 +5,7 @@
 
 #include <verilated.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -31,6 +32,47 @@ inline uint32_t GetLane(const T& port, int lo, int width) {
   } else {
     const uint32_t word = port[lo / 32] >> (lo % 32);
     return width == 32 ? word : word & ((1u << width) - 1);
+  }
+}
+
+}  // namespace tpu::tb
+
+namespace tpu::tb {
+
+// A field of up to 64 bits anywhere in a port (it may straddle 32-bit words).
+template <class T>
+inline void SetBits(T& port, int lo, int width, uint64_t v) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t mask = (width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1)) << lo;
+    port = static_cast<T>((static_cast<uint64_t>(port) & ~mask) | ((v << lo) & mask));
+  } else {
+    while (width > 0) {
+      const int off = lo % 32, take = std::min(width, 32 - off);
+      const uint32_t mask = (take == 32 ? ~0u : ((1u << take) - 1)) << off;
+      port[lo / 32] = (port[lo / 32] & ~mask) | ((static_cast<uint32_t>(v) << off) & mask);
+      v >>= take;
+      lo += take;
+      width -= take;
+    }
+  }
+}
+
+template <class T>
+inline uint64_t GetBits(const T& port, int lo, int width) {
+  if constexpr (std::is_integral_v<T>) {
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    return (static_cast<uint64_t>(port) >> lo) & mask;
+  } else {
+    uint64_t v = 0;
+    int got = 0;
+    while (got < width) {
+      const int off = lo % 32, take = std::min(width - got, 32 - off);
+      const uint32_t w = (port[lo / 32] >> off) & (take == 32 ? ~0u : ((1u << take) - 1));
+      v |= static_cast<uint64_t>(w) << got;
+      got += take;
+      lo += take;
+    }
+    return v;
   }
 }
 

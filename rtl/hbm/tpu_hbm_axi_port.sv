@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+// AXI4 slave port of one HBM2 pseudo-channel: splits INCR bursts of 32-byte beats into 64-byte
+// block requests for tpu_hbm_pc_ctrl, maps addresses to (bank group, bank, row, block), returns
+// read data in request order (so in order per ID) from a return buffer, and answers B once every
+// block of the burst sits in the write queue (a read accepted after that sees the write).
+//
+// Anything the port does not carry gets SLVERR, never a hang: WRAP and FIXED bursts, sizes other
+// than 32 bytes (narrow transfers), start addresses not aligned to 32 bytes, bursts crossing a
+// 4 KB boundary, and addresses beyond the pseudo-channel's capacity (2^CapBits bytes). A write
+// burst whose WLAST does not match its AWLEN is written as counted and answered with SLVERR.
+//
+// Address map (byte address, from bit 0): 5 bits in the burst, 1 bit burst in the block, then
+//   AddrMap 0 (default, "RoCoBaBg"): bank group, bank, block, row: a sequential stream walks the
+//       bank groups first, so consecutive blocks run at nCCDS and a block stays in one bank;
+//   AddrMap 1 ("RoBaBgCo"): block, bank group, bank, row: a stream stays in one row of one bank
+//       (all row hits, but nCCDL-bound).
+module tpu_hbm_axi_port #(
+  parameter int unsigned AddrBits = 32,
+  parameter int unsigned IdBits   = 6,
+  parameter int unsigned RowBits  = 16,
+  parameter int unsigned BgBits   = 2,
+  parameter int unsigned BaBits   = 2,
+  parameter int unsigned ColBits  = 5,
+  parameter int unsigned AddrMap  = 0,
+  parameter int unsigned RetDepth = 32,  // read blocks in flight (return-buffer slots)
+  localparam int unsigned TagBits  = $clog2(RetDepth),
+  localparam int unsigned BankBits = BgBits + BaBits,
+  localparam int unsigned BlkBits  = ColBits - 1,
+  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  // AXI4 write address, data, response.
+  input  logic                aw_valid_i,
+  output logic                aw_ready_o,
+  input  logic [IdBits-1:0]   aw_id_i,
+  input  logic [AddrBits-1:0] aw_addr_i,
+  input  logic [7:0]          aw_len_i,
+  input  logic [2:0]          aw_size_i,
+  input  logic [1:0]          aw_burst_i,
+  input  logic                w_valid_i,
+  output logic                w_ready_o,
+  input  logic [255:0]        w_data_i,
+  input  logic [31:0]         w_strb_i,
+  input  logic                w_last_i,
+  output logic                b_valid_o,
+  input  logic                b_ready_i,
+  output logic [IdBits-1:0]   b_id_o,
+  output logic [1:0]          b_resp_o,
+  // AXI4 read address and data.
+  input  logic                ar_valid_i,
+  output logic                ar_ready_o,
+  input  logic [IdBits-1:0]   ar_id_i,
+  input  logic [AddrBits-1:0] ar_addr_i,
+  input  logic [7:0]          ar_len_i,
+  input  logic [2:0]          ar_size_i,
+  input  logic [1:0]          ar_burst_i,
+  output logic                r_valid_o,
+  input  logic                r_ready_i,
+  output logic [IdBits-1:0]   r_id_o,
+  output logic [255:0]        r_data_o,
+  output logic [1:0]          r_resp_o,
+  output logic                r_last_o,
+  // Block requests to the controller.
+  output logic                rd_valid_o,
+  input  logic                rd_ready_i,
+  output logic [BankBits-1:0] rd_bank_o,
+  output logic [RowBits-1:0]  rd_row_o,
+  output logic [BlkBits-1:0]  rd_blk_o,
+  output logic [1:0]          rd_beats_o,
+  output logic [TagBits-1:0]  rd_tag_o,
+  output logic                wr_valid_o,
+  input  logic                wr_ready_i,
+  output logic [BankBits-1:0] wr_bank_o,
+  output logic [RowBits-1:0]  wr_row_o,
+  output logic [BlkBits-1:0]  wr_blk_o,
+  output logic [511:0]        wr_data_o,
+  output logic [63:0]         wr_strb_o,
+  // Read data from the controller.
+  input  logic                rdata_valid_i,
+  input  logic [TagBits-1:0]  rdata_tag_i,
+  input  logic                rdata_beat_i,
+  input  logic [255:0]        rdata_data_i,
+  input  logic                fwd_valid_i,
+  input  logic [TagBits-1:0]  fwd_tag_i,
+  input  logic [511:0]        fwd_data_i
+);
+
+  if (AddrBits < CapBits || AddrBits > 64) begin : gen_bad_addr
+    $error("tpu_hbm_axi_port: AddrBits (%0d) must be in %0d..64", AddrBits, CapBits);
+  end
+  if (AddrMap > 1) begin : gen_bad_map
+    $error("tpu_hbm_axi_port: AddrMap must be 0 or 1 (got %0d)", AddrMap);
+  end
+  if (RetDepth < 2 || (1 << TagBits) != RetDepth) begin : gen_bad_ret
+    $error("tpu_hbm_axi_port: RetDepth must be a power of two >= 2 (got %0d)", RetDepth);
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Address decoding. Inside the port, addresses are beat addresses (byte address / 32, below the
+  // capacity): bit 0 is the burst in its block, the rest the block address.
+  // ----------------------------------------------------------------------------------------------
+  localparam int unsigned BeatBits = CapBits - 5;
+  localparam int unsigned BaBase   = (AddrMap == 0) ? BgBits : BlkBits + BgBits;
+  localparam int unsigned BgBase   = (AddrMap == 0) ? 0 : BlkBits;
+  localparam int unsigned BlkBase  = (AddrMap == 0) ? BankBits : 0;
+
+  // Block address -> bank, block in the row, row.
+  localparam int unsigned BlockBits = BeatBits - 1;
+  // SLVERR cases (see the header).
+  function automatic logic bad_burst(logic [AddrBits-1:0] a, logic [7:0] len, logic [2:0] size,
+                                     logic [1:0] burst);
+    bad_burst = burst != tpu_pkg::AxiBurstIncr || size != 3'd5 || a[4:0] != '0 ||
+                (9'(a[11:5]) + 9'(len)) > 9'd127 || (a >> CapBits) != '0;
+  endfunction
+
+  // ----------------------------------------------------------------------------------------------
+  // Write path
+  // ----------------------------------------------------------------------------------------------
+  typedef enum logic [1:0] {WIdle, WData, WDrain} w_state_e;
+  w_state_e            w_state_q;
+  logic [IdBits-1:0]   w_id_q;
+  logic [BeatBits-1:0] w_addr_q;   // beat address of the next beat
+  logic [8:0]          w_left_q;   // beats still to come
+  logic                w_err_q;
+  logic [511:0]        pc_data_q;  // the block being assembled
+  logic [63:0]         pc_strb_q;
+  logic                pc_full_q;  // assembled, waiting for the controller
+  logic                pc_last_q;  // ... and it ends the burst
+  logic [BlockBits-1:0] pc_addr_q;
+
+  // B responses, in burst order.
+  localparam int unsigned BDepth = 4;
+  logic [IdBits-1:0] bq_id_q  [BDepth];
+  logic [1:0]        bq_resp_q[BDepth];
+  logic [1:0]        bq_rd_q, bq_wr_q;
+  logic [2:0]        bq_cnt_q;
+  logic              b_push;
+  logic [1:0]        b_push_resp;
+
+  assign aw_ready_o = w_state_q == WIdle && bq_cnt_q != 3'(BDepth);
+  assign w_ready_o  = (w_state_q == WData && !pc_full_q) || w_state_q == WDrain;
+  assign wr_valid_o = pc_full_q;
+  assign wr_bank_o  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};  // bank group high
+  assign wr_blk_o   = pc_addr_q[BlkBase +: BlkBits];
+  assign wr_row_o   = pc_addr_q[BankBits + BlkBits +: RowBits];
+  assign wr_data_o  = pc_data_q;
+  assign wr_strb_o  = pc_strb_q;
+
+  logic w_fire, wr_fire;
+  assign w_fire  = w_valid_i && w_ready_o;
+  assign wr_fire = wr_valid_o && wr_ready_i;
+
+  always_comb begin
+    b_push      = 1'b0;
+    b_push_resp = (w_err_q || (w_fire && w_last_i != (w_left_q == 9'd1))) ? tpu_pkg::AxiRespSlvErr
+                                                                           : tpu_pkg::AxiRespOkay;
+    if (w_state_q == WDrain && w_fire && w_left_q == 9'd1) b_push = 1'b1;
+    if (wr_fire && pc_last_q) begin
+      b_push      = 1'b1;
+      b_push_resp = w_err_q ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      w_state_q <= WIdle;
+      w_id_q    <= '0;
+      w_addr_q  <= '0;
+      w_left_q  <= '0;
+      w_err_q   <= 1'b0;
+      pc_data_q <= '0;
+      pc_strb_q <= '0;
+      pc_full_q <= 1'b0;
+      pc_last_q <= 1'b0;
+      pc_addr_q <= '0;
+    end else begin
+      unique case (w_state_q)
+        WIdle: begin
+          if (aw_valid_i && aw_ready_o) begin
+            w_id_q   <= aw_id_i;
+            w_addr_q <= aw_addr_i[5 +: BeatBits];
+            w_left_q <= {1'b0, aw_len_i} + 9'd1;
+            w_err_q  <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
+            w_state_q <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i) ? WDrain : WData;
+          end
+        end
+        WData: begin
+          if (w_fire) begin
+            if (w_addr_q[0]) begin
+              pc_data_q[511:256] <= w_data_i;
+              pc_strb_q[63:32]   <= w_strb_i;
+            end else begin
+              pc_data_q[255:0] <= w_data_i;
+              pc_strb_q[31:0]  <= w_strb_i;
+            end
+            pc_addr_q <= w_addr_q[BeatBits-1:1];
+            w_addr_q  <= w_addr_q + 1'b1;
+            w_left_q  <= w_left_q - 9'd1;
+            if (w_last_i != (w_left_q == 9'd1)) w_err_q <= 1'b1;
+            if (w_addr_q[0] || w_left_q == 9'd1) begin
+              pc_full_q <= 1'b1;
+              pc_last_q <= w_left_q == 9'd1;
+            end
+          end
+          if (wr_fire) begin
+            pc_full_q <= 1'b0;
+            pc_strb_q <= '0;
+            if (pc_last_q) w_state_q <= WIdle;
+          end
+        end
+        WDrain: begin
+          if (w_fire) begin
+            w_left_q <= w_left_q - 9'd1;
+            if (w_left_q == 9'd1) w_state_q <= WIdle;
+          end
+        end
+        default: w_state_q <= WIdle;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      bq_rd_q  <= '0;
+      bq_wr_q  <= '0;
+      bq_cnt_q <= '0;
+      for (int unsigned i = 0; i < BDepth; i++) begin
+        bq_id_q[i]   <= '0;
+        bq_resp_q[i] <= '0;
+      end
+    end else begin
+      if (b_push) begin
+        bq_id_q[bq_wr_q]   <= w_id_q;
+        bq_resp_q[bq_wr_q] <= b_push_resp;
+        bq_wr_q            <= bq_wr_q + 1'b1;
+      end
+      if (b_valid_o && b_ready_i) bq_rd_q <= bq_rd_q + 1'b1;
+      bq_cnt_q <= bq_cnt_q + (b_push ? 3'd1 : 3'd0) - ((b_valid_o && b_ready_i) ? 3'd1 : 3'd0);
+    end
+  end
+
+  assign b_valid_o = bq_cnt_q != '0;
+  assign b_id_o    = bq_id_q[bq_rd_q];
+  assign b_resp_o  = bq_resp_q[bq_rd_q];
+
+  // ----------------------------------------------------------------------------------------------
+  // Read path: split into blocks, one return-buffer slot per block, answered in slot order
+  // ----------------------------------------------------------------------------------------------
+  logic                ar_busy_q;
+  logic [IdBits-1:0]   ar_id_q;
+  logic [BeatBits-1:0] ar_addr_q;
+  logic [8:0]          ar_left_q;
+  logic                ar_err_q;
+
+  logic [IdBits-1:0]   rs_id_q     [RetDepth];
+  logic [1:0]          rs_beats_q  [RetDepth];
+  logic [1:0]          rs_arrived_q[RetDepth];
+  logic                rs_err_q    [RetDepth];
+  logic                rs_last_q   [RetDepth];
+  logic [511:0]        rs_data_q   [RetDepth];
+  logic [TagBits-1:0]  rs_head_q, rs_tail_q;
+  logic [TagBits:0]    rs_cnt_q;
+  logic [1:0]          r_sent_q;   // beats of the head slot already sent
+
+  // The next block of the current burst.
+  logic [1:0] blk_beats;
+  logic       blk_last;
+  always_comb begin
+    if (ar_err_q) begin
+      blk_beats = 2'b01;            // an erroneous burst is answered beat by beat
+    end else if (ar_addr_q[0]) begin
+      blk_beats = 2'b10;
+    end else begin
+      blk_beats = (ar_left_q >= 9'd2) ? 2'b11 : 2'b01;
+    end
+    blk_last = ar_left_q == ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
+  end
+
+  logic slot_free, blk_go;
+  assign slot_free  = rs_cnt_q != (TagBits + 1)'(RetDepth);
+  assign ar_ready_o = !ar_busy_q;
+  assign rd_valid_o = ar_busy_q && !ar_err_q && slot_free;
+  assign rd_bank_o  = {ar_addr_q[1 + BgBase +: BgBits], ar_addr_q[1 + BaBase +: BaBits]};
+  assign rd_blk_o   = ar_addr_q[1 + BlkBase +: BlkBits];
+  assign rd_row_o   = ar_addr_q[1 + BankBits + BlkBits +: RowBits];
+  assign rd_beats_o = blk_beats;
+  assign rd_tag_o   = rs_tail_q;
+  assign blk_go     = ar_busy_q && slot_free && (ar_err_q || rd_ready_i);
+
+  // R channel: the head slot once every beat it asked for has arrived.
+  logic       head_ready;
+  logic       r_beat;      // which half goes out now
+  logic       r_slot_done; // this beat is the slot's last
+  logic [1:0] head_todo;
+  assign head_todo   = rs_beats_q[rs_head_q] & ~r_sent_q;
+  assign head_ready  = rs_cnt_q != '0 &&
+                       (rs_err_q[rs_head_q] || (rs_arrived_q[rs_head_q] & rs_beats_q[rs_head_q]) ==
+                                               rs_beats_q[rs_head_q]);
+  assign r_beat      = !head_todo[0];
+  assign r_slot_done = head_todo != 2'b11;
+  assign r_valid_o   = head_ready;
+  assign r_id_o      = rs_id_q[rs_head_q];
+  assign r_data_o    = rs_err_q[rs_head_q] ? '0 :
+                       (r_beat ? rs_data_q[rs_head_q][511:256] : rs_data_q[rs_head_q][255:0]);
+  assign r_resp_o    = rs_err_q[rs_head_q] ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
+  assign r_last_o    = rs_last_q[rs_head_q] && r_slot_done;
+
+  logic r_fire, r_free;
+  assign r_fire = r_valid_o && r_ready_i;
+  assign r_free = r_fire && r_slot_done;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ar_busy_q <= 1'b0;
+      ar_id_q   <= '0;
+      ar_addr_q <= '0;
+      ar_left_q <= '0;
+      ar_err_q  <= 1'b0;
+      rs_head_q <= '0;
+      rs_tail_q <= '0;
+      rs_cnt_q  <= '0;
+      r_sent_q  <= '0;
+      for (int unsigned i = 0; i < RetDepth; i++) begin
+        rs_id_q[i] <= '0; rs_beats_q[i] <= '0; rs_arrived_q[i] <= '0; rs_err_q[i] <= 1'b0;
+        rs_last_q[i] <= 1'b0;
+      end
+    end else begin
+      if (ar_valid_i && ar_ready_o) begin
+        ar_busy_q <= 1'b1;
+        ar_id_q   <= ar_id_i;
+        ar_addr_q <= ar_addr_i[5 +: BeatBits];
+        ar_left_q <= {1'b0, ar_len_i} + 9'd1;
+        ar_err_q  <= bad_burst(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
+      end
+      if (blk_go) begin
+        rs_id_q[rs_tail_q]      <= ar_id_q;
+        rs_beats_q[rs_tail_q]   <= blk_beats;
+        rs_arrived_q[rs_tail_q] <= 2'b00;
+        rs_err_q[rs_tail_q]     <= ar_err_q;
+        rs_last_q[rs_tail_q]    <= blk_last;
+        rs_tail_q               <= rs_tail_q + 1'b1;
+        ar_addr_q <= ar_addr_q + BeatBits'((blk_beats == 2'b11) ? 2 : 1);
+        ar_left_q <= ar_left_q - ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
+        if (blk_last) ar_busy_q <= 1'b0;
+      end
+      // Arrivals (after the allocation above: a forwarded block arrives in its allocation cycle).
+      if (rdata_valid_i) begin
+        rs_arrived_q[rdata_tag_i][rdata_beat_i] <= 1'b1;
+      end
+      if (fwd_valid_i) rs_arrived_q[fwd_tag_i] <= 2'b11;
+      if (r_fire) r_sent_q <= r_slot_done ? 2'b00 : (r_sent_q | (r_beat ? 2'b10 : 2'b01));
+      if (r_free) rs_head_q <= rs_head_q + 1'b1;
+      rs_cnt_q <= rs_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rdata_valid_i) begin
+      if (rdata_beat_i) rs_data_q[rdata_tag_i][511:256] <= rdata_data_i;
+      else              rs_data_q[rdata_tag_i][255:0]   <= rdata_data_i;
+    end
+    if (fwd_valid_i) rs_data_q[fwd_tag_i] <= fwd_data_i;
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Assertions
+  // ----------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   r_valid_o && !r_ready_i |=> r_valid_o && $stable(r_data_o) && $stable(r_id_o) && $stable(r_last_o))
+    else $error("tpu_hbm_axi_port: R beat changed while waiting");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   b_valid_o && !b_ready_i |=> b_valid_o && $stable(b_id_o) && $stable(b_resp_o))
+    else $error("tpu_hbm_axi_port: B changed while waiting");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rdata_valid_i |-> rs_cnt_q != '0)
+    else $error("tpu_hbm_axi_port: read data for no slot");
+`endif
+
+endmodule

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// One HBM2 channel: two pseudo-channels, each an AXI4 port (tpu_hbm_axi_port) in front of its own
+// controller (tpu_hbm_pc_ctrl), and the arbiter of the channel's shared command buses: per cycle
+// at most one row command and one column command, an ACT holding the row bus for two cycles,
+// round-robin between the pseudo-channels.
+//
+// Timing: Preset 0 is the spec's 2.0 Gb/s bin, 1 the 2.4 Gb/s bin, 2 the device checker's test
+// preset (every rule distinct); each value can also be set on its own.
+module tpu_hbm_channel #(
+  parameter int unsigned Preset         = 0,
+  parameter int unsigned AddrBits       = 32,
+  parameter int unsigned IdBits         = 6,
+  parameter int unsigned RowBits        = 16,
+  parameter int unsigned ColBits        = 5,
+  parameter int unsigned AddrMap        = 0,
+  parameter int unsigned RdQDepth       = 32,
+  parameter int unsigned WrQDepth       = 32,
+  parameter int unsigned RetDepth       = 32,
+  parameter int unsigned ClosePage      = 0,
+  parameter int unsigned PerBankRefresh = 0,
+  parameter int unsigned AgeCap         = 1024,
+  parameter int unsigned WrHigh         = 26,
+  parameter int unsigned WrLow          = 6,
+  parameter int unsigned RefUrgent      = 2,
+  parameter int unsigned TCl      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
+  parameter int unsigned TCwl     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
+  parameter int unsigned TBl      = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
+  parameter int unsigned TRcdRd   = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
+  parameter int unsigned TRcdWr   = (Preset == 1) ? 14 : (Preset == 2) ? 12 : 12,
+  parameter int unsigned TRp      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
+  parameter int unsigned TRas     = (Preset == 1) ? 40 : (Preset == 2) ? 34 : 34,
+  parameter int unsigned TRc      = (Preset == 1) ? 57 : (Preset == 2) ? 52 : 48,
+  parameter int unsigned TCcdS    = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
+  parameter int unsigned TCcdL    = (Preset == 1) ? 4 : (Preset == 2) ? 4 : 4,
+  parameter int unsigned TRrdS    = (Preset == 1) ? 5 : (Preset == 2) ? 4 : 4,
+  parameter int unsigned TRrdL    = (Preset == 1) ? 5 : (Preset == 2) ? 6 : 4,
+  parameter int unsigned TFaw     = (Preset == 1) ? 19 : (Preset == 2) ? 24 : 15,
+  parameter int unsigned TWr      = (Preset == 1) ? 19 : (Preset == 2) ? 16 : 16,
+  parameter int unsigned TRtp     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
+  parameter int unsigned TWtrS    = (Preset == 1) ? 8 : (Preset == 2) ? 6 : 6,
+  parameter int unsigned TWtrL    = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
+  parameter int unsigned TRfc     = (Preset == 1) ? 421 : (Preset == 2) ? 350 : 350,
+  parameter int unsigned TRfcSb   = (Preset == 1) ? 193 : (Preset == 2) ? 160 : 160,
+  parameter int unsigned TRefi    = (Preset == 1) ? 4682 : (Preset == 2) ? 3900 : 3900,
+  parameter int unsigned TRefiSb  = (Preset == 1) ? 292 : (Preset == 2) ? 243 : 243,
+  parameter int unsigned TRrefd   = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
+  localparam int unsigned Pcs      = 2,
+  localparam int unsigned BankBits = 4
+) (
+  input  logic                       clk_i,
+  input  logic                       rst_ni,
+  // AXI4 slave ports, one per pseudo-channel, lanes flattened (PC p in bits [p*W +: W]).
+  input  logic [Pcs-1:0]             aw_valid_i,
+  output logic [Pcs-1:0]             aw_ready_o,
+  input  logic [Pcs*IdBits-1:0]      aw_id_i,
+  input  logic [Pcs*AddrBits-1:0]    aw_addr_i,
+  input  logic [Pcs*8-1:0]           aw_len_i,
+  input  logic [Pcs*3-1:0]           aw_size_i,
+  input  logic [Pcs*2-1:0]           aw_burst_i,
+  input  logic [Pcs-1:0]             w_valid_i,
+  output logic [Pcs-1:0]             w_ready_o,
+  input  logic [Pcs*256-1:0]         w_data_i,
+  input  logic [Pcs*32-1:0]          w_strb_i,
+  input  logic [Pcs-1:0]             w_last_i,
+  output logic [Pcs-1:0]             b_valid_o,
+  input  logic [Pcs-1:0]             b_ready_i,
+  output logic [Pcs*IdBits-1:0]      b_id_o,
+  output logic [Pcs*2-1:0]           b_resp_o,
+  input  logic [Pcs-1:0]             ar_valid_i,
+  output logic [Pcs-1:0]             ar_ready_o,
+  input  logic [Pcs*IdBits-1:0]      ar_id_i,
+  input  logic [Pcs*AddrBits-1:0]    ar_addr_i,
+  input  logic [Pcs*8-1:0]           ar_len_i,
+  input  logic [Pcs*3-1:0]           ar_size_i,
+  input  logic [Pcs*2-1:0]           ar_burst_i,
+  output logic [Pcs-1:0]             r_valid_o,
+  input  logic [Pcs-1:0]             r_ready_i,
+  output logic [Pcs*IdBits-1:0]      r_id_o,
+  output logic [Pcs*256-1:0]         r_data_o,
+  output logic [Pcs*2-1:0]           r_resp_o,
+  output logic [Pcs-1:0]             r_last_o,
+  // HBM2 channel: shared row and column command buses ...
+  output logic                                row_valid_o,
+  output logic [tpu_pkg::HbmRowCmdBits-1:0]   row_cmd_o,
+  output logic                                row_pc_o,
+  output logic [BankBits-1:0]                 row_bank_o,
+  output logic [RowBits-1:0]                  row_row_o,
+  output logic                                col_valid_o,
+  output logic [tpu_pkg::HbmColCmdBits-1:0]   col_cmd_o,
+  output logic                                col_pc_o,
+  output logic [BankBits-1:0]                 col_bank_o,
+  output logic [ColBits-1:0]                  col_col_o,
+  // ... and one data bus per pseudo-channel (a burst as one 32-byte word).
+  output logic [Pcs-1:0]             wdata_valid_o,
+  output logic [Pcs*256-1:0]         wdata_o,
+  output logic [Pcs*32-1:0]          wstrb_o,
+  input  logic [Pcs-1:0]             rdata_valid_i,
+  input  logic [Pcs*256-1:0]         rdata_i,
+  // Status per pseudo-channel: queue occupancy, refresh debt, write-drain mode.
+  output logic [Pcs*8-1:0]           rq_count_o,
+  output logic [Pcs*8-1:0]           wq_count_o,
+  output logic [Pcs*4-1:0]           ref_debt_o,
+  output logic [Pcs-1:0]             wr_mode_o
+);
+
+  localparam int unsigned TagBits = $clog2(RetDepth);
+  localparam int unsigned BlkBits = ColBits - 1;
+
+  if (RdQDepth > 255 || WrQDepth > 255) begin : gen_bad_depth
+    $error("tpu_hbm_channel: queue depths above 255 do not fit the status outputs");
+  end
+
+  logic [Pcs-1:0]                          row_req, row_gnt, col_req, col_gnt;
+  logic [Pcs*tpu_pkg::HbmRowCmdBits-1:0]   row_cmd;
+  logic [Pcs*BankBits-1:0]                 row_bank, col_bank;
+  logic [Pcs*RowBits-1:0]                  row_row;
+  logic [Pcs*tpu_pkg::HbmColCmdBits-1:0]   col_cmd;
+  logic [Pcs*ColBits-1:0]                  col_col;
+
+  for (genvar p = 0; p < Pcs; p++) begin : gen_pc
+    logic                rd_valid, rd_ready, wr_valid, wr_ready;
+    logic [BankBits-1:0] rd_bank, wr_bank;
+    logic [RowBits-1:0]  rd_row, wr_row;
+    logic [BlkBits-1:0]  rd_blk, wr_blk;
+    logic [1:0]          rd_beats;
+    logic [TagBits-1:0]  rd_tag, rdata_tag, fwd_tag;
+    logic [511:0]        wr_data, fwd_data;
+    logic [63:0]         wr_strb;
+    logic                rdata_valid, rdata_beat, fwd_valid;
+    logic [255:0]        rdata_data;
+    logic [$clog2(RdQDepth + 1)-1:0] rq_count;
+    logic [$clog2(WrQDepth + 1)-1:0] wq_count;
+
+    tpu_hbm_axi_port #(
+      .AddrBits(AddrBits), .IdBits(IdBits), .RowBits(RowBits), .BgBits(2), .BaBits(2),
+      .ColBits(ColBits), .AddrMap(AddrMap), .RetDepth(RetDepth)
+    ) u_port (
+      .clk_i(clk_i), .rst_ni(rst_ni),
+      .aw_valid_i(aw_valid_i[p]), .aw_ready_o(aw_ready_o[p]),
+      .aw_id_i(aw_id_i[p*IdBits +: IdBits]), .aw_addr_i(aw_addr_i[p*AddrBits +: AddrBits]),
+      .aw_len_i(aw_len_i[p*8 +: 8]), .aw_size_i(aw_size_i[p*3 +: 3]),
+      .aw_burst_i(aw_burst_i[p*2 +: 2]),
+      .w_valid_i(w_valid_i[p]), .w_ready_o(w_ready_o[p]), .w_data_i(w_data_i[p*256 +: 256]),
+      .w_strb_i(w_strb_i[p*32 +: 32]), .w_last_i(w_last_i[p]),
+      .b_valid_o(b_valid_o[p]), .b_ready_i(b_ready_i[p]), .b_id_o(b_id_o[p*IdBits +: IdBits]),
+      .b_resp_o(b_resp_o[p*2 +: 2]),
+      .ar_valid_i(ar_valid_i[p]), .ar_ready_o(ar_ready_o[p]),
+      .ar_id_i(ar_id_i[p*IdBits +: IdBits]), .ar_addr_i(ar_addr_i[p*AddrBits +: AddrBits]),
+      .ar_len_i(ar_len_i[p*8 +: 8]), .ar_size_i(ar_size_i[p*3 +: 3]),
+      .ar_burst_i(ar_burst_i[p*2 +: 2]),
+      .r_valid_o(r_valid_o[p]), .r_ready_i(r_ready_i[p]), .r_id_o(r_id_o[p*IdBits +: IdBits]),
+      .r_data_o(r_data_o[p*256 +: 256]), .r_resp_o(r_resp_o[p*2 +: 2]), .r_last_o(r_last_o[p]),
+      .rd_valid_o(rd_valid), .rd_ready_i(rd_ready), .rd_bank_o(rd_bank), .rd_row_o(rd_row),
+      .rd_blk_o(rd_blk), .rd_beats_o(rd_beats), .rd_tag_o(rd_tag),
+      .wr_valid_o(wr_valid), .wr_ready_i(wr_ready), .wr_bank_o(wr_bank), .wr_row_o(wr_row),
+      .wr_blk_o(wr_blk), .wr_data_o(wr_data), .wr_strb_o(wr_strb),
+      .rdata_valid_i(rdata_valid), .rdata_tag_i(rdata_tag), .rdata_beat_i(rdata_beat),
+      .rdata_data_i(rdata_data), .fwd_valid_i(fwd_valid), .fwd_tag_i(fwd_tag),
+      .fwd_data_i(fwd_data)
+    );
+
+    tpu_hbm_pc_ctrl #(
+      .RowBits(RowBits), .BgBits(2), .BaBits(2), .ColBits(ColBits), .RdQDepth(RdQDepth),
+      .WrQDepth(WrQDepth), .TagBits(TagBits), .ClosePage(ClosePage),
+      .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow),
+      .RefUrgent(RefUrgent),
+      .TCl(TCl),
+      .TCwl(TCwl),
+      .TBl(TBl),
+      .TRcdRd(TRcdRd),
+      .TRcdWr(TRcdWr),
+      .TRp(TRp),
+      .TRas(TRas),
+      .TRc(TRc),
+      .TCcdS(TCcdS),
+      .TCcdL(TCcdL),
+      .TRrdS(TRrdS),
+      .TRrdL(TRrdL),
+      .TFaw(TFaw),
+      .TWr(TWr),
+      .TRtp(TRtp),
+      .TWtrS(TWtrS),
+      .TWtrL(TWtrL),
+      .TRfc(TRfc),
+      .TRfcSb(TRfcSb),
+      .TRefi(TRefi),
+      .TRefiSb(TRefiSb),
+      .TRrefd(TRrefd)
+    ) u_ctrl (
+      .clk_i(clk_i), .rst_ni(rst_ni),
+      .rd_valid_i(rd_valid), .rd_ready_o(rd_ready), .rd_bank_i(rd_bank), .rd_row_i(rd_row),
+      .rd_blk_i(rd_blk), .rd_beats_i(rd_beats), .rd_tag_i(rd_tag),
+      .wr_valid_i(wr_valid), .wr_ready_o(wr_ready), .wr_bank_i(wr_bank), .wr_row_i(wr_row),
+      .wr_blk_i(wr_blk), .wr_data_i(wr_data), .wr_strb_i(wr_strb),
+      .rdata_valid_o(rdata_valid), .rdata_tag_o(rdata_tag), .rdata_beat_o(rdata_beat),
+      .rdata_data_o(rdata_data), .fwd_valid_o(fwd_valid), .fwd_tag_o(fwd_tag),
+      .fwd_data_o(fwd_data),
+      .row_req_o(row_req[p]), .row_cmd_o(row_cmd[p*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits]),
+      .row_bank_o(row_bank[p*BankBits +: BankBits]), .row_row_o(row_row[p*RowBits +: RowBits]),
+      .row_gnt_i(row_gnt[p]),
+      .col_req_o(col_req[p]), .col_cmd_o(col_cmd[p*tpu_pkg::HbmColCmdBits +: tpu_pkg::HbmColCmdBits]),
+      .col_bank_o(col_bank[p*BankBits +: BankBits]), .col_col_o(col_col[p*ColBits +: ColBits]),
+      .col_gnt_i(col_gnt[p]),
+      .wdata_valid_o(wdata_valid_o[p]), .wdata_o(wdata_o[p*256 +: 256]),
+      .wstrb_o(wstrb_o[p*32 +: 32]), .rdata_valid_i(rdata_valid_i[p]),
+      .rdata_i(rdata_i[p*256 +: 256]),
+      .rq_count_o(rq_count), .wq_count_o(wq_count), .ref_debt_o(ref_debt_o[p*4 +: 4]),
+      .wr_mode_o(wr_mode_o[p])
+    );
+    assign rq_count_o[p*8 +: 8] = 8'(rq_count);
+    assign wq_count_o[p*8 +: 8] = 8'(wq_count);
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Command-bus arbiter: round robin per bus; an ACT blocks the row bus in the next cycle
+  // ----------------------------------------------------------------------------------------------
+  logic row_prio_q, col_prio_q, row_busy_q;
+  logic row_pick, col_pick;  // the pseudo-channel granted
+
+  always_comb begin
+    row_gnt  = '0;
+    col_gnt  = '0;
+    row_pick = row_req[row_prio_q] ? row_prio_q : !row_prio_q;
+    col_pick = col_req[col_prio_q] ? col_prio_q : !col_prio_q;
+    if (!row_busy_q && row_req[row_pick]) row_gnt[row_pick] = 1'b1;
+    if (col_req[col_pick]) col_gnt[col_pick] = 1'b1;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      row_prio_q <= 1'b0;
+      col_prio_q <= 1'b0;
+      row_busy_q <= 1'b0;
+    end else begin
+      if (row_gnt != '0) row_prio_q <= !row_pick;
+      if (col_gnt != '0) col_prio_q <= !col_pick;
+      row_busy_q <= row_gnt != '0 &&
+                    row_cmd[row_pick*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits] == tpu_pkg::HbmAct;
+    end
+  end
+
+  assign row_valid_o = row_gnt != '0;
+  assign row_pc_o    = row_pick;
+  assign row_cmd_o   = row_cmd[row_pick*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits];
+  assign row_bank_o  = row_bank[row_pick*BankBits +: BankBits];
+  assign row_row_o   = row_row[row_pick*RowBits +: RowBits];
+  assign col_valid_o = col_gnt != '0;
+  assign col_pc_o    = col_pick;
+  assign col_cmd_o   = col_cmd[col_pick*tpu_pkg::HbmColCmdBits +: tpu_pkg::HbmColCmdBits];
+  assign col_bank_o  = col_bank[col_pick*BankBits +: BankBits];
+  assign col_col_o   = col_col[col_pick*ColBits +: ColBits];
+
+endmodule

@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: Apache-2.0
+// HBM2 pseudo-channel controller: read and write queues, FR-FCFS scheduling with an age cap,
+// open- or close-page policy, timing counters for every rule of ../shared/spec/hbm2.md, write
+// draining between two watermarks, all-bank or per-bank refresh, write data at WL, read data at
+// RL, and reads served from the write queue when a queued write covers every byte they ask for.
+//
+// Requests are 64-byte blocks (two 32-byte bursts of one row, `beats` says which halves) already
+// mapped to (bank, row, block) by the port in front (tpu_hbm_axi_port). Each cycle the controller
+// proposes at most one row command and one column command; the channel's bus arbiter grants them
+// (the two pseudo-channels of a channel share its command buses) and state changes only on a
+// grant. The memory side is burst-level: a burst's 32 bytes travel as one word on the first of
+// its nBL data cycles.
+//
+// Ordering: writes to one block issue in arrival order; a read waits for every queued write to
+// its block unless the youngest of them covers all its bytes (then it is answered from the
+// write queue at once). Reads and writes otherwise reorder freely (FR-FCFS: the oldest ready
+// row hit first, else the oldest ready row command); a request whose age reaches AgeCap is served
+// before any other of its queue.
+module tpu_hbm_pc_ctrl #(
+  parameter int unsigned RowBits        = 16,
+  parameter int unsigned BgBits         = 2,   // bank groups = 2^BgBits
+  parameter int unsigned BaBits         = 2,   // banks per group = 2^BaBits
+  parameter int unsigned ColBits        = 5,   // 32-byte columns per row = 2^ColBits
+  parameter int unsigned RdQDepth       = 32,
+  parameter int unsigned WrQDepth       = 32,
+  parameter int unsigned TagBits        = 5,   // read tags (the port's return-buffer slots)
+  parameter int unsigned ClosePage      = 0,   // 1: auto-precharge when no queued hit remains
+  parameter int unsigned PerBankRefresh = 0,   // 0: REFab every nREFI; 1: REFpb every nREFIsb
+  parameter int unsigned AgeCap         = 1024,
+  parameter int unsigned WrHigh         = 26,  // enter write drain at this many queued writes
+  parameter int unsigned WrLow          = 6,   // leave it at this many (if reads wait)
+  parameter int unsigned RefUrgent      = 2,   // refresh debt at which refresh preempts traffic
+  // Timing, cycles (defaults: the 2.0 Gb/s bin).
+  parameter int unsigned TCl = 14, parameter int unsigned TCwl = 5, parameter int unsigned TBl = 2,
+  parameter int unsigned TRcdRd = 14, parameter int unsigned TRcdWr = 12,
+  parameter int unsigned TRp = 14, parameter int unsigned TRas = 34, parameter int unsigned TRc = 48,
+  parameter int unsigned TCcdS = 2, parameter int unsigned TCcdL = 4,
+  parameter int unsigned TRrdS = 4, parameter int unsigned TRrdL = 4, parameter int unsigned TFaw = 15,
+  parameter int unsigned TWr = 16, parameter int unsigned TRtp = 5,
+  parameter int unsigned TWtrS = 6, parameter int unsigned TWtrL = 8,
+  parameter int unsigned TRfc = 350, parameter int unsigned TRfcSb = 160,
+  parameter int unsigned TRefi = 3900, parameter int unsigned TRefiSb = 243,
+  parameter int unsigned TRrefd = 8,
+  localparam int unsigned BankBits = BgBits + BaBits,
+  localparam int unsigned Banks    = 1 << BankBits,
+  localparam int unsigned BlkBits  = ColBits - 1,
+  localparam int unsigned RqBits   = $clog2(RdQDepth + 1),
+  localparam int unsigned WqBits   = $clog2(WrQDepth + 1)
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  // Read requests.
+  input  logic                rd_valid_i,
+  output logic                rd_ready_o,
+  input  logic [BankBits-1:0] rd_bank_i,
+  input  logic [RowBits-1:0]  rd_row_i,
+  input  logic [BlkBits-1:0]  rd_blk_i,
+  input  logic [1:0]          rd_beats_i,
+  input  logic [TagBits-1:0]  rd_tag_i,
+  // Write requests (beats with no strobe set are not written).
+  input  logic                wr_valid_i,
+  output logic                wr_ready_o,
+  input  logic [BankBits-1:0] wr_bank_i,
+  input  logic [RowBits-1:0]  wr_row_i,
+  input  logic [BlkBits-1:0]  wr_blk_i,
+  input  logic [511:0]        wr_data_i,
+  input  logic [63:0]         wr_strb_i,
+  // Read data to the port: from memory one burst per cycle ...
+  output logic                rdata_valid_o,
+  output logic [TagBits-1:0]  rdata_tag_o,
+  output logic                rdata_beat_o,
+  output logic [255:0]        rdata_data_o,
+  // ... and whole blocks answered from the write queue (in the cycle the read is accepted).
+  output logic                fwd_valid_o,
+  output logic [TagBits-1:0]  fwd_tag_o,
+  output logic [511:0]        fwd_data_o,
+  // Command-bus requests to the channel's arbiter.
+  output logic                                row_req_o,
+  output logic [tpu_pkg::HbmRowCmdBits-1:0]   row_cmd_o,
+  output logic [BankBits-1:0]                 row_bank_o,
+  output logic [RowBits-1:0]                  row_row_o,
+  input  logic                                row_gnt_i,
+  output logic                                col_req_o,
+  output logic [tpu_pkg::HbmColCmdBits-1:0]   col_cmd_o,
+  output logic [BankBits-1:0]                 col_bank_o,
+  output logic [ColBits-1:0]                  col_col_o,
+  input  logic                                col_gnt_i,
+  // Memory data bus of this pseudo-channel.
+  output logic                wdata_valid_o,
+  output logic [255:0]        wdata_o,
+  output logic [31:0]         wstrb_o,
+  input  logic                rdata_valid_i,
+  input  logic [255:0]        rdata_i,
+  // Status.
+  output logic [RqBits-1:0]   rq_count_o,
+  output logic [WqBits-1:0]   wq_count_o,
+  output logic [3:0]          ref_debt_o,
+  output logic                wr_mode_o
+);
+
+  // ----------------------------------------------------------------------------------------------
+  // Parameter checks
+  // ----------------------------------------------------------------------------------------------
+  localparam int unsigned Slots    = WrQDepth + 4;  // write data outlives its queue entry by nCWL
+  localparam int unsigned SlotBits = $clog2(Slots);
+  localparam int unsigned RqIdx    = $clog2(RdQDepth);
+  localparam int unsigned WqIdx    = $clog2(WrQDepth);
+  localparam int unsigned AgeMax   = 2 * AgeCap;  // ages saturate here (cap: starved)
+  localparam int unsigned AgeBits  = $clog2(AgeMax + 1);
+  localparam int unsigned CntW     = 10;
+  localparam int unsigned Groups   = 1 << BgBits;
+  localparam int unsigned TRtw     = TCl + TBl + 2 - TCwl;
+  localparam int unsigned RefInt   = (PerBankRefresh != 0) ? TRefiSb : TRefi;
+  localparam int unsigned RefIntW  = $clog2(RefInt + 1);
+
+  if (RdQDepth < 2 || WrQDepth < 2) begin : gen_bad_depth
+    $error("tpu_hbm_pc_ctrl: queue depths must be >= 2 (RdQDepth %0d, WrQDepth %0d)",
+           RdQDepth, WrQDepth);
+  end
+  if (WrLow >= WrHigh || WrHigh > WrQDepth) begin : gen_bad_wm
+    $error("tpu_hbm_pc_ctrl: watermarks need WrLow < WrHigh <= WrQDepth (%0d, %0d, %0d)",
+           WrLow, WrHigh, WrQDepth);
+  end
+  if (RefUrgent < 1 || RefUrgent > 6) begin : gen_bad_urgent
+    $error("tpu_hbm_pc_ctrl: RefUrgent must be 1..6 so the refresh debt stays below 8 (got %0d)",
+           RefUrgent);
+  end
+  if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 || TCl + TBl + 2 <= TCwl) begin : gen_bad_t
+    $error("tpu_hbm_pc_ctrl: timing out of the supported range (nCL 2..63, nCWL 1..31, nRFC < 960)");
+  end
+  if (ColBits < 2) begin : gen_bad_col
+    $error("tpu_hbm_pc_ctrl: ColBits must be >= 2 (a row holds at least two 64-byte blocks)");
+  end
+
+  function automatic logic [CntW-1:0] cmax(logic [CntW-1:0] a, logic [CntW-1:0] b);
+    cmax = (a > b) ? a : b;
+  endfunction
+
+  // ----------------------------------------------------------------------------------------------
+  // State
+  // ----------------------------------------------------------------------------------------------
+  // Read queue (index 0 is the oldest; the queue collapses when an entry leaves).
+  logic                rq_v_q    [RdQDepth];
+  logic [BankBits-1:0] rq_bank_q [RdQDepth];
+  logic [RowBits-1:0]  rq_row_q  [RdQDepth];
+  logic [BlkBits-1:0]  rq_blk_q  [RdQDepth];
+  logic [1:0]          rq_need_q [RdQDepth];
+  logic [TagBits-1:0]  rq_tag_q  [RdQDepth];
+  logic                rq_dep_q  [RdQDepth];
+  logic [SlotBits-1:0] rq_dslot_q[RdQDepth];
+  logic [AgeBits-1:0]  rq_age_q  [RdQDepth];
+  logic [RqBits-1:0]   rq_cnt_q;
+  // Write queue; the data lives in slots that stay put.
+  logic                wq_v_q    [WrQDepth];
+  logic [BankBits-1:0] wq_bank_q [WrQDepth];
+  logic [RowBits-1:0]  wq_row_q  [WrQDepth];
+  logic [BlkBits-1:0]  wq_blk_q  [WrQDepth];
+  logic [1:0]          wq_need_q [WrQDepth];
+  logic [SlotBits-1:0] wq_slot_q [WrQDepth];
+  logic                wq_dep_q  [WrQDepth];
+  logic [SlotBits-1:0] wq_dslot_q[WrQDepth];
+  logic [AgeBits-1:0]  wq_age_q  [WrQDepth];
+  logic [WqBits-1:0]   wq_cnt_q;
+  logic [511:0]        slot_data_q[Slots];
+  logic [63:0]         slot_strb_q[Slots];
+  logic [Slots-1:0]    slot_busy_q;
+  // Banks.
+  logic [Banks-1:0]    open_q;
+  logic [RowBits-1:0]  open_row_q[Banks];
+  logic [CntW-1:0]     c_act_q[Banks], c_rd_q[Banks], c_wr_q[Banks], c_pre_q[Banks];
+  logic [CntW-1:0]     c_act_bg_q[Groups], c_col_bg_q[Groups], c_rdw_bg_q[Groups];
+  logic [CntW-1:0]     c_act_any_q, c_col_any_q, c_rdw_any_q, c_wrr_any_q, c_ref_q;
+  logic [CntW-1:0]     c_faw_q[4];
+  logic                row_busy_q;  // second cycle of an ACT on this PC's behalf (for asserts)
+  // Refresh.
+  logic [RefIntW-1:0]  ref_tick_q;
+  logic [3:0]          ref_debt_q;
+  logic [BankBits-1:0] ref_bank_q;
+  // Scheduling mode.
+  logic                wr_mode_q;
+  // Write-data and read-data delay lines.
+  logic                wd_v_q   [TCwl];
+  logic [SlotBits-1:0] wd_slot_q[TCwl];
+  logic                wd_beat_q[TCwl];
+  logic                wd_last_q[TCwl];
+  logic                rd_v_q   [TCl];
+  logic [TagBits-1:0]  rd_tag_q [TCl];
+  logic                rd_beat_q[TCl];
+
+  // ----------------------------------------------------------------------------------------------
+  // Bank readiness
+  // ----------------------------------------------------------------------------------------------
+  logic [Banks-1:0] hit_pend;   // some queued request hits the bank's open row
+  logic [Banks-1:0] act_ok, rd_ok, wr_ok, pre_t_ok;
+  logic [Banks-1:0] act_block, col_block;
+  logic             faw_ok;
+  logic             ref_want, ref_urgent;
+
+  always_comb begin
+    hit_pend = '0;
+    for (int unsigned i = 0; i < RdQDepth; i++) begin
+      if (rq_v_q[i] && open_q[rq_bank_q[i]] && open_row_q[rq_bank_q[i]] == rq_row_q[i]) begin
+        hit_pend[rq_bank_q[i]] = 1'b1;
+      end
+    end
+    for (int unsigned i = 0; i < WrQDepth; i++) begin
+      if (wq_v_q[i] && open_q[wq_bank_q[i]] && open_row_q[wq_bank_q[i]] == wq_row_q[i]) begin
+        hit_pend[wq_bank_q[i]] = 1'b1;
+      end
+    end
+  end
+
+  always_comb begin
+    faw_ok = 1'b0;
+    for (int unsigned k = 0; k < 4; k++) if (c_faw_q[k] == '0) faw_ok = 1'b1;
+  end
+
+  // Refresh wants the bank(s) when debt is due; urgent refresh also stops column commands.
+  assign ref_want   = (ref_debt_q >= 4'(RefUrgent)) ||
+                      (ref_debt_q != '0 && (PerBankRefresh != 0 || (rq_cnt_q == '0 && wq_cnt_q == '0)));
+  assign ref_urgent = ref_debt_q >= 4'(RefUrgent);
+
+  always_comb begin
+    act_block = '0;
+    col_block = '0;
+    if (ref_want) begin
+      if (PerBankRefresh != 0) begin
+        act_block[ref_bank_q] = 1'b1;
+        col_block[ref_bank_q] = ref_urgent;
+      end else begin
+        act_block = '1;
+        col_block = '1;
+      end
+    end
+  end
+
+  always_comb begin
+    for (int unsigned b = 0; b < Banks; b++) begin
+      logic [BgBits-1:0] g;
+      g = BgBits'(b >> BaBits);
+      act_ok[b]   = !open_q[b] && c_act_q[b] == '0 && c_act_bg_q[g] == '0 && c_act_any_q == '0 &&
+                    faw_ok && !act_block[b];
+      rd_ok[b]    = open_q[b] && c_rd_q[b] == '0 && c_col_bg_q[g] == '0 && c_col_any_q == '0 &&
+                    c_rdw_bg_q[g] == '0 && c_rdw_any_q == '0 && !col_block[b];
+      wr_ok[b]    = open_q[b] && c_wr_q[b] == '0 && c_col_bg_q[g] == '0 && c_col_any_q == '0 &&
+                    c_wrr_any_q == '0 && !col_block[b];
+      pre_t_ok[b] = open_q[b] && c_pre_q[b] == '0;
+    end
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Scheduler: mode, candidates, FR-FCFS pick
+  // ----------------------------------------------------------------------------------------------
+  logic rq_dep_any;
+  logic rq_starved, wq_starved;
+  always_comb begin
+    rq_dep_any = 1'b0;
+    for (int unsigned i = 0; i < RdQDepth; i++) rq_dep_any |= rq_v_q[i] && rq_dep_q[i];
+  end
+  // A starved head that waits for a write is handled by write mode (rq_dep_any) instead.
+  assign rq_starved = rq_v_q[0] && rq_age_q[0] >= AgeBits'(AgeCap) && !rq_dep_q[0];
+  assign wq_starved = wq_v_q[0] && wq_age_q[0] >= AgeBits'(AgeCap) && !wq_dep_q[0];
+
+  // Mode: a queue head past the age cap wins (both queues' starved heads take turns); otherwise
+  // drain writes from the high watermark down to the low one, when reads wait for queued writes,
+  // or when only writes are queued.
+  logic wr_mode_d;
+  logic starve_turn_q;  // with both heads starved: 0 serves the read, 1 the write
+  always_comb begin
+    if (rq_starved && wq_starved) begin
+      wr_mode_d = starve_turn_q;
+    end else if (rq_starved) begin
+      wr_mode_d = 1'b0;
+    end else if (wq_starved) begin
+      wr_mode_d = 1'b1;
+    end else if (!wr_mode_q) begin
+      wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || (rq_cnt_q == '0 && wq_cnt_q != '0) || rq_dep_any;
+    end else begin
+      wr_mode_d = !(wq_cnt_q == '0 ||
+                    (wq_cnt_q <= WqBits'(WrLow) && rq_cnt_q != '0 && !rq_dep_any));
+    end
+  end
+
+  // Candidates of the active queue (the write queue in write mode). Row hits take column
+  // commands; misses take PRE (only when no queued request hits the open row) or ACT.
+  localparam int unsigned QMax = (RdQDepth > WrQDepth) ? RdQDepth : WrQDepth;
+  logic                q_v    [QMax];
+  logic [BankBits-1:0] q_bank [QMax];
+  logic [RowBits-1:0]  q_row  [QMax];
+  logic [1:0]          q_need [QMax];
+  logic                q_dep  [QMax];
+  logic                starved;
+  logic [QMax-1:0]     col_cand, row_cand;
+
+  always_comb begin
+    for (int unsigned i = 0; i < QMax; i++) begin
+      q_v[i] = 1'b0; q_bank[i] = '0; q_row[i] = '0; q_need[i] = '0; q_dep[i] = 1'b0;
+      if (wr_mode_q) begin
+        if (i < WrQDepth) begin
+          q_v[i] = wq_v_q[i]; q_bank[i] = wq_bank_q[i]; q_row[i] = wq_row_q[i];
+          q_need[i] = wq_need_q[i]; q_dep[i] = wq_dep_q[i];
+        end
+      end else if (i < RdQDepth) begin
+        q_v[i] = rq_v_q[i]; q_bank[i] = rq_bank_q[i]; q_row[i] = rq_row_q[i];
+        q_need[i] = rq_need_q[i]; q_dep[i] = rq_dep_q[i];
+      end
+    end
+    starved = wr_mode_q ? wq_starved : rq_starved;
+    for (int unsigned i = 0; i < QMax; i++) begin
+      logic hit, live;
+      hit  = open_q[q_bank[i]] && open_row_q[q_bank[i]] == q_row[i];
+      live = q_v[i] && !q_dep[i] && (!starved || i == 0);
+      col_cand[i] = live && hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
+      row_cand[i] = live && !hit &&
+                    ((!open_q[q_bank[i]] && act_ok[q_bank[i]]) ||
+                     (pre_t_ok[q_bank[i]] && (!hit_pend[q_bank[i]] || (starved && i == 0)) &&
+                      !col_block[q_bank[i]]));
+    end
+  end
+
+  // Oldest candidate of each kind.
+  logic              col_sel_v, row_sel_v;
+  logic [$clog2(QMax)-1:0] col_sel, row_sel;
+  always_comb begin
+    col_sel_v = 1'b0; col_sel = '0;
+    row_sel_v = 1'b0; row_sel = '0;
+    for (int i = QMax - 1; i >= 0; i--) begin
+      if (col_cand[i]) begin col_sel_v = 1'b1; col_sel = ($clog2(QMax))'(i); end
+      if (row_cand[i]) begin row_sel_v = 1'b1; row_sel = ($clog2(QMax))'(i); end
+    end
+  end
+
+  // Column command: the lower needed beat of the picked entry; auto-precharge (close page) on its
+  // last beat when no other queued request hits that row.
+  logic             col_beat, col_last, col_auto;
+  logic [BankBits-1:0] csel_bank;
+  always_comb begin
+    csel_bank = q_bank[col_sel];
+    col_beat  = !q_need[col_sel][0];
+    col_last  = q_need[col_sel] != 2'b11;
+    col_auto  = 1'b0;
+    if (ClosePage != 0 && col_last) begin
+      col_auto = 1'b1;
+      for (int unsigned i = 0; i < RdQDepth; i++) begin
+        if (rq_v_q[i] && rq_bank_q[i] == csel_bank && rq_row_q[i] == open_row_q[csel_bank] &&
+            !(!wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
+      end
+      for (int unsigned i = 0; i < WrQDepth; i++) begin
+        if (wq_v_q[i] && wq_bank_q[i] == csel_bank && wq_row_q[i] == open_row_q[csel_bank] &&
+            !(wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
+      end
+    end
+  end
+
+  assign col_req_o  = col_sel_v;
+  assign col_bank_o = csel_bank;
+  assign col_col_o  = {(wr_mode_q ? wq_blk_q[WqIdx'(col_sel)] : rq_blk_q[RqIdx'(col_sel)]), col_beat};
+  assign col_cmd_o  = wr_mode_q ? (col_auto ? tpu_pkg::HbmWra : tpu_pkg::HbmWr)
+                                : (col_auto ? tpu_pkg::HbmRda : tpu_pkg::HbmRd);
+
+  // Row command: refresh first, then the oldest ready ACT/PRE.
+  logic pre_all_ready, act_all_idle;  // PREA may close every open bank; no bank waits for ACT
+  always_comb begin
+    pre_all_ready = 1'b1;
+    act_all_idle  = 1'b1;
+    for (int unsigned b = 0; b < Banks; b++) begin
+      if (open_q[b] && c_pre_q[b] != '0) pre_all_ready = 1'b0;
+      if (c_act_q[b] != '0) act_all_idle = 1'b0;
+    end
+  end
+  logic                ref_cmd_v;
+  logic [2:0]          ref_cmd;
+  logic [BankBits-1:0] ref_cmd_bank;
+  always_comb begin
+    ref_cmd_v = 1'b0; ref_cmd = tpu_pkg::HbmPre; ref_cmd_bank = ref_bank_q;
+    if (ref_want) begin
+      if (PerBankRefresh != 0) begin
+        if (open_q[ref_bank_q]) begin
+          ref_cmd_v = pre_t_ok[ref_bank_q] && (!hit_pend[ref_bank_q] || ref_urgent);
+        end else begin
+          ref_cmd_v = c_act_q[ref_bank_q] == '0 && c_act_any_q == '0 && c_ref_q == '0;
+          ref_cmd   = tpu_pkg::HbmRefPb;
+        end
+      end else begin
+        if (open_q != '0) begin
+          ref_cmd_v = pre_all_ready;
+          ref_cmd   = tpu_pkg::HbmPreA;
+        end else begin
+          ref_cmd_v = act_all_idle && c_ref_q == '0;
+          ref_cmd   = tpu_pkg::HbmRefAb;
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    row_req_o  = 1'b0;
+    row_cmd_o  = tpu_pkg::HbmAct;
+    row_bank_o = q_bank[row_sel];
+    row_row_o  = q_row[row_sel];
+    if (ref_cmd_v) begin
+      row_req_o  = 1'b1;
+      row_cmd_o  = ref_cmd;
+      row_bank_o = ref_cmd_bank;
+    end else if (row_sel_v) begin
+      row_req_o = 1'b1;
+      row_cmd_o = open_q[q_bank[row_sel]] ? tpu_pkg::HbmPre : tpu_pkg::HbmAct;
+    end
+  end
+
+  logic row_fire, col_fire;
+  assign row_fire = row_req_o && row_gnt_i;
+  assign col_fire = col_req_o && col_gnt_i;
+
+  // ----------------------------------------------------------------------------------------------
+  // Request intake: write-queue look-up for reads (forwarding, dependencies) and for writes
+  // ----------------------------------------------------------------------------------------------
+  // The write entry whose last beat issues this cycle leaves the queue: it is not matched.
+  logic                wq_rm_v;
+  logic [WqIdx-1:0]    wq_rm;
+  logic [SlotBits-1:0] wq_rm_slot;
+  logic                rq_rm_v;
+  logic [RqIdx-1:0]    rq_rm;
+  assign wq_rm_v    = col_fire && wr_mode_q && col_last;
+  assign wq_rm      = WqIdx'(col_sel);
+  assign wq_rm_slot = wq_slot_q[wq_rm];
+  assign rq_rm_v    = col_fire && !wr_mode_q && col_last;
+  assign rq_rm      = RqIdx'(col_sel);
+
+  logic                rd_m_v, wr_m_v;
+  logic [SlotBits-1:0] rd_m_slot, wr_m_slot;
+  always_comb begin
+    rd_m_v = 1'b0; rd_m_slot = '0;
+    wr_m_v = 1'b0; wr_m_slot = '0;
+    for (int unsigned i = 0; i < WrQDepth; i++) begin  // the youngest match wins
+      if (wq_v_q[i] && !(wq_rm_v && i == 32'(wq_rm))) begin
+        if (wq_bank_q[i] == rd_bank_i && wq_row_q[i] == rd_row_i && wq_blk_q[i] == rd_blk_i) begin
+          rd_m_v = 1'b1; rd_m_slot = wq_slot_q[i];
+        end
+        if (wq_bank_q[i] == wr_bank_i && wq_row_q[i] == wr_row_i && wq_blk_q[i] == wr_blk_i) begin
+          wr_m_v = 1'b1; wr_m_slot = wq_slot_q[i];
+        end
+      end
+    end
+  end
+
+  logic rd_cover;
+  assign rd_cover = rd_m_v &&
+                    (!rd_beats_i[0] || &slot_strb_q[rd_m_slot][31:0]) &&
+                    (!rd_beats_i[1] || &slot_strb_q[rd_m_slot][63:32]);
+
+  logic                slot_free_v;
+  logic [SlotBits-1:0] slot_free;
+  always_comb begin
+    slot_free_v = 1'b0; slot_free = '0;
+    for (int i = Slots - 1; i >= 0; i--) begin
+      if (!slot_busy_q[i]) begin slot_free_v = 1'b1; slot_free = SlotBits'(i); end
+    end
+  end
+
+  assign rd_ready_o = rq_cnt_q != RqBits'(RdQDepth);
+  assign wr_ready_o = wq_cnt_q != WqBits'(WrQDepth) && slot_free_v;
+
+  logic rd_fire, wr_fire, rd_push, wr_push;
+  logic [1:0] wr_beats;
+  assign rd_fire  = rd_valid_i && rd_ready_o;
+  assign wr_fire  = wr_valid_i && wr_ready_o;
+  assign rd_push  = rd_fire && !rd_cover;
+  assign wr_beats = {|wr_strb_i[63:32], |wr_strb_i[31:0]};
+  assign wr_push  = wr_fire && wr_beats != 2'b00;
+
+  assign fwd_valid_o = rd_fire && rd_cover;
+  assign fwd_tag_o   = rd_tag_i;
+  assign fwd_data_o  = slot_data_q[rd_m_slot];
+
+  // ----------------------------------------------------------------------------------------------
+  // Queue updates
+  // ----------------------------------------------------------------------------------------------
+  // A write's dependants are released when its last beat issues.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rq_cnt_q <= '0;
+      for (int unsigned i = 0; i < RdQDepth; i++) begin
+        rq_v_q[i] <= 1'b0; rq_bank_q[i] <= '0; rq_row_q[i] <= '0; rq_blk_q[i] <= '0;
+        rq_need_q[i] <= '0; rq_tag_q[i] <= '0; rq_dep_q[i] <= 1'b0; rq_dslot_q[i] <= '0;
+        rq_age_q[i] <= '0;
+      end
+    end else begin
+      logic [RqBits-1:0] n;
+      // In-place updates, then collapse over the leaving entry, then append.
+      for (int unsigned i = 0; i < RdQDepth; i++) begin
+        int unsigned s;
+        s = (rq_rm_v && i >= 32'(rq_rm)) ? i + 1 : i;
+        if (s < RdQDepth) begin
+          rq_v_q[i]     <= rq_v_q[s];
+          rq_bank_q[i]  <= rq_bank_q[s];
+          rq_row_q[i]   <= rq_row_q[s];
+          rq_blk_q[i]   <= rq_blk_q[s];
+          rq_tag_q[i]   <= rq_tag_q[s];
+          rq_dslot_q[i] <= rq_dslot_q[s];
+          rq_need_q[i]  <= (col_fire && !wr_mode_q && s == 32'(col_sel)) ?
+                           (rq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : rq_need_q[s];
+          rq_dep_q[i]   <= rq_dep_q[s] && !(wq_rm_v && rq_dslot_q[s] == wq_rm_slot);
+          rq_age_q[i]   <= (rq_age_q[s] == AgeBits'(AgeMax)) ? rq_age_q[s] : rq_age_q[s] + 1'b1;
+        end else begin
+          rq_v_q[i] <= 1'b0;
+        end
+      end
+      n = rq_cnt_q - RqBits'(rq_rm_v);
+      if (rd_push) begin
+        rq_v_q[RqIdx'(n)]     <= 1'b1;
+        rq_bank_q[RqIdx'(n)]  <= rd_bank_i;
+        rq_row_q[RqIdx'(n)]   <= rd_row_i;
+        rq_blk_q[RqIdx'(n)]   <= rd_blk_i;
+        rq_need_q[RqIdx'(n)]  <= rd_beats_i;
+        rq_tag_q[RqIdx'(n)]   <= rd_tag_i;
+        rq_dep_q[RqIdx'(n)]   <= rd_m_v;
+        rq_dslot_q[RqIdx'(n)] <= rd_m_slot;
+        rq_age_q[RqIdx'(n)]   <= '0;
+      end
+      rq_cnt_q <= n + RqBits'(rd_push);
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wq_cnt_q <= '0;
+      for (int unsigned i = 0; i < WrQDepth; i++) begin
+        wq_v_q[i] <= 1'b0; wq_bank_q[i] <= '0; wq_row_q[i] <= '0; wq_blk_q[i] <= '0;
+        wq_need_q[i] <= '0; wq_slot_q[i] <= '0; wq_dep_q[i] <= 1'b0; wq_dslot_q[i] <= '0;
+        wq_age_q[i] <= '0;
+      end
+    end else begin
+      logic [WqBits-1:0] n;
+      for (int unsigned i = 0; i < WrQDepth; i++) begin
+        int unsigned s;
+        s = (wq_rm_v && i >= 32'(wq_rm)) ? i + 1 : i;
+        if (s < WrQDepth) begin
+          wq_v_q[i]     <= wq_v_q[s];
+          wq_bank_q[i]  <= wq_bank_q[s];
+          wq_row_q[i]   <= wq_row_q[s];
+          wq_blk_q[i]   <= wq_blk_q[s];
+          wq_slot_q[i]  <= wq_slot_q[s];
+          wq_dslot_q[i] <= wq_dslot_q[s];
+          wq_need_q[i]  <= (col_fire && wr_mode_q && s == 32'(col_sel)) ?
+                           (wq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : wq_need_q[s];
+          wq_dep_q[i]   <= wq_dep_q[s] && !(wq_rm_v && wq_dslot_q[s] == wq_rm_slot);
+          wq_age_q[i]   <= (wq_age_q[s] == AgeBits'(AgeMax)) ? wq_age_q[s] : wq_age_q[s] + 1'b1;
+        end else begin
+          wq_v_q[i] <= 1'b0;
+        end
+      end
+      n = wq_cnt_q - WqBits'(wq_rm_v);
+      if (wr_push) begin
+        wq_v_q[WqIdx'(n)]     <= 1'b1;
+        wq_bank_q[WqIdx'(n)]  <= wr_bank_i;
+        wq_row_q[WqIdx'(n)]   <= wr_row_i;
+        wq_blk_q[WqIdx'(n)]   <= wr_blk_i;
+        wq_need_q[WqIdx'(n)]  <= wr_beats;
+        wq_slot_q[WqIdx'(n)]  <= slot_free;
+        wq_dep_q[WqIdx'(n)]   <= wr_m_v;
+        wq_dslot_q[WqIdx'(n)] <= wr_m_slot;
+        wq_age_q[WqIdx'(n)]   <= '0;
+      end
+      wq_cnt_q <= n + WqBits'(wr_push);
+    end
+  end
+
+  // Write-data slots: filled on intake, freed when the last burst's data has gone out.
+  logic wd_out_v, wd_out_last;
+  logic [SlotBits-1:0] wd_out_slot;
+  logic wd_out_beat;
+  assign wd_out_v    = wd_v_q[TCwl-1];
+  assign wd_out_slot = wd_slot_q[TCwl-1];
+  assign wd_out_beat = wd_beat_q[TCwl-1];
+  assign wd_out_last = wd_last_q[TCwl-1];
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      slot_busy_q <= '0;
+    end else begin
+      if (wd_out_v && wd_out_last) slot_busy_q[wd_out_slot] <= 1'b0;
+      if (wr_push) slot_busy_q[slot_free] <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (wr_push) begin
+      slot_data_q[slot_free] <= wr_data_i;
+      slot_strb_q[slot_free] <= wr_strb_i;
+    end
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Bank state and timing counters
+  // ----------------------------------------------------------------------------------------------
+  function automatic logic [CntW-1:0] dec(logic [CntW-1:0] c);
+    dec = (c == '0) ? c : c - 1'b1;
+  endfunction
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      open_q <= '0;
+      for (int unsigned b = 0; b < Banks; b++) begin
+        open_row_q[b] <= '0;
+        c_act_q[b] <= '0; c_rd_q[b] <= '0; c_wr_q[b] <= '0; c_pre_q[b] <= '0;
+      end
+      for (int unsigned g = 0; g < Groups; g++) begin
+        c_act_bg_q[g] <= '0; c_col_bg_q[g] <= '0; c_rdw_bg_q[g] <= '0;
+      end
+      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= '0;
+      c_act_any_q <= '0; c_col_any_q <= '0; c_rdw_any_q <= '0; c_wrr_any_q <= '0; c_ref_q <= '0;
+      row_busy_q <= 1'b0;
+    end else begin
+      logic [CntW-1:0] n_act[Banks], n_rd[Banks], n_wr[Banks], n_pre[Banks];
+      logic [CntW-1:0] n_act_bg[Groups], n_col_bg[Groups], n_rdw_bg[Groups];
+      logic [CntW-1:0] n_faw[4];
+      logic [CntW-1:0] n_act_any, n_col_any, n_rdw_any, n_wrr_any, n_ref;
+      logic [Banks-1:0] n_open;
+      logic faw_loaded;
+      for (int unsigned b = 0; b < Banks; b++) begin
+        n_act[b] = dec(c_act_q[b]); n_rd[b] = dec(c_rd_q[b]);
+        n_wr[b] = dec(c_wr_q[b]); n_pre[b] = dec(c_pre_q[b]);
+      end
+      for (int unsigned g = 0; g < Groups; g++) begin
+        n_act_bg[g] = dec(c_act_bg_q[g]); n_col_bg[g] = dec(c_col_bg_q[g]);
+        n_rdw_bg[g] = dec(c_rdw_bg_q[g]);
+      end
+      for (int unsigned k = 0; k < 4; k++) n_faw[k] = dec(c_faw_q[k]);
+      n_act_any = dec(c_act_any_q); n_col_any = dec(c_col_any_q);
+      n_rdw_any = dec(c_rdw_any_q); n_wrr_any = dec(c_wrr_any_q); n_ref = dec(c_ref_q);
+      n_open = open_q;
+
+      if (row_fire) begin
+        unique case (row_cmd_o)
+          tpu_pkg::HbmAct: begin
+            n_open[row_bank_o] = 1'b1;
+            open_row_q[row_bank_o] <= row_row_o;
+            n_act[row_bank_o] = cmax(n_act[row_bank_o], CntW'(TRc - 1));
+            n_rd[row_bank_o]  = cmax(n_rd[row_bank_o], CntW'(TRcdRd - 1));
+            n_wr[row_bank_o]  = cmax(n_wr[row_bank_o], CntW'(TRcdWr - 1));
+            n_pre[row_bank_o] = cmax(n_pre[row_bank_o], CntW'(TRas - 1));
+            n_act_any = cmax(n_act_any, CntW'(TRrdS - 1));
+            n_act_bg[row_bank_o[BankBits-1:BaBits]] = cmax(n_act_bg[row_bank_o[BankBits-1:BaBits]], CntW'(TRrdL - 1));
+            faw_loaded = 1'b0;
+            for (int unsigned k = 0; k < 4; k++) begin
+              if (!faw_loaded && c_faw_q[k] == '0) begin
+                n_faw[k] = CntW'(TFaw - 1);
+                faw_loaded = 1'b1;
+              end
+            end
+          end
+          tpu_pkg::HbmPre: begin
+            n_open[row_bank_o] = 1'b0;
+            n_act[row_bank_o] = cmax(n_act[row_bank_o], CntW'(TRp - 1));
+          end
+          tpu_pkg::HbmPreA: begin
+            n_open = '0;
+            for (int unsigned b = 0; b < Banks; b++) n_act[b] = cmax(n_act[b], CntW'(TRp - 1));
+          end
+          tpu_pkg::HbmRefAb: begin
+            for (int unsigned b = 0; b < Banks; b++) n_act[b] = cmax(n_act[b], CntW'(TRfc - 1));
+            n_ref = cmax(n_ref, CntW'(TRfc - 1));
+          end
+          tpu_pkg::HbmRefPb: begin
+            for (int unsigned b = 0; b < Banks; b++) begin
+              n_act[b] = cmax(n_act[b], CntW'((BankBits'(b) == row_bank_o) ? TRfcSb - 1 : TRrefd - 1));
+            end
+            n_ref = cmax(n_ref, CntW'(TRrefd - 1));
+          end
+          default: ;
+        endcase
+      end
+
+      if (col_fire) begin
+        logic [BgBits-1:0] g;
+        g = col_bank_o[BankBits-1:BaBits];
+        n_col_any = cmax(n_col_any, CntW'(TCcdS - 1));
+        n_col_bg[g] = cmax(n_col_bg[g], CntW'(TCcdL - 1));
+        if (!wr_mode_q) begin
+          n_pre[col_bank_o] = cmax(n_pre[col_bank_o], CntW'(TRtp - 1));
+          n_wrr_any = cmax(n_wrr_any, CntW'(TRtw - 1));
+          if (col_auto) begin
+            n_open[col_bank_o] = 1'b0;
+            n_act[col_bank_o] = cmax(n_act[col_bank_o], CntW'(((32'(c_pre_q[col_bank_o]) > TRtp) ? 32'(c_pre_q[col_bank_o]) : TRtp) + TRp - 1));
+          end
+        end else begin
+          n_pre[col_bank_o] = cmax(n_pre[col_bank_o], CntW'(TCwl + TBl + TWr - 1));
+          n_rdw_any = cmax(n_rdw_any, CntW'(TCwl + TBl + TWtrS - 1));
+          n_rdw_bg[g] = cmax(n_rdw_bg[g], CntW'(TCwl + TBl + TWtrL - 1));
+          if (col_auto) begin
+            n_open[col_bank_o] = 1'b0;
+            n_act[col_bank_o] = cmax(n_act[col_bank_o], CntW'(((32'(c_pre_q[col_bank_o]) > TCwl + TBl + TWr) ? 32'(c_pre_q[col_bank_o])
+                                                                : TCwl + TBl + TWr) + TRp - 1));
+          end
+        end
+      end
+
+      open_q <= n_open;
+      for (int unsigned b = 0; b < Banks; b++) begin
+        c_act_q[b] <= n_act[b]; c_rd_q[b] <= n_rd[b]; c_wr_q[b] <= n_wr[b]; c_pre_q[b] <= n_pre[b];
+      end
+      for (int unsigned g = 0; g < Groups; g++) begin
+        c_act_bg_q[g] <= n_act_bg[g]; c_col_bg_q[g] <= n_col_bg[g]; c_rdw_bg_q[g] <= n_rdw_bg[g];
+      end
+      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= n_faw[k];
+      c_act_any_q <= n_act_any; c_col_any_q <= n_col_any; c_rdw_any_q <= n_rdw_any;
+      c_wrr_any_q <= n_wrr_any; c_ref_q <= n_ref;
+      row_busy_q <= row_fire && row_cmd_o == tpu_pkg::HbmAct;
+    end
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Refresh debt: +1 every interval (nREFI, or nREFIsb per bank in turn), -1 per refresh
+  // ----------------------------------------------------------------------------------------------
+  logic ref_done;
+  assign ref_done = row_fire && (row_cmd_o == tpu_pkg::HbmRefAb || row_cmd_o == tpu_pkg::HbmRefPb);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ref_tick_q <= '0;
+      ref_debt_q <= '0;
+      ref_bank_q <= '0;
+      wr_mode_q  <= 1'b0;
+      starve_turn_q <= 1'b0;
+    end else begin
+      logic tick;
+      tick = ref_tick_q == RefIntW'(RefInt - 1);
+      ref_tick_q <= tick ? '0 : ref_tick_q + 1'b1;
+      ref_debt_q <= ref_debt_q + (tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
+      if (ref_done) ref_bank_q <= ref_bank_q + 1'b1;
+      wr_mode_q <= wr_mode_d;
+      if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_q <= 1'b1;
+      if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_q <= 1'b0;
+    end
+  end
+
+  // ----------------------------------------------------------------------------------------------
+  // Data: write bursts at WL, read bursts at RL
+  // ----------------------------------------------------------------------------------------------
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      for (int unsigned k = 0; k < TCwl; k++) begin
+        wd_v_q[k] <= 1'b0; wd_slot_q[k] <= '0; wd_beat_q[k] <= 1'b0; wd_last_q[k] <= 1'b0;
+      end
+      for (int unsigned k = 0; k < TCl; k++) begin
+        rd_v_q[k] <= 1'b0; rd_tag_q[k] <= '0; rd_beat_q[k] <= 1'b0;
+      end
+    end else begin
+      wd_v_q[0]    <= col_fire && wr_mode_q;
+      wd_slot_q[0] <= wq_slot_q[WqIdx'(col_sel)];
+      wd_beat_q[0] <= col_beat;
+      wd_last_q[0] <= col_last;
+      for (int unsigned k = 1; k < TCwl; k++) begin
+        wd_v_q[k] <= wd_v_q[k-1]; wd_slot_q[k] <= wd_slot_q[k-1];
+        wd_beat_q[k] <= wd_beat_q[k-1]; wd_last_q[k] <= wd_last_q[k-1];
+      end
+      rd_v_q[0]    <= col_fire && !wr_mode_q;
+      rd_tag_q[0]  <= rq_tag_q[RqIdx'(col_sel)];
+      rd_beat_q[0] <= col_beat;
+      for (int unsigned k = 1; k < TCl; k++) begin
+        rd_v_q[k] <= rd_v_q[k-1]; rd_tag_q[k] <= rd_tag_q[k-1]; rd_beat_q[k] <= rd_beat_q[k-1];
+      end
+    end
+  end
+
+  assign wdata_valid_o = wd_out_v;
+  assign wdata_o       = wd_out_beat ? slot_data_q[wd_out_slot][511:256] : slot_data_q[wd_out_slot][255:0];
+  assign wstrb_o       = wd_out_beat ? slot_strb_q[wd_out_slot][63:32] : slot_strb_q[wd_out_slot][31:0];
+
+  assign rdata_valid_o = rd_v_q[TCl-1];
+  assign rdata_tag_o   = rd_tag_q[TCl-1];
+  assign rdata_beat_o  = rd_beat_q[TCl-1];
+  assign rdata_data_o  = rdata_i;
+
+  assign rq_count_o = rq_cnt_q;
+  assign wq_count_o = wq_cnt_q;
+  assign ref_debt_o = ref_debt_q;
+  assign wr_mode_o  = wr_mode_q;
+
+  // ----------------------------------------------------------------------------------------------
+  // Assertions
+  // ----------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // Read data comes back exactly nCL after its RD.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rdata_valid_i == rdata_valid_o)
+    else $error("tpu_hbm_pc_ctrl: read data %s at RL", rdata_valid_i ? "without a read" : "missing");
+  // Refresh debt never reaches the spec's bound.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) ref_debt_q < 4'd8)
+    else $error("tpu_hbm_pc_ctrl: refresh debt %0d", ref_debt_q);
+  // Requests hold while waiting.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_tag_i) && $stable(rd_bank_i) && $stable(rd_row_i) && $stable(rd_blk_i))
+    else $error("tpu_hbm_pc_ctrl: read request changed while waiting");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   wr_valid_i && !wr_ready_o |=> wr_valid_i && $stable(wr_bank_i) && $stable(wr_row_i) && $stable(wr_blk_i))
+    else $error("tpu_hbm_pc_ctrl: write request changed while waiting");
+  // A granted command is one that was asked for; the row bus stays free in an ACT's second cycle.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (row_gnt_i && !row_req_o) || (col_gnt_i && !col_req_o) |-> 1'b0)
+    else $error("tpu_hbm_pc_ctrl: grant without a request");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) row_busy_q |-> !row_gnt_i)
+    else $error("tpu_hbm_pc_ctrl: row command granted in an ACT's second cycle");
+  // No request stays past the age cap for long: once a queue's head reaches it, it is served
+  // within one refresh and two services (its own, and the other queue's starved head's turn),
+  // each a precharge, an activate and a burst. (A read that waits for a queued write to its block
+  // is bounded by that write's age instead.)
+  localparam int unsigned StarveLimit =
+      TRfc + 2 * (TRas + TRp + TRcdRd + TCwl + TBl + TWr + TRtw + TFaw) + 64;
+  int unsigned rq_starve_cnt, wq_starve_cnt;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rq_starve_cnt <= 0;
+      wq_starve_cnt <= 0;
+    end else begin
+      // Counts per request: restarts when the head leaves.
+      rq_starve_cnt <= (rq_starved && !(rq_rm_v && rq_rm == '0)) ? rq_starve_cnt + 1 : 0;
+      wq_starve_cnt <= (wq_starved && !(wq_rm_v && wq_rm == '0)) ? wq_starve_cnt + 1 : 0;
+    end
+  end
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rq_starve_cnt < StarveLimit && wq_starve_cnt < StarveLimit)
+    else $error("tpu_hbm_pc_ctrl: a %s older than the age cap (%0d) waited %0d more cycles (mode %s, %0d reads and %0d writes queued, head ages %0d / %0d, refresh debt %0d)",
+                rq_starve_cnt >= StarveLimit ? "read" : "write", AgeCap,
+                rq_starve_cnt > wq_starve_cnt ? rq_starve_cnt : wq_starve_cnt,
+                wr_mode_q ? "write" : "read", rq_cnt_q, wq_cnt_q, rq_age_q[0], wq_age_q[0], ref_debt_q);
+  // A read request asks for at least one beat.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rd_fire |-> rd_beats_i != 2'b00)
+    else $error("tpu_hbm_pc_ctrl: read request for no beat");
+`endif
+
+endmodule
