@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench verify-exhaustive mutants waves clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-hbm verify-exhaustive mutants waves clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -16,7 +16,8 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS),"
-	@echo "  RUN_ARGS=... (tpu_gemm options for make run), BENCH_ARGS=... (tpu_mxu_bench options)"
+	@echo "  RUN_ARGS=... (tpu_gemm options for make run), BENCH_ARGS=... (tpu_mxu_bench options),"
+	@echo "  HBM_BENCH_ARGS=... (tpu_hbm_replay options, e.g. --requests-scale 0.1)"
 
 deps: ## install missing Debian packages (idempotent; quick when all are present)
 	@scripts/deps.sh
@@ -52,11 +53,18 @@ lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-sub
 synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
 	@scripts/synth.sh
 
-bench: build ## MAC speed; matrix-unit utilization table, simulation speed, build times (~20 min)
-	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench -- --no-print-directory 2>&1 \
+bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth per traffic class (~35 min)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@$(BUILD)/sim/tpu_bench
 	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS)
+	@echo
+	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS)
+
+bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 refresh modes (~10 min)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_hbm_replay -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS)
 
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))

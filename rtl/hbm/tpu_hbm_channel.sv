@@ -13,14 +13,14 @@ module tpu_hbm_channel #(
   parameter int unsigned RowBits        = 16,
   parameter int unsigned ColBits        = 5,
   parameter int unsigned AddrMap        = 0,
-  parameter int unsigned RdQDepth       = 32,
-  parameter int unsigned WrQDepth       = 32,
-  parameter int unsigned RetDepth       = 32,
-  parameter int unsigned ClosePage      = 0,
+  parameter int unsigned RdQDepth       = 16,  // per pseudo-channel (32 per channel)
+  parameter int unsigned WrQDepth       = 16,
+  parameter int unsigned RetDepth       = 64,
+  parameter int unsigned PagePolicy      = 2,  // 0 open, 1 close, 2 adaptive
   parameter int unsigned PerBankRefresh = 0,
   parameter int unsigned AgeCap         = 1024,
-  parameter int unsigned WrHigh         = 26,
-  parameter int unsigned WrLow          = 6,
+  parameter int unsigned WrHigh         = 14,
+  parameter int unsigned WrLow          = 2,
   parameter int unsigned RefUrgent      = 2,
   parameter int unsigned TCl      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
   parameter int unsigned TCwl     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
@@ -161,7 +161,7 @@ module tpu_hbm_channel #(
 
     tpu_hbm_pc_ctrl #(
       .RowBits(RowBits), .BgBits(2), .BaBits(2), .ColBits(ColBits), .RdQDepth(RdQDepth),
-      .WrQDepth(WrQDepth), .TagBits(TagBits), .ClosePage(ClosePage),
+      .WrQDepth(WrQDepth), .TagBits(TagBits), .PagePolicy(PagePolicy),
       .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow),
       .RefUrgent(RefUrgent),
       .TCl(TCl),

@@ -11,6 +11,12 @@
 // grant. The memory side is burst-level: a burst's 32 bytes travel as one word on the first of
 // its nBL data cycles.
 //
+// Page policy: open (0) keeps a row open until a queued request needs another row of its bank;
+// close (1) auto-precharges (RDA/WRA) on the last burst of a request when no other queued request
+// hits that row; adaptive (2, default) does the same only when some queued request waits for a
+// row command, i.e. when the channel's row bus is the scarce resource (random traffic), and
+// otherwise behaves as open page (sequential streams keep their rows).
+//
 // Ordering: writes to one block issue in arrival order; a read waits for every queued write to
 // its block unless the youngest of them covers all its bytes (then it is answered from the
 // write queue at once). Reads and writes otherwise reorder freely (FR-FCFS: the oldest ready
@@ -21,14 +27,14 @@ module tpu_hbm_pc_ctrl #(
   parameter int unsigned BgBits         = 2,   // bank groups = 2^BgBits
   parameter int unsigned BaBits         = 2,   // banks per group = 2^BaBits
   parameter int unsigned ColBits        = 5,   // 32-byte columns per row = 2^ColBits
-  parameter int unsigned RdQDepth       = 32,
-  parameter int unsigned WrQDepth       = 32,
+  parameter int unsigned RdQDepth       = 16,  // per PC: 32 per channel, as Ramulator 2.1
+  parameter int unsigned WrQDepth       = 16,
   parameter int unsigned TagBits        = 5,   // read tags (the port's return-buffer slots)
-  parameter int unsigned ClosePage      = 0,   // 1: auto-precharge when no queued hit remains
+  parameter int unsigned PagePolicy     = 2,   // 0 open, 1 close, 2 adaptive (see below)
   parameter int unsigned PerBankRefresh = 0,   // 0: REFab every nREFI; 1: REFpb every nREFIsb
   parameter int unsigned AgeCap         = 1024,
-  parameter int unsigned WrHigh         = 26,  // enter write drain at this many queued writes
-  parameter int unsigned WrLow          = 6,   // leave it at this many (if reads wait)
+  parameter int unsigned WrHigh         = 14,  // enter write drain at this many queued writes
+  parameter int unsigned WrLow          = 2,   // leave it at this many (if reads wait)
   parameter int unsigned RefUrgent      = 2,   // refresh debt at which refresh preempts traffic
   // Timing, cycles (defaults: the 2.0 Gb/s bin).
   parameter int unsigned TCl = 14, parameter int unsigned TCwl = 5, parameter int unsigned TBl = 2,
@@ -127,6 +133,10 @@ module tpu_hbm_pc_ctrl #(
   end
   if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 || TCl + TBl + 2 <= TCwl) begin : gen_bad_t
     $error("tpu_hbm_pc_ctrl: timing out of the supported range (nCL 2..63, nCWL 1..31, nRFC < 960)");
+  end
+  if (PagePolicy > 2) begin : gen_bad_page
+    $error("tpu_hbm_pc_ctrl: PagePolicy must be 0 (open), 1 (close) or 2 (adaptive), got %0d",
+           PagePolicy);
   end
   if (ColBits < 2) begin : gen_bad_col
     $error("tpu_hbm_pc_ctrl: ColBits must be >= 2 (a row holds at least two 64-byte blocks)");
@@ -266,6 +276,9 @@ module tpu_hbm_pc_ctrl #(
   // or when only writes are queued.
   logic wr_mode_d;
   logic starve_turn_q;  // with both heads starved: 0 serves the read, 1 the write
+  logic [4:0] rq_empty_cnt_q;  // cycles the read queue has been empty (saturating)
+  logic idle_q;
+  assign idle_q = rq_empty_cnt_q == 5'd31;
   always_comb begin
     if (rq_starved && wq_starved) begin
       wr_mode_d = starve_turn_q;
@@ -274,7 +287,9 @@ module tpu_hbm_pc_ctrl #(
     end else if (wq_starved) begin
       wr_mode_d = 1'b1;
     end else if (!wr_mode_q) begin
-      wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || (rq_cnt_q == '0 && wq_cnt_q != '0) || rq_dep_any;
+      // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
+      wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || rq_dep_any ||
+                  (rq_cnt_q == '0 && (wq_cnt_q > WqBits'(WrLow) || (wq_cnt_q != '0 && idle_q)));
     end else begin
       wr_mode_d = !(wq_cnt_q == '0 ||
                     (wq_cnt_q <= WqBits'(WrLow) && rq_cnt_q != '0 && !rq_dep_any));
@@ -291,6 +306,7 @@ module tpu_hbm_pc_ctrl #(
   logic                q_dep  [QMax];
   logic                starved;
   logic [QMax-1:0]     col_cand, row_cand;
+  logic                miss_pend;  // a request of the active queue waits for a row command
 
   always_comb begin
     for (int unsigned i = 0; i < QMax; i++) begin
@@ -306,9 +322,11 @@ module tpu_hbm_pc_ctrl #(
       end
     end
     starved = wr_mode_q ? wq_starved : rq_starved;
+    miss_pend = 1'b0;
     for (int unsigned i = 0; i < QMax; i++) begin
       logic hit, live;
       hit  = open_q[q_bank[i]] && open_row_q[q_bank[i]] == q_row[i];
+      miss_pend |= q_v[i] && !hit;
       live = q_v[i] && !q_dep[i] && (!starved || i == 0);
       col_cand[i] = live && hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
       row_cand[i] = live && !hit &&
@@ -339,7 +357,7 @@ module tpu_hbm_pc_ctrl #(
     col_beat  = !q_need[col_sel][0];
     col_last  = q_need[col_sel] != 2'b11;
     col_auto  = 1'b0;
-    if (ClosePage != 0 && col_last) begin
+    if ((PagePolicy == 1 || (PagePolicy == 2 && miss_pend)) && col_last) begin
       col_auto = 1'b1;
       for (int unsigned i = 0; i < RdQDepth; i++) begin
         if (rq_v_q[i] && rq_bank_q[i] == csel_bank && rq_row_q[i] == open_row_q[csel_bank] &&
@@ -723,6 +741,7 @@ module tpu_hbm_pc_ctrl #(
       ref_bank_q <= '0;
       wr_mode_q  <= 1'b0;
       starve_turn_q <= 1'b0;
+      rq_empty_cnt_q <= '0;
     end else begin
       logic tick;
       tick = ref_tick_q == RefIntW'(RefInt - 1);
@@ -730,6 +749,7 @@ module tpu_hbm_pc_ctrl #(
       ref_debt_q <= ref_debt_q + (tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
       if (ref_done) ref_bank_q <= ref_bank_q + 1'b1;
       wr_mode_q <= wr_mode_d;
+      rq_empty_cnt_q <= (rq_cnt_q != '0) ? 5'd0 : (idle_q ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
       if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_q <= 1'b1;
       if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_q <= 1'b0;
     end

@@ -97,10 +97,10 @@ struct AxiTxn {
   bool write = false;
   int port = 0;
   uint32_t id = 0;
-  uint64_t addr = 0;  // port-local byte address
-  int len = 0;        // AxLEN: beats - 1
-  int size = 5;       // AxSIZE
-  int burst = 1;      // AxBURST (1 = INCR)
+  uint64_t addr = 0;           // port-local byte address
+  int len = 0;                 // AxLEN: beats - 1
+  int size = 5;                // AxSIZE
+  int burst = 1;               // AxBURST (1 = INCR)
   std::vector<uint8_t> data;   // 32 bytes per beat (write data, or read data as returned)
   std::vector<uint32_t> strb;  // per write beat
   bool wlast_early = false;    // drive WLAST on the first beat (a protocol error, for tests)
@@ -117,6 +117,96 @@ struct PortStats {
   uint64_t read_latency_sum = 0, read_latency_max = 0;  // AR accepted -> last R beat
 };
 
+// The device models on the memory side of a top with tpu_hbm_subsys's memory-side ports
+// (tpu_hbm_subsys, tpu_hbm_single): one tpu::hbm::Channel per channel, which checks every command
+// against the JEDEC rules and holds the data. Step() is called once per cycle after the falling
+// edge: it reads the command buses and write data, feeds the device models for that cycle and
+// drives the read data.
+class HbmMemory {
+ public:
+  HbmMemory(const AddressMap& map, const tpu::hbm::Timing& timing) : map_(map) {
+    tpu::hbm::Org org;
+    org.row_bits = map.row_bits;
+    org.columns = 1 << map.col_bits;
+    for (int c = 0; c < map.channels; ++c) devices_.emplace_back(org, timing, c);
+  }
+
+  Channel& device(int c) { return devices_.at(c); }
+  const Channel& device(int c) const { return devices_.at(c); }
+
+  template <class V>
+  void Step(V& d, uint64_t t) {
+    const int rb = map_.row_bits, cb = map_.col_bits;
+    for (int c = 0; c < map_.channels; ++c) {
+      Channel& dev = devices_[c];
+      if (GetBits(d.row_valid_o, c, 1)) {
+        Command cmd;
+        const int code = static_cast<int>(GetBits(d.row_cmd_o, c * 3, 3));
+        static constexpr Cmd kRow[] = {Cmd::kAct, Cmd::kPre, Cmd::kPreA, Cmd::kRefAb, Cmd::kRefPb};
+        if (code > 4) throw std::runtime_error(fmt::format("bad row command code {}", code));
+        cmd.cmd = kRow[code];
+        cmd.pc = static_cast<int>(GetBits(d.row_pc_o, c, 1));
+        cmd.bank = static_cast<int>(GetBits(d.row_bank_o, c * 4, 4));
+        cmd.row = static_cast<uint32_t>(GetBits(d.row_row_o, c * rb, rb));
+        dev.Issue(t, cmd);
+      }
+      if (GetBits(d.col_valid_o, c, 1)) {
+        Command cmd;
+        static constexpr Cmd kCol[] = {Cmd::kRd, Cmd::kRda, Cmd::kWr, Cmd::kWra};
+        cmd.cmd = kCol[GetBits(d.col_cmd_o, c * 2, 2)];
+        cmd.pc = static_cast<int>(GetBits(d.col_pc_o, c, 1));
+        cmd.bank = static_cast<int>(GetBits(d.col_bank_o, c * 4, 4));
+        cmd.col = static_cast<int>(GetBits(d.col_col_o, c * cb, cb));
+        dev.Issue(t, cmd);
+      }
+      for (int pc = 0; pc < 2; ++pc) {
+        const int p = 2 * c + pc;
+        if (GetBits(d.wdata_valid_o, p, 1)) {
+          uint8_t buf[32];
+          for (int w = 0; w < 8; ++w) {
+            const uint32_t word = GetLane(d.wdata_o, p * 256 + w * 32, 32);
+            for (int k = 0; k < 4; ++k) buf[w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
+          }
+          dev.WriteData(t, pc, buf, GetLane(d.wstrb_o, p * 32, 32));
+        }
+        uint8_t out[32];
+        const bool v = dev.ReadData(t, pc, out);
+        SetBits(d.rdata_valid_i, p, 1, v);
+        if (v) {
+          for (int w = 0; w < 8; ++w) {
+            uint32_t word = 0;
+            for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(out[w * 4 + k]) << (8 * k);
+            SetLane(d.rdata_i, p * 256 + w * 32, 32, word);
+          }
+        }
+      }
+      dev.EndCycle(t);
+    }
+  }
+
+  // Every timing violation the device models saw, one per line ("" when none).
+  std::string Violations(size_t max_lines = 20) const {
+    std::string s;
+    size_t n = 0;
+    for (const auto& dev : devices_) {
+      for (const auto& v : dev.violations()) {
+        if (n++ < max_lines) s += v.ToString() + "\n";
+      }
+    }
+    if (n > max_lines) s += fmt::format("... {} violations in all\n", n);
+    return s;
+  }
+  size_t ViolationCount() const {
+    size_t n = 0;
+    for (const auto& dev : devices_) n += dev.violations().size();
+    return n;
+  }
+
+ private:
+  AddressMap map_;
+  std::vector<Channel> devices_;
+};
+
 template <class V>
 class HbmHarness {
  public:
@@ -127,15 +217,15 @@ class HbmHarness {
     TraceOptions trace;
     int r_ready_pct = 100;  // chance per cycle that a port takes an R beat
     int b_ready_pct = 100;
-    uint64_t seed = 1;      // for back-pressure
+    uint64_t seed = 1;  // for back-pressure
   };
 
   explicit HbmHarness(std::string name, const Options& o)
-      : o_(o), sim_(std::move(name), o.max_cycles, o.trace), rng_(o.seed), ports_(o.map.ports()) {
-    tpu::hbm::Org org;
-    org.row_bits = o.map.row_bits;
-    org.columns = 1 << o.map.col_bits;
-    for (int c = 0; c < o.map.channels; ++c) devices_.emplace_back(org, o.timing, c);
+      : o_(o),
+        sim_(std::move(name), o.max_cycles, o.trace),
+        rng_(o.seed),
+        ports_(o.map.ports()),
+        mem_(o.map, o.timing) {
     auto& d = sim_.dut();
     d.aw_valid_i = 0;
     d.w_valid_i = 0;
@@ -148,7 +238,7 @@ class HbmHarness {
 
   V& dut() { return sim_.dut(); }
   SimCtrl<V>& sim() { return sim_; }
-  Channel& device(int c) { return devices_.at(c); }
+  Channel& device(int c) { return mem_.device(c); }
   int channels() const { return o_.map.channels; }
   const AddressMap& map() const { return o_.map; }
   uint64_t cycle() const { return t_; }
@@ -218,7 +308,8 @@ class HbmHarness {
     while (busy()) {
       Step();
       if (t_ - start > budget) {
-        throw WatchdogError(fmt::format("{}: queues not empty after {} cycles", sim_.name(), budget));
+        throw WatchdogError(
+            fmt::format("{}: queues not empty after {} cycles", sim_.name(), budget));
       }
     }
     for (int i = 0; i < 64; ++i) Step();
@@ -235,30 +326,18 @@ class HbmHarness {
       if (!q.aw.empty()) s += fmt::format("port {}: AW waits: {}; ", p, name(q.aw.front().get()));
       if (!q.w.empty()) s += fmt::format("port {}: W beat {} waits; ", p, q.w.front().beat);
       for (auto& [id, l] : q.r_pend)
-        if (!l.empty()) s += fmt::format("port {}: R of {} outstanding; ", p, name(l.front().get()));
+        if (!l.empty())
+          s += fmt::format("port {}: R of {} outstanding; ", p, name(l.front().get()));
       for (auto& [id, l] : q.b_pend)
-        if (!l.empty()) s += fmt::format("port {}: B of {} outstanding; ", p, name(l.front().get()));
+        if (!l.empty())
+          s += fmt::format("port {}: B of {} outstanding; ", p, name(l.front().get()));
     }
     return s.empty() ? "nothing outstanding" : s;
   }
 
   // Every timing violation the device models saw, one per line ("" when none).
-  std::string Violations(size_t max_lines = 20) const {
-    std::string s;
-    size_t n = 0;
-    for (const auto& dev : devices_) {
-      for (const auto& v : dev.violations()) {
-        if (n++ < max_lines) s += v.ToString() + "\n";
-      }
-    }
-    if (n > max_lines) s += fmt::format("... {} violations in all\n", n);
-    return s;
-  }
-  size_t ViolationCount() const {
-    size_t n = 0;
-    for (const auto& dev : devices_) n += dev.violations().size();
-    return n;
-  }
+  std::string Violations(size_t max_lines = 20) const { return mem_.Violations(max_lines); }
+  size_t ViolationCount() const { return mem_.ViolationCount(); }
 
  private:
   struct WBeat {
@@ -273,55 +352,7 @@ class HbmHarness {
     PortStats stats;
   };
 
-  void MemorySide() {
-    auto& d = sim_.dut();
-    const int rb = o_.map.row_bits, cb = o_.map.col_bits;
-    for (int c = 0; c < o_.map.channels; ++c) {
-      Channel& dev = devices_[c];
-      if (GetBits(d.row_valid_o, c, 1)) {
-        Command cmd;
-        const int code = static_cast<int>(GetBits(d.row_cmd_o, c * 3, 3));
-        static constexpr Cmd kRow[] = {Cmd::kAct, Cmd::kPre, Cmd::kPreA, Cmd::kRefAb, Cmd::kRefPb};
-        if (code > 4) throw std::runtime_error(fmt::format("bad row command code {}", code));
-        cmd.cmd = kRow[code];
-        cmd.pc = static_cast<int>(GetBits(d.row_pc_o, c, 1));
-        cmd.bank = static_cast<int>(GetBits(d.row_bank_o, c * 4, 4));
-        cmd.row = static_cast<uint32_t>(GetBits(d.row_row_o, c * rb, rb));
-        dev.Issue(t_, cmd);
-      }
-      if (GetBits(d.col_valid_o, c, 1)) {
-        Command cmd;
-        static constexpr Cmd kCol[] = {Cmd::kRd, Cmd::kRda, Cmd::kWr, Cmd::kWra};
-        cmd.cmd = kCol[GetBits(d.col_cmd_o, c * 2, 2)];
-        cmd.pc = static_cast<int>(GetBits(d.col_pc_o, c, 1));
-        cmd.bank = static_cast<int>(GetBits(d.col_bank_o, c * 4, 4));
-        cmd.col = static_cast<int>(GetBits(d.col_col_o, c * cb, cb));
-        dev.Issue(t_, cmd);
-      }
-      for (int pc = 0; pc < 2; ++pc) {
-        const int p = 2 * c + pc;
-        if (GetBits(d.wdata_valid_o, p, 1)) {
-          uint8_t buf[32];
-          for (int w = 0; w < 8; ++w) {
-            const uint32_t word = GetLane(d.wdata_o, p * 256 + w * 32, 32);
-            for (int k = 0; k < 4; ++k) buf[w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
-          }
-          dev.WriteData(t_, pc, buf, GetLane(d.wstrb_o, p * 32, 32));
-        }
-        uint8_t out[32];
-        const bool v = dev.ReadData(t_, pc, out);
-        SetBits(d.rdata_valid_i, p, 1, v);
-        if (v) {
-          for (int w = 0; w < 8; ++w) {
-            uint32_t word = 0;
-            for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(out[w * 4 + k]) << (8 * k);
-            SetLane(d.rdata_i, p * 256 + w * 32, 32, word);
-          }
-        }
-      }
-      dev.EndCycle(t_);
-    }
-  }
+  void MemorySide() { mem_.Step(sim_.dut(), t_); }
 
   void Masters() {
     auto& d = sim_.dut();
@@ -392,23 +423,27 @@ class HbmHarness {
     const uint32_t id = static_cast<uint32_t>(GetBits(d.r_id_o, p * 6, 6));
     auto it = q.r_pend.find(id);
     if (it == q.r_pend.end() || it->second.empty()) {
-      throw std::runtime_error(fmt::format("{}: port {} cycle {}: R beat with id {} but no read "
-                                           "of that id is outstanding", sim_.name(), p, t_, id));
+      throw std::runtime_error(
+          fmt::format("{}: port {} cycle {}: R beat with id {} but no read "
+                      "of that id is outstanding",
+                      sim_.name(), p, t_, id));
     }
     AxiTxn* t = it->second.front().get();
     int& beat = q.r_beat[id];
     if (t->data.size() < static_cast<size_t>(32 * t->beats())) t->data.assign(32 * t->beats(), 0);
     for (int w = 0; w < 8; ++w) {
       const uint32_t word = GetLane(d.r_data_o, p * 256 + w * 32, 32);
-      for (int k = 0; k < 4; ++k) t->data[32 * beat + w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
+      for (int k = 0; k < 4; ++k)
+        t->data[32 * beat + w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
     }
     t->resp.push_back(static_cast<int>(GetBits(d.r_resp_o, p * 2, 2)));
     const bool last = GetBits(d.r_last_o, p, 1);
     ++q.stats.read_beats;
     if (last != (beat == t->len)) {
-      throw std::runtime_error(fmt::format("{}: port {} cycle {}: RLAST {} on beat {} of a {}-beat "
-                                           "read (id {}, addr {:#x})", sim_.name(), p, t_, last,
-                                           beat, t->beats(), id, t->addr));
+      throw std::runtime_error(
+          fmt::format("{}: port {} cycle {}: RLAST {} on beat {} of a {}-beat "
+                      "read (id {}, addr {:#x})",
+                      sim_.name(), p, t_, last, beat, t->beats(), id, t->addr));
     }
     if (!last) {
       ++beat;
@@ -431,14 +466,16 @@ class HbmHarness {
     const uint32_t id = static_cast<uint32_t>(GetBits(d.b_id_o, p * 6, 6));
     auto it = q.b_pend.find(id);
     if (it == q.b_pend.end() || it->second.empty()) {
-      throw std::runtime_error(fmt::format("{}: port {} cycle {}: B with id {} but no write of "
-                                           "that id is outstanding", sim_.name(), p, t_, id));
+      throw std::runtime_error(
+          fmt::format("{}: port {} cycle {}: B with id {} but no write of "
+                      "that id is outstanding",
+                      sim_.name(), p, t_, id));
     }
     // The W beats of a burst whose B comes must all have gone.
     for (const WBeat& wb : q.w) {
       if (wb.t == it->second.front().get()) {
-        throw std::runtime_error(fmt::format("{}: port {} cycle {}: B before all W beats",
-                                             sim_.name(), p, t_));
+        throw std::runtime_error(
+            fmt::format("{}: port {} cycle {}: B before all W beats", sim_.name(), p, t_));
       }
     }
     std::unique_ptr<AxiTxn> own = std::move(it->second.front());
@@ -460,7 +497,7 @@ class HbmHarness {
   SimCtrl<V> sim_;
   Rng rng_;
   std::vector<Port> ports_;
-  std::vector<Channel> devices_;
+  HbmMemory mem_;
   uint64_t t_ = 0;
   uint64_t outstanding_ = 0;
   uint64_t completed_ = 0;
