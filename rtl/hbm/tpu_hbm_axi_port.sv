@@ -138,8 +138,14 @@ module tpu_hbm_axi_port #(
   logic              b_push;
   logic [1:0]        b_push_resp;
 
-  assign aw_ready_o = w_state_q == WIdle && bq_cnt_q != 3'(BDepth);
-  assign w_ready_o  = (w_state_q == WData && !pc_full_q) || w_state_q == WDrain;
+  // Back to back: the next AW is taken in the cycle the last block of a burst goes to the
+  // controller, and a W beat in the cycle a full block goes (ready depends on registers only).
+  logic pc_going;  // the assembled block goes to the controller this cycle
+  assign pc_going   = pc_full_q && wr_ready_i;
+  assign aw_ready_o = bq_cnt_q < 3'(BDepth - 1) &&
+                      (w_state_q == WIdle || (w_state_q == WData && pc_going && pc_last_q));
+  assign w_ready_o  = (w_state_q == WData && (!pc_full_q || (pc_going && !pc_last_q))) ||
+                      w_state_q == WDrain;
   assign wr_valid_o = pc_full_q;
   assign wr_bank_o  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};  // bank group high
   assign wr_blk_o   = pc_addr_q[BlkBase +: BlkBits];
@@ -176,16 +182,13 @@ module tpu_hbm_axi_port #(
       pc_addr_q <= '0;
     end else begin
       unique case (w_state_q)
-        WIdle: begin
-          if (aw_valid_i && aw_ready_o) begin
-            w_id_q   <= aw_id_i;
-            w_addr_q <= aw_addr_i[5 +: BeatBits];
-            w_left_q <= {1'b0, aw_len_i} + 9'd1;
-            w_err_q  <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
-            w_state_q <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i) ? WDrain : WData;
-          end
-        end
+        WIdle: ;
         WData: begin
+          if (wr_fire) begin  // first: a beat taken in the same cycle refills the block
+            pc_full_q <= 1'b0;
+            pc_strb_q <= '0;
+            if (pc_last_q) w_state_q <= WIdle;
+          end
           if (w_fire) begin
             if (w_addr_q[0]) begin
               pc_data_q[511:256] <= w_data_i;
@@ -203,11 +206,6 @@ module tpu_hbm_axi_port #(
               pc_last_q <= w_left_q == 9'd1;
             end
           end
-          if (wr_fire) begin
-            pc_full_q <= 1'b0;
-            pc_strb_q <= '0;
-            if (pc_last_q) w_state_q <= WIdle;
-          end
         end
         WDrain: begin
           if (w_fire) begin
@@ -217,6 +215,14 @@ module tpu_hbm_axi_port #(
         end
         default: w_state_q <= WIdle;
       endcase
+      // A new burst (possibly in the cycle the previous one's last block goes).
+      if (aw_valid_i && aw_ready_o) begin
+        w_id_q    <= aw_id_i;
+        w_addr_q  <= aw_addr_i[5 +: BeatBits];
+        w_left_q  <= {1'b0, aw_len_i} + 9'd1;
+        w_err_q   <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
+        w_state_q <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i) ? WDrain : WData;
+      end
     end
   end
 
@@ -279,7 +285,7 @@ module tpu_hbm_axi_port #(
 
   logic slot_free, blk_go;
   assign slot_free  = rs_cnt_q != (TagBits + 1)'(RetDepth);
-  assign ar_ready_o = !ar_busy_q;
+  assign ar_ready_o = !ar_busy_q || (blk_go && blk_last);  // back to back with the last block
   assign rd_valid_o = ar_busy_q && !ar_err_q && slot_free;
   assign rd_bank_o  = {ar_addr_q[1 + BgBase +: BgBits], ar_addr_q[1 + BaBase +: BaBits]};
   assign rd_blk_o   = ar_addr_q[1 + BlkBase +: BlkBits];
@@ -326,13 +332,6 @@ module tpu_hbm_axi_port #(
         rs_last_q[i] <= 1'b0;
       end
     end else begin
-      if (ar_valid_i && ar_ready_o) begin
-        ar_busy_q <= 1'b1;
-        ar_id_q   <= ar_id_i;
-        ar_addr_q <= ar_addr_i[5 +: BeatBits];
-        ar_left_q <= {1'b0, ar_len_i} + 9'd1;
-        ar_err_q  <= bad_burst(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
-      end
       if (blk_go) begin
         rs_id_q[rs_tail_q]      <= ar_id_q;
         rs_beats_q[rs_tail_q]   <= blk_beats;
@@ -343,6 +342,14 @@ module tpu_hbm_axi_port #(
         ar_addr_q <= ar_addr_q + BeatBits'((blk_beats == 2'b11) ? 2 : 1);
         ar_left_q <= ar_left_q - ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
         if (blk_last) ar_busy_q <= 1'b0;
+      end
+      // A new burst, after the block above (it may be the previous burst's last).
+      if (ar_valid_i && ar_ready_o) begin
+        ar_busy_q <= 1'b1;
+        ar_id_q   <= ar_id_i;
+        ar_addr_q <= ar_addr_i[5 +: BeatBits];
+        ar_left_q <= {1'b0, ar_len_i} + 9'd1;
+        ar_err_q  <= bad_burst(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
       end
       // Arrivals (after the allocation above: a forwarded block arrives in its allocation cycle).
       if (rdata_valid_i) begin

@@ -107,7 +107,8 @@ module tpu_hbm_pc_ctrl #(
   // ----------------------------------------------------------------------------------------------
   // Parameter checks
   // ----------------------------------------------------------------------------------------------
-  localparam int unsigned Slots    = WrQDepth + 4;  // write data outlives its queue entry by nCWL
+  // Write data outlives its queue entry by nCWL: the bursts issued in that time need slots too.
+  localparam int unsigned Slots    = WrQDepth + (TCwl + TCcdS) / TCcdS + 1;
   localparam int unsigned SlotBits = $clog2(Slots);
   localparam int unsigned RqIdx    = $clog2(RdQDepth);
   localparam int unsigned WqIdx    = $clog2(WrQDepth);
@@ -116,8 +117,11 @@ module tpu_hbm_pc_ctrl #(
   localparam int unsigned CntW     = 10;
   localparam int unsigned Groups   = 1 << BgBits;
   localparam int unsigned TRtw     = TCl + TBl + 2 - TCwl;
-  localparam int unsigned RefInt   = (PerBankRefresh != 0) ? TRefiSb : TRefi;
-  localparam int unsigned RefIntW  = $clog2(RefInt + 1);
+  // Refresh due: per PC every nREFI (all-bank), or 16 per nREFI (per-bank), exactly: an
+  // accumulator adds 1 (or Banks) per cycle and a refresh falls due each time it passes nREFI.
+  // (nREFIsb = nREFI / 16 rounded would drift: 16 x 243 = 3888 < 3900.)
+  localparam int unsigned RefAdd   = (PerBankRefresh != 0) ? (1 << (BgBits + BaBits)) : 1;
+  localparam int unsigned RefIntW  = $clog2(TRefi + RefAdd + 1);
 
   if (RdQDepth < 2 || WrQDepth < 2) begin : gen_bad_depth
     $error("tpu_hbm_pc_ctrl: queue depths must be >= 2 (RdQDepth %0d, WrQDepth %0d)",
@@ -133,6 +137,15 @@ module tpu_hbm_pc_ctrl #(
   end
   if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 || TCl + TBl + 2 <= TCwl) begin : gen_bad_t
     $error("tpu_hbm_pc_ctrl: timing out of the supported range (nCL 2..63, nCWL 1..31, nRFC < 960)");
+  end
+  if (TRcdRd == 0 || TRcdWr == 0 || TRp == 0 || TRas == 0 || TRc == 0 || TCcdS == 0 ||
+      TCcdL == 0 || TRrdS == 0 || TRrdL == 0 || TFaw == 0 || TWr == 0 || TRtp == 0 ||
+      TWtrS == 0 || TWtrL == 0 || TRfcSb == 0 || TRefi < 16 || TRefiSb == 0 || TRrefd == 0 ||
+      TBl == 0) begin : gen_zero_t
+    $error("tpu_hbm_pc_ctrl: every timing value must be >= 1 (and nREFI >= 16)");
+  end
+  if (AgeCap < 1) begin : gen_bad_age
+    $error("tpu_hbm_pc_ctrl: AgeCap must be >= 1");
   end
   if (PagePolicy > 2) begin : gen_bad_page
     $error("tpu_hbm_pc_ctrl: PagePolicy must be 0 (open), 1 (close) or 2 (adaptive), got %0d",
@@ -200,24 +213,29 @@ module tpu_hbm_pc_ctrl #(
   // ----------------------------------------------------------------------------------------------
   // Bank readiness
   // ----------------------------------------------------------------------------------------------
-  logic [Banks-1:0] hit_pend;   // some queued request hits the bank's open row
+  logic [Banks-1:0] hit_pend;   // some request of the active queue hits the bank's open row
+  logic [Banks-1:0] hit_pend_rq, hit_pend_wq;
   logic [Banks-1:0] act_ok, rd_ok, wr_ok, pre_t_ok;
   logic [Banks-1:0] act_block, col_block;
   logic             faw_ok;
   logic             ref_want, ref_urgent;
 
+  // Only the active queue's hits hold a row open: hits of the other queue must not block the
+  // precharge a request of the active queue needs (that would stall the mode it is in).
   always_comb begin
-    hit_pend = '0;
+    hit_pend_rq = '0;
+    hit_pend_wq = '0;
     for (int unsigned i = 0; i < RdQDepth; i++) begin
       if (rq_v_q[i] && open_q[rq_bank_q[i]] && open_row_q[rq_bank_q[i]] == rq_row_q[i]) begin
-        hit_pend[rq_bank_q[i]] = 1'b1;
+        hit_pend_rq[rq_bank_q[i]] = 1'b1;
       end
     end
     for (int unsigned i = 0; i < WrQDepth; i++) begin
       if (wq_v_q[i] && open_q[wq_bank_q[i]] && open_row_q[wq_bank_q[i]] == wq_row_q[i]) begin
-        hit_pend[wq_bank_q[i]] = 1'b1;
+        hit_pend_wq[wq_bank_q[i]] = 1'b1;
       end
     end
+    hit_pend = wr_mode_q ? hit_pend_wq : hit_pend_rq;
   end
 
   always_comb begin
@@ -327,8 +345,11 @@ module tpu_hbm_pc_ctrl #(
       logic hit, live;
       hit  = open_q[q_bank[i]] && open_row_q[q_bank[i]] == q_row[i];
       miss_pend |= q_v[i] && !hit;
+      // A starved head takes every row command and its bank's column commands; the others
+      // still get column commands to other banks.
       live = q_v[i] && !q_dep[i] && (!starved || i == 0);
-      col_cand[i] = live && hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
+      col_cand[i] = q_v[i] && !q_dep[i] && (!starved || i == 0 || q_bank[i] != q_bank[0]) &&
+                    hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
       row_cand[i] = live && !hit &&
                     ((!open_q[q_bank[i]] && act_ok[q_bank[i]]) ||
                      (pre_t_ok[q_bank[i]] && (!hit_pend[q_bank[i]] || (starved && i == 0)) &&
@@ -744,8 +765,10 @@ module tpu_hbm_pc_ctrl #(
       rq_empty_cnt_q <= '0;
     end else begin
       logic tick;
-      tick = ref_tick_q == RefIntW'(RefInt - 1);
-      ref_tick_q <= tick ? '0 : ref_tick_q + 1'b1;
+      logic [RefIntW-1:0] acc;
+      acc  = ref_tick_q + RefIntW'(RefAdd);
+      tick = acc >= RefIntW'(TRefi);
+      ref_tick_q <= tick ? acc - RefIntW'(TRefi) : acc;
       ref_debt_q <= ref_debt_q + (tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
       if (ref_done) ref_bank_q <= ref_bank_q + 1'b1;
       wr_mode_q <= wr_mode_d;
