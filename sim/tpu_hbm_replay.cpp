@@ -42,7 +42,7 @@ struct Req {
 struct Result {
   std::string name, refresh;
   uint64_t requests = 0, cycles = 0;
-  double pct_peak = 0;       // of the stack's peak (one channel's for onebank)
+  double pct_peak = 0;  // of the stack's peak (one channel's for onebank)
   double avg_lat = 0;
   uint64_t max_lat = 0;
   double hit_rate = 0;
@@ -53,7 +53,9 @@ struct Result {
   double write_mode_pct = 0;   // share of PC-cycles in write-drain mode
 };
 
-AddressMap StackMap() { return {8, 16, 5, 0}; }
+AddressMap StackMap() {
+  return {8, 16, 5, 0};
+}
 
 std::vector<Req> Generate(const std::string& cls, uint64_t n, uint64_t seed) {
   const AddressMap m = StackMap();
@@ -73,8 +75,8 @@ std::vector<Req> Generate(const std::string& cls, uint64_t n, uint64_t seed) {
       // A new row of bank 0 of port 0 every request.
       r.addr = m.Global(0, m.Encode(0, static_cast<uint32_t>(i % (1u << m.row_bits)), 0));
     } else {
-      throw CLI::ValidationError("--gen", "unknown traffic class '" + cls +
-                                              "' (seq, rand, seq21, rand21, onebank)");
+      throw CLI::ValidationError(
+          "--gen", "unknown traffic class '" + cls + "' (seq, rand, seq21, rand21, onebank)");
     }
     v.push_back(r);
   }
@@ -94,8 +96,10 @@ std::vector<Req> ReadTrace(const std::string& path) {
     std::istringstream ls(line);
     std::string op, addr;
     if (!(ls >> op >> addr) || (op != "R" && op != "W")) {
-      throw std::runtime_error(fmt::format("{}:{}: expected `R 0x<addr>` or `W 0x<addr>`, got "
-                                           "'{}'", path, no, line));
+      throw std::runtime_error(
+          fmt::format("{}:{}: expected `R 0x<addr>` or `W 0x<addr>`, got "
+                      "'{}'",
+                      path, no, line));
     }
     uint64_t a = 0;
     try {
@@ -106,8 +110,8 @@ std::vector<Req> ReadTrace(const std::string& path) {
       throw std::runtime_error(fmt::format("{}:{}: bad address '{}'", path, no, addr));
     }
     if (a >= cap) {
-      throw std::runtime_error(fmt::format("{}:{}: address {:#x} beyond the stack's {} GiB", path,
-                                           no, a, cap >> 30));
+      throw std::runtime_error(
+          fmt::format("{}:{}: address {:#x} beyond the stack's {} GiB", path, no, a, cap >> 30));
     }
     v.push_back({op == "W", a & ~uint64_t{63}});
   }
@@ -171,7 +175,8 @@ Result Replay(const std::vector<Req>& reqs, const std::string& name, const std::
   r.requests = reqs.size();
   r.cycles = cycles;
   const double peak = (one_channel_peak ? 1 : m.channels) * 32.0;
-  r.pct_peak = 100.0 * 64.0 * static_cast<double>(reqs.size()) / (peak * static_cast<double>(cycles));
+  r.pct_peak =
+      100.0 * 64.0 * static_cast<double>(reqs.size()) / (peak * static_cast<double>(cycles));
   uint64_t reads = 0, lat = 0;
   for (int p = 0; p < m.ports(); ++p) {
     reads += h.stats(p).reads;
@@ -189,14 +194,15 @@ Result Replay(const std::vector<Req>& reqs, const std::string& name, const std::
       cols += st.rd + st.wr;
     }
   }
-  // A 64-byte request is two bursts of one row: it hit if it needed no ACT.
+  // A 64-byte request is two bursts of one row: it hit if it needed no ACT. (A request can need
+  // two when its row is closed between its bursts, so ACTs can exceed requests: then 0%.)
   const double served = static_cast<double>(cols) / 2.0;
-  r.hit_rate = served > 0 ? 100.0 * (1.0 - static_cast<double>(r.act) / served) : 0;
+  r.hit_rate = served > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(r.act) / served)) : 0;
   r.mode_switches = switches;
   r.refused_rd_pct = 100.0 * static_cast<double>(refused_rd) / static_cast<double>(cycles);
   r.refused_wr_pct = 100.0 * static_cast<double>(refused_wr) / static_cast<double>(cycles);
-  r.write_mode_pct = 100.0 * static_cast<double>(wmode_cycles) /
-                     (static_cast<double>(cycles) * m.ports());
+  r.write_mode_pct =
+      100.0 * static_cast<double>(wmode_cycles) / (static_cast<double>(cycles) * m.ports());
   r.violations = h.ViolationCount();
   if (r.violations) fmt::print("{}", h.Violations());
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -210,18 +216,19 @@ Result Run(const std::vector<Req>& reqs, const std::string& name, const std::str
 }
 
 void PrintHeader() {
-  fmt::print("| traffic | refresh | requests | cycles | bandwidth | avg read lat | max read lat | "
-             "row hits | ACTs | REFab | REFpb | mode switches | write mode | refused R / W | violations | sim speed |\n");
+  fmt::print(
+      "| traffic | refresh | requests | cycles | bandwidth | avg read lat | max read lat | "
+      "row hits | ACTs | REFab | REFpb | mode switches | write mode | refused R / W | violations | "
+      "sim speed |\n");
   fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 void PrintRow(const Result& r) {
-  fmt::print("| {} | {} | {} | {} | {:.1f}%{} | {:.1f} | {} | {:.1f}% | {} | {} | {} | {} | "
-             "{:.1f}% | {:.0f}% / {:.0f}% | {} | {:.0f} cycles/s |\n",
-             r.name, r.refresh, r.requests, r.cycles, r.pct_peak,
-             r.name == "onebank" ? " of 1 ch" : "", r.avg_lat, r.max_lat, r.hit_rate, r.act,
-             r.refab, r.refpb, r.mode_switches, r.write_mode_pct, r.refused_rd_pct,
-             r.refused_wr_pct, r.violations,
-             static_cast<double>(r.cycles) / r.seconds);
+  fmt::print(
+      "| {} | {} | {} | {} | {:.1f}%{} | {:.1f} | {} | {:.1f}% | {} | {} | {} | {} | "
+      "{:.1f}% | {:.0f}% / {:.0f}% | {} | {:.0f} cycles/s |\n",
+      r.name, r.refresh, r.requests, r.cycles, r.pct_peak, r.name == "onebank" ? " of 1 ch" : "",
+      r.avg_lat, r.max_lat, r.hit_rate, r.act, r.refab, r.refpb, r.mode_switches, r.write_mode_pct,
+      r.refused_rd_pct, r.refused_wr_pct, r.violations, static_cast<double>(r.cycles) / r.seconds);
   std::fflush(stdout);
 }
 
@@ -255,8 +262,11 @@ int main(int argc, char** argv) {
       return std::max<uint64_t>(1000, static_cast<uint64_t>(static_cast<double>(n) * scale));
     };
     if (bench) {
-      fmt::print("HBM2 full stack (8 channels, 16 pseudo-channels), 2.0 Gb/s preset, 32-entry "
-                 "queues, FR-FCFS, open page, address map RoCoBaBg; seed {}\n", seed);
+      fmt::print(
+          "HBM2 full stack (8 channels, 16 pseudo-channels), 2.0 Gb/s preset, 16 + 16 queue "
+          "entries "
+          "per PC (32 + 32 per channel), FR-FCFS, adaptive page, address map RoCoBaBg; seed {}\n",
+          seed);
       PrintHeader();
       for (const char* cls : {"seq", "rand", "seq21", "rand21", "onebank"}) {
         const auto reqs = Generate(cls, size_of(cls), seed);

@@ -119,9 +119,10 @@ class HbmTest : public ::testing::Test {
     for (int i = 0; i < 32 * t.beats(); ++i) {
       const uint8_t want = s.Get(t.port, t.addr + i);
       if (t.data.at(i) != want) {
-        return fmt::format("read port {} id {} addr {:#x} len {}: byte {} (address {:#x}) is "
-                           "{:#04x}, expected {:#04x}", t.port, t.id, t.addr, t.len, i, t.addr + i,
-                           t.data[i], want);
+        return fmt::format(
+            "read port {} id {} addr {:#x} len {}: byte {} (address {:#x}) is "
+            "{:#04x}, expected {:#04x}",
+            t.port, t.id, t.addr, t.len, i, t.addr + i, t.data[i], want);
       }
     }
     return "";
@@ -226,11 +227,13 @@ TYPED_TEST(HbmTest, UnsupportedBurstsGetSlverr) {
     uint64_t addr;
     int beats, size, burst;
   };
-  const Bad bad[] = {
-      {"WRAP burst", 0x100, 4, 5, 2},      {"FIXED burst", 0x100, 2, 5, 0},
-      {"narrow (16-byte) beats", 0x100, 2, 4, 1}, {"unaligned start", 0x104, 2, 5, 1},
-      {"4 KB crossing", 0xFC0, 4, 5, 1},  {"beyond the capacity", cap, 2, 5, 1},
-      {"far beyond the capacity", 0xFFFFFFC0u, 2, 5, 1}};
+  const Bad bad[] = {{"WRAP burst", 0x100, 4, 5, 2},
+                     {"FIXED burst", 0x100, 2, 5, 0},
+                     {"narrow (16-byte) beats", 0x100, 2, 4, 1},
+                     {"unaligned start", 0x104, 2, 5, 1},
+                     {"4 KB crossing", 0xFC0, 4, 5, 1},
+                     {"beyond the capacity", cap, 2, 5, 1},
+                     {"far beyond the capacity", 0xFFFFFFC0u, 2, 5, 1}};
   int n = 0;
   for (const Bad& b : bad) {
     auto w = this->Write(1, b.addr, this->RandomData(rng, b.beats));
@@ -280,7 +283,8 @@ TYPED_TEST(HbmTest, RandomTraffic) {
   const int kBursts = static_cast<int>(test::Scaled(1500));
   // Addresses: a few rows of every bank (row hits, misses and conflicts), 64 KB windows.
   auto pick_addr = [&](int beats) {
-    const hbm::Command c{hbm::Cmd::kAct, 0, rng.Range(0, 15), static_cast<uint32_t>(rng.Range(0, 3)), 0};
+    const hbm::Command c{hbm::Cmd::kAct, 0, rng.Range(0, 15),
+                         static_cast<uint32_t>(rng.Range(0, 3)), 0};
     uint64_t a = TypeParam::Map().Encode(c.bank, c.row, rng.Range(0, 15)) + 32 * rng.Range(0, 1);
     // Keep the burst inside its 4 KB page.
     while ((a & 0xFFF) + 32ull * beats > 0x1000) a -= 32;
@@ -315,9 +319,10 @@ TYPED_TEST(HbmTest, RandomTraffic) {
     const std::vector<uint8_t>& want = expect.at(&t);
     for (size_t i = 0; i < t.data.size() && first_error.empty(); ++i) {
       if (t.data[i] != want[i]) {
-        first_error = fmt::format("read port {} id {} addr {:#x} len {}: byte {} is {:#04x}, "
-                                  "expected {:#04x} (cycle {})", t.port, t.id, t.addr, t.len, i,
-                                  t.data[i], want[i], h->cycle());
+        first_error = fmt::format(
+            "read port {} id {} addr {:#x} len {}: byte {} is {:#04x}, "
+            "expected {:#04x} (cycle {})",
+            t.port, t.id, t.addr, t.len, i, t.data[i], want[i], h->cycle());
       }
     }
     expect.erase(&t);
@@ -368,8 +373,8 @@ TYPED_TEST(HbmTest, RandomTraffic) {
     const hbm::Command c = TypeParam::Map().Decode(local);
     uint8_t buf[32];
     h->device(port / 2).Peek(port % 2, c.bank, c.row, c.col, buf);
-    ASSERT_EQ(buf[local & 31], v) << "memory at port " << port << " address " << local
-                                  << " (seed " << seed << ")";
+    ASSERT_EQ(buf[local & 31], v) << "memory at port " << port << " address " << local << " (seed "
+                                  << seed << ")";
   }
   this->ExpectNoViolations(*h);
 }
@@ -416,7 +421,8 @@ TYPED_TEST(HbmTest, AgeCapStopsStarvation) {
   const auto m = TypeParam::Map();
   tb::Rng rng(test::TestSeed());
   int blk = 0;
-  for (int i = 0; i < 8; ++i) h->Submit(this->Write(0, m.Encode(5, 3, blk++ % 16), this->RandomData(rng, 2)));
+  for (int i = 0; i < 8; ++i)
+    h->Submit(this->Write(0, m.Encode(5, 3, blk++ % 16), this->RandomData(rng, 2)));
   const auto victim = this->RandomData(rng, 2);
   h->Submit(this->Write(0, m.Encode(5, 7, 0), victim));
   uint64_t submitted_at = h->cycle(), landed_at = 0;
