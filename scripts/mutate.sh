@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make mutants`: injects each fault of scripts/mutants.txt into a copy of the RTL, rebuilds the
 # models there, and runs the fast-tier RTL suites on it: the MAC and converter suites for faults
-# in rtl/numerics, the matrix-unit suite for faults in rtl/array. Every mutant must be killed (a
+# in rtl/numerics, the matrix-unit suite for faults in rtl/array, the HBM suites (controller and
+# interleaver, with the device model's timing checks) for faults in rtl/hbm. Every mutant must be killed (a
 # test fails); a survivor means the tests have a hole. About a minute (MAC) or two (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
 set -uo pipefail
@@ -28,7 +29,11 @@ for i in "${!specs[@]}"; do
   fi
   FROM="$from" TO="$to" perl -pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$src/$file"
   log="$work/mutant_$n.log"
-  if [[ $file == rtl/array/* ]]; then suites=(mxu_test); else suites=(mac_rtl_test cvt_rtl_test); fi
+  case $file in
+    rtl/array/*) suites=(mxu_test) ;;
+    rtl/hbm/*) suites=(hbm_test hbm_interleave_test) ;;
+    *) suites=(mac_rtl_test cvt_rtl_test) ;;
+  esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
          cmake --build "$work/build" -j 2 --target "${suites[@]}"; } > "$log" 2>&1; then
     printf '%-3s %-8s %s (does not build: %s)\n' "$n" KILLED "$what" "$log"
