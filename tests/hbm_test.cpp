@@ -222,6 +222,12 @@ TYPED_TEST(HbmTest, ReadAfterWriteFromQueueAndMemory) {
   h->Drain();
   this->Apply(s, this->done_[3]);
   EXPECT_EQ(this->Compare(s, this->done_[4]), "");
+  // A burst whose strobes are all clear is not sent to the memory (the data mask covers partial
+  // bursts, and a block with one empty half costs one WR, not two).
+  const uint64_t wr_before = h->device(0).stats(0).wr;
+  h->Submit(this->Write(0, 0xC000, this->RandomData(rng, 2), {0u, ~0u}));
+  h->Quiesce();
+  EXPECT_EQ(h->device(0).stats(0).wr, wr_before + 1) << "a burst with no strobe set was written";
   // The forwarded reads above sent no RD for 0x8000 (only the partial case did).
   EXPECT_GE(h->device(0).stats(0).rd, rd_before + 2) << "the partial-write read must reach memory";
   this->ExpectNoViolations(*h);
@@ -243,7 +249,7 @@ TYPED_TEST(HbmTest, UnsupportedBurstsGetSlverr) {
                      {"FIXED burst", 0x100, 2, 5, 0},
                      {"narrow (16-byte) beats", 0x100, 2, 4, 1},
                      {"unaligned start", 0x104, 2, 5, 1},
-                     {"4 KB crossing", 0xFC0, 4, 5, 1},
+                     {"4 KB crossing", 0xFC0, 4, 5, 1},  {"4 KB crossing by one beat", 0xFE0, 2, 5, 1},
                      {"beyond the capacity", cap, 2, 5, 1},
                      {"far beyond the capacity", 0xFFFFFFC0u, 2, 5, 1}};
   int n = 0;
@@ -275,11 +281,17 @@ TYPED_TEST(HbmTest, UnsupportedBurstsGetSlverr) {
     }
   }
   // Nothing was written by the refused bursts: their (in-range) addresses read as background.
+  // A burst that ends exactly at a 4 KB boundary is legal.
   this->done_.clear();
   h->Submit(this->Read(1, 0x100, 8));
   h->Submit(this->Read(1, 0xFC0, 2));
+  h->Submit(this->Read(1, 0xFE0, 1));
   h->Drain();
-  for (const AxiTxn& t : this->done_) EXPECT_EQ(this->Compare(s, t), "");
+  ASSERT_EQ(this->done_.size(), 3u);
+  for (const AxiTxn& t : this->done_) {
+    for (int r : t.resp) EXPECT_EQ(r, kOkay) << "read at " << t.addr;
+    EXPECT_EQ(this->Compare(s, t), "");
+  }
   this->ExpectNoViolations(*h);
 }
 
