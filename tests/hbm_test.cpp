@@ -4,9 +4,10 @@
 // read-after-write (from the write queue and from the memory), partial writes, every SLVERR case,
 // random traffic on both ports with random back-pressure, refresh under full load, and the age
 // cap (an RTL assertion fails a test if a request waits past it).
-// Fast tier: three builds, the 2.0 Gb/s bin with all-bank refresh, open page, address map 0; the
-// checker-test timing with per-bank refresh, close page, address map 1; and the 2.4 Gb/s bin
-// with per-bank refresh and the adaptive page policy; shallow queues.
+// Fast tier: four builds: the 2.0 Gb/s bin with all-bank refresh, open page, address map 0; the
+// checker-test timing with per-bank refresh, close page, address map 1; the 2.4 Gb/s bin with
+// per-bank refresh and the adaptive page policy (these three with 8-entry queues, so they fill);
+// and the RTL's defaults.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 
 #include "Vhbm_ch1.h"
 #include "Vhbm_ch1_2400.h"
+#include "Vhbm_ch1_def.h"
 #include "Vhbm_ch1_pb.h"
 #include "test_support.h"
 #include "tpu/tb/hbm_harness.h"
@@ -151,7 +153,18 @@ struct HbmCh1At2400 {
   static constexpr int kAgeCap = 256;
 };
 
-using Configs = ::testing::Types<HbmCh1, HbmCh1Pb, HbmCh1At2400>;
+// The RTL's defaults: 16 + 16 queues, 64-slot return buffers, adaptive page, all-bank refresh,
+// age cap 1024.
+struct HbmCh1Defaults {
+  using Model = Vhbm_ch1_def;
+  static constexpr const char* kName = "hbm_ch1_def";
+  static tb::hbm::AddressMap Map() { return {1, 16, 5, 0}; }
+  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2000(); }
+  static constexpr bool kPerBank = false;
+  static constexpr int kAgeCap = 1024;
+};
+
+using Configs = ::testing::Types<HbmCh1, HbmCh1Pb, HbmCh1At2400, HbmCh1Defaults>;
 struct ConfigNames {
   template <class T>
   static std::string GetName(int) {
@@ -249,7 +262,8 @@ TYPED_TEST(HbmTest, UnsupportedBurstsGetSlverr) {
                      {"FIXED burst", 0x100, 2, 5, 0},
                      {"narrow (16-byte) beats", 0x100, 2, 4, 1},
                      {"unaligned start", 0x104, 2, 5, 1},
-                     {"4 KB crossing", 0xFC0, 4, 5, 1},  {"4 KB crossing by one beat", 0xFE0, 2, 5, 1},
+                     {"4 KB crossing", 0xFC0, 4, 5, 1},
+                     {"4 KB crossing by one beat", 0xFE0, 2, 5, 1},
                      {"beyond the capacity", cap, 2, 5, 1},
                      {"far beyond the capacity", 0xFFFFFFC0u, 2, 5, 1}};
   int n = 0;
@@ -433,6 +447,41 @@ TYPED_TEST(HbmTest, RefreshUnderFullLoad) {
     // Saturated: the port moved data most of the time (at least 70% of peak).
     EXPECT_GT(h->stats(pc).read_beats * 2, cycles * 7 / 10) << "pc " << pc;
   }
+  this->ExpectNoViolations(*h);
+}
+
+// Heavy back-pressure: the master takes an R beat or a B in 5% of the cycles, so the return
+// buffers, the B queues and then the request queues fill; short bursts keep coming on both
+// ports. Everything must still complete, in order, with the right data.
+TYPED_TEST(HbmTest, BackPressureFillsEveryBuffer) {
+  const uint64_t seed = test::TestSeed();
+  tb::Rng rng(seed);
+  auto h = this->Make(5, 5);
+  Shadow s(TypeParam::Map());
+  // Distinct blocks per burst, so no read overlaps a write in flight.
+  for (int i = 0; i < 200; ++i) {
+    const int port = i % 2;
+    const uint64_t addr = 0x20000 + 64 * static_cast<uint64_t>(i);
+    h->Submit(this->Write(port, addr, this->RandomData(rng, 2), {}, rng.Range(0, 3)));
+    h->Submit(this->Read(port, addr + 0x100000, rng.Range(1, 2), rng.Range(0, 3)));
+  }
+  h->Drain(400'000);
+  ASSERT_EQ(this->done_.size(), 400u);
+  for (const AxiTxn& t : this->done_) {
+    for (int r : t.resp) ASSERT_EQ(r, kOkay);
+    if (!t.write) EXPECT_EQ(this->Compare(s, t), "") << "seed " << seed;
+  }
+  for (const AxiTxn& t : this->done_) {
+    if (t.write) this->Apply(s, t);
+  }
+  this->done_.clear();
+  for (int i = 0; i < 200; ++i) {
+    h->Submit(this->Read(i % 2, 0x20000 + 64 * static_cast<uint64_t>(i), 2));
+  }
+  h->Drain(400'000);
+  // Now the reads see the writes.
+  ASSERT_EQ(this->done_.size(), 200u);
+  for (const AxiTxn& t : this->done_) EXPECT_EQ(this->Compare(s, t), "") << "seed " << seed;
   this->ExpectNoViolations(*h);
 }
 

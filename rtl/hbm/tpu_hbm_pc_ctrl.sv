@@ -31,7 +31,7 @@ module tpu_hbm_pc_ctrl #(
   parameter int unsigned WrQDepth       = 16,
   parameter int unsigned TagBits        = 5,   // read tags (the port's return-buffer slots)
   parameter int unsigned PagePolicy     = 2,   // 0 open, 1 close, 2 adaptive (see below)
-  parameter int unsigned PerBankRefresh = 0,   // 0: REFab every nREFI; 1: REFpb every nREFIsb
+  parameter int unsigned PerBankRefresh = 0,   // 0: REFab every nREFI; 1: 16 REFpb per nREFI
   parameter int unsigned AgeCap         = 1024,
   parameter int unsigned WrHigh         = 14,  // enter write drain at this many queued writes
   parameter int unsigned WrLow          = 2,   // leave it at this many (if reads wait)
@@ -112,7 +112,13 @@ module tpu_hbm_pc_ctrl #(
   localparam int unsigned SlotBits = $clog2(Slots);
   localparam int unsigned RqIdx    = $clog2(RdQDepth);
   localparam int unsigned WqIdx    = $clog2(WrQDepth);
-  localparam int unsigned AgeMax   = 2 * AgeCap;  // ages saturate here (cap: starved)
+  // Service bound of a head past the age cap: one refresh and two services (its own, and the
+  // other queue's starved head's turn), each a precharge, an activate and a burst.
+  localparam int unsigned StarveLimit =
+      TRfc + 2 * (TRas + TRp + TRcdRd + TCwl + TBl + TWr + TCl + TBl + 2 - TCwl + TFaw) + 64;
+  // Ages saturate here: no head may get this old (asserted), not even a read that waits for a
+  // queued write behind up to WrQDepth starved writes.
+  localparam int unsigned AgeMax   = AgeCap + (WrQDepth + 2) * StarveLimit;
   localparam int unsigned AgeBits  = $clog2(AgeMax + 1);
   localparam int unsigned CntW     = 10;
   localparam int unsigned Groups   = 1 << BgBits;
@@ -140,9 +146,15 @@ module tpu_hbm_pc_ctrl #(
   end
   if (TRcdRd == 0 || TRcdWr == 0 || TRp == 0 || TRas == 0 || TRc == 0 || TCcdS == 0 ||
       TCcdL == 0 || TRrdS == 0 || TRrdL == 0 || TFaw == 0 || TWr == 0 || TRtp == 0 ||
-      TWtrS == 0 || TWtrL == 0 || TRfcSb == 0 || TRefi < 16 || TRefiSb == 0 || TRrefd == 0 ||
+      TWtrS == 0 || TWtrL == 0 || TRfcSb == 0 || TRefi < 16 || TRrefd == 0 ||
       TBl == 0) begin : gen_zero_t
     $error("tpu_hbm_pc_ctrl: every timing value must be >= 1 (and nREFI >= 16)");
+  end
+  // nREFIsb is implied (16 REFpb per nREFI, exactly: see the refresh accumulator); a value that
+  // disagrees would be silently ignored, so it is refused.
+  if (TRefiSb != TRefi / (1 << (BgBits + BaBits))) begin : gen_bad_refisb
+    $error("tpu_hbm_pc_ctrl: TRefiSb (%0d) must be TRefi / banks (%0d)", TRefiSb,
+           TRefi / (1 << (BgBits + BaBits)));
   end
   if (AgeCap < 1) begin : gen_bad_age
     $error("tpu_hbm_pc_ctrl: AgeCap must be >= 1");
@@ -291,7 +303,8 @@ module tpu_hbm_pc_ctrl #(
 
   // Mode: a queue head past the age cap wins (both queues' starved heads take turns); otherwise
   // drain writes from the high watermark down to the low one, when reads wait for queued writes,
-  // or when only writes are queued.
+  // when reads run out with at least half-way between the watermarks queued (a batch worth a bus
+  // turnaround), or when no read has come for 31 cycles.
   logic wr_mode_d;
   logic starve_turn_q;  // with both heads starved: 0 serves the read, 1 the write
   logic [4:0] rq_empty_cnt_q;  // cycles the read queue has been empty (saturating)
@@ -307,7 +320,8 @@ module tpu_hbm_pc_ctrl #(
     end else if (!wr_mode_q) begin
       // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
       wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || rq_dep_any ||
-                  (rq_cnt_q == '0 && (wq_cnt_q > WqBits'(WrLow) || (wq_cnt_q != '0 && idle_q)));
+                  (rq_cnt_q == '0 && (wq_cnt_q >= WqBits'((WrHigh + WrLow) / 2) ||
+                                      (wq_cnt_q != '0 && idle_q)));
     end else begin
       wr_mode_d = !(wq_cnt_q == '0 ||
                     (wq_cnt_q <= WqBits'(WrLow) && rq_cnt_q != '0 && !rq_dep_any));
@@ -344,12 +358,11 @@ module tpu_hbm_pc_ctrl #(
     for (int unsigned i = 0; i < QMax; i++) begin
       logic hit, live;
       hit  = open_q[q_bank[i]] && open_row_q[q_bank[i]] == q_row[i];
-      miss_pend |= q_v[i] && !hit;
-      // A starved head takes every row command and its bank's column commands; the others
-      // still get column commands to other banks.
-      live = q_v[i] && !q_dep[i] && (!starved || i == 0);
-      col_cand[i] = q_v[i] && !q_dep[i] && (!starved || i == 0 || q_bank[i] != q_bank[0]) &&
-                    hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
+      miss_pend |= q_v[i] && !hit && !q_dep[i] && !act_block[q_bank[i]];
+      // A starved head has its bank to itself; the others still get commands to other banks
+      // (the head wins any tie as the oldest).
+      live = q_v[i] && !q_dep[i] && (!starved || i == 0 || q_bank[i] != q_bank[0]);
+      col_cand[i] = live && hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
       row_cand[i] = live && !hit &&
                     ((!open_q[q_bank[i]] && act_ok[q_bank[i]]) ||
                      (pre_t_ok[q_bank[i]] && (!hit_pend[q_bank[i]] || (starved && i == 0)) &&
@@ -750,7 +763,7 @@ module tpu_hbm_pc_ctrl #(
   end
 
   // ----------------------------------------------------------------------------------------------
-  // Refresh debt: +1 every interval (nREFI, or nREFIsb per bank in turn), -1 per refresh
+  // Refresh debt: +1 per refresh due (every nREFI, or 16 per nREFI), -1 per refresh
   // ----------------------------------------------------------------------------------------------
   logic ref_done;
   assign ref_done = row_fire && (row_cmd_o == tpu_pkg::HbmRefAb || row_cmd_o == tpu_pkg::HbmRefPb);
@@ -773,6 +786,7 @@ module tpu_hbm_pc_ctrl #(
       if (ref_done) ref_bank_q <= ref_bank_q + 1'b1;
       wr_mode_q <= wr_mode_d;
       rq_empty_cnt_q <= (rq_cnt_q != '0) ? 5'd0 : (idle_q ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
+      if (!rq_starved && !wq_starved) starve_turn_q <= 1'b0;  // a fresh contest starts with reads
       if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_q <= 1'b1;
       if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_q <= 1'b0;
     end
@@ -844,11 +858,8 @@ module tpu_hbm_pc_ctrl #(
   assert property (@(posedge clk_i) disable iff (!rst_ni) row_busy_q |-> !row_gnt_i)
     else $error("tpu_hbm_pc_ctrl: row command granted in an ACT's second cycle");
   // No request stays past the age cap for long: once a queue's head reaches it, it is served
-  // within one refresh and two services (its own, and the other queue's starved head's turn),
-  // each a precharge, an activate and a burst. (A read that waits for a queued write to its block
-  // is bounded by that write's age instead.)
-  localparam int unsigned StarveLimit =
-      TRfc + 2 * (TRas + TRp + TRcdRd + TCwl + TBl + TWr + TRtw + TFaw) + 64;
+  // within StarveLimit. (A read that waits for a queued write to its block is bounded by the
+  // writes ahead of it instead: no head reaches AgeMax.)
   int unsigned rq_starve_cnt, wq_starve_cnt;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -865,6 +876,11 @@ module tpu_hbm_pc_ctrl #(
                 rq_starve_cnt >= StarveLimit ? "read" : "write", AgeCap,
                 rq_starve_cnt > wq_starve_cnt ? rq_starve_cnt : wq_starve_cnt,
                 wr_mode_q ? "write" : "read", rq_cnt_q, wq_cnt_q, rq_age_q[0], wq_age_q[0], ref_debt_q);
+  logic head_too_old;  // (Verilator 5.006 cannot take unpacked-array selects in an assertion)
+  assign head_too_old = (rq_v_q[0] && rq_age_q[0] == AgeBits'(AgeMax)) ||
+                        (wq_v_q[0] && wq_age_q[0] == AgeBits'(AgeMax));
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !head_too_old)
+    else $error("tpu_hbm_pc_ctrl: a request waited %0d cycles (the age cap is %0d)", AgeMax, AgeCap);
   // A read request asks for at least one beat.
   assert property (@(posedge clk_i) disable iff (!rst_ni) rd_fire |-> rd_beats_i != 2'b00)
     else $error("tpu_hbm_pc_ctrl: read request for no beat");
