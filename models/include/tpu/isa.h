@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator's instruction set, version 1.0 (docs/isa.md): constants, one struct per
+// instruction kind, the 32-byte encoding, decoding with reserved-bit checks, the per-instruction
+// rules against a machine configuration, and a one-line disassembly.
+//
+// Decoding answers ERR_OPCODE / ERR_RESERVED; checking answers ERR_HEADER / ERR_SHAPE /
+// ERR_FIELD / ERR_HBM. Every error carries a message naming the field, its value and the limit.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "tpu/numerics.h"
+
+namespace tpu::isa {
+
+inline constexpr int kInstrBytes = 32;
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
+inline constexpr uint32_t kHbmAlign = 32;    // hbm_addr and hbm_stride must be multiples of it
+inline constexpr uint32_t kMaxTokens = 255;  // per queue
+
+enum class Opcode : uint8_t {
+  kHeader = 0x01,
+  kLoad = 0x02,
+  kGemm = 0x03,
+  kStore = 0x04,
+  kEnd = 0x05,
+};
+
+enum class ErrorCode : uint8_t {
+  kOk = 0,
+  kOpcode = 1,
+  kReserved = 2,
+  kHeader = 3,
+  kShape = 4,
+  kField = 5,
+  kHbm = 6,
+  kDeadlock = 7,
+  kTokenOverflow = 8,
+  kNoEnd = 9,
+};
+const char* ErrorName(ErrorCode e);  // "OK", "ERR_OPCODE", ...
+
+// The machine a program runs on (or is compiled for).
+struct MachineConfig {
+  int r = 16;            // array rows (the K-chunk)
+  int c = 16;            // array columns (the N-chunk)
+  int act_depth = 2048;  // activation-buffer rows of R bf16
+  int wgt_depth = 2048;  // weight-buffer rows of C bf16
+  int acc_depth = 4096;  // accumulator rows of C fp32
+  uint64_t hbm_bytes = uint64_t(1) << 30;
+  num::Mode mode = num::Mode::kIeee;
+};
+
+// Dependency flags (byte 1): bit 0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next.
+struct Deps {
+  bool pop_prev = false;
+  bool pop_next = false;
+  bool push_prev = false;
+  bool push_next = false;
+  uint8_t Bits() const;
+  static Deps FromBits(uint8_t b);
+  bool operator==(const Deps& o) const { return Bits() == o.Bits(); }
+  bool operator!=(const Deps& o) const { return !(*this == o); }
+};
+
+struct Header {
+  Deps deps;  // must be all clear
+  std::array<uint8_t, 4> magic = kMagic;
+  uint16_t major = kVersionMajor;
+  uint16_t minor = kVersionMinor;
+  uint16_t r = 0;
+  uint16_t c = 0;
+  uint32_t count = 0;  // instructions, including this one
+  bool operator==(const Header& o) const;
+};
+
+enum Buffer : uint8_t { kBufAct = 0, kBufWgt = 1, kBufAcc = 2 };
+
+struct Load {
+  Deps deps;
+  uint8_t buffer = kBufAct;
+  uint64_t hbm_addr = 0;
+  uint32_t hbm_stride = 0;
+  uint16_t dst = 0;
+  uint16_t rows = 0;
+  uint16_t elems = 0;
+  bool operator==(const Load& o) const;
+};
+
+struct Gemm {
+  Deps deps;
+  uint16_t act = 0;
+  uint16_t wgt = 0;
+  uint16_t acc = 0;
+  uint16_t rows = 0;
+  uint16_t kv = 0;
+  uint16_t nv = 0;
+  bool accumulate = false;
+  bool load_weights = false;
+  bool operator==(const Gemm& o) const;
+};
+
+enum Format : uint8_t { kFmtFp32 = 0, kFmtBf16 = 1 };
+enum Activation : uint8_t { kActNone = 0, kActRelu = 1 };
+
+struct Store {
+  Deps deps;
+  uint8_t format = kFmtFp32;
+  uint8_t activation = kActNone;
+  uint64_t hbm_addr = 0;
+  uint32_t hbm_stride = 0;
+  uint16_t acc = 0;
+  uint16_t rows = 0;
+  uint16_t elems = 0;
+  bool operator==(const Store& o) const;
+};
+
+struct End {
+  Deps deps;  // must be all clear
+  bool operator==(const End& o) const { return deps == o.deps; }
+};
+
+using Instr = std::variant<Header, Load, Gemm, Store, End>;
+using Bytes = std::array<uint8_t, kInstrBytes>;
+
+Opcode OpcodeOf(const Instr& in);
+const Deps& DepsOf(const Instr& in);
+Deps& DepsOf(Instr& in);
+
+// Which part of the machine executes an instruction. LOAD goes to compute for buffer 2 and to
+// load otherwise (an invalid buffer value is refused by Check).
+enum class Module : uint8_t { kLoad = 0, kCompute = 1, kStore = 2, kAll, kCommand };
+const char* ModuleName(Module m);
+Module ModuleOf(const Instr& in);
+
+Bytes Encode(const Instr& in);
+
+// Decoding never looks at the machine: an unknown opcode, a reserved byte or bit set, or a
+// dependency flag illegal for the instruction's module (prev flags in the load module, next flags
+// in the store module, any flag on HEADER / END) is refused.
+struct DecodeResult {
+  ErrorCode code = ErrorCode::kOk;
+  std::string message;  // names the field; empty when ok
+  Instr instr;          // valid when code == kOk
+  bool ok() const { return code == ErrorCode::kOk; }
+};
+DecodeResult Decode(const uint8_t* bytes);
+
+// What Check needs beyond the instruction and the machine: where it sits in the program and the
+// weights the compute module's previous GEMM loaded (program order).
+struct CheckContext {
+  uint32_t pc = 0;
+  uint32_t host_count = 0;  // the program length the host wrote to the control registers
+  bool weights_loaded = false;
+  uint16_t weights_kv = 0;
+  uint16_t weights_nv = 0;
+  // Moves the context past `in` (records the weights a GEMM loads).
+  void Advance(const Instr& in);
+};
+
+struct CheckResult {
+  ErrorCode code = ErrorCode::kOk;
+  std::string message;
+  bool ok() const { return code == ErrorCode::kOk; }
+};
+// The rules of docs/isa.md for one decoded instruction. Field rules (ERR_FIELD) are checked
+// before HBM rules (ERR_HBM), each in the order the fields are laid out.
+CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext& ctx);
+
+// One readable line, e.g. "GEMM act=0 wgt=16 acc=0 rows=64 kv=16 nv=16 acc+ load_w
+// [pop_prev push_next]".
+std::string Disassemble(const Instr& in);
+std::string FormatDeps(const Deps& d);  // "[pop_prev push_next]", "" when no flag is set
+
+}  // namespace tpu::isa

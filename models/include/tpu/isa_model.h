@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// The instruction-level golden model of the accelerator (docs/isa.md): a sparse HBM image, the
+// activation and weight buffers, the accumulators and the array's loaded weights, and Run(),
+// which executes a program from HBM bit-exactly with the numerics contract's MAC.
+//
+// Run() works in three passes, so that its answer does not depend on any schedule:
+//  1. Fetch, decode and check every instruction in program order up to the first END. The first
+//     failing instruction (the lowest program index) stops the run with its code and pc;
+//     ERR_NO_END reports pc = count (the first index past the program).
+//  2. The token protocol, as the decoupled modules would run it: the load, compute and store
+//     streams (END in all three) are simulated with the four token queues. A queue has one
+//     producer and one consumer, so whether every module reaches END is schedule-independent;
+//     if not, ERR_DEADLOCK at the lowest pc of the instructions blocked on a pop.
+//     ERR_TOKEN_OVERFLOW is reported when some schedule the tokens allow would put more than 255
+//     tokens in a queue: for the p-th push into a queue, the pops of that queue that must
+//     precede it (its causal past, tracked with vector clocks) are fewer than p - 255. The pc is
+//     the lowest such push; an overflow takes precedence over a deadlock.
+//  3. Only if both passes found nothing: the effects, in program order.
+// After an error the program has had no effect on the model's state (the hardware may have run
+// part of it; only the code and pc are comparable).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tpu/isa.h"
+
+namespace tpu::isa {
+
+struct Counters {
+  uint64_t instructions = 0;             // fetched up to and including END
+  std::array<uint64_t, 3> per_module{};  // LOAD/GEMM/STORE executed by load, compute, store
+  uint64_t macs = 0;                     // useful MACs: sum of rows * kv * nv over GEMMs
+  uint64_t hbm_bytes_read = 0;           // by LOADs (elements actually transferred)
+  uint64_t hbm_bytes_written = 0;        // by STOREs
+  uint64_t program_bytes = 0;            // instruction fetch: 32 per fetched instruction
+};
+
+struct RunResult {
+  ErrorCode code = ErrorCode::kOk;
+  uint32_t pc = 0;      // offending instruction's index; the END's index on success
+  std::string message;  // names the field, value and limit; empty on success
+  Counters counters;    // zero after an error
+  bool ok() const { return code == ErrorCode::kOk; }
+};
+
+class Machine {
+ public:
+  // Throws std::invalid_argument when a dimension is < 1 or too large for a 16-bit field.
+  explicit Machine(const MachineConfig& cfg);
+
+  const MachineConfig& config() const { return cfg_; }
+
+  // Host access to the HBM image. Pages are allocated on write; bytes never written read as 0.
+  // Throws std::out_of_range for a range reaching HbmBytes.
+  void WriteHbm(uint64_t addr, const void* data, uint64_t n);
+  void ReadHbm(uint64_t addr, void* data, uint64_t n) const;
+  std::vector<uint8_t> ReadHbm(uint64_t addr, uint64_t n) const;
+  // Encodes and writes a program (32 bytes per instruction) at addr.
+  void WriteProgram(uint64_t addr, const std::vector<Instr>& prog);
+  size_t HbmPages() const { return pages_.size(); }
+
+  RunResult Run(uint64_t prog_addr, uint32_t count);
+
+  // Views of the state (tests).
+  uint16_t Act(int row, int col) const { return act_[size_t(row) * cfg_.r + col]; }
+  uint16_t Wgt(int row, int col) const { return wgt_[size_t(row) * cfg_.c + col]; }
+  uint32_t Acc(int row, int col) const { return acc_[size_t(row) * cfg_.c + col]; }
+
+ private:
+  static constexpr uint64_t kPageBytes = 4096;
+  using Page = std::array<uint8_t, kPageBytes>;
+
+  void CheckRange(uint64_t addr, uint64_t n, const char* what) const;
+  void Execute(const Instr& in, Counters* ctr);
+
+  MachineConfig cfg_;
+  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+  std::vector<uint16_t> act_;  // ActDepth x R
+  std::vector<uint16_t> wgt_;  // WgtDepth x C
+  std::vector<uint32_t> acc_;  // AccDepth x C
+  std::vector<uint16_t> w_;    // the array's weights, R x C
+};
+
+}  // namespace tpu::isa

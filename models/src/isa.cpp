@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/isa.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <type_traits>
+
+namespace tpu::isa {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// Little-endian field access.
+uint64_t Get(const uint8_t* b, int off, int len) {
+  uint64_t v = 0;
+  for (int i = len - 1; i >= 0; --i) v = (v << 8) | b[off + i];
+  return v;
+}
+void Put(uint8_t* b, int off, int len, uint64_t v) {
+  for (int i = 0; i < len; ++i) b[off + i] = uint8_t(v >> (8 * i));
+}
+
+// The bytes each opcode names (beyond bytes 0 and 1); the rest must be zero.
+struct Span {
+  int off, len;
+};
+
+bool Reserved(const uint8_t* b, std::initializer_list<Span> named, std::string* msg) {
+  bool used[kInstrBytes] = {};
+  used[0] = used[1] = true;
+  for (const auto& s : named) {
+    for (int i = 0; i < s.len; ++i) used[s.off + i] = true;
+  }
+  for (int i = 0; i < kInstrBytes; ++i) {
+    if (!used[i] && b[i] != 0) {
+      *msg = fmt::format("reserved byte {} is 0x{:02X}, must be 0", i, b[i]);
+      return true;
+    }
+  }
+  return false;
+}
+
+CheckResult Field(const char* op, const char* field, uint64_t value, const std::string& rule) {
+  return {ErrorCode::kField, fmt::format("{} {}={} {}", op, field, value, rule)};
+}
+
+// Checks alignment of the address and stride and that rows × bytes_per_row with the stride stay
+// below hbm_bytes.
+CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t rows,
+                     uint64_t row_bytes, uint64_t hbm_bytes) {
+  if (addr % kHbmAlign != 0) {
+    return {ErrorCode::kHbm,
+            fmt::format("{} hbm_addr=0x{:X} is not a multiple of {}", op, addr, kHbmAlign)};
+  }
+  if (stride % kHbmAlign != 0) {
+    return {ErrorCode::kHbm,
+            fmt::format("{} hbm_stride={} is not a multiple of {}", op, stride, kHbmAlign)};
+  }
+  const uint64_t span = uint64_t(rows - 1) * stride + row_bytes;  // < 2^49, no overflow
+  if (addr >= hbm_bytes || span > hbm_bytes - addr) {
+    return {ErrorCode::kHbm,
+            fmt::format("{} hbm_addr=0x{:X} rows={} hbm_stride={}: bytes up to 0x{:X} exceed "
+                        "HbmBytes=0x{:X}",
+                        op, addr, rows, stride, addr + span, hbm_bytes)};
+  }
+  return {};
+}
+
+}  // namespace
+
+const char* ErrorName(ErrorCode e) {
+  switch (e) {
+    case ErrorCode::kOk: return "OK";
+    case ErrorCode::kOpcode: return "ERR_OPCODE";
+    case ErrorCode::kReserved: return "ERR_RESERVED";
+    case ErrorCode::kHeader: return "ERR_HEADER";
+    case ErrorCode::kShape: return "ERR_SHAPE";
+    case ErrorCode::kField: return "ERR_FIELD";
+    case ErrorCode::kHbm: return "ERR_HBM";
+    case ErrorCode::kDeadlock: return "ERR_DEADLOCK";
+    case ErrorCode::kTokenOverflow: return "ERR_TOKEN_OVERFLOW";
+    case ErrorCode::kNoEnd: return "ERR_NO_END";
+  }
+  return "ERR_?";
+}
+
+const char* ModuleName(Module m) {
+  switch (m) {
+    case Module::kLoad: return "load";
+    case Module::kCompute: return "compute";
+    case Module::kStore: return "store";
+    case Module::kAll: return "all";
+    case Module::kCommand: return "command";
+  }
+  return "?";
+}
+
+uint8_t Deps::Bits() const {
+  return uint8_t((pop_prev ? 1 : 0) | (pop_next ? 2 : 0) | (push_prev ? 4 : 0) |
+                 (push_next ? 8 : 0));
+}
+
+Deps Deps::FromBits(uint8_t b) {
+  Deps d;
+  d.pop_prev = (b & 1) != 0;
+  d.pop_next = (b & 2) != 0;
+  d.push_prev = (b & 4) != 0;
+  d.push_next = (b & 8) != 0;
+  return d;
+}
+
+bool Header::operator==(const Header& o) const {
+  return deps == o.deps && magic == o.magic && major == o.major && minor == o.minor && r == o.r &&
+         c == o.c && count == o.count;
+}
+bool Load::operator==(const Load& o) const {
+  return deps == o.deps && buffer == o.buffer && hbm_addr == o.hbm_addr &&
+         hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems;
+}
+bool Gemm::operator==(const Gemm& o) const {
+  return deps == o.deps && act == o.act && wgt == o.wgt && acc == o.acc && rows == o.rows &&
+         kv == o.kv && nv == o.nv && accumulate == o.accumulate && load_weights == o.load_weights;
+}
+bool Store::operator==(const Store& o) const {
+  return deps == o.deps && format == o.format && activation == o.activation &&
+         hbm_addr == o.hbm_addr && hbm_stride == o.hbm_stride && acc == o.acc && rows == o.rows &&
+         elems == o.elems;
+}
+
+Opcode OpcodeOf(const Instr& in) {
+  return std::visit(Overloaded{[](const Header&) { return Opcode::kHeader; },
+                               [](const Load&) { return Opcode::kLoad; },
+                               [](const Gemm&) { return Opcode::kGemm; },
+                               [](const Store&) { return Opcode::kStore; },
+                               [](const End&) { return Opcode::kEnd; }},
+                    in);
+}
+
+const Deps& DepsOf(const Instr& in) {
+  return std::visit([](const auto& i) -> const Deps& { return i.deps; }, in);
+}
+Deps& DepsOf(Instr& in) {
+  return std::visit([](auto& i) -> Deps& { return i.deps; }, in);
+}
+
+Module ModuleOf(const Instr& in) {
+  return std::visit(
+      Overloaded{
+          [](const Header&) { return Module::kCommand; },
+          [](const Load& l) { return l.buffer == kBufAcc ? Module::kCompute : Module::kLoad; },
+          [](const Gemm&) { return Module::kCompute; }, [](const Store&) { return Module::kStore; },
+          [](const End&) { return Module::kAll; }},
+      in);
+}
+
+Bytes Encode(const Instr& in) {
+  Bytes b{};
+  b[0] = uint8_t(OpcodeOf(in));
+  b[1] = DepsOf(in).Bits();
+  uint8_t* p = b.data();
+  std::visit(Overloaded{[&](const Header& h) {
+                          for (int i = 0; i < 4; ++i) p[4 + i] = h.magic[i];
+                          Put(p, 8, 2, h.major);
+                          Put(p, 10, 2, h.minor);
+                          Put(p, 12, 2, h.r);
+                          Put(p, 14, 2, h.c);
+                          Put(p, 16, 4, h.count);
+                        },
+                        [&](const Load& l) {
+                          p[4] = l.buffer;
+                          Put(p, 8, 8, l.hbm_addr);
+                          Put(p, 16, 4, l.hbm_stride);
+                          Put(p, 20, 2, l.dst);
+                          Put(p, 22, 2, l.rows);
+                          Put(p, 24, 2, l.elems);
+                        },
+                        [&](const Gemm& g) {
+                          Put(p, 4, 2, g.act);
+                          Put(p, 6, 2, g.wgt);
+                          Put(p, 8, 2, g.acc);
+                          Put(p, 10, 2, g.rows);
+                          Put(p, 12, 2, g.kv);
+                          Put(p, 14, 2, g.nv);
+                          p[16] = uint8_t((g.accumulate ? 1 : 0) | (g.load_weights ? 2 : 0));
+                        },
+                        [&](const Store& s) {
+                          p[4] = s.format;
+                          p[5] = s.activation;
+                          Put(p, 8, 8, s.hbm_addr);
+                          Put(p, 16, 4, s.hbm_stride);
+                          Put(p, 20, 2, s.acc);
+                          Put(p, 22, 2, s.rows);
+                          Put(p, 24, 2, s.elems);
+                        },
+                        [&](const End&) {}},
+             in);
+  return b;
+}
+
+DecodeResult Decode(const uint8_t* b) {
+  DecodeResult r;
+  auto fail = [&](ErrorCode code, std::string msg) {
+    r.code = code;
+    r.message = std::move(msg);
+    return r;
+  };
+  const uint8_t op = b[0];
+  const char* name = nullptr;
+  switch (op) {
+    case 0x01: name = "HEADER"; break;
+    case 0x02: name = "LOAD"; break;
+    case 0x03: name = "GEMM"; break;
+    case 0x04: name = "STORE"; break;
+    case 0x05: name = "END"; break;
+    default: return fail(ErrorCode::kOpcode, fmt::format("opcode=0x{:02X} is unknown", op));
+  }
+  std::string msg;
+  if (b[1] & 0xF0) {
+    return fail(
+        ErrorCode::kReserved,
+        fmt::format("{} reserved dependency-flag bits 4-7 set (flags=0x{:02X})", name, b[1]));
+  }
+  const Deps deps = Deps::FromBits(b[1]);
+  switch (Opcode(op)) {
+    case Opcode::kHeader: {
+      if (Reserved(b, {{4, 16}}, &msg)) break;
+      Header h;
+      h.deps = deps;
+      for (int i = 0; i < 4; ++i) h.magic[i] = b[4 + i];
+      h.major = uint16_t(Get(b, 8, 2));
+      h.minor = uint16_t(Get(b, 10, 2));
+      h.r = uint16_t(Get(b, 12, 2));
+      h.c = uint16_t(Get(b, 14, 2));
+      h.count = uint32_t(Get(b, 16, 4));
+      r.instr = h;
+      break;
+    }
+    case Opcode::kLoad: {
+      if (Reserved(b, {{4, 1}, {8, 18}}, &msg)) break;
+      Load l;
+      l.deps = deps;
+      l.buffer = b[4];
+      l.hbm_addr = Get(b, 8, 8);
+      l.hbm_stride = uint32_t(Get(b, 16, 4));
+      l.dst = uint16_t(Get(b, 20, 2));
+      l.rows = uint16_t(Get(b, 22, 2));
+      l.elems = uint16_t(Get(b, 24, 2));
+      r.instr = l;
+      break;
+    }
+    case Opcode::kGemm: {
+      if (Reserved(b, {{4, 13}}, &msg)) break;
+      if (b[16] & 0xFC) {
+        msg = fmt::format("reserved bits 2-7 of byte 16 set (0x{:02X})", b[16]);
+        break;
+      }
+      Gemm g;
+      g.deps = deps;
+      g.act = uint16_t(Get(b, 4, 2));
+      g.wgt = uint16_t(Get(b, 6, 2));
+      g.acc = uint16_t(Get(b, 8, 2));
+      g.rows = uint16_t(Get(b, 10, 2));
+      g.kv = uint16_t(Get(b, 12, 2));
+      g.nv = uint16_t(Get(b, 14, 2));
+      g.accumulate = (b[16] & 1) != 0;
+      g.load_weights = (b[16] & 2) != 0;
+      r.instr = g;
+      break;
+    }
+    case Opcode::kStore: {
+      if (Reserved(b, {{4, 2}, {8, 18}}, &msg)) break;
+      Store s;
+      s.deps = deps;
+      s.format = b[4];
+      s.activation = b[5];
+      s.hbm_addr = Get(b, 8, 8);
+      s.hbm_stride = uint32_t(Get(b, 16, 4));
+      s.acc = uint16_t(Get(b, 20, 2));
+      s.rows = uint16_t(Get(b, 22, 2));
+      s.elems = uint16_t(Get(b, 24, 2));
+      r.instr = s;
+      break;
+    }
+    case Opcode::kEnd: {
+      if (Reserved(b, {}, &msg)) break;
+      r.instr = End{deps};
+      break;
+    }
+  }
+  if (!msg.empty()) return fail(ErrorCode::kReserved, fmt::format("{} {}", name, msg));
+  // Dependency flags legal for the module.
+  const Module m = ModuleOf(r.instr);
+  const bool prev = deps.pop_prev || deps.push_prev, next = deps.pop_next || deps.push_next;
+  if ((m == Module::kCommand || m == Module::kAll) && deps.Bits() != 0) {
+    return fail(ErrorCode::kReserved,
+                fmt::format("{} dependency flags {} must be clear", name, FormatDeps(deps)));
+  }
+  if ((m == Module::kLoad && prev) || (m == Module::kStore && next)) {
+    return fail(ErrorCode::kReserved,
+                fmt::format("{} dependency flags {}: the {} module has no {} neighbour", name,
+                            FormatDeps(deps), ModuleName(m), m == Module::kLoad ? "prev" : "next"));
+  }
+  return r;
+}
+
+void CheckContext::Advance(const Instr& in) {
+  if (const auto* g = std::get_if<Gemm>(&in); g != nullptr && g->load_weights) {
+    weights_loaded = true;
+    weights_kv = g->kv;
+    weights_nv = g->nv;
+  }
+}
+
+CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext& ctx) {
+  // HEADER only at pc 0; pc 0 only HEADER.
+  if (ctx.pc == 0 && !std::holds_alternative<Header>(in)) {
+    return {ErrorCode::kHeader, "no HEADER: instruction 0 is " + Disassemble(in)};
+  }
+  return std::visit(
+      Overloaded{
+          [&](const Header& h) -> CheckResult {
+            if (ctx.pc != 0) {
+              return {
+                  ErrorCode::kHeader,
+                  fmt::format("a second HEADER at instruction {} (only instruction 0)", ctx.pc)};
+            }
+            if (h.magic != kMagic) {
+              return {ErrorCode::kHeader,
+                      fmt::format("HEADER magic={:02X} {:02X} {:02X} {:02X}, want 54 50 55 31 "
+                                  "(\"TPU1\")",
+                                  h.magic[0], h.magic[1], h.magic[2], h.magic[3])};
+            }
+            if (h.major != kVersionMajor) {
+              return {ErrorCode::kHeader,
+                      fmt::format("HEADER major={} (version {}.{}), this machine runs major {}",
+                                  h.major, h.major, h.minor, kVersionMajor)};
+            }
+            if (h.count != ctx.host_count) {
+              return {ErrorCode::kHeader,
+                      fmt::format("HEADER count={} but the host wrote a length of {}", h.count,
+                                  ctx.host_count)};
+            }
+            if (h.r != cfg.r || h.c != cfg.c) {
+              return {ErrorCode::kShape,
+                      fmt::format("HEADER R={} C={}: the program is compiled for a {}x{} array, "
+                                  "this machine has R={} C={}",
+                                  h.r, h.c, h.r, h.c, cfg.r, cfg.c)};
+            }
+            return {};
+          },
+          [&](const Load& l) -> CheckResult {
+            int depth = 0, max_elems = 0;
+            uint64_t size = 0;
+            switch (l.buffer) {
+              case kBufAct: depth = cfg.act_depth, max_elems = cfg.r, size = 2; break;
+              case kBufWgt: depth = cfg.wgt_depth, max_elems = cfg.c, size = 2; break;
+              case kBufAcc: depth = cfg.acc_depth, max_elems = cfg.c, size = 4; break;
+              default: return Field("LOAD", "buffer", l.buffer, "is not 0, 1 or 2");
+            }
+            static const char* const kDepth[] = {"ActDepth", "WgtDepth", "AccDepth"};
+            if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
+            if (l.elems < 1 || l.elems > max_elems) {
+              return Field("LOAD", "elems", l.elems,
+                           fmt::format("not in 1..{} ({} for buffer {})", max_elems,
+                                       l.buffer == kBufAct ? "R" : "C", l.buffer));
+            }
+            if (int(l.dst) + l.rows > depth) {
+              return Field("LOAD", "dst", l.dst,
+                           fmt::format("+ rows={} = {} exceeds {}={}", l.rows, int(l.dst) + l.rows,
+                                       kDepth[l.buffer], depth));
+            }
+            return CheckHbm("LOAD", l.hbm_addr, l.hbm_stride, l.rows, l.elems * size,
+                            cfg.hbm_bytes);
+          },
+          [&](const Gemm& g) -> CheckResult {
+            if (g.rows < 1) return Field("GEMM", "rows", g.rows, "must be at least 1");
+            if (g.kv < 1 || g.kv > cfg.r) {
+              return Field("GEMM", "kv", g.kv, fmt::format("not in 1..{} (R)", cfg.r));
+            }
+            if (g.nv < 1 || g.nv > cfg.c) {
+              return Field("GEMM", "nv", g.nv, fmt::format("not in 1..{} (C)", cfg.c));
+            }
+            if (int(g.act) + g.rows > cfg.act_depth) {
+              return Field("GEMM", "act", g.act,
+                           fmt::format("+ rows={} = {} exceeds ActDepth={}", g.rows,
+                                       int(g.act) + g.rows, cfg.act_depth));
+            }
+            if (int(g.wgt) + g.kv > cfg.wgt_depth) {
+              return Field("GEMM", "wgt", g.wgt,
+                           fmt::format("+ kv={} = {} exceeds WgtDepth={}", g.kv, int(g.wgt) + g.kv,
+                                       cfg.wgt_depth));
+            }
+            if (int(g.acc) + g.rows > cfg.acc_depth) {
+              return Field("GEMM", "acc", g.acc,
+                           fmt::format("+ rows={} = {} exceeds AccDepth={}", g.rows,
+                                       int(g.acc) + g.rows, cfg.acc_depth));
+            }
+            if (!g.load_weights) {
+              if (!ctx.weights_loaded) {
+                return Field("GEMM", "load_weights", 0, "but no earlier GEMM loaded weights");
+              }
+              if (g.kv != ctx.weights_kv) {
+                return Field("GEMM", "kv", g.kv,
+                             fmt::format("reuses weights loaded with kv={} (load_weights=0)",
+                                         ctx.weights_kv));
+              }
+              if (g.nv != ctx.weights_nv) {
+                return Field("GEMM", "nv", g.nv,
+                             fmt::format("reuses weights loaded with nv={} (load_weights=0)",
+                                         ctx.weights_nv));
+              }
+            }
+            return {};
+          },
+          [&](const Store& s) -> CheckResult {
+            if (s.format > kFmtBf16) return Field("STORE", "format", s.format, "is not 0 or 1");
+            if (s.activation > kActRelu) {
+              return Field("STORE", "activation", s.activation, "is not 0 or 1");
+            }
+            if (s.rows < 1) return Field("STORE", "rows", s.rows, "must be at least 1");
+            if (s.elems < 1 || s.elems > cfg.c) {
+              return Field("STORE", "elems", s.elems, fmt::format("not in 1..{} (C)", cfg.c));
+            }
+            if (int(s.acc) + s.rows > cfg.acc_depth) {
+              return Field("STORE", "acc", s.acc,
+                           fmt::format("+ rows={} = {} exceeds AccDepth={}", s.rows,
+                                       int(s.acc) + s.rows, cfg.acc_depth));
+            }
+            const uint64_t row_bytes = uint64_t(s.elems) * (s.format == kFmtBf16 ? 2 : 4);
+            if (s.hbm_stride < row_bytes) {
+              return Field(
+                  "STORE", "hbm_stride", s.hbm_stride,
+                  fmt::format("is below elems x size = {} bytes (rows would overlap)", row_bytes));
+            }
+            return CheckHbm("STORE", s.hbm_addr, s.hbm_stride, s.rows, row_bytes, cfg.hbm_bytes);
+          },
+          [&](const End&) -> CheckResult { return {}; }},
+      in);
+}
+
+std::string FormatDeps(const Deps& d) {
+  std::string s;
+  auto add = [&](bool on, const char* n) {
+    if (!on) return;
+    s += s.empty() ? "[" : " ";
+    s += n;
+  };
+  add(d.pop_prev, "pop_prev");
+  add(d.pop_next, "pop_next");
+  add(d.push_prev, "push_prev");
+  add(d.push_next, "push_next");
+  if (!s.empty()) s += "]";
+  return s;
+}
+
+std::string Disassemble(const Instr& in) {
+  std::string s = std::visit(
+      Overloaded{
+          [](const Header& h) {
+            return fmt::format("HEADER magic={:02X}{:02X}{:02X}{:02X} v{}.{} R={} C={} count={}",
+                               h.magic[0], h.magic[1], h.magic[2], h.magic[3], h.major, h.minor,
+                               h.r, h.c, h.count);
+          },
+          [](const Load& l) {
+            static const char* const kBuf[] = {"act", "wgt", "acc"};
+            const std::string buf = l.buffer <= 2 ? kBuf[l.buffer] : fmt::format("{}?", l.buffer);
+            return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}", buf, l.dst,
+                               l.rows, l.elems, l.hbm_addr, l.hbm_stride);
+          },
+          [](const Gemm& g) {
+            return fmt::format("GEMM act={} wgt={} acc={} rows={} kv={} nv={}{}{}", g.act, g.wgt,
+                               g.acc, g.rows, g.kv, g.nv, g.accumulate ? " acc+" : "",
+                               g.load_weights ? " load_w" : "");
+          },
+          [](const Store& s) {
+            const std::string fmt_name = s.format == kFmtFp32   ? "fp32"
+                                         : s.format == kFmtBf16 ? "bf16"
+                                                                : fmt::format("{}?", s.format);
+            const std::string act = s.activation == kActNone ? ""
+                                    : s.activation == kActRelu
+                                        ? " relu"
+                                        : fmt::format(" act{}?", s.activation);
+            return fmt::format("STORE {}{} acc={} rows={} elems={} hbm=0x{:X} stride={}", fmt_name,
+                               act, s.acc, s.rows, s.elems, s.hbm_addr, s.hbm_stride);
+          },
+          [](const End&) { return std::string("END"); }},
+      in);
+  const std::string d = FormatDeps(DepsOf(in));
+  if (!d.empty()) s += "  " + d;
+  return s;
+}
+
+}  // namespace tpu::isa

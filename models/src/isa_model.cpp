@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/isa_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace tpu::isa {
+namespace {
+
+// Token queues, indexed as in docs/isa.md.
+enum Queue { kLoadToCompute = 0, kComputeToLoad = 1, kComputeToStore = 2, kStoreToCompute = 3 };
+constexpr const char* kQueueName[] = {"load->compute", "compute->load", "compute->store",
+                                      "store->compute"};
+constexpr int kModules = 3;  // load, compute, store
+
+// The queue a flag of module m refers to (-1 when the module has no such neighbour).
+int PopQueue(int m, bool prev) {
+  if (m == 0) return prev ? -1 : kComputeToLoad;
+  if (m == 1) return prev ? kLoadToCompute : kStoreToCompute;
+  return prev ? kComputeToStore : -1;
+}
+int PushQueue(int m, bool prev) {
+  if (m == 0) return prev ? -1 : kLoadToCompute;
+  if (m == 1) return prev ? kComputeToLoad : kComputeToStore;
+  return prev ? kStoreToCompute : -1;
+}
+int Consumer(int q) {
+  switch (q) {
+    case kLoadToCompute: return 1;
+    case kComputeToLoad: return 0;
+    case kComputeToStore: return 2;
+    default: return 1;
+  }
+}
+
+struct Step {
+  uint32_t pc;
+  std::array<int, 2> pops;  // queues, -1 = none
+  std::array<int, 2> pushes;
+  bool end;
+};
+
+using Clock = std::array<uint32_t, kModules>;
+
+// Pass 2 of Run(): see isa_model.h.
+RunResult CheckTokens(const std::vector<Instr>& prog) {
+  std::array<std::vector<Step>, kModules> streams;
+  for (uint32_t pc = 1; pc < prog.size(); ++pc) {
+    const Instr& in = prog[pc];
+    const Module mod = ModuleOf(in);
+    const Deps& d = DepsOf(in);
+    for (int m = 0; m < kModules; ++m) {
+      if (mod != Module::kAll && int(mod) != m) continue;
+      Step s{pc, {-1, -1}, {-1, -1}, mod == Module::kAll};
+      if (d.pop_prev) s.pops[0] = PopQueue(m, true);
+      if (d.pop_next) s.pops[1] = PopQueue(m, false);
+      if (d.push_prev) s.pushes[0] = PushQueue(m, true);
+      if (d.push_next) s.pushes[1] = PushQueue(m, false);
+      streams[m].push_back(s);
+    }
+  }
+  // pop_prefix[q][n]: pops of q among the first n instructions of q's consumer.
+  std::array<std::vector<uint32_t>, 4> pop_prefix;
+  for (int q = 0; q < 4; ++q) {
+    const auto& st = streams[Consumer(q)];
+    pop_prefix[q].assign(st.size() + 1, 0);
+    for (size_t i = 0; i < st.size(); ++i) {
+      const bool pops = st[i].pops[0] == q || st[i].pops[1] == q;
+      pop_prefix[q][i + 1] = pop_prefix[q][i] + (pops ? 1 : 0);
+    }
+  }
+  std::array<uint64_t, 4> avail{};           // tokens in each queue
+  std::array<std::vector<Clock>, 4> pushed;  // clock of each push, in order
+  std::array<uint64_t, 4> popped{};
+  std::array<size_t, kModules> pos{};
+  std::array<Clock, kModules> clock{};
+  uint32_t overflow_pc = std::numeric_limits<uint32_t>::max();
+  std::string overflow_msg;
+  for (;;) {
+    bool progress = false, all_done = true;
+    for (int m = 0; m < kModules; ++m) {
+      auto& st = streams[m];
+      while (pos[m] < st.size()) {
+        const Step& s = st[pos[m]];
+        if (s.end) break;  // END: this module is done
+        bool blocked = false;
+        for (int q : s.pops) blocked |= q >= 0 && avail[q] == 0;
+        if (blocked) break;
+        Clock c = clock[m];
+        for (int q : s.pops) {
+          if (q < 0) continue;
+          --avail[q];
+          const Clock& pc = pushed[q][popped[q]++];
+          for (int k = 0; k < kModules; ++k) c[k] = std::max(c[k], pc[k]);
+        }
+        c[m] = uint32_t(pos[m] + 1);
+        clock[m] = c;
+        for (int q : s.pushes) {
+          if (q < 0) continue;
+          ++avail[q];
+          pushed[q].push_back(c);
+          const uint64_t p = pushed[q].size();
+          const uint64_t must_pop = pop_prefix[q][c[Consumer(q)]];
+          if (p - must_pop > kMaxTokens && s.pc < overflow_pc) {
+            overflow_pc = s.pc;
+            overflow_msg = fmt::format(
+                "{} push #{} into the {} queue: only {} of its pops must come first, so the "
+                "queue may hold {} tokens (at most {})",
+                Disassemble(prog[s.pc]), p, kQueueName[q], must_pop, p - must_pop, kMaxTokens);
+          }
+        }
+        ++pos[m];
+        progress = true;
+      }
+      const bool done = pos[m] < st.size() && st[pos[m]].end;
+      all_done &= done;
+    }
+    if (all_done || !progress) {
+      if (overflow_pc != std::numeric_limits<uint32_t>::max()) {
+        return {ErrorCode::kTokenOverflow, overflow_pc, overflow_msg, {}};
+      }
+      if (all_done) return {};
+      uint32_t pc = std::numeric_limits<uint32_t>::max();
+      std::string why;
+      for (int m = 0; m < kModules; ++m) {
+        const Step& s = streams[m][pos[m]];
+        if (s.end || s.pc >= pc) continue;
+        pc = s.pc;
+        int q = s.pops[0] >= 0 && avail[s.pops[0]] == 0 ? s.pops[0] : s.pops[1];
+        why = fmt::format("{} in the {} module waits on the empty {} queue", Disassemble(prog[pc]),
+                          ModuleName(Module(m)), kQueueName[q]);
+      }
+      std::string others;
+      for (int m = 0; m < kModules; ++m) {
+        const Step& s = streams[m][pos[m]];
+        others += fmt::format("{}{} at {}", m ? ", " : "", ModuleName(Module(m)),
+                              s.end ? fmt::format("END ({})", s.pc) : fmt::format("{}", s.pc));
+      }
+      return {ErrorCode::kDeadlock, pc, fmt::format("deadlock: {} (modules: {})", why, others), {}};
+    }
+  }
+}
+
+uint64_t GetLe(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+void PutLe(uint8_t* p, int n, uint64_t v) {
+  for (int i = 0; i < n; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+
+}  // namespace
+
+Machine::Machine(const MachineConfig& cfg) : cfg_(cfg) {
+  auto bad = [](int v) { return v < 1 || v > 65535; };
+  if (bad(cfg.r) || bad(cfg.c) || bad(cfg.act_depth) || bad(cfg.wgt_depth) || bad(cfg.acc_depth) ||
+      cfg.hbm_bytes == 0) {
+    throw std::invalid_argument(fmt::format(
+        "isa::Machine: R={} C={} ActDepth={} WgtDepth={} AccDepth={} must be in 1..65535 and "
+        "HbmBytes={} at least 1",
+        cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.hbm_bytes));
+  }
+  act_.assign(size_t(cfg.act_depth) * cfg.r, 0);
+  wgt_.assign(size_t(cfg.wgt_depth) * cfg.c, 0);
+  acc_.assign(size_t(cfg.acc_depth) * cfg.c, 0);
+  w_.assign(size_t(cfg.r) * cfg.c, 0);
+}
+
+void Machine::CheckRange(uint64_t addr, uint64_t n, const char* what) const {
+  if (addr > cfg_.hbm_bytes || n > cfg_.hbm_bytes - addr) {
+    throw std::out_of_range(
+        fmt::format("isa::Machine::{}: bytes 0x{:X} + {} exceed HbmBytes=0x{:X}", what, addr, n,
+                    cfg_.hbm_bytes));
+  }
+}
+
+void Machine::WriteHbm(uint64_t addr, const void* data, uint64_t n) {
+  CheckRange(addr, n, "WriteHbm");
+  const auto* src = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const uint64_t page = addr / kPageBytes, off = addr % kPageBytes;
+    const uint64_t len = std::min(n, kPageBytes - off);
+    auto& p = pages_[page];
+    if (!p) p = std::make_unique<Page>(Page{});
+    std::memcpy(p->data() + off, src, len);
+    addr += len, src += len, n -= len;
+  }
+}
+
+void Machine::ReadHbm(uint64_t addr, void* data, uint64_t n) const {
+  CheckRange(addr, n, "ReadHbm");
+  auto* dst = static_cast<uint8_t*>(data);
+  while (n > 0) {
+    const uint64_t page = addr / kPageBytes, off = addr % kPageBytes;
+    const uint64_t len = std::min(n, kPageBytes - off);
+    const auto it = pages_.find(page);
+    if (it == pages_.end()) {
+      std::memset(dst, 0, len);
+    } else {
+      std::memcpy(dst, it->second->data() + off, len);
+    }
+    addr += len, dst += len, n -= len;
+  }
+}
+
+std::vector<uint8_t> Machine::ReadHbm(uint64_t addr, uint64_t n) const {
+  std::vector<uint8_t> v(n);
+  ReadHbm(addr, v.data(), n);
+  return v;
+}
+
+void Machine::WriteProgram(uint64_t addr, const std::vector<Instr>& prog) {
+  for (size_t i = 0; i < prog.size(); ++i) {
+    const Bytes b = Encode(prog[i]);
+    WriteHbm(addr + i * kInstrBytes, b.data(), b.size());
+  }
+}
+
+RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
+  // Pass 1: fetch, decode, check in program order.
+  std::vector<Instr> prog;
+  CheckContext ctx;
+  ctx.host_count = count;
+  uint32_t pc = 0;
+  bool ended = false;
+  for (; pc < count && !ended; ++pc) {
+    const uint64_t addr = prog_addr + uint64_t(pc) * kInstrBytes;
+    if (prog_addr % kInstrBytes != 0 || addr < prog_addr || addr >= cfg_.hbm_bytes ||
+        cfg_.hbm_bytes - addr < kInstrBytes) {
+      return {ErrorCode::kHbm,
+              pc,
+              fmt::format("program fetch: instruction {} at 0x{:X} (program at 0x{:X}) is "
+                          "misaligned or beyond HbmBytes=0x{:X}",
+                          pc, addr, prog_addr, cfg_.hbm_bytes),
+              {}};
+    }
+    Bytes b;
+    ReadHbm(addr, b.data(), b.size());
+    if (pc == 0 && b[0] != uint8_t(Opcode::kHeader)) {
+      return {ErrorCode::kHeader,
+              0,
+              fmt::format("no HEADER: instruction 0 has opcode=0x{:02X}", b[0]),
+              {}};
+    }
+    DecodeResult d = Decode(b.data());
+    if (!d.ok()) return {d.code, pc, d.message, {}};
+    ctx.pc = pc;
+    const CheckResult c = Check(d.instr, cfg_, ctx);
+    if (!c.ok()) return {c.code, pc, c.message, {}};
+    ctx.Advance(d.instr);
+    ended = std::holds_alternative<End>(d.instr);
+    prog.push_back(std::move(d.instr));
+  }
+  if (count == 0) {
+    return {ErrorCode::kHeader, 0, "no HEADER: the host wrote a program length of 0", {}};
+  }
+  if (!ended) {
+    return {ErrorCode::kNoEnd,
+            count,
+            fmt::format("no END in the program's {} instructions", count),
+            {}};
+  }
+  // Pass 2: tokens.
+  if (RunResult t = CheckTokens(prog); !t.ok()) return t;
+  // Pass 3: effects in program order.
+  RunResult r;
+  r.pc = uint32_t(prog.size() - 1);
+  r.counters.instructions = prog.size();
+  r.counters.program_bytes = prog.size() * kInstrBytes;
+  std::fill(w_.begin(), w_.end(), 0);
+  for (const Instr& in : prog) Execute(in, &r.counters);
+  return r;
+}
+
+void Machine::Execute(const Instr& in, Counters* ctr) {
+  const num::Mode mode = cfg_.mode;
+  const Module mod = ModuleOf(in);
+  if (mod == Module::kLoad || mod == Module::kCompute || mod == Module::kStore) {
+    ++ctr->per_module[size_t(mod)];
+  }
+  if (const auto* l = std::get_if<Load>(&in)) {
+    const int size = l->buffer == kBufAcc ? 4 : 2;
+    const int width = l->buffer == kBufAct ? cfg_.r : cfg_.c;
+    std::vector<uint8_t> row(size_t(l->elems) * size);
+    for (int i = 0; i < l->rows; ++i) {
+      ReadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size());
+      ctr->hbm_bytes_read += row.size();
+      const size_t base = size_t(l->dst + i) * width;
+      for (int e = 0; e < width; ++e) {
+        const uint64_t v = e < l->elems ? GetLe(&row[size_t(e) * size], size) : 0;
+        if (l->buffer == kBufAct) act_[base + e] = uint16_t(v);
+        if (l->buffer == kBufWgt) wgt_[base + e] = uint16_t(v);
+        if (l->buffer == kBufAcc) acc_[base + e] = uint32_t(v);
+      }
+    }
+  } else if (const auto* g = std::get_if<Gemm>(&in)) {
+    if (g->load_weights) {
+      for (int k = 0; k < g->kv; ++k) {
+        for (int n = 0; n < g->nv; ++n) {
+          w_[size_t(k) * cfg_.c + n] = wgt_[size_t(g->wgt + k) * cfg_.c + n];
+        }
+      }
+    }
+    for (int m = 0; m < g->rows; ++m) {
+      const uint16_t* a = &act_[size_t(g->act + m) * cfg_.r];
+      uint32_t* out = &acc_[size_t(g->acc + m) * cfg_.c];
+      for (int n = 0; n < g->nv; ++n) {
+        uint32_t c = g->accumulate ? out[n] : 0u;
+        for (int k = 0; k < g->kv; ++k) c = num::Mac(a[k], w_[size_t(k) * cfg_.c + n], c, mode);
+        out[n] = c;
+      }
+    }
+    ctr->macs += uint64_t(g->rows) * g->kv * g->nv;
+  } else if (const auto* s = std::get_if<Store>(&in)) {
+    const bool bf16 = s->format == kFmtBf16, relu = s->activation == kActRelu;
+    const int size = bf16 ? 2 : 4;
+    std::vector<uint8_t> row(size_t(s->elems) * size);
+    for (int i = 0; i < s->rows; ++i) {
+      const uint32_t* src = &acc_[size_t(s->acc + i) * cfg_.c];
+      for (int n = 0; n < s->elems; ++n) {
+        const uint64_t v =
+            bf16 ? num::StoreBf16(src[n], relu, mode) : (relu ? num::Relu(src[n]) : src[n]);
+        PutLe(&row[size_t(n) * size], size, v);
+      }
+      WriteHbm(s->hbm_addr + uint64_t(i) * s->hbm_stride, row.data(), row.size());
+      ctr->hbm_bytes_written += row.size();
+    }
+  }
+}
+
+}  // namespace tpu::isa

@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: Apache-2.0
+// The instruction set (models/src/isa.cpp) and its instruction-level model
+// (models/src/isa_model.cpp): encodings round-trip, every error code comes from a minimal program
+// at the right pc with a message naming the field, and hand-tiled GEMM programs match the golden
+// GEMM bit for bit on several array shapes.
+#include "tpu/isa.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "tpu/gemm.h"
+#include "tpu/isa_model.h"
+
+namespace tpu {
+namespace {
+
+using isa::Bytes;
+using isa::Deps;
+using isa::ErrorCode;
+using isa::Instr;
+using isa::Machine;
+using isa::MachineConfig;
+using isa::RunResult;
+
+isa::Header Hdr(const MachineConfig& c, uint32_t count) {
+  isa::Header h;
+  h.r = uint16_t(c.r);
+  h.c = uint16_t(c.c);
+  h.count = count;
+  return h;
+}
+
+class IsaTest : public ::testing::Test {
+ protected:
+  static MachineConfig SmallConfig() {
+    MachineConfig c;
+    c.r = 4;
+    c.c = 4;
+    c.act_depth = 16;
+    c.wgt_depth = 16;
+    c.acc_depth = 32;
+    c.hbm_bytes = 1 << 20;
+    return c;
+  }
+
+  // Header (count filled in) + body + END.
+  static std::vector<Instr> Program(const MachineConfig& c, std::vector<Instr> body,
+                                    bool end = true) {
+    std::vector<Instr> p{Hdr(c, 0)};
+    for (auto& i : body) p.push_back(std::move(i));
+    if (end) p.push_back(isa::End{});
+    std::get<isa::Header>(p[0]).count = uint32_t(p.size());
+    return p;
+  }
+
+  static RunResult RunProgram(Machine& m, const std::vector<Instr>& p, uint64_t addr = 0x8000) {
+    m.WriteProgram(addr, p);
+    return m.Run(addr, uint32_t(p.size()));
+  }
+
+  static void ExpectError(const RunResult& r, ErrorCode code, uint32_t pc,
+                          const std::vector<std::string>& words) {
+    EXPECT_EQ(isa::ErrorName(r.code), std::string(isa::ErrorName(code))) << r.message;
+    EXPECT_EQ(r.pc, pc) << r.message;
+    for (const auto& w : words) {
+      EXPECT_NE(r.message.find(w), std::string::npos)
+          << "message '" << r.message << "' does not name '" << w << "'";
+    }
+  }
+
+  static Deps D(bool pop_prev, bool pop_next, bool push_prev, bool push_next) {
+    Deps d;
+    d.pop_prev = pop_prev;
+    d.pop_next = pop_next;
+    d.push_prev = push_prev;
+    d.push_next = push_next;
+    return d;
+  }
+
+  static isa::Load LoadAct(uint64_t addr, uint16_t rows, uint16_t elems, Deps d = {}) {
+    isa::Load l;
+    l.deps = d;
+    l.buffer = isa::kBufAct;
+    l.hbm_addr = addr;
+    l.hbm_stride = 32;
+    l.rows = rows;
+    l.elems = elems;
+    return l;
+  }
+
+  static isa::Gemm G(uint16_t rows, uint16_t kv, uint16_t nv, bool load_w, Deps d = {}) {
+    isa::Gemm g;
+    g.deps = d;
+    g.rows = rows;
+    g.kv = kv;
+    g.nv = nv;
+    g.load_weights = load_w;
+    return g;
+  }
+
+  static isa::Store St(uint64_t addr, uint16_t rows, uint16_t elems, Deps d = {}) {
+    isa::Store s;
+    s.deps = d;
+    s.hbm_addr = addr;
+    s.hbm_stride = 32;
+    s.rows = rows;
+    s.elems = elems;
+    return s;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+// Flags legal for the module that runs an instruction.
+Deps RandomDeps(tb::Rng& rng, isa::Module m) {
+  Deps d = Deps::FromBits(uint8_t(rng.Next() & 0xF));
+  if (m == isa::Module::kLoad) d.pop_prev = d.push_prev = false;
+  if (m == isa::Module::kStore) d.pop_next = d.push_next = false;
+  if (m == isa::Module::kAll || m == isa::Module::kCommand) d = Deps{};
+  return d;
+}
+
+TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
+  tb::Rng rng(test::TestSeed());
+  const uint64_t n = test::Scaled(2000);
+  for (uint64_t i = 0; i < n; ++i) {
+    Instr in;
+    switch (i % 5) {
+      case 0: {
+        isa::Header h;
+        for (auto& b : h.magic) b = uint8_t(rng.Next());
+        h.major = rng.U16(), h.minor = rng.U16(), h.r = rng.U16(), h.c = rng.U16();
+        h.count = rng.U32();
+        in = h;
+        break;
+      }
+      case 1: {
+        isa::Load l;
+        l.buffer = uint8_t(rng.Next());
+        l.hbm_addr = rng.Next(), l.hbm_stride = rng.U32();
+        l.dst = rng.U16(), l.rows = rng.U16(), l.elems = rng.U16();
+        in = l;
+        break;
+      }
+      case 2: {
+        isa::Gemm g;
+        g.act = rng.U16(), g.wgt = rng.U16(), g.acc = rng.U16();
+        g.rows = rng.U16(), g.kv = rng.U16(), g.nv = rng.U16();
+        g.accumulate = rng.Bit(), g.load_weights = rng.Bit();
+        in = g;
+        break;
+      }
+      case 3: {
+        isa::Store s;
+        s.format = uint8_t(rng.Next()), s.activation = uint8_t(rng.Next());
+        s.hbm_addr = rng.Next(), s.hbm_stride = rng.U32();
+        s.acc = rng.U16(), s.rows = rng.U16(), s.elems = rng.U16();
+        in = s;
+        break;
+      }
+      default: in = isa::End{};
+    }
+    isa::DepsOf(in) = RandomDeps(rng, isa::ModuleOf(in));
+    const Bytes b = isa::Encode(in);
+    const auto d = isa::Decode(b.data());
+    ASSERT_TRUE(d.ok()) << "vector " << i << ": " << isa::Disassemble(in) << ": " << d.message;
+    ASSERT_TRUE(d.instr == in) << "vector " << i << ": " << isa::Disassemble(in) << " decoded as "
+                               << isa::Disassemble(d.instr);
+    ASSERT_EQ(isa::Encode(d.instr), b) << "vector " << i;
+  }
+}
+
+TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
+  isa::Load l;
+  l.deps = D(false, true, false, true);
+  l.buffer = isa::kBufWgt;
+  l.hbm_addr = 0x0102030405060720ull;
+  l.hbm_stride = 0x0A0B0C20;
+  l.dst = 0x1122;
+  l.rows = 0x3344;
+  l.elems = 0x5566;
+  const Bytes want = {0x02, 0x0A, 0,    0,    0x01, 0,    0,    0,    0x20, 0x07, 0x06,
+                      0x05, 0x04, 0x03, 0x02, 0x01, 0x20, 0x0C, 0x0B, 0x0A, 0x22, 0x11,
+                      0x44, 0x33, 0x66, 0x55, 0,    0,    0,    0,    0,    0};
+  EXPECT_EQ(isa::Encode(l), want);
+  isa::Header h;
+  h.r = 16, h.c = 8, h.count = 0x01020304;
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 0, 0, 16, 0, 8, 0,
+                        0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
+  EXPECT_EQ(isa::Encode(h), want_h);
+  isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
+  g.wgt = 16;
+  g.accumulate = true;
+  const Bytes eg = isa::Encode(g);
+  EXPECT_EQ(eg[0], 0x03);
+  EXPECT_EQ(eg[1], 0x09);
+  EXPECT_EQ(eg[6], 16);
+  EXPECT_EQ(eg[10], 64);
+  EXPECT_EQ(eg[16], 0x03);
+  EXPECT_EQ(isa::Disassemble(g),
+            "GEMM act=0 wgt=16 acc=0 rows=64 kv=16 nv=16 acc+ load_w  [pop_prev push_next]");
+  EXPECT_EQ(isa::Disassemble(isa::End{}), "END");
+  isa::Store s = St(0x40, 3, 4);
+  s.format = isa::kFmtBf16;
+  s.activation = isa::kActRelu;
+  EXPECT_EQ(isa::Disassemble(s), "STORE bf16 relu acc=0 rows=3 elems=4 hbm=0x40 stride=32");
+  EXPECT_EQ(isa::ModuleOf(l), isa::Module::kLoad);
+  l.buffer = isa::kBufAcc;
+  EXPECT_EQ(isa::ModuleOf(l), isa::Module::kCompute);
+  EXPECT_EQ(isa::ModuleOf(g), isa::Module::kCompute);
+  EXPECT_EQ(isa::ModuleOf(s), isa::Module::kStore);
+  EXPECT_EQ(isa::ModuleOf(isa::End{}), isa::Module::kAll);
+}
+
+TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
+  for (int op : {0x00, 0x06, 0x80, 0xFF}) {
+    Bytes b{};
+    b[0] = uint8_t(op);
+    const auto d = isa::Decode(b.data());
+    EXPECT_EQ(d.code, ErrorCode::kOpcode) << op;
+    EXPECT_NE(d.message.find("opcode"), std::string::npos) << d.message;
+  }
+  // Every byte a kind does not name, one at a time.
+  const Instr kinds[] = {isa::Header{}, isa::Load{}, isa::Gemm{}, isa::Store{}, isa::End{}};
+  const std::vector<int> reserved[] = {
+      {2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
+      {2, 3, 5, 6, 7, 26, 27, 28, 29, 30, 31},
+      {2, 3, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
+      {2, 3, 6, 7, 26, 27, 28, 29, 30, 31},
+      {2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+       17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
+  for (int k = 0; k < 5; ++k) {
+    for (int byte : reserved[k]) {
+      Bytes b = isa::Encode(kinds[k]);
+      b[size_t(byte)] = 0x40;
+      const auto d = isa::Decode(b.data());
+      EXPECT_EQ(d.code, ErrorCode::kReserved) << "kind " << k << " byte " << byte;
+      EXPECT_NE(d.message.find(fmt::format("reserved byte {}", byte)), std::string::npos)
+          << d.message;
+    }
+    Bytes b = isa::Encode(kinds[k]);
+    b[1] = 0x10;  // flag bits 4-7
+    EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
+  }
+  Bytes g = isa::Encode(isa::Gemm{});
+  g[16] = 0x04;
+  auto d = isa::Decode(g.data());
+  EXPECT_EQ(d.code, ErrorCode::kReserved);
+  EXPECT_NE(d.message.find("byte 16"), std::string::npos) << d.message;
+}
+
+TEST_F(IsaTest, DecodeRefusesFlagsTheModuleCannotUse) {
+  struct Case {
+    Instr in;
+    Deps d;
+  };
+  isa::Load act = LoadAct(0, 1, 1), acc = LoadAct(0, 1, 1);
+  acc.buffer = isa::kBufAcc;
+  const Case bad[] = {
+      {act, D(true, false, false, false)},         {act, D(false, false, true, false)},
+      {St(0, 1, 1), D(false, true, false, false)}, {St(0, 1, 1), D(false, false, false, true)},
+      {isa::End{}, D(true, false, false, false)},  {isa::Header{}, D(false, false, false, true)}};
+  for (const auto& c : bad) {
+    Instr in = c.in;
+    isa::DepsOf(in) = c.d;
+    const auto d = isa::Decode(isa::Encode(in).data());
+    EXPECT_EQ(d.code, ErrorCode::kReserved) << isa::Disassemble(in);
+    EXPECT_NE(d.message.find("dependency flags"), std::string::npos) << d.message;
+  }
+  Instr ok = acc;  // LOAD to the accumulators runs in compute: every flag is legal
+  isa::DepsOf(ok) = D(true, true, true, true);
+  EXPECT_TRUE(isa::Decode(isa::Encode(ok).data()).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors from whole programs
+
+TEST_F(IsaTest, OpcodeAndReservedErrorsStopAtTheirPc) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  auto p = Program(cfg, {LoadAct(0, 1, 1), isa::End{}, isa::End{}});
+  m.WriteProgram(0, p);
+  const uint8_t bad_op = 0x07;
+  m.WriteHbm(2 * 32, &bad_op, 1);  // instruction 2 becomes opcode 0x07
+  ExpectError(m.Run(0, uint32_t(p.size())), ErrorCode::kOpcode, 2, {"opcode=0x07"});
+
+  isa::Gemm g = G(1, 1, 1, true);
+  auto p2 = Program(cfg, {LoadAct(0, 1, 1), g});
+  m.WriteProgram(0x1000, p2);
+  const uint8_t one = 1;
+  m.WriteHbm(0x1000 + 2 * 32 + 20, &one, 1);
+  ExpectError(m.Run(0x1000, uint32_t(p2.size())), ErrorCode::kReserved, 2,
+              {"GEMM", "reserved byte 20"});
+
+  // push_prev in the load module: the encoder writes it, the decoder refuses it.
+  ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1, D(false, false, true, false))})),
+              ErrorCode::kReserved, 1, {"LOAD", "push_prev", "load module"});
+}
+
+TEST_F(IsaTest, HeaderErrors) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  // No header at all.
+  ExpectError(RunProgram(m, {isa::End{}}), ErrorCode::kHeader, 0, {"no HEADER"});
+  ExpectError(m.Run(0, 0), ErrorCode::kHeader, 0, {"length of 0"});
+  auto p = Program(cfg, {});
+  std::get<isa::Header>(p[0]).magic[3] = 0x32;
+  ExpectError(RunProgram(m, p), ErrorCode::kHeader, 0, {"magic"});
+  p = Program(cfg, {});
+  std::get<isa::Header>(p[0]).major = 2;
+  ExpectError(RunProgram(m, p), ErrorCode::kHeader, 0, {"major=2"});
+  p = Program(cfg, {});
+  m.WriteProgram(0, p);
+  ExpectError(m.Run(0, 3), ErrorCode::kHeader, 0, {"count=2", "length of 3"});
+  // A second HEADER.
+  ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), Hdr(cfg, 4)})), ErrorCode::kHeader, 2,
+              {"second HEADER"});
+  // A newer minor version is accepted.
+  p = Program(cfg, {});
+  std::get<isa::Header>(p[0]).minor = 7;
+  EXPECT_TRUE(RunProgram(m, p).ok());
+  // Shape.
+  p = Program(cfg, {});
+  std::get<isa::Header>(p[0]).c = 8;
+  ExpectError(RunProgram(m, p), ErrorCode::kShape, 0, {"R=4 C=8", "C=4"});
+}
+
+TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
+  const auto cfg = SmallConfig();  // R=C=4, depths 16/16/32
+  Machine m(cfg);
+  struct Case {
+    Instr in;
+    std::vector<std::string> words;
+  };
+  isa::Load l0 = LoadAct(0, 0, 1), l1 = LoadAct(0, 1, 5), l2 = LoadAct(0, 4, 4), l3 = l2;
+  l2.dst = 13;
+  l3.buffer = 3;
+  isa::Load lw = LoadAct(0, 1, 5);
+  lw.buffer = isa::kBufWgt;
+  isa::Gemm g1 = G(1, 5, 1, true), g2 = G(1, 1, 0, true), g3 = G(10, 1, 1, true);
+  g3.act = 7;
+  isa::Gemm g4 = G(1, 4, 1, true);
+  g4.wgt = 13;
+  isa::Gemm g5 = G(14, 1, 1, true);
+  g5.acc = 20;
+  isa::Store s1 = St(0, 1, 1), s2 = St(0, 1, 5), s3 = St(0, 1, 4), s4 = St(0, 3, 1);
+  s1.format = 2;
+  s3.hbm_stride = 0;  // fp32 x 4 = 16 bytes per row
+  s4.acc = 30;
+  isa::Store s5 = St(0, 1, 1);
+  s5.activation = 9;
+  const Case cases[] = {
+      {l0, {"LOAD", "rows=0"}},
+      {l1, {"LOAD", "elems=5", "1..4"}},
+      {l2, {"LOAD", "dst=13", "rows=4", "ActDepth=16"}},
+      {l3, {"LOAD", "buffer=3"}},
+      {lw, {"LOAD", "elems=5", "1..4"}},
+      {g1, {"GEMM", "kv=5", "1..4"}},
+      {g2, {"GEMM", "nv=0"}},
+      {g3, {"GEMM", "act=7", "rows=10", "ActDepth=16"}},
+      {g4, {"GEMM", "wgt=13", "kv=4", "WgtDepth=16"}},
+      {g5, {"GEMM", "acc=20", "rows=14", "AccDepth=32"}},
+      {G(1, 1, 1, false), {"GEMM", "load_weights=0", "no earlier GEMM"}},
+      {s1, {"STORE", "format=2"}},
+      {s5, {"STORE", "activation=9"}},
+      {s2, {"STORE", "elems=5", "1..4"}},
+      {s3, {"STORE", "hbm_stride=0", "16 bytes"}},
+      {s4, {"STORE", "acc=30", "rows=3", "AccDepth=32"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(isa::Disassemble(c.in));
+    // After an innocent instruction, so that the pc is 2.
+    ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), c.in})), ErrorCode::kField, 2,
+                c.words);
+  }
+}
+
+TEST_F(IsaTest, WeightReuseMustMatchTheLoadedTile) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  const Deps pop = D(true, false, false, false), push = D(false, false, false, true);
+  auto body = [&](isa::Gemm second) {
+    return Program(cfg, {LoadAct(0, 2, 3, push), G(2, 3, 2, true, pop), second});
+  };
+  EXPECT_TRUE(RunProgram(m, body(G(2, 3, 2, false))).ok());
+  ExpectError(RunProgram(m, body(G(2, 2, 2, false))), ErrorCode::kField, 3,
+              {"GEMM", "kv=2", "kv=3"});
+  ExpectError(RunProgram(m, body(G(2, 3, 4, false))), ErrorCode::kField, 3,
+              {"GEMM", "nv=4", "nv=2"});
+  // A new load resets what may be reused.
+  auto p = body(G(1, 2, 4, true));
+  p.insert(p.end() - 1, G(1, 2, 4, false));
+  std::get<isa::Header>(p[0]).count = uint32_t(p.size());
+  EXPECT_TRUE(RunProgram(m, p).ok());
+}
+
+TEST_F(IsaTest, ReusedWeightsAreTheArraysNotTheBuffers) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  const uint16_t one = 0x3F80, two = 0x4000, three = 0x4040;
+  m.WriteHbm(0x100, &one, 2);
+  m.WriteHbm(0x200, &two, 2);
+  m.WriteHbm(0x300, &three, 2);
+  isa::Load act = LoadAct(0x100, 1, 1), w2 = LoadAct(0x200, 1, 1, D(false, false, false, true)),
+            w3 = LoadAct(0x300, 1, 1, D(false, true, false, true));
+  w2.buffer = w3.buffer = isa::kBufWgt;
+  isa::Gemm g0 = G(1, 1, 1, true, D(true, false, true, false)),
+            g1 = G(1, 1, 1, false, D(true, 0, 0, 0)), g2 = G(1, 1, 1, true);
+  g1.acc = 1;
+  g2.acc = 2;
+  // 1·2 with the weights loaded; the buffer then holds 3, but the reuse still multiplies by 2.
+  const auto r = RunProgram(m, Program(cfg, {act, w2, g0, w3, g1, g2}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(m.Acc(0, 0), 0x40000000u);
+  EXPECT_EQ(m.Acc(1, 0), 0x40000000u);
+  EXPECT_EQ(m.Acc(2, 0), 0x40400000u);
+  EXPECT_EQ(m.Acc(0, 1), 0u);  // columns >= nv are not written
+  EXPECT_EQ(r.counters.macs, 3u);
+  EXPECT_EQ(r.counters.per_module[0], 3u);
+  EXPECT_EQ(r.counters.per_module[1], 3u);
+  EXPECT_EQ(r.counters.hbm_bytes_read, 6u);
+}
+
+TEST_F(IsaTest, HbmErrors) {
+  auto cfg = SmallConfig();
+  cfg.hbm_bytes = 0x10000;
+  Machine m(cfg);
+  isa::Load a = LoadAct(0x100 + 2, 1, 1), b = LoadAct(0x100, 2, 1), c = LoadAct(0x10000, 1, 1);
+  b.hbm_stride = 48;
+  isa::Load d = LoadAct(0xFFE0, 1, 4);
+  d.buffer = isa::kBufAcc;  // 16 bytes: fits
+  isa::Load e = LoadAct(0xFFC0, 2, 4);
+  e.buffer = isa::kBufAcc;  // second row 0xFFE0 + 16: fits
+  isa::Load f = LoadAct(0xFFC0, 3, 1);
+  f.hbm_stride = 32;
+  isa::Load huge = LoadAct(~uint64_t(0) - 31, 1, 1);
+  isa::Store s = St(0xFFE0, 1, 4), s2 = St(0xFFE0, 1, 4);
+  s2.format = isa::kFmtBf16;
+  isa::Store s3 = St(0xFFC0, 2, 4);
+  s3.hbm_stride = 64;
+  ExpectError(RunProgram(m, Program(cfg, {a})), ErrorCode::kHbm, 1, {"hbm_addr=0x102"});
+  ExpectError(RunProgram(m, Program(cfg, {b})), ErrorCode::kHbm, 1, {"hbm_stride=48"});
+  ExpectError(RunProgram(m, Program(cfg, {c})), ErrorCode::kHbm, 1,
+              {"hbm_addr=0x10000", "HbmBytes=0x10000"});
+  ExpectError(RunProgram(m, Program(cfg, {f})), ErrorCode::kHbm, 1, {"rows=3", "0x10002"});
+  ExpectError(RunProgram(m, Program(cfg, {huge})), ErrorCode::kHbm, 1, {"HbmBytes"});
+  ExpectError(RunProgram(m, Program(cfg, {s3})), ErrorCode::kHbm, 1, {"STORE", "HbmBytes"});
+  EXPECT_TRUE(RunProgram(m, Program(cfg, {d, e, s, s2})).ok());
+  // The program itself: misaligned or out of HBM.
+  auto p = Program(cfg, {});
+  m.WriteProgram(0x200, p);
+  ExpectError(m.Run(0x210, 2), ErrorCode::kHbm, 0, {"program fetch"});
+  m.WriteProgram(0xFFE0, {Hdr(cfg, 2)});
+  ExpectError(m.Run(0xFFE0, 2), ErrorCode::kHbm, 1, {"program fetch", "HbmBytes"});
+}
+
+TEST_F(IsaTest, NoEndAndTheFirstEndEndsTheProgram) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1)}, false)), ErrorCode::kNoEnd, 2,
+              {"no END"});
+  // Bytes after the first END are not fetched.
+  auto p = Program(cfg, {isa::End{}, LoadAct(0, 0, 0)});
+  m.WriteProgram(0, p);
+  const uint8_t junk = 0xEE;
+  m.WriteHbm(2 * 32, &junk, 1);
+  const auto r = m.Run(0, uint32_t(p.size()));
+  EXPECT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.pc, 1u);
+  EXPECT_EQ(r.counters.instructions, 2u);
+}
+
+TEST_F(IsaTest, TheLowestFailingPcIsReported) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  isa::Store bad_store = St(0, 0, 1);
+  // A field error in the store module after one in the load module: the load's pc.
+  ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), LoadAct(0, 0, 1), bad_store})),
+              ErrorCode::kField, 2, {"LOAD", "rows=0"});
+  // Check errors come before token errors even at a higher pc: a GEMM waits forever at pc 1,
+  // the STORE at pc 2 is malformed.
+  ExpectError(
+      RunProgram(m, Program(cfg, {G(1, 1, 1, true, D(true, false, false, false)), bad_store})),
+      ErrorCode::kField, 2, {"STORE", "rows=0"});
+}
+
+TEST_F(IsaTest, DeadlockIsFoundAtTheLowestBlockedInstruction) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  // A pop with no matching push.
+  ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), G(1, 1, 1, true, D(true, 0, 0, 0))})),
+              ErrorCode::kDeadlock, 2, {"GEMM", "load->compute", "compute at 2"});
+  // Circular wait: load waits for compute, compute for store, store for compute.
+  ExpectError(RunProgram(m, Program(cfg, {St(0, 1, 1, D(true, false, true, false)),
+                                          LoadAct(0, 1, 1, D(false, true, false, false)),
+                                          G(1, 1, 1, true, D(false, true, false, true))})),
+              ErrorCode::kDeadlock, 1, {"STORE", "compute->store"});
+  // A push arriving after a wait in the same module cannot help it.
+  ExpectError(RunProgram(m, Program(cfg, {G(1, 1, 1, true, D(false, true, false, false)),
+                                          St(0, 1, 1, D(true, false, true, false)),
+                                          G(1, 1, 1, false, D(false, false, false, true))})),
+              ErrorCode::kDeadlock, 1, {"GEMM", "store->compute"});
+  // The same tokens in an order that works; leftover tokens at END are allowed.
+  const auto r = RunProgram(m, Program(cfg, {G(1, 1, 1, true, D(false, false, false, true)),
+                                             St(0, 1, 1, D(true, false, true, false)),
+                                             G(1, 1, 1, false, D(false, true, false, false)),
+                                             LoadAct(0, 1, 1, D(false, false, false, true))}));
+  EXPECT_TRUE(r.ok()) << r.message;
+}
+
+TEST_F(IsaTest, TokenOverflowBeyond255) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  const Deps push = D(false, false, false, true), pop = D(true, false, false, false);
+  // 255 tokens never popped are allowed; the 256th push overflows.
+  std::vector<Instr> body(255, LoadAct(0, 1, 1, push));
+  EXPECT_TRUE(RunProgram(m, Program(cfg, body)).ok());
+  body.push_back(LoadAct(0, 1, 1, push));
+  body.push_back(LoadAct(0, 1, 1, push));
+  ExpectError(RunProgram(m, Program(cfg, body)), ErrorCode::kTokenOverflow, 256,
+              {"push #256", "load->compute", "at most 255"});
+  // 300 pushes and 300 pops, but nothing stops load from running 256 ahead: overflow too.
+  std::vector<Instr> racy;
+  for (int i = 0; i < 300; ++i) {
+    racy.push_back(LoadAct(0, 1, 1, push));
+    racy.push_back(G(1, 1, 1, true, pop));
+  }
+  ExpectError(RunProgram(m, Program(cfg, racy)), ErrorCode::kTokenOverflow, 2 * 255 + 1,
+              {"push #256"});
+  // With a token back from compute every 100 GEMMs, load stays at most 100 ahead: fine.
+  std::vector<Instr> paced;
+  for (int i = 0; i < 300; ++i) {
+    paced.push_back(LoadAct(0, 1, 1, D(false, i >= 100 && i % 100 == 0, false, true)));
+    paced.push_back(G(1, 1, 1, true, D(true, false, i % 100 == 99 && i < 200, false)));
+  }
+  const auto r = RunProgram(m, Program(cfg, paced));
+  EXPECT_TRUE(r.ok()) << r.message;
+  // An overflow is reported before a deadlock later in the program.
+  body = std::vector<Instr>(256, LoadAct(0, 1, 1, push));
+  body.push_back(St(0, 1, 1, D(true, false, false, false)));
+  ExpectError(RunProgram(m, Program(cfg, body)), ErrorCode::kTokenOverflow, 256, {"push #256"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Semantics of single instructions
+
+TEST_F(IsaTest, SparseHbmImage) {
+  auto cfg = SmallConfig();
+  cfg.hbm_bytes = uint64_t(1) << 40;
+  Machine m(cfg);
+  EXPECT_EQ(m.HbmPages(), 0u);
+  const auto z = m.ReadHbm((uint64_t(1) << 40) - 100, 100);
+  EXPECT_EQ(z, std::vector<uint8_t>(100, 0));
+  std::vector<uint8_t> data(5000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + 1);
+  m.WriteHbm(0x123456789Aull, data.data(), data.size());
+  EXPECT_EQ(m.HbmPages(), 2u);  // 5000 bytes from page offset 0x89A: two 4 KB pages
+  EXPECT_EQ(m.ReadHbm(0x123456789Aull, data.size()), data);
+  EXPECT_EQ(m.ReadHbm(0x1234567899ull, 1)[0], 0);
+  EXPECT_THROW(m.WriteHbm((uint64_t(1) << 40) - 1, data.data(), 2), std::out_of_range);
+  EXPECT_THROW(m.ReadHbm(~uint64_t(0), 2), std::out_of_range);
+  EXPECT_THROW(Machine(MachineConfig{0, 4}), std::invalid_argument);
+}
+
+TEST_F(IsaTest, LoadFillsTheRestOfARowWithZerosAndStride0RepeatsARow) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  std::vector<uint8_t> ones(64, 0xFF);
+  m.WriteHbm(0x100, ones.data(), ones.size());
+  const uint16_t v[4] = {0x3F80, 0x4000, 0x4040, 0x4080};
+  m.WriteHbm(0x200, v, sizeof(v));
+  isa::Load full = LoadAct(0x100, 2, 4), part = LoadAct(0x200, 2, 2);
+  part.hbm_stride = 0;
+  ASSERT_TRUE(RunProgram(m, Program(cfg, {full})).ok());
+  EXPECT_EQ(m.Act(1, 3), 0xFFFF);
+  const auto r = RunProgram(m, Program(cfg, {part}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (int row = 0; row < 2; ++row) {
+    EXPECT_EQ(m.Act(row, 0), 0x3F80);
+    EXPECT_EQ(m.Act(row, 1), 0x4000);
+    EXPECT_EQ(m.Act(row, 2), 0);
+    EXPECT_EQ(m.Act(row, 3), 0);
+  }
+  EXPECT_EQ(m.Act(2, 0), 0);
+  EXPECT_EQ(r.counters.hbm_bytes_read, 8u);
+  EXPECT_EQ(r.counters.per_module[0], 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole GEMMs, tiled by hand
+
+uint64_t Round32(uint64_t x) {
+  return (x + 31) / 32 * 32;
+}
+
+enum class Init { kNone, kC0, kBias };
+
+struct GemmCase {
+  MachineConfig cfg;
+  gemm::Shape s;
+  Init init = Init::kNone;
+  bool bf16 = false;
+  bool relu = false;
+};
+
+// bf16 values mostly in a moderate range, sometimes special (zeros, subnormals, inf, NaN).
+uint16_t RandBf16(tb::Rng& rng) {
+  const uint16_t sign = rng.Bit() ? 0x8000 : 0;
+  switch (rng.Range(0, 39)) {
+    case 0: return sign;
+    case 1: return uint16_t(sign | rng.Range(1, 0x7F));  // subnormal
+    case 2: return uint16_t(sign | 0x7F80);
+    case 3: return 0x7FC1;
+    default: return uint16_t(sign | (rng.Range(118, 136) << 7) | rng.Range(0, 0x7F));
+  }
+}
+uint32_t RandFp32(tb::Rng& rng) {
+  const uint32_t sign = rng.Bit() ? 0x80000000u : 0;
+  switch (rng.Range(0, 39)) {
+    case 0: return sign;
+    case 1: return sign | (rng.U32() & 0x7FFFFFu);
+    default: return sign | (uint32_t(rng.Range(118, 136)) << 23) | (rng.U32() & 0x7FFFFFu);
+  }
+}
+
+// Builds the program and data, runs them on the model and compares with tpu::gemm::Gemm.
+void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
+  const auto& cfg = gc.cfg;
+  const int M = gc.s.m, K = gc.s.k, N = gc.s.n, R = cfg.r, C = cfg.c;
+  SCOPED_TRACE(fmt::format(
+      "{}x{}x{} on R={} C={} ActDepth={} WgtDepth={} AccDepth={} mode={} "
+      "init={} {}{}",
+      M, K, N, R, C, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, num::ModeName(cfg.mode),
+      int(gc.init), gc.bf16 ? "bf16" : "fp32", gc.relu ? " relu" : ""));
+  ASSERT_LE(M, cfg.acc_depth);
+  const int KT = (K + R - 1) / R, NT = (N + C - 1) / C;
+  const int MB = (M + cfg.act_depth - 1) / cfg.act_depth;
+  std::vector<uint16_t> a(size_t(M) * K), b(size_t(K) * N);
+  for (auto& x : a) x = RandBf16(rng);
+  for (auto& x : b) x = RandBf16(rng);
+  std::vector<uint32_t> c0, bias;
+  if (gc.init == Init::kC0) {
+    c0.resize(size_t(M) * N);
+    for (auto& x : c0) x = RandFp32(rng);
+  } else if (gc.init == Init::kBias) {
+    bias.resize(size_t(N));
+    for (auto& x : bias) x = RandFp32(rng);
+    for (int m = 0; m < M; ++m) c0.insert(c0.end(), bias.begin(), bias.end());
+  }
+
+  Machine mach(cfg);
+  // HBM layout: A by K-tiles (row m of tile kt = A[m][k0 .. k0+kv-1]), B by (kt, nt) tiles, C0
+  // and the output by N-tiles, the bias by N-tiles of one row; every row 32-byte aligned.
+  const int osize = gc.bf16 ? 2 : 4;
+  const uint64_t pa = Round32(R * 2), pb = Round32(C * 2), pc = Round32(C * 4),
+                 po = Round32(uint64_t(C) * osize);
+  const uint64_t base_a = 0x100000, base_b = base_a + Round32(KT * M * pa) + 0x1000;
+  const uint64_t base_c0 = base_b + Round32(uint64_t(KT) * NT * R * pb) + 0x1000;
+  const uint64_t base_bias = base_c0 + uint64_t(NT) * M * pc + 0x1000;
+  const uint64_t base_o = base_bias + NT * pc + 0x1000;
+  const uint64_t base_prog = base_o + uint64_t(NT) * M * po + 0x1000;
+  for (int kt = 0; kt < KT; ++kt) {
+    const int k0 = kt * R, kv = std::min(R, K - k0);
+    for (int m = 0; m < M; ++m) {
+      mach.WriteHbm(base_a + (uint64_t(kt) * M + m) * pa, &a[size_t(m) * K + k0], kv * 2);
+    }
+    for (int nt = 0; nt < NT; ++nt) {
+      const int n0 = nt * C, nv = std::min(C, N - n0);
+      for (int k = 0; k < kv; ++k) {
+        mach.WriteHbm(base_b + ((uint64_t(kt) * NT + nt) * R + k) * pb, &b[size_t(k0 + k) * N + n0],
+                      nv * 2);
+      }
+    }
+  }
+  for (int nt = 0; nt < NT; ++nt) {
+    const int n0 = nt * C, nv = std::min(C, N - n0);
+    if (gc.init == Init::kC0) {
+      for (int m = 0; m < M; ++m) {
+        mach.WriteHbm(base_c0 + (uint64_t(nt) * M + m) * pc, &c0[size_t(m) * N + n0], nv * 4);
+      }
+    }
+    if (gc.init == Init::kBias) mach.WriteHbm(base_bias + nt * pc, &bias[size_t(n0)], nv * 4);
+  }
+
+  // The program (see the token scheme in the comments).
+  std::vector<Instr> prog{isa::Header{}};
+  const int total = NT * KT * MB;
+  int g = 0, reused = 0;
+  for (int nt = 0; nt < NT; ++nt) {
+    const int n0 = nt * C, nv = std::min(C, N - n0);
+    bool acc_wait = nt > 0;  // the previous N-tile's STORE must have read the accumulators
+    if (gc.init != Init::kNone) {
+      isa::Load l;
+      l.buffer = isa::kBufAcc;
+      l.hbm_addr = gc.init == Init::kC0 ? base_c0 + uint64_t(nt) * M * pc : base_bias + nt * pc;
+      l.hbm_stride = gc.init == Init::kC0 ? uint32_t(pc) : 0;  // 0: the bias on every row
+      l.rows = uint16_t(M);
+      l.elems = uint16_t(nv);
+      l.deps.pop_next = acc_wait;
+      acc_wait = false;
+      prog.push_back(l);
+    }
+    for (int kt = 0; kt < KT; ++kt) {
+      const int k0 = kt * R, kv = std::min(R, K - k0);
+      for (int mb = 0; mb < MB; ++mb, ++g) {
+        const int m0 = mb * cfg.act_depth, rows = std::min(cfg.act_depth, M - m0);
+        // Load module: wait until GEMM g-1 has read the buffers, load, signal GEMM g.
+        std::vector<isa::Load> loads;
+        if (mb == 0) {
+          isa::Load w;
+          w.buffer = isa::kBufWgt;
+          w.hbm_addr = base_b + (uint64_t(kt) * NT + nt) * R * pb;
+          w.hbm_stride = uint32_t(pb);
+          w.rows = uint16_t(kv);
+          w.elems = uint16_t(nv);
+          loads.push_back(w);
+        }
+        isa::Load x;
+        x.buffer = isa::kBufAct;
+        x.hbm_addr = base_a + (uint64_t(kt) * M + m0) * pa;
+        x.hbm_stride = uint32_t(pa);
+        x.rows = uint16_t(rows);
+        x.elems = uint16_t(kv);
+        loads.push_back(x);
+        loads.front().deps.pop_next = g > 0;
+        loads.back().deps.push_next = true;
+        prog.insert(prog.end(), loads.begin(), loads.end());
+        // Compute: one GEMM per M-block; the first of a K-tile loads the weights.
+        isa::Gemm gm;
+        gm.acc = uint16_t(m0);
+        gm.rows = uint16_t(rows);
+        gm.kv = uint16_t(kv);
+        gm.nv = uint16_t(nv);
+        gm.accumulate = kt > 0 || gc.init != Init::kNone;
+        gm.load_weights = mb == 0;
+        reused += mb > 0;
+        gm.deps.pop_prev = true;
+        gm.deps.pop_next = acc_wait;
+        acc_wait = false;
+        gm.deps.push_prev = g < total - 1;
+        gm.deps.push_next = kt == KT - 1 && mb == MB - 1;
+        prog.push_back(gm);
+      }
+    }
+    isa::Store st;
+    st.format = gc.bf16 ? isa::kFmtBf16 : isa::kFmtFp32;
+    st.activation = gc.relu ? isa::kActRelu : isa::kActNone;
+    st.hbm_addr = base_o + uint64_t(nt) * M * po;
+    st.hbm_stride = uint32_t(po);
+    st.rows = uint16_t(M);
+    st.elems = uint16_t(nv);
+    st.deps.pop_prev = true;
+    st.deps.push_prev = nt < NT - 1;
+    prog.push_back(st);
+  }
+  prog.push_back(isa::End{});
+  prog[0] = Hdr(cfg, uint32_t(prog.size()));
+  if (MB > 1) {
+    EXPECT_GT(reused, 0);
+  }
+  mach.WriteProgram(base_prog, prog);
+  const RunResult r = mach.Run(base_prog, uint32_t(prog.size()));
+  ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+  EXPECT_EQ(r.counters.macs, uint64_t(M) * K * N);
+  EXPECT_EQ(r.counters.hbm_bytes_written, uint64_t(M) * N * osize);
+  EXPECT_EQ(r.counters.per_module[1], uint64_t(total) + (gc.init != Init::kNone ? NT : 0));
+  EXPECT_EQ(r.counters.per_module[2], uint64_t(NT));
+
+  const std::vector<uint32_t> want = gemm::Gemm(gc.s, a, b, c0, cfg.mode);
+  int bad = 0;
+  for (int nt = 0; nt < NT; ++nt) {
+    const int n0 = nt * C, nv = std::min(C, N - n0);
+    for (int m = 0; m < M; ++m) {
+      const auto row = mach.ReadHbm(base_o + (uint64_t(nt) * M + m) * po, uint64_t(nv) * osize);
+      for (int j = 0; j < nv; ++j) {
+        const uint32_t acc = want[size_t(m) * N + n0 + j];
+        if (gc.bf16) {
+          const uint16_t e = num::StoreBf16(acc, gc.relu, cfg.mode);
+          const uint16_t got = uint16_t(row[2 * j] | row[2 * j + 1] << 8);
+          if (got != e && bad++ < 5) {
+            ADD_FAILURE() << fmt::format("C[{}][{}]: expected {}, got {}", m, n0 + j,
+                                         num::FormatBf16(e), num::FormatBf16(got));
+          }
+        } else {
+          const uint32_t e = gc.relu ? num::Relu(acc) : acc;
+          uint32_t got = 0;
+          for (int i = 3; i >= 0; --i) got = got << 8 | row[4 * j + i];
+          if (got != e && bad++ < 5) {
+            ADD_FAILURE() << fmt::format("C[{}][{}]: expected {}, got {}", m, n0 + j,
+                                         num::FormatFp32(e), num::FormatFp32(got));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << "mismatching elements";
+}
+
+MachineConfig Cfg(int r, int c, int act, int wgt, int acc, num::Mode mode = num::Mode::kIeee) {
+  MachineConfig m;
+  m.r = r, m.c = c, m.act_depth = act, m.wgt_depth = wgt, m.acc_depth = acc;
+  m.hbm_bytes = uint64_t(1) << 32;
+  m.mode = mode;
+  return m;
+}
+
+TEST_F(IsaTest, HandTiledGemmMatchesGoldenGemm) {
+  tb::Rng rng(test::TestSeed());
+  const MachineConfig cfgs[] = {Cfg(4, 4, 16, 4, 128),    Cfg(1, 2, 3, 1, 128),
+                                Cfg(3, 5, 7, 3, 128),     Cfg(16, 16, 64, 16, 128),
+                                Cfg(8, 16, 100, 8, 128),  Cfg(16, 4, 5, 16, 128, num::Mode::kFtz),
+                                Cfg(32, 32, 128, 32, 128)};
+  const gemm::Shape shapes[] = {{1, 1, 1}, {17, 19, 23}, {64, 64, 64}, {5, 33, 1}, {100, 7, 30}};
+  for (const auto& cfg : cfgs) {
+    for (const auto& s : shapes) {
+      RunGemmCase({cfg, s, Init::kNone, false, false}, rng);
+    }
+  }
+}
+
+TEST_F(IsaTest, InitialCBiasReluAndBf16Stores) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto mode : {num::Mode::kIeee, num::Mode::kFtz}) {
+    for (const Init init : {Init::kNone, Init::kC0, Init::kBias}) {
+      for (const bool bf16 : {false, true}) {
+        for (const bool relu : {false, true}) {
+          RunGemmCase({Cfg(4, 3, 6, 4, 64, mode), {13, 9, 7}, init, bf16, relu}, rng);
+          RunGemmCase({Cfg(16, 16, 32, 16, 64, mode), {40, 20, 33}, init, bf16, relu}, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(IsaTest, RandomTiledGemms) {
+  tb::Rng rng(test::TestSeed());
+  const uint64_t n = test::Scaled(60);
+  for (uint64_t i = 0; i < n; ++i) {
+    GemmCase gc;
+    const int m = rng.Range(1, 70);
+    gc.cfg = Cfg(rng.Range(1, 20), rng.Range(1, 20), rng.Range(1, 40), rng.Range(1, 20),
+                 rng.Range(m, m + 20), rng.Bit() ? num::Mode::kFtz : num::Mode::kIeee);
+    gc.cfg.wgt_depth = std::max(gc.cfg.wgt_depth, gc.cfg.r);
+    gc.s = {m, rng.Range(1, 60), rng.Range(1, 60)};
+    gc.init = Init(rng.Range(0, 2));
+    gc.bf16 = rng.Bit();
+    gc.relu = rng.Bit();
+    SCOPED_TRACE(fmt::format("random case {}", i));
+    RunGemmCase(gc, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace tpu
