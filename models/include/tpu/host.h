@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host library: compiles workloads (GEMM, dense layer, MLP, convolution by im2col) into
+// programs of the instruction set (docs/isa.md) for a given machine, with a plan of where every
+// tensor lives in HBM, and moves row-major host tensors into and out of the HBM image.
+//
+// HBM layouts (every row starts on a 32-byte boundary, as LOAD and STORE require):
+//  * TiledMatrix, used for A (bf16 activations), C0 / outputs (fp32 or bf16) and biases (fp32, one
+//    row): a rows × cols matrix cut into column tiles of `tile` columns (the last one ragged).
+//    Tile t holds columns [t·tile, min(cols, (t+1)·tile)) of every row; row r of tile t starts at
+//    base + (t·rows + r)·pitch with pitch = round_up(tile · elem_bytes, 32). A is stored
+//    K-tile-major (tile = the K-tile width), outputs N-tile-major (tile = the N-tile width), so one
+//    LOAD or STORE with hbm_stride = pitch moves any range of rows of one tile.
+//  * WeightTiles, used for B (K × N bf16): (kt, nt) weight tiles of ktile × ntile; row i of tile
+//    (kt, nt) starts at base + ((kt·NT + nt)·ktile + i)·pitch, pitch = round_up(ntile · 2, 32).
+//  Bytes past a row's valid elements (padding) are never read nor written by the programs.
+//
+// MLP chaining: a hidden layer's output is stored bf16 N-tile-major with N-tile width T and the
+// next layer reads it as its A, K-tile-major with K-tile width T. With the same rows, tile width
+// and element size the two layouts are the same bytes, so no re-layout is needed: the compiler
+// uses T = min(R, C, the K-tile width the weight buffer allows) at every hidden boundary (when
+// R ≠ C the wider dimension is only partly used there; the first layer's K-tiles and the last
+// layer's N-tiles use the full array).
+//
+// Tiling (all compilers share one GEMM emitter):
+//  * K-tile width kt_w = min(R, WgtDepth / 2) (two weight slots; kt_w = 1 and one slot when
+//    WgtDepth = 1); N-tile width C (T at hidden MLP boundaries).
+//  * Output blocks: mb rows × nb N-tiles with mb ≤ ActDepth / 2 (two activation slots; one slot
+//    of one row when ActDepth = 1) and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when
+//    AccDepth = 1). Blocks run M-block-major, then groups of N-tiles.
+//  * Within a block, K-tiles in increasing k; per K-tile one LOAD of the block's A rows into the
+//    activation slot, then per N-tile one LOAD of the weight tile into a weight slot and one GEMM
+//    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
+//    output the MACs run k = 0 .. K-1 in order, starting from +0, C0 or the bias (the contract).
+//  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
+//    C0 rows with hbm_stride = pitch, a bias with hbm_stride = 0 (broadcast over rows).
+//  * After the block's last K-tile, one STORE per N-tile (relu / bf16 per the request).
+//
+// Dependency tokens (race-free by construction, queues never hold more than a few tokens):
+//  * Load steps: step g = the LOADs feeding GEMM g. Each step ends with push_next; the step's first
+//    LOAD pops a compute→load token for g ≥ D, the one GEMM g−D pushed (push_prev) after it ran.
+//    D = 2 with double-buffered slots (weight slot g mod 2, activation slot = K-group index mod
+//    2), so the loads of GEMM g+1 overlap GEMM g; D = 1 when a buffer has one slot.
+//  * Accumulator halves: block b uses half b mod 2. Its last GEMM pushes to store; its first STORE
+//    pops it; its last STORE pushes to compute when block b+2 exists, and block b+2's first
+//    accumulator write (its C0/bias LOAD or its first GEMM) pops it. So stores of block b overlap
+//    the compute of block b+1.
+//  * Layers chained through HBM (MLP): a barrier between layers, a 1-row accumulator LOAD (compute)
+//    that pops the token the previous layer's last STORE pushed and pushes a token the next
+//    layer's first LOAD pops: the next layer reads its A only after it has been written.
+//  * In-place accumulate (C += A·B, output = C0's memory) is race-free: each block's C0 LOADs run
+//    before the block's GEMMs, and its STOREs after them; blocks touch disjoint rows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpu/isa.h"
+#include "tpu/isa_model.h"
+
+namespace tpu::host {
+
+inline constexpr uint64_t kAlign = isa::kHbmAlign;
+inline uint64_t RoundUp32(uint64_t x) {
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
+
+struct TiledMatrix {
+  uint64_t base = 0;
+  int rows = 0;
+  int cols = 0;
+  int tile = 0;        // columns per tile
+  int elem_bytes = 2;  // 2 bf16, 4 fp32
+  int Tiles() const { return (cols + tile - 1) / tile; }
+  uint64_t Pitch() const { return RoundUp32(uint64_t(tile) * elem_bytes); }
+  uint64_t Bytes() const { return uint64_t(Tiles()) * rows * Pitch(); }
+  uint64_t RowAddr(int t, int r) const { return base + (uint64_t(t) * rows + r) * Pitch(); }
+  int TileCols(int t) const { return std::min(tile, cols - t * tile); }
+};
+
+struct WeightTiles {
+  uint64_t base = 0;
+  int k = 0;
+  int n = 0;
+  int ktile = 0;
+  int ntile = 0;
+  int KTiles() const { return (k + ktile - 1) / ktile; }
+  int NTiles() const { return (n + ntile - 1) / ntile; }
+  uint64_t Pitch() const { return RoundUp32(uint64_t(ntile) * 2); }
+  uint64_t Bytes() const { return uint64_t(KTiles()) * NTiles() * ktile * Pitch(); }
+  uint64_t RowAddr(int kt, int nt, int i) const {
+    return base + ((uint64_t(kt) * NTiles() + nt) * ktile + i) * Pitch();
+  }
+};
+
+// Row-major host tensors <-> the HBM image. Throw std::invalid_argument when the vector's size or
+// the element type does not match the layout.
+void WriteMatrix(isa::Machine& m, const TiledMatrix& l, const std::vector<uint16_t>& bf16);
+void WriteMatrix(isa::Machine& m, const TiledMatrix& l, const std::vector<uint32_t>& fp32);
+void WriteWeights(isa::Machine& m, const WeightTiles& l, const std::vector<uint16_t>& kxn);
+std::vector<uint16_t> ReadMatrixBf16(const isa::Machine& m, const TiledMatrix& l);
+std::vector<uint32_t> ReadMatrixFp32(const isa::Machine& m, const TiledMatrix& l);
+
+// A program under construction: instructions (HEADER first, END last) and a bump allocator for
+// the tensors (32-byte aligned, from `data_base`). Finish() places the program itself after the
+// tensors and checks that everything fits in HbmBytes (std::invalid_argument otherwise).
+class Program {
+ public:
+  explicit Program(const isa::MachineConfig& cfg, uint64_t data_base = 0);
+  const isa::MachineConfig& config() const { return cfg_; }
+  uint64_t Alloc(uint64_t bytes, const std::string& what);
+  TiledMatrix AllocMatrix(int rows, int cols, int tile, int elem_bytes, const std::string& what);
+  WeightTiles AllocWeights(int k, int n, int ktile, int ntile, const std::string& what);
+  void Emit(const isa::Instr& in) { body_.push_back(in); }
+  struct Built {
+    std::vector<isa::Instr> instrs;  // HEADER ... END, count filled in
+    uint64_t addr = 0;               // where the program goes in HBM
+    uint64_t hbm_end = 0;            // first byte past the program (and every tensor)
+  };
+  Built Finish() const;
+
+ private:
+  isa::MachineConfig cfg_;
+  uint64_t next_;
+  std::vector<isa::Instr> body_;
+};
+
+// How the compilers cut the work (see the header comment).
+struct Tiling {
+  int kt_w = 0;       // K-tile width (first layer's)
+  int nt_w = 0;       // N-tile width (last layer's)
+  int act_slots = 0;  // 1 or 2
+  int act_slot_rows = 0;
+  int wgt_slots = 0;   // 1 or 2
+  int acc_halves = 0;  // 1 or 2
+  int acc_half_rows = 0;
+  int depth = 0;  // D: how many GEMMs the load module may run ahead
+};
+Tiling PlanTiling(const isa::MachineConfig& cfg);
+
+// What a compiled program does, for checking against the machine's counters.
+struct Stats {
+  uint64_t macs = 0;
+  uint64_t gemms = 0;
+  uint64_t loads = 0;      // LOADs to the activation / weight buffers (load module)
+  uint64_t acc_loads = 0;  // LOADs to the accumulators (compute module), barriers included
+  uint64_t stores = 0;
+  uint64_t blocks = 0;
+  uint64_t bytes_written = 0;
+};
+
+struct Compiled {
+  isa::MachineConfig cfg;
+  std::vector<isa::Instr> instrs;
+  uint64_t addr = 0;
+  uint64_t hbm_end = 0;
+  Stats stats;
+  uint32_t count() const { return uint32_t(instrs.size()); }
+};
+// Writes the program into the machine's HBM and runs it.
+isa::RunResult Run(isa::Machine& m, const Compiled& p);
+
+enum class Init : uint8_t {
+  kOverwrite,   // C = A·B
+  kPreload,     // C = C0 + A·B, C0 read from its own tensor
+  kAccumulate,  // C += A·B in place: the output is C0's tensor (fp32 output only)
+};
+enum class OutFormat : uint8_t { kFp32, kBf16 };
+
+struct GemmProgram {
+  Compiled prog;
+  TiledMatrix a;    // M × K bf16, K-tile-major
+  WeightTiles b;    // K × N bf16
+  TiledMatrix c0;   // M × N fp32, N-tile-major (rows = 0 when init is overwrite)
+  TiledMatrix out;  // M × N, N-tile-major (== c0 for kAccumulate)
+};
+// Throws std::invalid_argument naming the problem (a dimension < 1, tensors beyond HbmBytes,
+// accumulate with a bf16 output, a bad machine configuration).
+GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init init,
+                        OutFormat out = OutFormat::kFp32, bool relu = false,
+                        uint64_t data_base = 0);
+
+struct DenseProgram {
+  Compiled prog;
+  TiledMatrix a;
+  WeightTiles b;
+  TiledMatrix bias;  // 1 × N fp32 (rows = 0 without bias)
+  TiledMatrix out;
+};
+// out = act(A·B + bias): the bias broadcast over rows (LOAD to the accumulators, hbm_stride 0).
+DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
+                          OutFormat out, uint64_t data_base = 0);
+
+struct MlpProgram {
+  Compiled prog;
+  TiledMatrix input;                // M × sizes[0] bf16
+  std::vector<WeightTiles> w;       // layer i: sizes[i] × sizes[i+1]
+  std::vector<TiledMatrix> bias;    // layer i: 1 × sizes[i+1] (rows = 0 without bias)
+  std::vector<TiledMatrix> output;  // layer i's output; hidden ones bf16 (the next layer's A)
+};
+// sizes = {in, hidden..., out} (at least 2 entries). Hidden layers: bf16 outputs, relu if asked;
+// the last layer: `out` format, no relu.
+MlpProgram CompileMlp(const isa::MachineConfig& cfg, int m, const std::vector<int>& sizes,
+                      bool bias, bool relu, OutFormat out, uint64_t data_base = 0);
+
+struct ConvShape {
+  int n = 1, h = 1, w = 1, cin = 1, cout = 1;
+  int kh = 1, kw = 1, stride = 1, pad = 0;
+  int OutH() const { return (h + 2 * pad - kh) / stride + 1; }
+  int OutW() const { return (w + 2 * pad - kw) / stride + 1; }
+  int M() const { return n * OutH() * OutW(); }
+  int K() const { return kh * kw * cin; }
+};
+// The numerics contract's im2col: row m = (n·OH + oh)·OW + ow, column k = (i·kw + j)·Cin + c;
+// taps in the padding are +0. `nhwc` is N×H×W×Cin bf16 row-major.
+std::vector<uint16_t> Im2col(const ConvShape& s, const std::vector<uint16_t>& nhwc);
+
+struct ConvProgram {
+  Compiled prog;
+  ConvShape shape;
+  TiledMatrix a;     // the im2col patch matrix, M × K
+  WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout
+  TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)
+  TiledMatrix out;   // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
+};
+ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
+                        bool relu = false, OutFormat out = OutFormat::kFp32,
+                        uint64_t data_base = 0);
+// Im2col + WriteMatrix into p.a.
+void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
+
+}  // namespace tpu::host

@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host library (tpu/host.h): layouts, the program builder and the workload compilers.
+#include "tpu/host.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+namespace tpu::host {
+namespace {
+
+[[noreturn]] void Bad(const std::string& msg) {
+  throw std::invalid_argument(msg);
+}
+
+void CheckConfig(const isa::MachineConfig& cfg, const char* who) {
+  auto bad = [](int v) { return v < 1 || v > 65535; };
+  if (bad(cfg.r) || bad(cfg.c) || bad(cfg.act_depth) || bad(cfg.wgt_depth) || bad(cfg.acc_depth) ||
+      cfg.hbm_bytes == 0) {
+    Bad(
+        fmt::format("{}: machine R={} C={} ActDepth={} WgtDepth={} AccDepth={} must be in "
+                    "1..65535 and HbmBytes={} at least 1",
+                    who, cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.hbm_bytes));
+  }
+}
+
+void CheckDim(const char* who, const char* name, int v) {
+  if (v < 1) Bad(fmt::format("{}: {} = {} must be at least 1", who, name, v));
+}
+
+void CheckLayoutSize(const TiledMatrix& l, size_t size, int elem_bytes, const char* what) {
+  if (l.elem_bytes != elem_bytes) {
+    Bad(fmt::format("{}: the layout holds {}-byte elements, the host tensor {}-byte ones", what,
+                    l.elem_bytes, elem_bytes));
+  }
+  if (size != size_t(l.rows) * l.cols) {
+    Bad(fmt::format("{}: host tensor has {} elements, the layout {}×{} = {}", what, size, l.rows,
+                    l.cols, size_t(l.rows) * l.cols));
+  }
+}
+
+template <typename T>
+void WriteTiled(isa::Machine& m, const TiledMatrix& l, const std::vector<T>& v) {
+  for (int t = 0; t < l.Tiles(); ++t) {
+    const int c0 = t * l.tile, cols = l.TileCols(t);
+    for (int r = 0; r < l.rows; ++r) {
+      m.WriteHbm(l.RowAddr(t, r), &v[size_t(r) * l.cols + c0], uint64_t(cols) * sizeof(T));
+    }
+  }
+}
+
+template <typename T>
+std::vector<T> ReadTiled(const isa::Machine& m, const TiledMatrix& l) {
+  std::vector<T> v(size_t(l.rows) * l.cols);
+  for (int t = 0; t < l.Tiles(); ++t) {
+    const int c0 = t * l.tile, cols = l.TileCols(t);
+    for (int r = 0; r < l.rows; ++r) {
+      m.ReadHbm(l.RowAddr(t, r), &v[size_t(r) * l.cols + c0], uint64_t(cols) * sizeof(T));
+    }
+  }
+  return v;
+}
+
+// One GEMM of a workload: out = act(init + a·b), every tensor already allocated.
+struct GemmOp {
+  int m = 0, k = 0, n = 0;
+  TiledMatrix a;
+  WeightTiles b;
+  enum class InitKind { kNone, kC0, kBias } init = InitKind::kNone;
+  TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
+  TiledMatrix out;
+  bool relu = false;
+};
+
+// Emits GEMMs (one per layer) with the tiling and token scheme of the header comment.
+class Emitter {
+ public:
+  Emitter(Program* p, Stats* st) : p_(p), st_(st), t_(PlanTiling(p->config())) {}
+
+  // `barrier_after`: another layer reads this one's output, so a barrier follows.
+  void EmitGemm(const GemmOp& op, bool barrier_after) {
+    const auto& cfg = p_->config();
+    const int kt_w = op.a.tile, nt_w = op.out.tile;
+    if (kt_w > cfg.r || kt_w * t_.wgt_slots > cfg.wgt_depth || nt_w > cfg.c || op.b.ktile != kt_w ||
+        op.b.ntile != nt_w) {
+      Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
+    }
+    const int KT = (op.k + kt_w - 1) / kt_w, NT = (op.n + nt_w - 1) / nt_w;
+    const int mb = std::min({op.m, t_.act_slot_rows, t_.acc_half_rows});
+    const int nb = std::max(1, std::min(NT, t_.acc_half_rows / mb));
+    const int MB = (op.m + mb - 1) / mb, NB = (NT + nb - 1) / nb;
+    const int B = MB * NB;
+    const uint64_t G = uint64_t(MB) * KT * NT;
+    const int D = t_.depth;
+    const bool init = op.init != GemmOp::InitKind::kNone;
+    const int osize = op.out.elem_bytes;
+    uint64_t g = 0, a_group = 0;
+    int b = 0;
+    for (int mi = 0; mi < MB; ++mi) {
+      const int m0 = mi * mb, rows = std::min(mb, op.m - m0);
+      for (int ni = 0; ni < NB; ++ni, ++b) {
+        const int nt0 = ni * nb, nts = std::min(nb, NT - nt0);
+        const int acc_base = (b % t_.acc_halves) * t_.acc_half_rows;
+        bool acc_wait = b >= t_.acc_halves;  // the STOREs of block b - halves must be done
+        ++st_->blocks;
+        if (init) {
+          for (int j = 0; j < nts; ++j) {
+            const int nt = nt0 + j;
+            isa::Load l;
+            l.buffer = isa::kBufAcc;
+            if (op.init == GemmOp::InitKind::kC0) {
+              l.hbm_addr = op.c0.RowAddr(nt, m0);
+              l.hbm_stride = uint32_t(op.c0.Pitch());
+            } else {
+              l.hbm_addr = op.c0.RowAddr(nt, 0);
+              l.hbm_stride = 0;  // the bias on every row
+            }
+            l.dst = uint16_t(acc_base + j * rows);
+            l.rows = uint16_t(rows);
+            l.elems = uint16_t(op.out.TileCols(nt));
+            l.deps.pop_next = acc_wait;
+            acc_wait = false;
+            p_->Emit(l);
+            ++st_->acc_loads;
+          }
+        }
+        for (int kt = 0; kt < KT; ++kt, ++a_group) {
+          const int kv = op.a.TileCols(kt);
+          const int act_row = int(a_group % t_.act_slots) * t_.act_slot_rows;
+          for (int j = 0; j < nts; ++j, ++g) {
+            const int nt = nt0 + j, nv = op.out.TileCols(nt);
+            const int wgt_row = int(g % t_.wgt_slots) * kt_w;
+            std::vector<isa::Load> loads;
+            if (j == 0) {
+              isa::Load x;
+              x.buffer = isa::kBufAct;
+              x.hbm_addr = op.a.RowAddr(kt, m0);
+              x.hbm_stride = uint32_t(op.a.Pitch());
+              x.dst = uint16_t(act_row);
+              x.rows = uint16_t(rows);
+              x.elems = uint16_t(kv);
+              loads.push_back(x);
+            }
+            isa::Load w;
+            w.buffer = isa::kBufWgt;
+            w.hbm_addr = op.b.RowAddr(kt, nt, 0);
+            w.hbm_stride = uint32_t(op.b.Pitch());
+            w.dst = uint16_t(wgt_row);
+            w.rows = uint16_t(kv);
+            w.elems = uint16_t(nv);
+            loads.push_back(w);
+            loads.front().deps.pop_next = g >= uint64_t(D) || (g == 0 && after_barrier_);
+            loads.back().deps.push_next = true;
+            for (const auto& l : loads) p_->Emit(l);
+            st_->loads += loads.size();
+
+            isa::Gemm gm;
+            gm.act = uint16_t(act_row);
+            gm.wgt = uint16_t(wgt_row);
+            gm.acc = uint16_t(acc_base + j * rows);
+            gm.rows = uint16_t(rows);
+            gm.kv = uint16_t(kv);
+            gm.nv = uint16_t(nv);
+            gm.accumulate = kt > 0 || init;
+            gm.load_weights = true;
+            gm.deps.pop_prev = true;
+            gm.deps.pop_next = acc_wait;
+            acc_wait = false;
+            gm.deps.push_prev = g + D < G;
+            gm.deps.push_next = kt == KT - 1 && j == nts - 1;
+            p_->Emit(gm);
+            ++st_->gemms;
+            st_->macs += uint64_t(rows) * kv * nv;
+          }
+        }
+        for (int j = 0; j < nts; ++j) {
+          const int nt = nt0 + j, nv = op.out.TileCols(nt);
+          isa::Store s;
+          s.format = osize == 2 ? isa::kFmtBf16 : isa::kFmtFp32;
+          s.activation = op.relu ? isa::kActRelu : isa::kActNone;
+          s.hbm_addr = op.out.RowAddr(nt, m0);
+          s.hbm_stride = uint32_t(op.out.Pitch());
+          s.acc = uint16_t(acc_base + j * rows);
+          s.rows = uint16_t(rows);
+          s.elems = uint16_t(nv);
+          s.deps.pop_prev = j == 0;
+          s.deps.push_prev =
+              j == nts - 1 && (b + t_.acc_halves < B || (b == B - 1 && barrier_after));
+          p_->Emit(s);
+          ++st_->stores;
+          st_->bytes_written += uint64_t(rows) * nv * osize;
+        }
+      }
+    }
+    after_barrier_ = false;
+    if (barrier_after) {
+      // Compute: wait for the last STORE (all of this layer's output is in HBM), then release the
+      // load module. A 1-row accumulator LOAD: every accumulator row is free at this point, and
+      // the next layer writes row 0 before it reads it.
+      isa::Load l;
+      l.buffer = isa::kBufAcc;
+      l.hbm_addr = op.out.base;
+      l.hbm_stride = 0;
+      l.dst = 0;
+      l.rows = 1;
+      l.elems = 1;
+      l.deps.pop_next = true;
+      l.deps.push_prev = true;
+      p_->Emit(l);
+      ++st_->acc_loads;
+      after_barrier_ = true;
+    }
+  }
+
+ private:
+  Program* p_;
+  Stats* st_;
+  Tiling t_;
+  bool after_barrier_ = false;
+};
+
+Compiled Finish(const Program& p, const Stats& st) {
+  Compiled c;
+  auto built = p.Finish();
+  c.cfg = p.config();
+  c.instrs = std::move(built.instrs);
+  c.addr = built.addr;
+  c.hbm_end = built.hbm_end;
+  c.stats = st;
+  return c;
+}
+
+int OutBytes(OutFormat f) {
+  return f == OutFormat::kBf16 ? 2 : 4;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Layouts
+
+void WriteMatrix(isa::Machine& m, const TiledMatrix& l, const std::vector<uint16_t>& bf16) {
+  CheckLayoutSize(l, bf16.size(), 2, "WriteMatrix");
+  WriteTiled(m, l, bf16);
+}
+
+void WriteMatrix(isa::Machine& m, const TiledMatrix& l, const std::vector<uint32_t>& fp32) {
+  CheckLayoutSize(l, fp32.size(), 4, "WriteMatrix");
+  WriteTiled(m, l, fp32);
+}
+
+void WriteWeights(isa::Machine& m, const WeightTiles& l, const std::vector<uint16_t>& kxn) {
+  if (kxn.size() != size_t(l.k) * l.n) {
+    Bad(fmt::format("WriteWeights: host tensor has {} elements, the layout {}×{} = {}", kxn.size(),
+                    l.k, l.n, size_t(l.k) * l.n));
+  }
+  for (int kt = 0; kt < l.KTiles(); ++kt) {
+    const int k0 = kt * l.ktile, kv = std::min(l.ktile, l.k - k0);
+    for (int nt = 0; nt < l.NTiles(); ++nt) {
+      const int n0 = nt * l.ntile, nv = std::min(l.ntile, l.n - n0);
+      for (int i = 0; i < kv; ++i) {
+        m.WriteHbm(l.RowAddr(kt, nt, i), &kxn[size_t(k0 + i) * l.n + n0], uint64_t(nv) * 2);
+      }
+    }
+  }
+}
+
+std::vector<uint16_t> ReadMatrixBf16(const isa::Machine& m, const TiledMatrix& l) {
+  if (l.elem_bytes != 2) Bad("ReadMatrixBf16: the layout does not hold bf16 elements");
+  return ReadTiled<uint16_t>(m, l);
+}
+
+std::vector<uint32_t> ReadMatrixFp32(const isa::Machine& m, const TiledMatrix& l) {
+  if (l.elem_bytes != 4) Bad("ReadMatrixFp32: the layout does not hold fp32 elements");
+  return ReadTiled<uint32_t>(m, l);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Program
+
+Program::Program(const isa::MachineConfig& cfg, uint64_t data_base)
+    : cfg_(cfg), next_(RoundUp32(data_base)) {
+  CheckConfig(cfg, "Program");
+  if (data_base >= cfg.hbm_bytes) {
+    Bad(fmt::format("Program: data base {:#x} is not below HbmBytes = {:#x}", data_base,
+                    cfg.hbm_bytes));
+  }
+}
+
+uint64_t Program::Alloc(uint64_t bytes, const std::string& what) {
+  const uint64_t addr = next_;
+  if (bytes > cfg_.hbm_bytes || addr + bytes > cfg_.hbm_bytes) {
+    Bad(fmt::format("{} needs {} bytes at {:#x}: beyond HbmBytes = {:#x}", what, bytes, addr,
+                    cfg_.hbm_bytes));
+  }
+  next_ = RoundUp32(addr + bytes);
+  return addr;
+}
+
+TiledMatrix Program::AllocMatrix(int rows, int cols, int tile, int elem_bytes,
+                                 const std::string& what) {
+  TiledMatrix l;
+  l.rows = rows, l.cols = cols, l.tile = tile, l.elem_bytes = elem_bytes;
+  l.base = Alloc(l.Bytes(), what);
+  return l;
+}
+
+WeightTiles Program::AllocWeights(int k, int n, int ktile, int ntile, const std::string& what) {
+  WeightTiles l;
+  l.k = k, l.n = n, l.ktile = ktile, l.ntile = ntile;
+  l.base = Alloc(l.Bytes(), what);
+  return l;
+}
+
+Program::Built Program::Finish() const {
+  Built b;
+  const uint64_t count = body_.size() + 2;
+  if (count > std::numeric_limits<uint32_t>::max()) {
+    Bad(fmt::format("Program: {} instructions exceed the 32-bit count", count));
+  }
+  isa::Header h;
+  h.r = uint16_t(cfg_.r);
+  h.c = uint16_t(cfg_.c);
+  h.count = uint32_t(count);
+  b.instrs.reserve(count);
+  b.instrs.push_back(h);
+  b.instrs.insert(b.instrs.end(), body_.begin(), body_.end());
+  b.instrs.push_back(isa::End{});
+  b.addr = next_;
+  b.hbm_end = b.addr + count * isa::kInstrBytes;
+  if (b.hbm_end > cfg_.hbm_bytes) {
+    Bad(
+        fmt::format("Program: the program ({} instructions at {:#x}) reaches {:#x}, beyond "
+                    "HbmBytes = {:#x}",
+                    count, b.addr, b.hbm_end, cfg_.hbm_bytes));
+  }
+  return b;
+}
+
+isa::RunResult Run(isa::Machine& m, const Compiled& p) {
+  m.WriteProgram(p.addr, p.instrs);
+  return m.Run(p.addr, p.count());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiling
+
+Tiling PlanTiling(const isa::MachineConfig& cfg) {
+  CheckConfig(cfg, "PlanTiling");
+  Tiling t;
+  t.wgt_slots = cfg.wgt_depth >= 2 ? 2 : 1;
+  t.kt_w = std::min(cfg.r, cfg.wgt_depth / t.wgt_slots);
+  t.nt_w = cfg.c;
+  t.act_slots = cfg.act_depth >= 2 ? 2 : 1;
+  t.act_slot_rows = cfg.act_depth / t.act_slots;
+  t.acc_halves = cfg.acc_depth >= 2 ? 2 : 1;
+  t.acc_half_rows = cfg.acc_depth / t.acc_halves;
+  t.depth = std::min(t.act_slots, t.wgt_slots);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilers
+
+GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init init,
+                        OutFormat out, bool relu, uint64_t data_base) {
+  CheckConfig(cfg, "CompileGemm");
+  CheckDim("CompileGemm", "M", m);
+  CheckDim("CompileGemm", "K", k);
+  CheckDim("CompileGemm", "N", n);
+  if (init == Init::kAccumulate && out != OutFormat::kFp32) {
+    Bad("CompileGemm: accumulate (C += A·B in place) needs an fp32 output");
+  }
+  const Tiling t = PlanTiling(cfg);
+  Program p(cfg, data_base);
+  GemmProgram r;
+  r.a = p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
+  r.b = p.AllocWeights(k, n, t.kt_w, t.nt_w, fmt::format("B ({}×{} bf16)", k, n));
+  if (init != Init::kOverwrite) {
+    r.c0 = p.AllocMatrix(m, n, t.nt_w, 4, fmt::format("C0 ({}×{} fp32)", m, n));
+  } else {
+    r.c0.tile = t.nt_w, r.c0.elem_bytes = 4;
+  }
+  r.out = init == Init::kAccumulate
+              ? r.c0
+              : p.AllocMatrix(m, n, t.nt_w, OutBytes(out), fmt::format("C ({}×{})", m, n));
+  GemmOp op;
+  op.m = m, op.k = k, op.n = n;
+  op.a = r.a, op.b = r.b, op.c0 = r.c0, op.out = r.out, op.relu = relu;
+  op.init = init == Init::kOverwrite ? GemmOp::InitKind::kNone : GemmOp::InitKind::kC0;
+  Stats st;
+  Emitter e(&p, &st);
+  e.EmitGemm(op, false);
+  r.prog = Finish(p, st);
+  return r;
+}
+
+DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
+                          OutFormat out, uint64_t data_base) {
+  CheckConfig(cfg, "CompileDense");
+  CheckDim("CompileDense", "M", m);
+  CheckDim("CompileDense", "K", k);
+  CheckDim("CompileDense", "N", n);
+  const Tiling t = PlanTiling(cfg);
+  Program p(cfg, data_base);
+  DenseProgram r;
+  r.a = p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
+  r.b = p.AllocWeights(k, n, t.kt_w, t.nt_w, fmt::format("B ({}×{} bf16)", k, n));
+  if (bias) {
+    r.bias = p.AllocMatrix(1, n, t.nt_w, 4, fmt::format("bias ({} fp32)", n));
+  } else {
+    r.bias.tile = t.nt_w, r.bias.elem_bytes = 4;
+  }
+  r.out = p.AllocMatrix(m, n, t.nt_w, OutBytes(out), fmt::format("output ({}×{})", m, n));
+  GemmOp op;
+  op.m = m, op.k = k, op.n = n;
+  op.a = r.a, op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
+  op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
+  Stats st;
+  Emitter e(&p, &st);
+  e.EmitGemm(op, false);
+  r.prog = Finish(p, st);
+  return r;
+}
+
+MlpProgram CompileMlp(const isa::MachineConfig& cfg, int m, const std::vector<int>& sizes,
+                      bool bias, bool relu, OutFormat out, uint64_t data_base) {
+  CheckConfig(cfg, "CompileMlp");
+  CheckDim("CompileMlp", "M", m);
+  if (sizes.size() < 2) {
+    Bad(fmt::format("CompileMlp: {} layer sizes given, at least 2 (input, output) needed",
+                    sizes.size()));
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 1)
+      Bad(fmt::format("CompileMlp: sizes[{}] = {} must be at least 1", i, sizes[i]));
+  }
+  const Tiling t = PlanTiling(cfg);
+  const int T = std::min(t.kt_w, cfg.c);  // the tile width at hidden boundaries
+  const int L = int(sizes.size()) - 1;
+  Program p(cfg, data_base);
+  MlpProgram r;
+  r.input = p.AllocMatrix(m, sizes[0], t.kt_w, 2, fmt::format("input ({}×{} bf16)", m, sizes[0]));
+  std::vector<GemmOp> ops;
+  TiledMatrix a = r.input;
+  for (int i = 0; i < L; ++i) {
+    const bool last = i == L - 1;
+    const int k = sizes[i], n = sizes[i + 1], nt_w = last ? t.nt_w : T;
+    GemmOp op;
+    op.m = m, op.k = k, op.n = n, op.a = a;
+    op.b = p.AllocWeights(k, n, a.tile, nt_w, fmt::format("layer {} weights ({}×{})", i, k, n));
+    if (bias) {
+      op.c0 = p.AllocMatrix(1, n, nt_w, 4, fmt::format("layer {} bias ({})", i, n));
+      op.init = GemmOp::InitKind::kBias;
+    } else {
+      op.c0.tile = nt_w, op.c0.elem_bytes = 4;
+    }
+    op.out = p.AllocMatrix(m, n, nt_w, last ? OutBytes(out) : 2,
+                           fmt::format("layer {} output ({}×{})", i, m, n));
+    op.relu = relu && !last;
+    r.w.push_back(op.b);
+    r.bias.push_back(op.c0);
+    r.output.push_back(op.out);
+    ops.push_back(op);
+    a = op.out;  // same bytes as the next layer's K-tile-major A (tile T, bf16)
+  }
+  Stats st;
+  Emitter e(&p, &st);
+  for (int i = 0; i < L; ++i) e.EmitGemm(ops[size_t(i)], i < L - 1);
+  r.prog = Finish(p, st);
+  return r;
+}
+
+std::vector<uint16_t> Im2col(const ConvShape& s, const std::vector<uint16_t>& nhwc) {
+  if (nhwc.size() != size_t(s.n) * s.h * s.w * s.cin) {
+    Bad(fmt::format("Im2col: input has {} elements, N×H×W×Cin = {}", nhwc.size(),
+                    size_t(s.n) * s.h * s.w * s.cin));
+  }
+  const int OH = s.OutH(), OW = s.OutW(), K = s.K();
+  std::vector<uint16_t> a(size_t(s.M()) * K, 0);  // +0 in the padding
+  for (int b = 0; b < s.n; ++b) {
+    for (int oh = 0; oh < OH; ++oh) {
+      for (int ow = 0; ow < OW; ++ow) {
+        const size_t row = (size_t(b) * OH + oh) * OW + ow;
+        for (int i = 0; i < s.kh; ++i) {
+          const int ih = oh * s.stride - s.pad + i;
+          for (int j = 0; j < s.kw; ++j) {
+            const int iw = ow * s.stride - s.pad + j;
+            if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+            for (int c = 0; c < s.cin; ++c) {
+              a[row * K + (size_t(i) * s.kw + j) * s.cin + c] =
+                  nhwc[((size_t(b) * s.h + ih) * s.w + iw) * s.cin + c];
+            }
+          }
+        }
+      }
+    }
+  }
+  return a;
+}
+
+ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias, bool relu,
+                        OutFormat out, uint64_t data_base) {
+  CheckConfig(cfg, "CompileConv");
+  CheckDim("CompileConv", "N", s.n);
+  CheckDim("CompileConv", "H", s.h);
+  CheckDim("CompileConv", "W", s.w);
+  CheckDim("CompileConv", "Cin", s.cin);
+  CheckDim("CompileConv", "Cout", s.cout);
+  CheckDim("CompileConv", "kh", s.kh);
+  CheckDim("CompileConv", "kw", s.kw);
+  CheckDim("CompileConv", "stride", s.stride);
+  if (s.pad < 0) Bad(fmt::format("CompileConv: pad = {} must not be negative", s.pad));
+  if (s.kh > s.h + 2 * s.pad) {
+    Bad(fmt::format("CompileConv: kh = {} exceeds H + 2·pad = {}", s.kh, s.h + 2 * s.pad));
+  }
+  if (s.kw > s.w + 2 * s.pad) {
+    Bad(fmt::format("CompileConv: kw = {} exceeds W + 2·pad = {}", s.kw, s.w + 2 * s.pad));
+  }
+  const uint64_t M = uint64_t(s.n) * s.OutH() * s.OutW(), K = uint64_t(s.kh) * s.kw * s.cin;
+  if (M > uint64_t(std::numeric_limits<int>::max()) ||
+      K > uint64_t(std::numeric_limits<int>::max())) {
+    Bad(fmt::format("CompileConv: im2col matrix {}×{} too large", M, K));
+  }
+  const DenseProgram d = CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base);
+  ConvProgram r;
+  r.prog = d.prog;
+  r.shape = s;
+  r.a = d.a;
+  r.b = d.b;
+  r.bias = d.bias;
+  r.out = d.out;
+  return r;
+}
+
+void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc) {
+  WriteMatrix(m, p.a, Im2col(p.shape, nhwc));
+}
+
+}  // namespace tpu::host

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host library (models/src/host.cpp): compiled GEMM, dense, MLP and convolution programs run
+// on the instruction-level model (tpu::isa::Machine) and match the golden numerics bit for bit on
+// several array shapes and tight buffer depths; the counters match the work; bad input throws.
+#include "tpu/host.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "tpu/gemm.h"
+#include "tpu/isa_model.h"
+#include "tpu/tb/gemm_data.h"
+
+namespace tpu {
+namespace {
+
+using host::OutFormat;
+using isa::Machine;
+using isa::MachineConfig;
+
+MachineConfig Cfg(int r, int c, int act, int wgt, int acc, num::Mode mode = num::Mode::kIeee) {
+  MachineConfig m;
+  m.r = r, m.c = c, m.act_depth = act, m.wgt_depth = wgt, m.acc_depth = acc;
+  m.hbm_bytes = uint64_t(1) << 28;
+  m.mode = mode;
+  return m;
+}
+
+std::string CfgName(const MachineConfig& c) {
+  return fmt::format("R={} C={} ActDepth={} WgtDepth={} AccDepth={} mode={}", c.r, c.c, c.act_depth,
+                     c.wgt_depth, c.acc_depth, num::ModeName(c.mode));
+}
+
+// Array shapes 4×4, 8×8, 16×16, 4×8, 3×5 with tight depths (several blocks, slot reuse, K-tiles
+// narrower than R), single-slot buffers, and roomy ones.
+std::vector<MachineConfig> Configs() {
+  return {Cfg(4, 4, 6, 8, 12),
+          Cfg(8, 8, 16, 16, 32, num::Mode::kFtz),
+          Cfg(16, 16, 64, 32, 64),
+          Cfg(4, 8, 10, 6, 20),
+          Cfg(3, 5, 7, 3, 9, num::Mode::kFtz),
+          Cfg(3, 5, 1, 1, 1),
+          Cfg(4, 8, 2, 5, 3),
+          Cfg(4, 4, 1, 8, 5),
+          Cfg(8, 8, 2048, 2048, 4096)};
+}
+
+tb::GemmData Kind(tb::Rng& rng) {
+  switch (rng.Range(0, 3)) {
+    case 0: return tb::GemmData::kModerate;
+    case 1: return tb::GemmData::kTiny;
+    default: return tb::GemmData::kSpecials;
+  }
+}
+
+std::vector<uint16_t> RandomBf16(tb::Rng& rng, int rows, int cols, tb::GemmData kind) {
+  return tb::RandomGemm(rng, {rows, cols, 1}, kind, false).a;
+}
+std::vector<uint32_t> RandomFp32(tb::Rng& rng, int rows, int cols, tb::GemmData kind) {
+  return tb::RandomGemm(rng, {rows, 1, cols}, kind, true).c0;
+}
+
+// Applies the store path (relu, bf16 rounding) to golden fp32 results.
+std::vector<uint16_t> ToBf16(const std::vector<uint32_t>& v, bool relu, num::Mode mode) {
+  std::vector<uint16_t> o(v.size());
+  for (size_t i = 0; i < v.size(); ++i) o[i] = num::StoreBf16(v[i], relu, mode);
+  return o;
+}
+std::vector<uint32_t> Relu(std::vector<uint32_t> v, bool relu) {
+  if (relu) {
+    for (auto& x : v) x = num::Relu(x);
+  }
+  return v;
+}
+std::vector<uint32_t> Broadcast(const std::vector<uint32_t>& bias, int m) {
+  std::vector<uint32_t> c0;
+  for (int i = 0; i < m; ++i) c0.insert(c0.end(), bias.begin(), bias.end());
+  return c0;
+}
+
+// Bitwise comparison of row-major matrices; reports the first mismatches with coordinates.
+template <typename T>
+void ExpectSame(const std::vector<T>& want, const std::vector<T>& got, int cols,
+                const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == got[i]) continue;
+    if (bad++ < 5) {
+      const std::string e =
+          sizeof(T) == 2 ? num::FormatBf16(uint16_t(want[i])) : num::FormatFp32(uint32_t(want[i]));
+      const std::string g =
+          sizeof(T) == 2 ? num::FormatBf16(uint16_t(got[i])) : num::FormatFp32(uint32_t(got[i]));
+      ADD_FAILURE() << fmt::format("{}[{}][{}]: expected {}, got {}", what, i / cols, i % cols, e,
+                                   g);
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": mismatching elements";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Race check: the tokens must order every conflicting pair of instructions of different modules
+// the way program order does (docs/isa.md: otherwise the program is racy). Happens-before comes
+// from vector clocks over the three in-order module streams and the four token queues (the k-th
+// pop of a queue takes the k-th push).
+
+struct Access {
+  int space = 0;  // 0 HBM (bytes), 1 activation rows, 2 weight rows, 3 accumulator rows
+  bool write = false;
+  uint64_t base = 0, stride = 0, rows = 0, len = 0;  // rows of len units at base + i*stride
+};
+
+std::vector<Access> Accesses(const isa::Instr& in) {
+  std::vector<Access> v;
+  if (const auto* l = std::get_if<isa::Load>(&in)) {
+    const uint64_t size = l->buffer == isa::kBufAcc ? 4 : 2;
+    v.push_back({0, false, l->hbm_addr, l->hbm_stride, l->rows, l->elems * size});
+    v.push_back({1 + l->buffer, true, l->dst, 1, l->rows, 1});
+  } else if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+    v.push_back({1, false, g->act, 1, g->rows, 1});
+    if (g->load_weights) v.push_back({2, false, g->wgt, 1, g->kv, 1});
+    v.push_back({3, true, g->acc, 1, g->rows, 1});
+  } else if (const auto* s = std::get_if<isa::Store>(&in)) {
+    v.push_back({3, false, s->acc, 1, s->rows, 1});
+    v.push_back({0, true, s->hbm_addr, s->hbm_stride, s->rows,
+                 uint64_t(s->elems) * (s->format == isa::kFmtBf16 ? 2 : 4)});
+  }
+  return v;
+}
+
+bool Overlap(const Access& a, const Access& b) {
+  if (a.space != b.space || (!a.write && !b.write)) return false;
+  auto hi = [](const Access& x) { return x.base + (x.rows - 1) * x.stride + x.len; };
+  if (hi(a) <= b.base || hi(b) <= a.base) return false;
+  for (uint64_t i = 0; i < a.rows; ++i) {
+    const uint64_t lo = a.base + i * a.stride, h = lo + a.len;
+    for (uint64_t j = 0; j < b.rows; ++j) {
+      const uint64_t lo2 = b.base + j * b.stride;
+      if (lo < lo2 + b.len && lo2 < h) return true;
+    }
+  }
+  return false;
+}
+
+// Returns "" when race-free, else the first racy pair.
+std::string FindRace(const std::vector<isa::Instr>& prog) {
+  using VC = std::array<uint64_t, 3>;
+  struct Node {
+    int mod;
+    size_t pc;
+  };
+  std::array<std::vector<size_t>, 3> stream;
+  for (size_t pc = 1; pc + 1 < prog.size(); ++pc) {
+    stream[size_t(isa::ModuleOf(prog[pc]))].push_back(pc);
+  }
+  // Queues: [from][to] for neighbours (0 load, 1 compute, 2 store).
+  std::map<std::pair<int, int>, std::vector<VC>> pushed;
+  std::map<std::pair<int, int>, size_t> popped;
+  std::vector<VC> vc(prog.size());
+  std::array<size_t, 3> next{};
+  std::array<VC, 3> clock{};
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int m = 0; m < 3; ++m) {
+      while (next[size_t(m)] < stream[size_t(m)].size()) {
+        const size_t pc = stream[size_t(m)][next[size_t(m)]];
+        const isa::Deps& d = isa::DepsOf(prog[pc]);
+        const std::pair<int, int> qp{m - 1, m}, qn{m + 1, m};
+        const bool ok_p = !d.pop_prev || popped[qp] < pushed[qp].size();
+        const bool ok_n = !d.pop_next || popped[qn] < pushed[qn].size();
+        if (!ok_p || !ok_n) break;
+        VC c = clock[size_t(m)];
+        auto join = [&](const VC& o) {
+          for (int i = 0; i < 3; ++i) c[size_t(i)] = std::max(c[size_t(i)], o[size_t(i)]);
+        };
+        if (d.pop_prev) join(pushed[qp][popped[qp]++]);
+        if (d.pop_next) join(pushed[qn][popped[qn]++]);
+        ++c[size_t(m)];
+        vc[pc] = clock[size_t(m)] = c;
+        if (d.push_prev) pushed[{m, m - 1}].push_back(c);
+        if (d.push_next) pushed[{m, m + 1}].push_back(c);
+        ++next[size_t(m)];
+        progress = true;
+      }
+    }
+  }
+  for (int m = 0; m < 3; ++m) {
+    if (next[size_t(m)] != stream[size_t(m)].size()) return "deadlock";
+  }
+  std::vector<std::vector<Access>> acc(prog.size());
+  for (size_t pc = 1; pc + 1 < prog.size(); ++pc) acc[pc] = Accesses(prog[pc]);
+  for (size_t b = 1; b + 1 < prog.size(); ++b) {
+    const int mb = int(isa::ModuleOf(prog[b]));
+    for (size_t a = 1; a < b; ++a) {
+      const int ma = int(isa::ModuleOf(prog[a]));
+      if (ma == mb) continue;
+      if (vc[a][size_t(ma)] <= vc[b][size_t(ma)]) continue;  // a happens before b
+      for (const auto& x : acc[a]) {
+        for (const auto& y : acc[b]) {
+          if (Overlap(x, y)) {
+            return fmt::format("pc {} ({}) and pc {} ({}) conflict but are not ordered", a,
+                               isa::Disassemble(prog[a]), b, isa::Disassemble(prog[b]));
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// The run succeeded and its counters match what the program does; `macs` and `written` are
+// computed by the test from the workload.
+void ExpectRun(const isa::RunResult& r, const host::Compiled& p, uint64_t macs, uint64_t written) {
+  ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+  EXPECT_EQ(r.pc, p.count() - 1);
+  EXPECT_EQ(r.counters.instructions, p.count());
+  EXPECT_EQ(r.counters.macs, macs);
+  EXPECT_EQ(p.stats.macs, macs);
+  EXPECT_EQ(r.counters.hbm_bytes_written, written);
+  EXPECT_EQ(p.stats.bytes_written, written);
+  EXPECT_EQ(r.counters.per_module[0], p.stats.loads);
+  EXPECT_EQ(r.counters.per_module[1], p.stats.gemms + p.stats.acc_loads);
+  EXPECT_EQ(r.counters.per_module[2], p.stats.stores);
+  EXPECT_EQ(p.count(), 2 + p.stats.loads + p.stats.gemms + p.stats.acc_loads + p.stats.stores);
+  if (p.count() <= 3000) {
+    EXPECT_EQ(FindRace(p.instrs), "");
+  }
+}
+
+// Expected GEMMs of one M×K×N GEMM with the plan's block height: one per (M-block, K-tile, N-tile).
+uint64_t ExpectedGemms(const MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
+  const auto t = host::PlanTiling(cfg);
+  const int mb = std::min({m, t.act_slot_rows, t.acc_half_rows});
+  return uint64_t((m + mb - 1) / mb) * ((k + kt_w - 1) / kt_w) * ((n + nt_w - 1) / nt_w);
+}
+
+class HostTest : public ::testing::Test {
+ protected:
+  static void RunGemm(const MachineConfig& cfg, int m, int k, int n, host::Init init, OutFormat out,
+                      bool relu, tb::Rng& rng) {
+    const tb::GemmData kind = Kind(rng);
+    SCOPED_TRACE(fmt::format("GEMM {}x{}x{} init={} {} {} data={} on {}", m, k, n, int(init),
+                             out == OutFormat::kBf16 ? "bf16" : "fp32", relu ? "relu" : "",
+                             tb::GemmDataName(kind), CfgName(cfg)));
+    const auto ops = tb::RandomGemm(rng, {m, k, n}, kind, init != host::Init::kOverwrite);
+    const auto p = host::CompileGemm(cfg, m, k, n, init, out, relu, 0x1000);
+    Machine mach(cfg);
+    host::WriteMatrix(mach, p.a, ops.a);
+    host::WriteWeights(mach, p.b, ops.b);
+    if (init != host::Init::kOverwrite) host::WriteMatrix(mach, p.c0, ops.c0);
+    const auto r = host::Run(mach, p.prog);
+    const int osize = out == OutFormat::kBf16 ? 2 : 4;
+    ExpectRun(r, p.prog, uint64_t(m) * k * n, uint64_t(m) * n * osize);
+    EXPECT_EQ(p.prog.stats.gemms, ExpectedGemms(cfg, m, k, n, p.a.tile, p.out.tile));
+    EXPECT_EQ(p.prog.stats.acc_loads, init == host::Init::kOverwrite ? 0 : p.prog.stats.stores);
+    const auto want = gemm::Gemm({m, k, n}, ops.a, ops.b, ops.c0, cfg.mode);
+    if (out == OutFormat::kBf16) {
+      ExpectSame(ToBf16(want, relu, cfg.mode), host::ReadMatrixBf16(mach, p.out), n, "C");
+    } else {
+      ExpectSame(Relu(want, relu), host::ReadMatrixFp32(mach, p.out), n, "C");
+    }
+  }
+
+  static void RunDense(const MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
+                       OutFormat out, tb::Rng& rng) {
+    const tb::GemmData kind = Kind(rng);
+    SCOPED_TRACE(fmt::format("dense {}x{}x{} {} {} {} data={} on {}", m, k, n,
+                             bias ? "bias" : "no-bias", relu ? "relu" : "",
+                             out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
+                             CfgName(cfg)));
+    const auto ops = tb::RandomGemm(rng, {m, k, n}, kind, false);
+    const auto b = bias ? RandomFp32(rng, 1, n, kind) : std::vector<uint32_t>{};
+    const auto p = host::CompileDense(cfg, m, k, n, bias, relu, out);
+    Machine mach(cfg);
+    host::WriteMatrix(mach, p.a, ops.a);
+    host::WriteWeights(mach, p.b, ops.b);
+    if (bias) host::WriteMatrix(mach, p.bias, b);
+    const auto r = host::Run(mach, p.prog);
+    const int osize = out == OutFormat::kBf16 ? 2 : 4;
+    ExpectRun(r, p.prog, uint64_t(m) * k * n, uint64_t(m) * n * osize);
+    const auto want = gemm::Gemm({m, k, n}, ops.a, ops.b, bias ? Broadcast(b, m) : b, cfg.mode);
+    if (out == OutFormat::kBf16) {
+      ExpectSame(ToBf16(want, relu, cfg.mode), host::ReadMatrixBf16(mach, p.out), n, "out");
+    } else {
+      ExpectSame(Relu(want, relu), host::ReadMatrixFp32(mach, p.out), n, "out");
+    }
+  }
+
+  static void RunMlp(const MachineConfig& cfg, int m, const std::vector<int>& sizes, bool bias,
+                     bool relu, OutFormat out, tb::Rng& rng) {
+    const tb::GemmData kind = Kind(rng);
+    SCOPED_TRACE(fmt::format("MLP M={} sizes={} {} {} {} data={} on {}", m, fmt::join(sizes, "-"),
+                             bias ? "bias" : "no-bias", relu ? "relu" : "",
+                             out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
+                             CfgName(cfg)));
+    const auto p = host::CompileMlp(cfg, m, sizes, bias, relu, out);
+    const int L = int(sizes.size()) - 1;
+    ASSERT_EQ(int(p.w.size()), L);
+    Machine mach(cfg);
+    auto x = RandomBf16(rng, m, sizes[0], kind);
+    host::WriteMatrix(mach, p.input, x);
+    std::vector<std::vector<uint16_t>> w;
+    std::vector<std::vector<uint32_t>> bs;
+    uint64_t macs = 0;
+    for (int i = 0; i < L; ++i) {
+      w.push_back(RandomBf16(rng, sizes[i], sizes[i + 1], kind));
+      bs.push_back(bias ? RandomFp32(rng, 1, sizes[i + 1], kind) : std::vector<uint32_t>{});
+      host::WriteWeights(mach, p.w[size_t(i)], w.back());
+      if (bias) host::WriteMatrix(mach, p.bias[size_t(i)], bs.back());
+      macs += uint64_t(m) * sizes[i] * sizes[i + 1];
+      if (i > 0) {
+        // The chaining: layer i-1's output layout is layer i's A layout.
+        EXPECT_EQ(p.output[size_t(i - 1)].tile, p.w[size_t(i)].ktile);
+      }
+    }
+    const auto r = host::Run(mach, p.prog);
+    const int osize = out == OutFormat::kBf16 ? 2 : 4;
+    uint64_t written = 0;
+    for (int i = 0; i < L; ++i) {
+      written += uint64_t(m) * sizes[i + 1] * (i == L - 1 ? osize : 2);
+    }
+    ExpectRun(r, p.prog, macs, written);
+    EXPECT_EQ(p.prog.stats.acc_loads - (bias ? p.prog.stats.stores : 0), uint64_t(L - 1))
+        << "one barrier between layers";
+    // Golden: layer by layer with the store path's roundings.
+    for (int i = 0; i < L; ++i) {
+      const int k = sizes[i], n = sizes[i + 1];
+      const auto acc = gemm::Gemm({m, k, n}, x, w[size_t(i)],
+                                  bias ? Broadcast(bs[size_t(i)], m) : bs[0], cfg.mode);
+      const std::string name = fmt::format("layer {} output", i);
+      if (i < L - 1) {
+        x = ToBf16(acc, relu, cfg.mode);
+        ExpectSame(x, host::ReadMatrixBf16(mach, p.output[size_t(i)]), n, name);
+      } else if (out == OutFormat::kBf16) {
+        ExpectSame(ToBf16(acc, false, cfg.mode), host::ReadMatrixBf16(mach, p.output.back()), n,
+                   name);
+      } else {
+        ExpectSame(acc, host::ReadMatrixFp32(mach, p.output.back()), n, name);
+      }
+    }
+  }
+
+  // The contract's convolution, written directly: for each output, c starts at +0 (or the bias)
+  // and takes mac(x, w, c) over (i, j, cin) in increasing order, padded taps with x = +0.
+  static std::vector<uint32_t> DirectConv(const host::ConvShape& s, const std::vector<uint16_t>& x,
+                                          const std::vector<uint16_t>& w,
+                                          const std::vector<uint32_t>& bias, num::Mode mode) {
+    const int OH = s.OutH(), OW = s.OutW();
+    std::vector<uint32_t> y;
+    for (int b = 0; b < s.n; ++b) {
+      for (int oh = 0; oh < OH; ++oh) {
+        for (int ow = 0; ow < OW; ++ow) {
+          for (int co = 0; co < s.cout; ++co) {
+            uint32_t c = bias.empty() ? 0 : bias[size_t(co)];
+            for (int i = 0; i < s.kh; ++i) {
+              for (int j = 0; j < s.kw; ++j) {
+                const int ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
+                const bool in = ih >= 0 && ih < s.h && iw >= 0 && iw < s.w;
+                for (int ci = 0; ci < s.cin; ++ci) {
+                  const uint16_t a = in ? x[((size_t(b) * s.h + ih) * s.w + iw) * s.cin + ci] : 0;
+                  c = num::Mac(a, w[((size_t(i) * s.kw + j) * s.cin + ci) * s.cout + co], c, mode);
+                }
+              }
+            }
+            y.push_back(c);
+          }
+        }
+      }
+    }
+    return y;
+  }
+
+  static void RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
+                      OutFormat out, tb::Rng& rng) {
+    const tb::GemmData kind = Kind(rng);
+    SCOPED_TRACE(fmt::format(
+        "conv N={} H={} W={} Cin={} Cout={} k={}x{} stride={} pad={} {} {} "
+        "{} data={} on {}",
+        s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, bias ? "bias" : "no-bias",
+        relu ? "relu" : "", out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
+        CfgName(cfg)));
+    const auto p = host::CompileConv(cfg, s, bias, relu, out);
+    const auto x = RandomBf16(rng, s.n * s.h * s.w, s.cin, kind);
+    const auto w = RandomBf16(rng, s.K(), s.cout, kind);
+    const auto b = bias ? RandomFp32(rng, 1, s.cout, kind) : std::vector<uint32_t>{};
+    Machine mach(cfg);
+    host::WriteConvInput(mach, p, x);
+    host::WriteWeights(mach, p.b, w);
+    if (bias) host::WriteMatrix(mach, p.bias, b);
+    const auto r = host::Run(mach, p.prog);
+    const int osize = out == OutFormat::kBf16 ? 2 : 4;
+    ExpectRun(r, p.prog, uint64_t(s.M()) * s.K() * s.cout, uint64_t(s.M()) * s.cout * osize);
+    const auto want = DirectConv(s, x, w, b, cfg.mode);
+    // The contract: the same GEMM on the same im2col matrix.
+    ExpectSame(want,
+               gemm::Gemm({s.M(), s.K(), s.cout}, host::Im2col(s, x), w,
+                          bias ? Broadcast(b, s.M()) : b, cfg.mode),
+               s.cout, "im2col GEMM vs direct conv");
+    if (out == OutFormat::kBf16) {
+      ExpectSame(ToBf16(want, relu, cfg.mode), host::ReadMatrixBf16(mach, p.out), s.cout, "y");
+    } else {
+      ExpectSame(Relu(want, relu), host::ReadMatrixFp32(mach, p.out), s.cout, "y");
+    }
+  }
+};
+
+TEST_F(HostTest, LayoutsRoundTrip) {
+  tb::Rng rng(test::TestSeed());
+  Machine mach(Cfg(3, 5, 4, 4, 4));
+  host::Program p(mach.config(), 64);
+  const auto a = p.AllocMatrix(7, 11, 3, 2, "a");
+  const auto c = p.AllocMatrix(5, 13, 5, 4, "c");
+  EXPECT_EQ(a.base, 64u);
+  EXPECT_EQ(a.Pitch(), 32u);
+  EXPECT_EQ(a.Bytes(), 4u * 7 * 32);
+  EXPECT_EQ(c.base % 32, 0u);
+  EXPECT_GE(c.base, a.base + a.Bytes());
+  const auto va = RandomBf16(rng, 7, 11, tb::GemmData::kSpecials);
+  const auto vc = RandomFp32(rng, 5, 13, tb::GemmData::kSpecials);
+  host::WriteMatrix(mach, a, va);
+  host::WriteMatrix(mach, c, vc);
+  EXPECT_EQ(host::ReadMatrixBf16(mach, a), va);
+  EXPECT_EQ(host::ReadMatrixFp32(mach, c), vc);
+  // Row 2 of K-tile 1 holds A[2][3..5].
+  const auto row = mach.ReadHbm(a.RowAddr(1, 2), 6);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(uint16_t(row[2 * i] | row[2 * i + 1] << 8), va[2 * 11 + 3 + i]);
+  }
+  const auto prog = p.Finish();
+  EXPECT_GE(prog.addr, c.base + c.Bytes());
+  EXPECT_EQ(prog.addr % 32, 0u);
+  EXPECT_EQ(prog.instrs.size(), 2u);
+}
+
+TEST_F(HostTest, GemmAllInitModes) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto& cfg : Configs()) {
+    for (const auto init :
+         {host::Init::kOverwrite, host::Init::kPreload, host::Init::kAccumulate}) {
+      for (const auto out : {OutFormat::kFp32, OutFormat::kBf16}) {
+        if (init == host::Init::kAccumulate && out == OutFormat::kBf16) continue;
+        for (const bool relu : {false, true}) {
+          RunGemm(cfg, 13, 9, 7, init, out, relu, rng);
+          RunGemm(cfg, 1, 1, 1, init, out, relu, rng);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+    RunGemm(cfg, 40, 33, 35, host::Init::kPreload, OutFormat::kFp32, false, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(HostTest, RandomGemms) {
+  tb::Rng rng(test::TestSeed());
+  const auto cfgs = Configs();
+  const uint64_t n = test::Scaled(80);
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto& cfg = cfgs[size_t(rng.Range(0, int(cfgs.size()) - 1))];
+    const auto init = host::Init(rng.Range(0, 2));
+    const auto out =
+        init == host::Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
+    SCOPED_TRACE(fmt::format("random case {}", i));
+    RunGemm(cfg, rng.Range(1, 70), rng.Range(1, 60), rng.Range(1, 60), init, out, rng.Bit(), rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(HostTest, DenseWithBiasReluAndFormats) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto& cfg : Configs()) {
+    for (const bool bias : {false, true}) {
+      for (const bool relu : {false, true}) {
+        for (const auto out : {OutFormat::kFp32, OutFormat::kBf16}) {
+          RunDense(cfg, rng.Range(1, 50), rng.Range(1, 40), rng.Range(1, 40), bias, relu, out, rng);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(HostTest, MlpChainedThroughHbm) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto& cfg : Configs()) {
+    RunMlp(cfg, 9, {7, 11, 5}, true, true, OutFormat::kFp32, rng);
+    RunMlp(cfg, 1, {1, 1}, false, false, OutFormat::kBf16, rng);
+    if (HasFatalFailure()) return;
+    for (int i = 0; i < 3; ++i) {
+      std::vector<int> sizes(size_t(rng.Range(2, 5)));
+      for (auto& s : sizes) s = rng.Range(1, 40);
+      RunMlp(cfg, rng.Range(1, 40), sizes, rng.Bit(), rng.Bit(),
+             rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_F(HostTest, ConvNhwcByIm2col) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto& cfg : Configs()) {
+    RunConv(cfg, {1, 5, 5, 3, 4, 3, 3, 1, 1}, false, false, OutFormat::kFp32, rng);
+    RunConv(cfg, {2, 7, 6, 2, 5, 3, 2, 2, 1}, true, true, OutFormat::kBf16, rng);
+    RunConv(cfg, {1, 1, 1, 1, 1, 3, 3, 1, 1}, false, false, OutFormat::kFp32, rng);
+    if (HasFatalFailure()) return;
+    for (int i = 0; i < 2; ++i) {
+      host::ConvShape s;
+      s.n = rng.Range(1, 2), s.h = rng.Range(1, 8), s.w = rng.Range(1, 8);
+      s.cin = rng.Range(1, 6), s.cout = rng.Range(1, 12);
+      s.pad = rng.Range(0, 2), s.stride = rng.Range(1, 3);
+      s.kh = rng.Range(1, s.h + 2 * s.pad), s.kw = rng.Range(1, s.w + 2 * s.pad);
+      RunConv(cfg, s, rng.Bit(), rng.Bit(), rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+void ExpectThrows(const std::function<void()>& f, const std::string& word) {
+  try {
+    f();
+    ADD_FAILURE() << "no std::invalid_argument (expected one naming '" << word << "')";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(word), std::string::npos)
+        << "message '" << e.what() << "' does not name '" << word << "'";
+  }
+}
+
+TEST_F(HostTest, RaceCheckFindsAMissingToken) {
+  // The checker the other tests rely on: dropping one wait makes a compiled program racy.
+  const auto cfg = Cfg(4, 4, 6, 8, 12);
+  const auto p = host::CompileGemm(cfg, 13, 9, 7, host::Init::kPreload);
+  ASSERT_EQ(FindRace(p.prog.instrs), "");
+  for (const int kind : {0, 1, 2}) {  // a LOAD's, a GEMM's, an accumulator LOAD's pop_next
+    auto instrs = p.prog.instrs;
+    bool dropped = false;
+    for (auto& in : instrs) {
+      const auto m = isa::ModuleOf(in);
+      const bool is_acc_load = std::holds_alternative<isa::Load>(in) && m == isa::Module::kCompute;
+      const bool match = (kind == 0 && m == isa::Module::kLoad) ||
+                         (kind == 1 && std::holds_alternative<isa::Gemm>(in)) ||
+                         (kind == 2 && is_acc_load);
+      if (match && isa::DepsOf(in).pop_next) {
+        isa::DepsOf(in).pop_next = false;
+        dropped = true;
+        break;
+      }
+    }
+    ASSERT_EQ(dropped, kind != 1) << "kind " << kind;  // preload: GEMMs never wait on stores
+    if (dropped) {
+      EXPECT_NE(FindRace(instrs), "") << "kind " << kind;
+    }
+  }
+}
+
+TEST_F(HostTest, BadInputThrows) {
+  const auto cfg = Cfg(4, 4, 8, 8, 16);
+  ExpectThrows([&] { host::CompileGemm(cfg, 0, 4, 4, host::Init::kOverwrite); }, "M = 0");
+  ExpectThrows([&] { host::CompileGemm(cfg, 4, -1, 4, host::Init::kOverwrite); }, "K = -1");
+  ExpectThrows([&] { host::CompileDense(cfg, 4, 4, 0, true, false, OutFormat::kFp32); }, "N = 0");
+  ExpectThrows([&] { host::CompileGemm(cfg, 4, 4, 4, host::Init::kAccumulate, OutFormat::kBf16); },
+               "fp32");
+  auto small = cfg;
+  small.hbm_bytes = 1 << 16;
+  ExpectThrows([&] { host::CompileGemm(small, 1000, 1000, 4, host::Init::kOverwrite); },
+               "HbmBytes");
+  // The tensors fit but the program does not.
+  ExpectThrows(
+      [&] {
+        host::CompileGemm(small, 16, 16, 16, host::Init::kOverwrite, OutFormat::kFp32, false,
+                          small.hbm_bytes - 8192);
+      },
+      "program");
+  ExpectThrows([&] { host::CompileMlp(cfg, 4, {4}, false, false, OutFormat::kFp32); }, "sizes");
+  ExpectThrows(
+      [&] {
+        host::CompileMlp(cfg, 4, {4, 0, 3}, false, false, OutFormat::kFp32);
+      },
+      "sizes[1] = 0");
+  ExpectThrows([&] { host::CompileConv(cfg, {1, 3, 3, 1, 1, 6, 1, 1, 1}); }, "kh = 6");
+  ExpectThrows([&] { host::CompileConv(cfg, {1, 3, 3, 1, 1, 1, 4, 1, 0}); }, "kw = 4");
+  ExpectThrows([&] { host::CompileConv(cfg, {1, 3, 3, 1, 1, 1, 1, 0, 0}); }, "stride = 0");
+  ExpectThrows([&] { host::CompileConv(cfg, {1, 3, 3, 1, 1, 1, 1, 1, -1}); }, "pad = -1");
+  auto bad = cfg;
+  bad.act_depth = 0;
+  ExpectThrows([&] { host::CompileGemm(bad, 4, 4, 4, host::Init::kOverwrite); }, "ActDepth=0");
+  const auto p = host::CompileGemm(cfg, 3, 4, 5, host::Init::kOverwrite);
+  Machine mach(cfg);
+  ExpectThrows([&] { host::WriteMatrix(mach, p.a, std::vector<uint16_t>(11)); }, "12");
+  ExpectThrows([&] { host::WriteMatrix(mach, p.a, std::vector<uint32_t>(12)); }, "4-byte");
+}
+
+}  // namespace
+}  // namespace tpu
