@@ -26,8 +26,6 @@ namespace tpu {
 namespace {
 
 using tb::GetBits;
-using tb::GetLane;
-using tb::SetLane;
 using tb::hbm::AddressMap;
 using tb::hbm::AxiTxn;
 
@@ -212,12 +210,7 @@ class SingleHarness {
     d.w_valid_i = w_on_;
     if (w_on_) {
       const WBeat wb = w_.front();
-      const uint8_t* src = wb.t->data.data() + 32 * wb.beat;
-      for (int w = 0; w < 8; ++w) {
-        uint32_t word = 0;
-        for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(src[w * 4 + k]) << (8 * k);
-        SetLane(d.w_data_i, w * 32, 32, word);
-      }
+      tb::SetBeat32(d.w_data_i, 0, wb.t->data.data() + 32 * wb.beat);
       d.w_strb_i = wb.t->strb[wb.beat];
       d.w_last_i = wb.t->wlast_early ? wb.beat == 0 : wb.beat == wb.t->len;
       if (d.w_ready_o) {
@@ -241,12 +234,7 @@ class SingleHarness {
           sim_.name(), t_, id, t->addr, t->len, t->id));
     }
     if (t->data.size() < static_cast<size_t>(32 * t->beats())) t->data.assign(32 * t->beats(), 0);
-    for (int w = 0; w < 8; ++w) {
-      const uint32_t word = GetLane(d.r_data_o, w * 32, 32);
-      for (int k = 0; k < 4; ++k) {
-        t->data[32 * r_beat_ + w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
-      }
-    }
+    tb::GetBeat32(d.r_data_o, 0, t->data.data() + 32 * r_beat_);
     t->resp.push_back(d.r_resp_o);
     const bool last = d.r_last_o;
     if (r_beats_++ == 0) first_r_ = t_;

@@ -206,7 +206,6 @@ module tpu_hbm_pc_ctrl #(
   logic [CntW-1:0]     c_act_bg_q[Groups], c_col_bg_q[Groups], c_rdw_bg_q[Groups];
   logic [CntW-1:0]     c_act_any_q, c_col_any_q, c_rdw_any_q, c_wrr_any_q, c_ref_q;
   logic [CntW-1:0]     c_faw_q[4];
-  logic                row_busy_q;  // second cycle of an ACT on this PC's behalf (for asserts)
   // Refresh.
   logic [RefIntW-1:0]  ref_tick_q;
   logic [3:0]          ref_debt_q;
@@ -422,9 +421,8 @@ module tpu_hbm_pc_ctrl #(
   end
   logic                ref_cmd_v;
   logic [2:0]          ref_cmd;
-  logic [BankBits-1:0] ref_cmd_bank;
   always_comb begin
-    ref_cmd_v = 1'b0; ref_cmd = tpu_pkg::HbmPre; ref_cmd_bank = ref_bank_q;
+    ref_cmd_v = 1'b0; ref_cmd = tpu_pkg::HbmPre;
     if (ref_want) begin
       if (PerBankRefresh != 0) begin
         if (open_q[ref_bank_q]) begin
@@ -453,7 +451,7 @@ module tpu_hbm_pc_ctrl #(
     if (ref_cmd_v) begin
       row_req_o  = 1'b1;
       row_cmd_o  = ref_cmd;
-      row_bank_o = ref_cmd_bank;
+      row_bank_o = ref_bank_q;
     end else if (row_sel_v) begin
       row_req_o = 1'b1;
       row_cmd_o = open_q[q_bank[row_sel]] ? tpu_pkg::HbmPre : tpu_pkg::HbmAct;
@@ -662,7 +660,6 @@ module tpu_hbm_pc_ctrl #(
       end
       for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= '0;
       c_act_any_q <= '0; c_col_any_q <= '0; c_rdw_any_q <= '0; c_wrr_any_q <= '0; c_ref_q <= '0;
-      row_busy_q <= 1'b0;
     end else begin
       logic [CntW-1:0] n_act[Banks], n_rd[Banks], n_wr[Banks], n_pre[Banks];
       logic [CntW-1:0] n_act_bg[Groups], n_col_bg[Groups], n_rdw_bg[Groups];
@@ -758,7 +755,6 @@ module tpu_hbm_pc_ctrl #(
       for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= n_faw[k];
       c_act_any_q <= n_act_any; c_col_any_q <= n_col_any; c_rdw_any_q <= n_rdw_any;
       c_wrr_any_q <= n_wrr_any; c_ref_q <= n_ref;
-      row_busy_q <= row_fire && row_cmd_o == tpu_pkg::HbmAct;
     end
   end
 
@@ -853,8 +849,13 @@ module tpu_hbm_pc_ctrl #(
                    wr_valid_i && !wr_ready_o |=> wr_valid_i && $stable(wr_bank_i) && $stable(wr_row_i) && $stable(wr_blk_i))
     else $error("tpu_hbm_pc_ctrl: write request changed while waiting");
   // A granted command is one that was asked for; the row bus stays free in an ACT's second cycle.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) (row_gnt_i && !row_req_o) || (col_gnt_i && !col_req_o) |-> 1'b0)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(row_gnt_i && !row_req_o) && !(col_gnt_i && !col_req_o))
     else $error("tpu_hbm_pc_ctrl: grant without a request");
+  logic row_busy_q;  // second cycle of an ACT this PC issued
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) row_busy_q <= 1'b0;
+    else         row_busy_q <= row_fire && row_cmd_o == tpu_pkg::HbmAct;
+  end
   assert property (@(posedge clk_i) disable iff (!rst_ni) row_busy_q |-> !row_gnt_i)
     else $error("tpu_hbm_pc_ctrl: row command granted in an ACT's second cycle");
   // No request stays past the age cap for long: once a queue's head reaches it, it is served

@@ -163,22 +163,13 @@ class HbmMemory {
         const int p = 2 * c + pc;
         if (GetBits(d.wdata_valid_o, p, 1)) {
           uint8_t buf[32];
-          for (int w = 0; w < 8; ++w) {
-            const uint32_t word = GetLane(d.wdata_o, p * 256 + w * 32, 32);
-            for (int k = 0; k < 4; ++k) buf[w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
-          }
+          GetBeat32(d.wdata_o, p * 256, buf);
           dev.WriteData(t, pc, buf, GetLane(d.wstrb_o, p * 32, 32));
         }
         uint8_t out[32];
         const bool v = dev.ReadData(t, pc, out);
         SetBits(d.rdata_valid_i, p, 1, v);
-        if (v) {
-          for (int w = 0; w < 8; ++w) {
-            uint32_t word = 0;
-            for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(out[w * 4 + k]) << (8 * k);
-            SetLane(d.rdata_i, p * 256 + w * 32, 32, word);
-          }
-        }
+        if (v) SetBeat32(d.rdata_i, p * 256, out);
       }
       dev.EndCycle(t);
     }
@@ -391,12 +382,7 @@ class HbmHarness {
       SetBits(d.w_valid_i, p, 1, !q.w.empty());
       if (!q.w.empty()) {
         const WBeat wb = q.w.front();
-        const uint8_t* src = wb.t->data.data() + 32 * wb.beat;
-        for (int w = 0; w < 8; ++w) {
-          uint32_t word = 0;
-          for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(src[w * 4 + k]) << (8 * k);
-          SetLane(d.w_data_i, p * 256 + w * 32, 32, word);
-        }
+        SetBeat32(d.w_data_i, p * 256, wb.t->data.data() + 32 * wb.beat);
         SetLane(d.w_strb_i, p * 32, 32, wb.t->strb[wb.beat]);
         const bool last = wb.t->wlast_early ? wb.beat == 0 : wb.beat == wb.t->len;
         SetBits(d.w_last_i, p, 1, last);
@@ -431,11 +417,7 @@ class HbmHarness {
     AxiTxn* t = it->second.front().get();
     int& beat = q.r_beat[id];
     if (t->data.size() < static_cast<size_t>(32 * t->beats())) t->data.assign(32 * t->beats(), 0);
-    for (int w = 0; w < 8; ++w) {
-      const uint32_t word = GetLane(d.r_data_o, p * 256 + w * 32, 32);
-      for (int k = 0; k < 4; ++k)
-        t->data[32 * beat + w * 4 + k] = static_cast<uint8_t>(word >> (8 * k));
-    }
+    GetBeat32(d.r_data_o, p * 256, t->data.data() + 32 * beat);
     t->resp.push_back(static_cast<int>(GetBits(d.r_resp_o, p * 2, 2)));
     const bool last = GetBits(d.r_last_o, p, 1);
     ++q.stats.read_beats;

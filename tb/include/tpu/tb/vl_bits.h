@@ -77,3 +77,26 @@ inline uint64_t GetBits(const T& port, int lo, int width) {
 }
 
 }  // namespace tpu::tb
+
+namespace tpu::tb {
+
+// A 32-byte data beat in a port, byte i at bits [lo + 8i + 7 : lo + 8i] (lo a multiple of 32):
+// AXI and HBM data lanes.
+template <class T>
+inline void GetBeat32(const T& port, int lo, uint8_t* out) {
+  for (int w = 0; w < 8; ++w) {
+    const uint32_t word = GetLane(port, lo + 32 * w, 32);
+    for (int k = 0; k < 4; ++k) out[4 * w + k] = static_cast<uint8_t>(word >> (8 * k));
+  }
+}
+
+template <class T>
+inline void SetBeat32(T& port, int lo, const uint8_t* in) {
+  for (int w = 0; w < 8; ++w) {
+    uint32_t word = 0;
+    for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(in[4 * w + k]) << (8 * k);
+    SetLane(port, lo + 32 * w, 32, word);
+  }
+}
+
+}  // namespace tpu::tb
