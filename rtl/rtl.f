@@ -20,3 +20,14 @@ rtl/hbm/tpu_hbm_channel.sv
 rtl/hbm/tpu_hbm_subsys.sv
 rtl/hbm/tpu_hbm_interleave.sv
 rtl/hbm/tpu_hbm_single.sv
+rtl/accel/tpu_accel_fifo.sv
+rtl/accel/tpu_accel_buf.sv
+rtl/accel/tpu_accel_burst.sv
+rtl/accel/tpu_accel_stream.sv
+rtl/accel/tpu_accel_decode.sv
+rtl/accel/tpu_accel_load.sv
+rtl/accel/tpu_accel_compute.sv
+rtl/accel/tpu_accel_store.sv
+rtl/accel/tpu_accel_cmd.sv
+rtl/accel/tpu_accel_regs.sv
+rtl/accel/tpu_accel.sv

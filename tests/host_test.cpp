@@ -27,21 +27,25 @@ using host::OutFormat;
 using isa::Machine;
 using isa::MachineConfig;
 
-MachineConfig Cfg(int r, int c, int act, int wgt, int acc, num::Mode mode = num::Mode::kIeee) {
+MachineConfig Cfg(int r, int c, int act, int wgt, int acc, num::Mode mode = num::Mode::kIeee,
+                  int queue_depth = 32) {
   MachineConfig m;
   m.r = r, m.c = c, m.act_depth = act, m.wgt_depth = wgt, m.acc_depth = acc;
   m.hbm_bytes = uint64_t(1) << 28;
   m.mode = mode;
+  m.queue_depth = queue_depth;
   return m;
 }
 
 std::string CfgName(const MachineConfig& c) {
-  return fmt::format("R={} C={} ActDepth={} WgtDepth={} AccDepth={} mode={}", c.r, c.c, c.act_depth,
-                     c.wgt_depth, c.acc_depth, num::ModeName(c.mode));
+  return fmt::format("R={} C={} ActDepth={} WgtDepth={} AccDepth={} QueueDepth={} mode={}", c.r,
+                     c.c, c.act_depth, c.wgt_depth, c.acc_depth, c.queue_depth,
+                     num::ModeName(c.mode));
 }
 
 // Array shapes 4×4, 8×8, 16×16, 4×8, 3×5 with tight depths (several blocks, slot reuse, K-tiles
-// narrower than R), single-slot buffers, and roomy ones.
+// narrower than R), single-slot buffers, and roomy ones; many weight slots with a short dispatch
+// queue (D = QueueDepth = 4), 3 weight slots with 1-row activation slots and QueueDepth = 1.
 std::vector<MachineConfig> Configs() {
   return {Cfg(4, 4, 6, 8, 12),
           Cfg(8, 8, 16, 16, 32, num::Mode::kFtz),
@@ -51,7 +55,9 @@ std::vector<MachineConfig> Configs() {
           Cfg(3, 5, 1, 1, 1),
           Cfg(4, 8, 2, 5, 3),
           Cfg(4, 4, 1, 8, 5),
-          Cfg(8, 8, 2048, 2048, 4096)};
+          Cfg(8, 8, 2048, 2048, 4096),
+          Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 4),
+          Cfg(4, 4, 3, 12, 24, num::Mode::kFtz, 1)};
 }
 
 tb::GemmData Kind(tb::Rng& rng) {
@@ -216,6 +222,38 @@ std::string FindRace(const std::vector<isa::Instr>& prog) {
     }
   }
   return "";
+}
+
+// How far the load module of a one-layer program may run ahead: the load steps (each ends with a
+// push to compute) before the first LOAD that waits on compute; all of them when none waits.
+int MeasuredDepth(const std::vector<isa::Instr>& prog) {
+  int steps = 0;
+  for (const auto& in : prog) {
+    if (isa::ModuleOf(in) != isa::Module::kLoad) continue;
+    if (isa::DepsOf(in).pop_next) break;
+    steps += isa::DepsOf(in).push_next ? 1 : 0;
+  }
+  return steps;
+}
+
+// The same one-layer program with the load steps' tokens for another D (the compute→load pops
+// and pushes of the header comment's scheme), for checking that D is the largest race-free one.
+std::vector<isa::Instr> WithDepth(std::vector<isa::Instr> prog, uint64_t d) {
+  uint64_t gemms = 0;
+  for (const auto& in : prog) gemms += std::holds_alternative<isa::Gemm>(in) ? 1 : 0;
+  uint64_t step = 0, g = 0;
+  bool step_start = true;
+  for (auto& in : prog) {
+    if (isa::ModuleOf(in) == isa::Module::kLoad) {
+      isa::Deps& deps = isa::DepsOf(in);
+      deps.pop_next = step_start && step >= d;
+      step_start = deps.push_next;
+      step += deps.push_next ? 1 : 0;
+    } else if (auto* gm = std::get_if<isa::Gemm>(&in)) {
+      gm->deps.push_prev = g++ + d < gemms;
+    }
+  }
+  return prog;
 }
 
 // The run succeeded and its counters match what the program does; `macs` and `written` are
@@ -535,6 +573,79 @@ void ExpectThrows(const std::function<void()>& f, const std::string& word) {
   }
 }
 
+TEST_F(HostTest, PrefetchDepthIsTheLargestRaceFreeOne) {
+  // D = max(1, min(S, A, QueueDepth, 255)) (host.h); `bound` says which term decides, and for the
+  // slots (S or A), D + 1 must be racy while D is not.
+  enum Bound { kWgt, kAct, kQueue, kNone };
+  struct Case {
+    MachineConfig cfg;
+    int m, k, n;
+    int slots, depth;
+    Bound bound;
+  };
+  const Case cases[] = {
+      // 16 weight slots, 4 N-tiles per block: A = 5.
+      {Cfg(4, 4, 64, 64, 64), 8, 16, 64, 16, 5, kAct},
+      // 3 weight slots (WgtDepth 12 = 3 tiles of 4 rows).
+      {Cfg(4, 4, 64, 12, 64), 8, 16, 64, 3, 3, kWgt},
+      // The dispatch queue caps D.
+      {Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 3), 8, 16, 64, 16, 3, kQueue},
+      // 1-row activation slots (ActDepth 2): blocks of 1 row × 2 N-tiles, A = 3.
+      {Cfg(4, 4, 2, 64, 64), 3, 8, 8, 16, 3, kAct},
+      // One activation slot (ActDepth 1): D = 1.
+      {Cfg(4, 4, 1, 64, 64), 3, 8, 8, 16, 1, kAct},
+      // A ragged last N-group: K-groups of 3, 3, 1, 1 N-tiles, the 1 in between: A = 2.
+      {Cfg(4, 4, 64, 64, 24), 4, 8, 16, 16, 2, kAct},
+      // Only two K-groups: no activation bound, D = S (more than the 4 GEMMs).
+      {Cfg(4, 4, 64, 64, 24), 4, 4, 16, 16, 16, kNone},
+      // A weight-bound GEMM on a 16×16 array (M = 1): 64 slots, D = QueueDepth = 32.
+      {Cfg(16, 16, 2048, 2048, 4096), 1, 64, 512, 64, 32, kQueue},
+      {Cfg(16, 16, 2048, 2048, 4096, num::Mode::kIeee, 100), 1, 64, 512, 64, 33, kAct},
+  };
+  tb::Rng rng(test::TestSeed());
+  for (const auto& c : cases) {
+    SCOPED_TRACE(fmt::format("GEMM {}x{}x{} on {}", c.m, c.k, c.n, CfgName(c.cfg)));
+    const auto t = host::PlanTiling(c.cfg);
+    EXPECT_EQ(t.wgt_slots, c.slots);
+    const auto lp = host::PlanLayer(c.cfg, c.m, c.k, c.n, t.kt_w, t.nt_w);
+    EXPECT_EQ(lp.depth, c.depth);
+    const auto p = host::CompileGemm(c.cfg, c.m, c.k, c.n, host::Init::kOverwrite);
+    EXPECT_EQ(uint64_t(MeasuredDepth(p.prog.instrs)),
+              std::min(uint64_t(c.depth), p.prog.stats.gemms));
+    ASSERT_EQ(FindRace(p.prog.instrs), "");
+    // WithDepth rebuilds the compiler's own tokens for D, and D + 1 races when a slot bounds D.
+    ASSERT_TRUE(WithDepth(p.prog.instrs, uint64_t(c.depth)) == p.prog.instrs);
+    if (c.bound == kWgt || c.bound == kAct) {
+      EXPECT_NE(FindRace(WithDepth(p.prog.instrs, uint64_t(c.depth) + 1)), "")
+          << "D + 1 should be racy";
+    }
+    RunGemm(c.cfg, c.m, c.k, c.n, host::Init::kPreload, OutFormat::kFp32, false, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(HostTest, PrefetchDepthOfLargeShapes) {
+  // Plans only (the programs are large). 16×16 array: 64 weight slots; a memory-bound GEMM
+  // (M = 1) and M = 64 reach D = QueueDepth = 32, while 1024³ (blocks of 1024 rows × 2 N-tiles)
+  // is held to D = 3 by the activation slots. 4×4 array, 64-row buffers, QueueDepth 4: 16 slots;
+  // M = 1 reaches D = 4, blocks of 32 rows × 1 N-tile give D = 2.
+  struct Case {
+    MachineConfig cfg;
+    int m, k, n, slots, depth;
+  };
+  const auto big = Cfg(16, 16, 2048, 2048, 4096);
+  const auto small = Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 4);
+  const Case cases[] = {{big, 1, 4096, 4096, 64, 32},     {big, 1024, 1024, 1024, 64, 3},
+                        {big, 64, 1024, 1024, 64, 32},    {small, 1, 4096, 4096, 16, 4},
+                        {small, 1024, 1024, 1024, 16, 2}, {small, 64, 1024, 1024, 16, 2}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(fmt::format("GEMM {}x{}x{} on {}", c.m, c.k, c.n, CfgName(c.cfg)));
+    const auto t = host::PlanTiling(c.cfg);
+    EXPECT_EQ(t.wgt_slots, c.slots);
+    EXPECT_EQ(host::PlanLayer(c.cfg, c.m, c.k, c.n, t.kt_w, t.nt_w).depth, c.depth);
+  }
+}
+
 TEST_F(HostTest, RaceCheckFindsAMissingToken) {
   // The checker the other tests rely on: dropping one wait makes a compiled program racy.
   const auto cfg = Cfg(4, 4, 6, 8, 12);
@@ -593,6 +704,9 @@ TEST_F(HostTest, BadInputThrows) {
   auto bad = cfg;
   bad.act_depth = 0;
   ExpectThrows([&] { host::CompileGemm(bad, 4, 4, 4, host::Init::kOverwrite); }, "ActDepth=0");
+  bad = cfg;
+  bad.queue_depth = 0;
+  ExpectThrows([&] { host::CompileGemm(bad, 4, 4, 4, host::Init::kOverwrite); }, "QueueDepth=0");
   const auto p = host::CompileGemm(cfg, 3, 4, 5, host::Init::kOverwrite);
   Machine mach(cfg);
   ExpectThrows([&] { host::WriteMatrix(mach, p.a, std::vector<uint16_t>(11)); }, "12");

@@ -13,6 +13,7 @@
 
 #include "test_support.h"
 #include "tpu/gemm.h"
+#include "tpu/host.h"
 #include "tpu/isa_model.h"
 
 namespace tpu {
@@ -513,6 +514,61 @@ TEST_F(IsaTest, DeadlockIsFoundAtTheLowestBlockedInstruction) {
   EXPECT_TRUE(r.ok()) << r.message;
 }
 
+TEST_F(IsaTest, DispatchQueueDeadlock) {
+  // QueueDepth + 1 GEMMs popping load->compute, then the LOADs that push their tokens: fine for
+  // independent module streams, but the dispatcher fills the compute queue with QueueDepth GEMMs
+  // that cannot start, blocks on the next GEMM and never dispatches the LOADs.
+  auto cfg = SmallConfig();
+  const int q = 4;
+  std::vector<Instr> body;
+  for (int i = 0; i <= q; ++i) body.push_back(G(1, 1, 1, true, D(true, false, false, false)));
+  for (int i = 0; i <= q; ++i) body.push_back(LoadAct(0, 1, 1, D(false, false, false, true)));
+  const auto prog = Program(cfg, body);
+  for (const int depth : {q + 1, q + 2, 32, 65535}) {
+    cfg.queue_depth = depth;
+    Machine m(cfg);
+    const auto r = RunProgram(m, prog);
+    EXPECT_TRUE(r.ok()) << "QueueDepth=" << depth << ": " << r.message;
+  }
+  for (const int depth : {1, q}) {
+    cfg.queue_depth = depth;
+    Machine m(cfg);
+    SCOPED_TRACE(fmt::format("QueueDepth={}", depth));
+    // The lowest blocked pc is the first GEMM; the dispatcher waits on the full compute queue
+    // with the GEMM at pc depth + 1.
+    ExpectError(RunProgram(m, prog), ErrorCode::kDeadlock, 1,
+                {"GEMM", "load->compute", "dispatcher", "compute queue is full",
+                 fmt::format("QueueDepth={}", depth), fmt::format("at pc {}", depth + 1),
+                 "load at " + std::to_string(q + 2) + " (not dispatched)"});
+  }
+  // The same work with each LOAD before the GEMM it feeds runs even with one-entry queues.
+  std::vector<Instr> ordered;
+  for (int i = 0; i <= q; ++i) {
+    ordered.push_back(LoadAct(0, 1, 1, D(false, false, false, true)));
+    ordered.push_back(G(1, 1, 1, true, D(true, false, false, false)));
+  }
+  cfg.queue_depth = 1;
+  Machine m(cfg);
+  const auto r = RunProgram(m, Program(cfg, ordered));
+  EXPECT_TRUE(r.ok()) << r.message;
+  // A dispatch deadlock in the store module, below a lower-pc head blocked on a token: the pc
+  // is the lowest blocked head (the STORE), the dispatcher waits on the full store queue.
+  cfg.queue_depth = 2;
+  Machine m2(cfg);
+  ExpectError(
+      RunProgram(m2, Program(cfg, {St(0, 1, 1, D(true, false, false, false)), St(0, 1, 1),
+                                   St(0, 1, 1), G(1, 1, 1, true, D(false, false, false, true))})),
+      ErrorCode::kDeadlock, 1, {"STORE", "compute->store", "store queue is full", "at pc 3"});
+}
+
+TEST_F(IsaTest, QueueDepthMustFitSixteenBits) {
+  for (const int depth : {0, -1, 65536}) {
+    auto cfg = SmallConfig();
+    cfg.queue_depth = depth;
+    EXPECT_THROW(Machine{cfg}, std::invalid_argument) << depth;
+  }
+}
+
 TEST_F(IsaTest, TokenOverflowBeyond255) {
   const auto cfg = SmallConfig();
   Machine m(cfg);
@@ -853,6 +909,38 @@ TEST_F(IsaTest, RandomTiledGemms) {
     SCOPED_TRACE(fmt::format("random case {}", i));
     RunGemmCase(gc, rng);
     if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(IsaTest, HostCompiledGemmRunsAtQueueDepth1To4) {
+  // The host library's programs pop only tokens pushed earlier in program order, so they run at
+  // every QueueDepth, whether compiled for the machine's depth (D <= QueueDepth) or for the
+  // default 32 (D up to 32), with the same results bit for bit.
+  tb::Rng rng(test::TestSeed());
+  const int M = 8, K = 16, N = 64;
+  std::vector<uint16_t> a(size_t(M) * K), b(size_t(K) * N);
+  for (auto& x : a) x = RandBf16(rng);
+  for (auto& x : b) x = RandBf16(rng);
+  const auto want = gemm::Gemm({M, K, N}, a, b, {}, num::Mode::kIeee);
+  auto roomy = Cfg(4, 4, 64, 64, 64);  // 16 weight slots, D = 5 (4 N-tiles per block)
+  const auto p32 = host::CompileGemm(roomy, M, K, N, host::Init::kOverwrite);
+  ASSERT_EQ(host::PlanLayer(roomy, M, K, N, p32.a.tile, p32.out.tile).depth, 5);
+  for (int depth = 1; depth <= 4; ++depth) {
+    auto cfg = roomy;
+    cfg.queue_depth = depth;
+    const auto pq = host::CompileGemm(cfg, M, K, N, host::Init::kOverwrite);
+    EXPECT_EQ(host::PlanLayer(cfg, M, K, N, pq.a.tile, pq.out.tile).depth, depth);
+    for (const auto* p : {&p32, &pq}) {
+      SCOPED_TRACE(
+          fmt::format("QueueDepth={}, compiled for QueueDepth={}", depth, p->prog.cfg.queue_depth));
+      Machine m(cfg);
+      host::WriteMatrix(m, p->a, a);
+      host::WriteWeights(m, p->b, b);
+      const auto r = host::Run(m, p->prog);
+      ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+      EXPECT_EQ(r.counters.macs, uint64_t(M) * K * N);
+      EXPECT_EQ(host::ReadMatrixFp32(m, p->out), want);
+    }
   }
 }
 

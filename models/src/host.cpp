@@ -17,11 +17,12 @@ namespace {
 void CheckConfig(const isa::MachineConfig& cfg, const char* who) {
   auto bad = [](int v) { return v < 1 || v > 65535; };
   if (bad(cfg.r) || bad(cfg.c) || bad(cfg.act_depth) || bad(cfg.wgt_depth) || bad(cfg.acc_depth) ||
-      cfg.hbm_bytes == 0) {
-    Bad(
-        fmt::format("{}: machine R={} C={} ActDepth={} WgtDepth={} AccDepth={} must be in "
-                    "1..65535 and HbmBytes={} at least 1",
-                    who, cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.hbm_bytes));
+      bad(cfg.queue_depth) || cfg.hbm_bytes == 0) {
+    Bad(fmt::format(
+        "{}: machine R={} C={} ActDepth={} WgtDepth={} AccDepth={} QueueDepth={} must be in "
+        "1..65535 and HbmBytes={} at least 1",
+        who, cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.queue_depth,
+        cfg.hbm_bytes));
   }
 }
 
@@ -86,13 +87,12 @@ class Emitter {
         op.b.ntile != nt_w) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    const int KT = (op.k + kt_w - 1) / kt_w, NT = (op.n + nt_w - 1) / nt_w;
-    const int mb = std::min({op.m, t_.act_slot_rows, t_.acc_half_rows});
-    const int nb = std::max(1, std::min(NT, t_.acc_half_rows / mb));
-    const int MB = (op.m + mb - 1) / mb, NB = (NT + nb - 1) / nb;
+    const LayerPlan lp = PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w);
+    const int KT = lp.k_tiles, NT = lp.n_tiles, mb = lp.mb, nb = lp.nb;
+    const int MB = lp.m_blocks, NB = lp.n_blocks;
     const int B = MB * NB;
-    const uint64_t G = uint64_t(MB) * KT * NT;
-    const int D = t_.depth;
+    const uint64_t G = lp.gemms;
+    const int D = lp.depth;
     const bool init = op.init != GemmOp::InitKind::kNone;
     const int osize = op.out.elem_bytes;
     uint64_t g = 0, a_group = 0;
@@ -349,15 +349,57 @@ isa::RunResult Run(isa::Machine& m, const Compiled& p) {
 Tiling PlanTiling(const isa::MachineConfig& cfg) {
   CheckConfig(cfg, "PlanTiling");
   Tiling t;
-  t.wgt_slots = cfg.wgt_depth >= 2 ? 2 : 1;
-  t.kt_w = std::min(cfg.r, cfg.wgt_depth / t.wgt_slots);
+  t.kt_w = std::min(cfg.r, std::max(1, cfg.wgt_depth / 2));
+  t.wgt_slots = std::max(1, std::min(cfg.wgt_depth / t.kt_w, kMaxWeightSlots));
   t.nt_w = cfg.c;
   t.act_slots = cfg.act_depth >= 2 ? 2 : 1;
   t.act_slot_rows = cfg.act_depth / t.act_slots;
   t.acc_halves = cfg.acc_depth >= 2 ? 2 : 1;
   t.acc_half_rows = cfg.acc_depth / t.acc_halves;
-  t.depth = std::min(t.act_slots, t.wgt_slots);
+  t.depth = std::min({t.wgt_slots, cfg.queue_depth, int(isa::kMaxTokens)});
   return t;
+}
+
+LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
+  const Tiling t = PlanTiling(cfg);
+  if (m < 1 || k < 1 || n < 1 || kt_w < 1 || kt_w > t.kt_w || nt_w < 1 || nt_w > cfg.c) {
+    Bad(fmt::format("PlanLayer: M={} K={} N={} K-tile width {} (1..{}) N-tile width {} (1..{})", m,
+                    k, n, kt_w, t.kt_w, nt_w, cfg.c));
+  }
+  LayerPlan lp;
+  lp.kt_w = kt_w, lp.nt_w = nt_w;
+  lp.k_tiles = (k + kt_w - 1) / kt_w;
+  lp.n_tiles = (n + nt_w - 1) / nt_w;
+  lp.mb = std::min({m, t.act_slot_rows, t.acc_half_rows});
+  lp.nb = std::max(1, std::min(lp.n_tiles, t.acc_half_rows / lp.mb));
+  lp.m_blocks = (m + lp.mb - 1) / lp.mb;
+  lp.n_blocks = (lp.n_tiles + lp.nb - 1) / lp.nb;
+  lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
+  // The activation slots' bound on D. K-group a (one per block and K-tile, in program order) has
+  // size(a) GEMMs; its activation LOAD, in the first load step of the group (GEMM g_a), may run
+  // once GEMM g_a - D is done, so GEMMs g_a - D + 1 .. g_a - 1 may still be reading. With two
+  // slots, K-group a - 2 (same slot) ends at GEMM g_a - size(a-1) - 1, so D <= size(a-1) + 1 for
+  // every K-group a - 1 that lies between two others; with one slot D <= 1 once there are two
+  // K-groups.
+  const uint64_t groups = uint64_t(lp.m_blocks) * lp.n_blocks * lp.k_tiles;
+  int act_bound = std::numeric_limits<int>::max();
+  if (t.act_slots == 1 && groups >= 2) {
+    act_bound = 1;
+  } else if (t.act_slots == 2 && groups >= 3) {
+    // Blocks are M-block-major; every N-group but the last of an M-block has nb N-tiles, so the
+    // groups in between (indices 1 .. groups - 2) have at most two sizes.
+    const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
+    uint64_t a = 0;
+    for (int mi = 0; mi < lp.m_blocks; ++mi) {
+      for (int ni = 0; ni < lp.n_blocks; ++ni, a += uint64_t(lp.k_tiles)) {
+        const uint64_t first = a, end = a + uint64_t(lp.k_tiles) - 1;
+        if (end < 1 || first > groups - 2) continue;  // no group of this block is in between
+        act_bound = std::min(act_bound, (ni == lp.n_blocks - 1 ? last : lp.nb) + 1);
+      }
+    }
+  }
+  lp.depth = std::max(1, std::min(t.depth, act_bound));
+  return lp;
 }
 
 // ---------------------------------------------------------------------------------------------

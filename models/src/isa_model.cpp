@@ -46,8 +46,12 @@ struct Step {
 
 using Clock = std::array<uint32_t, kModules>;
 
-// Pass 2 of Run(): see isa_model.h.
-RunResult CheckTokens(const std::vector<Instr>& prog) {
+// Pass 2 of Run(): see isa_model.h. The command processor dispatches in program order into the
+// modules' queues (at most `queue_depth` instructions dispatched but not started each; END goes
+// into all three and needs room in all three); a module starts its oldest dispatched instruction
+// when all its pops succeed. A bounded Kahn network: where it stops does not depend on the order
+// in which the loop below lets the dispatcher and the modules move.
+RunResult CheckTokens(const std::vector<Instr>& prog, int queue_depth) {
   std::array<std::vector<Step>, kModules> streams;
   for (uint32_t pc = 1; pc < prog.size(); ++pc) {
     const Instr& in = prog[pc];
@@ -76,15 +80,31 @@ RunResult CheckTokens(const std::vector<Instr>& prog) {
   std::array<uint64_t, 4> avail{};           // tokens in each queue
   std::array<std::vector<Clock>, 4> pushed;  // clock of each push, in order
   std::array<uint64_t, 4> popped{};
-  std::array<size_t, kModules> pos{};
+  std::array<size_t, kModules> pos{};         // instructions started by each module
+  std::array<size_t, kModules> dispatched{};  // instructions dispatched to each module
   std::array<Clock, kModules> clock{};
+  uint32_t dpc = 1;  // the next instruction to dispatch (prog.back() is the END)
+  auto full = [&](int m) { return dispatched[m] - pos[m] >= size_t(queue_depth); };
   uint32_t overflow_pc = std::numeric_limits<uint32_t>::max();
   std::string overflow_msg;
   for (;;) {
     bool progress = false, all_done = true;
+    // The dispatcher, in program order, while the target queue(s) have room.
+    while (dpc < prog.size()) {
+      const Module mod = ModuleOf(prog[dpc]);
+      if (mod == Module::kAll) {
+        if (full(0) || full(1) || full(2)) break;
+        for (auto& n : dispatched) ++n;
+      } else {
+        if (full(int(mod))) break;
+        ++dispatched[size_t(mod)];
+      }
+      ++dpc;
+      progress = true;
+    }
     for (int m = 0; m < kModules; ++m) {
       auto& st = streams[m];
-      while (pos[m] < st.size()) {
+      while (pos[m] < dispatched[m]) {
         const Step& s = st[pos[m]];
         if (s.end) break;  // END: this module is done
         bool blocked = false;
@@ -116,7 +136,7 @@ RunResult CheckTokens(const std::vector<Instr>& prog) {
         ++pos[m];
         progress = true;
       }
-      const bool done = pos[m] < st.size() && st[pos[m]].end;
+      const bool done = pos[m] < dispatched[m] && st[pos[m]].end;
       all_done &= done;
     }
     if (all_done || !progress) {
@@ -124,9 +144,13 @@ RunResult CheckTokens(const std::vector<Instr>& prog) {
         return {ErrorCode::kTokenOverflow, overflow_pc, overflow_msg, {}};
       }
       if (all_done) return {};
+      // Every dispatched head that is not END waits on a pop (there is one: a full queue the
+      // dispatcher waits on holds at least one instruction that is not END, and once END is
+      // dispatched everything is).
       uint32_t pc = std::numeric_limits<uint32_t>::max();
       std::string why;
       for (int m = 0; m < kModules; ++m) {
+        if (pos[m] == dispatched[m]) continue;
         const Step& s = streams[m][pos[m]];
         if (s.end || s.pc >= pc) continue;
         pc = s.pc;
@@ -134,11 +158,22 @@ RunResult CheckTokens(const std::vector<Instr>& prog) {
         why = fmt::format("{} in the {} module waits on the empty {} queue", Disassemble(prog[pc]),
                           ModuleName(Module(m)), kQueueName[q]);
       }
+      if (dpc < prog.size()) {
+        const Module mod = ModuleOf(prog[dpc]);
+        int m = int(mod);
+        if (mod == Module::kAll) m = full(0) ? 0 : full(1) ? 1 : 2;
+        why += fmt::format(
+            "; the dispatcher is blocked: the {} queue is full ({} instructions dispatched but "
+            "not started, QueueDepth={}), so {} at pc {} cannot be dispatched",
+            ModuleName(Module(m)), dispatched[m] - pos[m], queue_depth, Disassemble(prog[dpc]),
+            dpc);
+      }
       std::string others;
       for (int m = 0; m < kModules; ++m) {
         const Step& s = streams[m][pos[m]];
-        others += fmt::format("{}{} at {}", m ? ", " : "", ModuleName(Module(m)),
-                              s.end ? fmt::format("END ({})", s.pc) : fmt::format("{}", s.pc));
+        others += fmt::format("{}{} at {}{}", m ? ", " : "", ModuleName(Module(m)),
+                              s.end ? fmt::format("END ({})", s.pc) : fmt::format("{}", s.pc),
+                              pos[m] == dispatched[m] ? " (not dispatched)" : "");
       }
       return {ErrorCode::kDeadlock, pc, fmt::format("deadlock: {} (modules: {})", why, others), {}};
     }
@@ -159,11 +194,11 @@ void PutLe(uint8_t* p, int n, uint64_t v) {
 Machine::Machine(const MachineConfig& cfg) : cfg_(cfg) {
   auto bad = [](int v) { return v < 1 || v > 65535; };
   if (bad(cfg.r) || bad(cfg.c) || bad(cfg.act_depth) || bad(cfg.wgt_depth) || bad(cfg.acc_depth) ||
-      cfg.hbm_bytes == 0) {
+      bad(cfg.queue_depth) || cfg.hbm_bytes == 0) {
     throw std::invalid_argument(fmt::format(
-        "isa::Machine: R={} C={} ActDepth={} WgtDepth={} AccDepth={} must be in 1..65535 and "
-        "HbmBytes={} at least 1",
-        cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.hbm_bytes));
+        "isa::Machine: R={} C={} ActDepth={} WgtDepth={} AccDepth={} QueueDepth={} must be in "
+        "1..65535 and HbmBytes={} at least 1",
+        cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.queue_depth, cfg.hbm_bytes));
   }
   act_.assign(size_t(cfg.act_depth) * cfg.r, 0);
   wgt_.assign(size_t(cfg.wgt_depth) * cfg.c, 0);
@@ -266,7 +301,7 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
             {}};
   }
   // Pass 2: tokens.
-  if (RunResult t = CheckTokens(prog); !t.ok()) return t;
+  if (RunResult t = CheckTokens(prog, cfg_.queue_depth); !t.ok()) return t;
   // Pass 3: effects in program order.
   RunResult r;
   r.pc = uint32_t(prog.size() - 1);

@@ -65,7 +65,8 @@ module tpu_mxu #(
   output logic [63:0]          perf_wstall_o,
   output logic [63:0]          perf_starve_o,
   output logic [63:0]          perf_hazard_o,
-  output logic [63:0]          perf_drain_o
+  output logic [63:0]          perf_drain_o,
+  output logic [2:0]           perf_class_o   // see tpu_mxu_ctrl
 );
 
   // The mode is registered: the MACs then depend on flip-flops only, so a simulator evaluates them
@@ -133,7 +134,8 @@ module tpu_mxu #(
     .perf_wstall_o (perf_wstall_o),
     .perf_starve_o (perf_starve_o),
     .perf_hazard_o (perf_hazard_o),
-    .perf_drain_o  (perf_drain_o)
+    .perf_drain_o  (perf_drain_o),
+    .perf_class_o  (perf_class_o)
   );
 
   tpu_systolic_array #(

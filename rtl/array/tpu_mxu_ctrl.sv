@@ -90,7 +90,9 @@ module tpu_mxu_ctrl #(
   output logic [63:0]         perf_wstall_o,
   output logic [63:0]         perf_starve_o,
   output logic [63:0]         perf_hazard_o,
-  output logic [63:0]         perf_drain_o
+  output logic [63:0]         perf_drain_o,
+  output logic [2:0]          perf_class_o    // this cycle's cause: 0 idle, 1 busy, 2 weight
+                                              // stall, 3 starved, 4 hazard, 5 drain
 );
 
   if (Rows < 1 || Cols < 1 || AccDepth < 2) begin : gen_bad_params
@@ -437,6 +439,16 @@ module tpu_mxu_ctrl #(
   assign perf_starve_o = starve_q;
   assign perf_hazard_o = hazard_q;
   assign perf_drain_o  = drain_q;
+
+  always_comb begin
+    perf_class_o = 3'd0;
+    if (active) begin
+      if (issue)                         perf_class_o = 3'd1;
+      else if (q_cnt_q != 2'd0)          perf_class_o = a_valid_i ? 3'd4 : 3'd3;
+      else if (ld_busy_q || cmd_valid_i) perf_class_o = 3'd2;
+      else                               perf_class_o = 3'd5;
+    end
+  end
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

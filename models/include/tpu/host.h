@@ -22,8 +22,10 @@
 // layer's N-tiles use the full array).
 //
 // Tiling (all compilers share one GEMM emitter):
-//  * K-tile width kt_w = min(R, WgtDepth / 2) (two weight slots; kt_w = 1 and one slot when
-//    WgtDepth = 1); N-tile width C (T at hidden MLP boundaries).
+//  * K-tile width kt_w = min(R, max(1, WgtDepth / 2)); N-tile width C (T at hidden MLP
+//    boundaries). S = min(WgtDepth / kt_w, 64) weight slots of kt_w rows (at least 2 when
+//    WgtDepth ≥ 2): GEMM g of a layer loads its weight tile into slot g mod S, so the load module
+//    can fetch up to S tiles ahead of the array (HBM latency hiding for weight-bound GEMMs).
 //  * Output blocks: mb rows × nb N-tiles with mb ≤ ActDepth / 2 (two activation slots; one slot
 //    of one row when ActDepth = 1) and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when
 //    AccDepth = 1). Blocks run M-block-major, then groups of N-tiles.
@@ -35,11 +37,22 @@
 //    C0 rows with hbm_stride = pitch, a bias with hbm_stride = 0 (broadcast over rows).
 //  * After the block's last K-tile, one STORE per N-tile (relu / bf16 per the request).
 //
-// Dependency tokens (race-free by construction, queues never hold more than a few tokens):
+// Dependency tokens (race-free by construction, a queue never holds more than D tokens):
 //  * Load steps: step g = the LOADs feeding GEMM g. Each step ends with push_next; the step's first
 //    LOAD pops a compute→load token for g ≥ D, the one GEMM g−D pushed (push_prev) after it ran.
-//    D = 2 with double-buffered slots (weight slot g mod 2, activation slot = K-group index mod
-//    2), so the loads of GEMM g+1 overlap GEMM g; D = 1 when a buffer has one slot.
+//    So the load module runs at most D GEMMs ahead: when step g runs, GEMMs g−D+1 .. g−1 may
+//    still be reading their slots. D (per layer, PlanLayer) is the largest value that is
+//    race-free for both buffers, capped by the machine:
+//      D = max(1, min(S, A, QueueDepth, 255)),
+//    - weights: step g writes slot g mod S, which GEMM g−S read last, so D ≤ S;
+//    - activations (two slots, K-group a in slot a mod 2, loaded in the group's first step g_a):
+//      K-group a−2 ends at GEMM g_a − n(a−1) − 1, with n(a−1) the GEMMs of K-group a−1 (the
+//      block's N-tiles), so D ≤ n(a−1) + 1 for every K-group a−1 between two others:
+//      A = 1 + the fewest GEMMs of such a K-group (nb, or the last N-group's N-tiles), and no bound
+//      with fewer than 3 K-groups; with one activation slot A = 1 (once there are 2 K-groups);
+//    - QueueDepth: the load module can only run ahead by what the dispatcher has let into the
+//      compute queue; 255: the token queues' capacity.
+//    Every pop takes a token pushed earlier in program order, so no QueueDepth can deadlock.
 //  * Accumulator halves: block b uses half b mod 2. Its last GEMM pushes to store; its first STORE
 //    pops it; its last STORE pushes to compute when block b+2 exists, and block b+2's first
 //    accumulator write (its C0/bias LOAD or its first GEMM) pops it. So stores of block b overlap
@@ -127,17 +140,32 @@ class Program {
 };
 
 // How the compilers cut the work (see the header comment).
+inline constexpr int kMaxWeightSlots = 64;
+
 struct Tiling {
   int kt_w = 0;       // K-tile width (first layer's)
   int nt_w = 0;       // N-tile width (last layer's)
   int act_slots = 0;  // 1 or 2
   int act_slot_rows = 0;
-  int wgt_slots = 0;   // 1 or 2
+  int wgt_slots = 0;   // S = min(WgtDepth / kt_w, 64), at least 1; a slot holds kt_w rows
   int acc_halves = 0;  // 1 or 2
   int acc_half_rows = 0;
-  int depth = 0;  // D: how many GEMMs the load module may run ahead
+  int depth = 0;  // the machine's bound on D: min(S, QueueDepth, 255); a layer's D may be lower
 };
 Tiling PlanTiling(const isa::MachineConfig& cfg);
+
+// One layer (one GEMM M×K×N) cut as the emitter cuts it: blocks of mb rows × nb N-tiles, and D.
+struct LayerPlan {
+  int kt_w = 0, nt_w = 0;  // this layer's K- and N-tile widths
+  int k_tiles = 0, n_tiles = 0;
+  int mb = 0;  // rows per block
+  int nb = 0;  // N-tiles per block (the last block of an M-block may have fewer)
+  int m_blocks = 0, n_blocks = 0;
+  uint64_t gemms = 0;
+  int depth = 0;  // D: how many GEMMs the load module may run ahead (header comment)
+};
+// Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's.
+LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w);
 
 // What a compiled program does, for checking against the machine's counters.
 struct Stats {

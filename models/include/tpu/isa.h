@@ -54,6 +54,9 @@ struct MachineConfig {
   int acc_depth = 4096;  // accumulator rows of C fp32
   uint64_t hbm_bytes = uint64_t(1) << 30;
   num::Mode mode = num::Mode::kIeee;
+  // The command processor's per-module dispatch queues: instructions dispatched but not yet
+  // started (docs/isa.md, "Dispatch"). Last, so positional initialisers of the others still hold.
+  int queue_depth = 32;
 };
 
 // Dependency flags (byte 1): bit 0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next.

@@ -7,14 +7,19 @@
 //  1. Fetch, decode and check every instruction in program order up to the first END. The first
 //     failing instruction (the lowest program index) stops the run with its code and pc;
 //     ERR_NO_END reports pc = count (the first index past the program).
-//  2. The token protocol, as the decoupled modules would run it: the load, compute and store
-//     streams (END in all three) are simulated with the four token queues. A queue has one
-//     producer and one consumer, so whether every module reaches END is schedule-independent;
-//     if not, ERR_DEADLOCK at the lowest pc of the instructions blocked on a pop.
-//     ERR_TOKEN_OVERFLOW is reported when some schedule the tokens allow would put more than 255
-//     tokens in a queue: for the p-th push into a queue, the pops of that queue that must
-//     precede it (its causal past, tracked with vector clocks) are fewer than p - 255. The pc is
-//     the lowest such push; an overflow takes precedence over a deadlock.
+//  2. The token protocol, as the command processor and the decoupled modules would run it: the
+//     dispatcher walks the program (pc 1 .. END) and puts each instruction into its module's
+//     queue (END into all three) only while that queue holds fewer than QueueDepth instructions
+//     dispatched but not started; the load, compute and store modules start their oldest
+//     dispatched instruction when all its pops succeed, and the four token queues carry tokens
+//     between them. Every queue has one producer and one consumer (a bounded Kahn network), so
+//     whether every module reaches END is schedule-independent; if not, ERR_DEADLOCK at the
+//     lowest pc of the dispatched instructions blocked on a pop (the message also names a full
+//     queue the dispatcher is stuck on, if any). ERR_TOKEN_OVERFLOW is reported when some
+//     schedule the tokens allow (ignoring the dispatcher's limit) would put more than 255 tokens
+//     in a queue: for the p-th push into a queue, the pops of that queue that must precede it
+//     (its causal past, tracked with vector clocks) are fewer than p - 255. The pc is the lowest
+//     such push among the instructions that start; an overflow takes precedence over a deadlock.
 //  3. Only if both passes found nothing: the effects, in program order.
 // After an error the program has had no effect on the model's state (the hardware may have run
 // part of it; only the code and pc are comparable).
@@ -50,7 +55,8 @@ struct RunResult {
 
 class Machine {
  public:
-  // Throws std::invalid_argument when a dimension is < 1 or too large for a 16-bit field.
+  // Throws std::invalid_argument when a dimension (QueueDepth included) is < 1 or too large for a
+  // 16-bit field.
   explicit Machine(const MachineConfig& cfg);
 
   const MachineConfig& config() const { return cfg_; }

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator: command processor, load / compute / store modules with their token queues,
+// activation and weight buffers, the matrix unit (tpu_mxu: systolic array and accumulators) and
+// the HBM2 subsystem behind one AXI4 port (tpu_hbm_single), on one clock.
+//
+//   host ──AXI4-Lite──► regs ──► command processor ──fetch──┐
+//                                  │ dispatch                │
+//            ┌─────────────────────┼───────────────┐         │
+//            ▼                     ▼               ▼         │
+//          load ──► act/wgt ──► compute ──► mxu ◄── store    │
+//            │       buffers      │ acc LOAD  st port │      │
+//            └──── reads ─────────┴──── reads         writes │
+//                   └──────── read arbiter ◄──────────┘◄─────┘
+//                                  │                     │
+//                            tpu_hbm_single (AXI4, 32 B/cycle) ──► HBM2 device(s)
+//
+// Performance counters (registers 0x040 + 8*i, see tpu_accel_regs), cleared by start:
+//   0 cycles (busy), 1 busy (the array issued a row), 2 weight stall, 3 input stall,
+//   4 accumulator hazard, 5 store stall, 6 idle: every busy cycle counts in exactly one of 1..6;
+//   7 useful MACs, 8 bytes read on the DMA port (32 per beat), 9 bytes written (32 per beat),
+//   10 instructions consumed (HEADER and END included).
+module tpu_accel #(
+  parameter int unsigned Rows           = 16,
+  parameter int unsigned Cols           = 16,
+  parameter int unsigned PipeRegs       = 1,
+  parameter int unsigned ActDepth       = 2048,
+  parameter int unsigned WgtDepth       = 2048,
+  parameter int unsigned AccDepth       = 4096,
+  parameter int unsigned QueueDepth     = 32,
+  parameter int unsigned Channels       = 1,
+  parameter int unsigned Preset         = 0,
+  parameter int unsigned PerBankRefresh = 1,
+  parameter int unsigned RdQDepth       = 16,
+  parameter int unsigned WrQDepth       = 16,
+  parameter int unsigned RetDepth       = 64,
+  parameter int unsigned WrHigh         = 14,
+  parameter int unsigned WrLow          = 2,
+  localparam int unsigned Ports         = 2 * Channels,
+  localparam int unsigned RowBits       = 16,
+  localparam int unsigned ColBits       = 5,
+  // The address space behind the port: 2^(5+ColBits+4+RowBits) bytes per pseudo-channel.
+  localparam int unsigned HbmAddrBits   = 5 + ColBits + 4 + RowBits + $clog2(Ports),
+  localparam int unsigned NCnt          = 11
+) (
+  input  logic                                        clk_i,
+  input  logic                                        rst_ni,
+  // Host: AXI4-Lite
+  input  logic                                        s_aw_valid_i,
+  output logic                                        s_aw_ready_o,
+  input  logic [11:0]                                 s_aw_addr_i,
+  input  logic                                        s_w_valid_i,
+  output logic                                        s_w_ready_o,
+  input  logic [31:0]                                 s_w_data_i,
+  output logic                                        s_b_valid_o,
+  input  logic                                        s_b_ready_i,
+  input  logic                                        s_ar_valid_i,
+  output logic                                        s_ar_ready_o,
+  input  logic [11:0]                                 s_ar_addr_i,
+  output logic                                        s_r_valid_o,
+  input  logic                                        s_r_ready_i,
+  output logic [31:0]                                 s_r_data_o,
+  output logic                                        irq_o,   // done (level, until start)
+  output logic                                        hbm_busy_o,  // requests still queued in
+                                                                   // the HBM controllers
+  // Memory side, per channel (see tpu_hbm_subsys)
+  output logic [Channels-1:0]                         row_valid_o,
+  output logic [Channels*tpu_pkg::HbmRowCmdBits-1:0]  row_cmd_o,
+  output logic [Channels-1:0]                         row_pc_o,
+  output logic [Channels*4-1:0]                       row_bank_o,
+  output logic [Channels*RowBits-1:0]                 row_row_o,
+  output logic [Channels-1:0]                         col_valid_o,
+  output logic [Channels*tpu_pkg::HbmColCmdBits-1:0]  col_cmd_o,
+  output logic [Channels-1:0]                         col_pc_o,
+  output logic [Channels*4-1:0]                       col_bank_o,
+  output logic [Channels*ColBits-1:0]                 col_col_o,
+  output logic [Ports-1:0]                            wdata_valid_o,
+  output logic [Ports*256-1:0]                        wdata_o,
+  output logic [Ports*32-1:0]                         wstrb_o,
+  input  logic [Ports-1:0]                            rdata_valid_i,
+  input  logic [Ports*256-1:0]                        rdata_i
+);
+
+  localparam int unsigned AW     = HbmAddrBits;
+  localparam int unsigned ActAW  = (ActDepth > 1) ? $clog2(ActDepth) : 1;
+  localparam int unsigned WgtAW  = (WgtDepth > 1) ? $clog2(WgtDepth) : 1;
+  localparam int unsigned AccAW  = (AccDepth > 1) ? $clog2(AccDepth) : 1;
+  localparam int unsigned CntW   = $clog2(AccDepth + 1);
+  localparam int unsigned KvW    = $clog2(Rows + 1);
+  localparam int unsigned NvW    = $clog2(Cols + 1);
+  localparam int unsigned IdBits = 6;
+
+  if (Rows < 1 || Rows > 64 || Cols < 1 || Cols > 64) begin : gen_bad_shape
+    $error("tpu_accel: Rows and Cols must be in 1..64");
+  end
+  if (ActDepth > 65535 || WgtDepth > 65535 || AccDepth > 65535 || QueueDepth < 1) begin : gen_bad
+    $error("tpu_accel: buffer depths must be in 1..65535 and QueueDepth at least 1");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Registers and command processor
+  // ---------------------------------------------------------------------------------------------
+  logic              start, ftz, perf_clear, busy, done, halt, flush, instr;
+  logic [63:0]       prog_addr;
+  logic [31:0]       prog_len, err_pc;
+  logic [3:0]        err_code;
+  logic [NCnt*64-1:0] counters;
+
+  tpu_accel_regs #(.Rows(Rows), .Cols(Cols), .Channels(Channels), .NCnt(NCnt)) u_regs (
+    .clk_i, .rst_ni,
+    .aw_valid_i(s_aw_valid_i), .aw_ready_o(s_aw_ready_o), .aw_addr_i(s_aw_addr_i),
+    .w_valid_i (s_w_valid_i),  .w_ready_o (s_w_ready_o),  .w_data_i (s_w_data_i),
+    .b_valid_o (s_b_valid_o),  .b_ready_i (s_b_ready_i),
+    .ar_valid_i(s_ar_valid_i), .ar_ready_o(s_ar_ready_o), .ar_addr_i(s_ar_addr_i),
+    .r_valid_o (s_r_valid_o),  .r_ready_i (s_r_ready_i),  .r_data_o (s_r_data_o),
+    .start_o(start), .ftz_o(ftz), .perf_clear_o(perf_clear), .prog_addr_o(prog_addr),
+    .prog_len_o(prog_len), .busy_i(busy), .done_i(done), .err_code_i(err_code),
+    .err_pc_i(err_pc), .counters_i(counters)
+  );
+  assign irq_o = done;
+
+  // Read clients: 0 fetch, 1 load, 2 accumulator loads.
+  logic [2:0]      c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
+  logic [3*AW-1:0] c_ar_addr;
+  logic [23:0]     c_ar_len;
+  logic [255:0]    r_data;
+  logic            r_err;
+
+  logic [2:0]   q_push, q_full, q_empty, q_pop, fin, stuck, blocked;
+  logic [287:0] q_data;
+  logic [863:0] q_head;
+  logic [95:0]  head_pc;
+  logic         rt_err;
+  logic [3:0]   rt_code;
+  logic [31:0]  rt_pc;
+
+  tpu_accel_cmd #(
+    .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
+    .HbmAddrBits(AW)
+  ) u_cmd (
+    .clk_i, .rst_ni,
+    .start_i(start), .prog_addr_i(prog_addr), .count_i(prog_len),
+    .busy_o(busy), .done_o(done), .err_code_o(err_code), .err_pc_o(err_pc),
+    .halt_o(halt), .flush_o(flush), .instr_o(instr),
+    .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AW]),
+    .ar_len_o(c_ar_len[0 +: 8]),
+    .r_valid_i(c_r_valid[0]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .q_push_o(q_push), .q_data_o(q_data), .q_full_i(q_full),
+    .fin_i(fin), .stuck_i(stuck), .blocked_i(blocked), .head_pc_i(head_pc),
+    .rt_err_i(rt_err), .rt_code_i(rt_code), .rt_pc_i(rt_pc)
+  );
+  assign c_r_ready[0] = 1'b1;
+
+  for (genvar m = 0; m < 3; m++) begin : gen_queue
+    tpu_accel_fifo #(.Width(288), .Depth(QueueDepth)) u_q (
+      .clk_i, .rst_ni, .flush_i(flush),
+      .push_i(q_push[m]), .data_i(q_data), .full_o(q_full[m]),
+      .pop_i (q_pop[m]), .data_o(q_head[288*m +: 288]), .empty_o(q_empty[m]), .count_o()
+    );
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Token queues: 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute
+  // ---------------------------------------------------------------------------------------------
+  logic [3:0]   tok_push, tok_pop, tok_avail, tok_over;
+  logic [127:0] tok_pc;
+  logic [31:0]  tok_cnt_q;
+
+  logic        ld_pop_next, ld_push_next, cp_pop_prev, cp_pop_next, cp_push_prev, cp_push_next;
+  logic        st_pop_prev, st_push_prev;
+  logic [31:0] ld_push_pc, cp_push_pc, st_push_pc;
+  assign tok_push = {st_push_prev, cp_push_next, cp_push_prev, ld_push_next};
+  assign tok_pop  = {cp_pop_next, st_pop_prev, ld_pop_next, cp_pop_prev};
+  assign tok_pc   = {st_push_pc, cp_push_pc, cp_push_pc, ld_push_pc};
+
+  for (genvar t = 0; t < 4; t++) begin : gen_tok
+    logic [7:0] cnt;
+    assign cnt          = tok_cnt_q[8*t +: 8];
+    assign tok_avail[t] = cnt != 8'd0;
+    assign tok_over[t]  = tok_push[t] && !tok_pop[t] && cnt == 8'd255;
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni)      tok_cnt_q[8*t +: 8] <= '0;
+      else if (flush)   tok_cnt_q[8*t +: 8] <= '0;
+      else if (!tok_over[t]) tok_cnt_q[8*t +: 8] <= cnt + 8'(tok_push[t]) - 8'(tok_pop[t]);
+    end
+  end
+
+  // Runtime errors this cycle: the lowest pc wins.
+  logic        ld_err, cp_err, st_err;
+  logic [31:0] ld_err_pc, cp_err_pc, st_err_pc;
+  always_comb begin
+    rt_err  = 1'b0;
+    rt_code = 4'd0;
+    rt_pc   = 32'hFFFF_FFFF;
+    for (int unsigned t = 0; t < 4; t++) begin
+      if (tok_over[t] && tok_pc[32*t +: 32] <= rt_pc) begin
+        rt_err  = 1'b1;
+        rt_code = 4'd8;
+        rt_pc   = tok_pc[32*t +: 32];
+      end
+    end
+    if (ld_err && ld_err_pc <= rt_pc) begin
+      rt_err = 1'b1; rt_code = 4'd6; rt_pc = ld_err_pc;
+    end
+    if (cp_err && cp_err_pc <= rt_pc) begin
+      rt_err = 1'b1; rt_code = 4'd6; rt_pc = cp_err_pc;
+    end
+    if (st_err && st_err_pc <= rt_pc) begin
+      rt_err = 1'b1; rt_code = 4'd6; rt_pc = st_err_pc;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Buffers
+  // ---------------------------------------------------------------------------------------------
+  logic                act_we, act_re, wgt_we, wgt_re;
+  logic [ActAW-1:0]    act_waddr, act_raddr;
+  logic [WgtAW-1:0]    wgt_waddr, wgt_raddr;
+  logic [Rows-1:0]     act_wen;
+  logic [Cols-1:0]     wgt_wen;
+  logic [Rows*16-1:0]  act_wdata, act_rdata;
+  logic [Cols*16-1:0]  wgt_wdata, wgt_rdata;
+
+  tpu_accel_buf #(.Depth(ActDepth), .Elems(Rows)) u_act (
+    .clk_i, .we_i(act_we), .waddr_i(act_waddr), .wen_i(act_wen), .wdata_i(act_wdata),
+    .re_i(act_re), .raddr_i(act_raddr), .rdata_o(act_rdata)
+  );
+  tpu_accel_buf #(.Depth(WgtDepth), .Elems(Cols)) u_wgt (
+    .clk_i, .we_i(wgt_we), .waddr_i(wgt_waddr), .wen_i(wgt_wen), .wdata_i(wgt_wdata),
+    .re_i(wgt_re), .raddr_i(wgt_raddr), .rdata_o(wgt_rdata)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // The three modules
+  // ---------------------------------------------------------------------------------------------
+  tpu_accel_load #(
+    .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AddrW(AW)
+  ) u_load (
+    .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
+    .q_valid_i(!q_empty[0]), .q_instr_i(q_head[0 +: 256]), .q_pc_i(q_head[256 +: 32]),
+    .q_pop_o(q_pop[0]),
+    .tok_next_i(tok_avail[1]), .pop_next_o(ld_pop_next), .push_next_o(ld_push_next),
+    .push_pc_o(ld_push_pc),
+    .fin_o(fin[0]), .stuck_o(stuck[0]), .blocked_o(blocked[0]), .head_pc_o(head_pc[0 +: 32]),
+    .err_o(ld_err), .err_pc_o(ld_err_pc),
+    .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_addr_o(c_ar_addr[AW +: AW]),
+    .ar_len_o(c_ar_len[8 +: 8]),
+    .r_valid_i(c_r_valid[1]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .act_we_o(act_we), .act_waddr_o(act_waddr), .act_wen_o(act_wen), .act_wdata_o(act_wdata),
+    .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
+  );
+  assign c_r_ready[1] = 1'b1;
+
+  logic                mxu_cmd_valid, mxu_cmd_ready, mxu_cmd_acc, mxu_cmd_load_w;
+  logic [CntW-1:0]     mxu_cmd_rows;
+  logic [KvW-1:0]      mxu_cmd_kv;
+  logic [NvW-1:0]      mxu_cmd_nv;
+  logic [AccAW-1:0]    mxu_cmd_addr, mxu_ld_addr, mxu_st_addr;
+  logic                mxu_w_valid, mxu_w_ready, mxu_a_valid, mxu_a_ready;
+  logic [Cols*16-1:0]  mxu_w_data;
+  logic [Rows*16-1:0]  mxu_a_data;
+  logic                mxu_ld_valid, mxu_ld_ready, mxu_st_valid, mxu_st_rvalid;
+  logic [Cols*32-1:0]  mxu_ld_data, mxu_st_data;
+  logic                mxu_done, mxu_idle;
+  logic [2:0]          mxu_class;
+  logic [63:0]         mxu_macs;
+  logic                cp_wait_load, cp_wait_store, cp_head_loadw, cp_acc_load;
+
+  tpu_accel_compute #(
+    .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
+    .AddrW(AW)
+  ) u_compute (
+    .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
+    .q_valid_i(!q_empty[1]), .q_instr_i(q_head[288 +: 256]), .q_pc_i(q_head[544 +: 32]),
+    .q_pop_o(q_pop[1]),
+    .tok_prev_i(tok_avail[0]), .tok_next_i(tok_avail[3]),
+    .pop_prev_o(cp_pop_prev), .pop_next_o(cp_pop_next),
+    .push_prev_o(cp_push_prev), .push_next_o(cp_push_next), .push_pc_o(cp_push_pc),
+    .fin_o(fin[1]), .stuck_o(stuck[1]), .blocked_o(blocked[1]), .head_pc_o(head_pc[32 +: 32]),
+    .err_o(cp_err), .err_pc_o(cp_err_pc),
+    .wait_load_o(cp_wait_load), .wait_store_o(cp_wait_store), .head_loadw_o(cp_head_loadw),
+    .acc_load_o(cp_acc_load),
+    .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]), .ar_addr_o(c_ar_addr[2*AW +: AW]),
+    .ar_len_o(c_ar_len[16 +: 8]),
+    .r_valid_i(c_r_valid[2]), .r_ready_o(c_r_ready[2]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .act_re_o(act_re), .act_raddr_o(act_raddr), .act_rdata_i(act_rdata),
+    .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
+    .mxu_cmd_valid_o(mxu_cmd_valid), .mxu_cmd_ready_i(mxu_cmd_ready),
+    .mxu_cmd_rows_o(mxu_cmd_rows), .mxu_cmd_kv_o(mxu_cmd_kv), .mxu_cmd_nv_o(mxu_cmd_nv),
+    .mxu_cmd_addr_o(mxu_cmd_addr), .mxu_cmd_acc_o(mxu_cmd_acc),
+    .mxu_cmd_load_w_o(mxu_cmd_load_w),
+    .mxu_w_valid_o(mxu_w_valid), .mxu_w_ready_i(mxu_w_ready), .mxu_w_data_o(mxu_w_data),
+    .mxu_a_valid_o(mxu_a_valid), .mxu_a_ready_i(mxu_a_ready), .mxu_a_data_o(mxu_a_data),
+    .mxu_ld_valid_o(mxu_ld_valid), .mxu_ld_ready_i(mxu_ld_ready), .mxu_ld_addr_o(mxu_ld_addr),
+    .mxu_ld_data_o(mxu_ld_data),
+    .mxu_done_i(mxu_done), .mxu_idle_i(mxu_idle)
+  );
+
+  // Write path (store module only).
+  logic          aw_valid, aw_ready, w_valid, w_ready, w_last, b_valid, b_ready, w_fire;
+  logic [AW-1:0] aw_addr;
+  logic [7:0]    aw_len;
+  logic [255:0]  w_data;
+  logic [31:0]   w_strb;
+  logic [1:0]    b_resp;
+
+  tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW)) u_store (
+    .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
+    .q_valid_i(!q_empty[2]), .q_instr_i(q_head[576 +: 256]), .q_pc_i(q_head[832 +: 32]),
+    .q_pop_o(q_pop[2]),
+    .tok_prev_i(tok_avail[2]), .pop_prev_o(st_pop_prev), .push_prev_o(st_push_prev),
+    .push_pc_o(st_push_pc),
+    .fin_o(fin[2]), .stuck_o(stuck[2]), .blocked_o(blocked[2]), .head_pc_o(head_pc[64 +: 32]),
+    .err_o(st_err), .err_pc_o(st_err_pc),
+    .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_addr_o(aw_addr), .aw_len_o(aw_len),
+    .w_valid_o(w_valid), .w_ready_i(w_ready), .w_data_o(w_data), .w_strb_o(w_strb),
+    .w_last_o(w_last), .b_valid_i(b_valid), .b_resp_err_i(b_resp == tpu_pkg::AxiRespSlvErr),
+    .st_valid_o(mxu_st_valid), .st_addr_o(mxu_st_addr), .st_valid_i(mxu_st_rvalid),
+    .st_data_i(mxu_st_data), .w_fire_o(w_fire)
+  );
+  assign b_ready = 1'b1;
+
+  // ---------------------------------------------------------------------------------------------
+  // The matrix unit
+  // ---------------------------------------------------------------------------------------------
+  // verilator lint_off PINCONNECTEMPTY
+  tpu_mxu #(
+    .Rows(Rows), .Cols(Cols), .PipeRegs(PipeRegs), .AccDepth(AccDepth),
+    .ModeSel(tpu_pkg::ModeRuntime)
+  ) u_mxu (
+    .clk_i, .rst_ni, .ftz_i(ftz),
+    .cmd_valid_i(mxu_cmd_valid), .cmd_ready_o(mxu_cmd_ready), .cmd_rows_i(mxu_cmd_rows),
+    .cmd_kv_i(mxu_cmd_kv), .cmd_nv_i(mxu_cmd_nv), .cmd_addr_i(mxu_cmd_addr),
+    .cmd_acc_i(mxu_cmd_acc), .cmd_load_w_i(mxu_cmd_load_w),
+    .w_valid_i(mxu_w_valid), .w_ready_o(mxu_w_ready), .w_data_i(mxu_w_data),
+    .a_valid_i(mxu_a_valid), .a_ready_o(mxu_a_ready), .a_data_i(mxu_a_data),
+    .ld_valid_i(mxu_ld_valid), .ld_ready_o(mxu_ld_ready), .ld_addr_i(mxu_ld_addr),
+    .ld_data_i(mxu_ld_data),
+    .st_valid_i(mxu_st_valid), .st_addr_i(mxu_st_addr), .st_valid_o(mxu_st_rvalid),
+    .st_data_o(mxu_st_data),
+    .done_o(mxu_done), .idle_o(mxu_idle), .err_o(),
+    .perf_clear_i(perf_clear), .perf_cycles_o(), .perf_busy_o(), .perf_macs_o(mxu_macs),
+    .perf_wstall_o(), .perf_starve_o(), .perf_hazard_o(), .perf_drain_o(),
+    .perf_class_o(mxu_class)
+  );
+  // verilator lint_on PINCONNECTEMPTY
+
+  // ---------------------------------------------------------------------------------------------
+  // Read arbiter (round robin over the clients) and response routing by ID
+  // ---------------------------------------------------------------------------------------------
+  logic [1:0]        rr_q, gnt, gnt_q;
+  logic              lock_q;
+  logic              ar_valid, ar_ready, r_valid, r_ready, r_last;
+  logic [IdBits-1:0] r_id, b_id;
+  logic [1:0]        r_resp;
+
+  // The first requesting client at or after the round-robin pointer; a request that waits for
+  // ready keeps the grant (AXI: AR holds until the handshake).
+  logic [1:0] pick;
+  always_comb begin
+    pick = rr_q;
+    for (int unsigned k = 0; k < 3; k++) begin
+      if (c_ar_valid[2'((32'(rr_q) + 2 - k) % 3)]) pick = 2'((32'(rr_q) + 2 - k) % 3);
+    end
+  end
+  assign gnt = lock_q ? gnt_q : pick;
+
+  assign ar_valid = |c_ar_valid;
+  for (genvar c = 0; c < 3; c++) begin : gen_ar_ready
+    assign c_ar_ready[c] = ar_ready && gnt == 2'(c) && c_ar_valid[c];
+    assign c_r_valid[c]  = r_valid && r_id == IdBits'(c);
+  end
+  assign r_ready = c_r_ready[r_id[1:0]];
+  assign r_err   = r_resp == tpu_pkg::AxiRespSlvErr;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rr_q   <= 2'd0;
+      gnt_q  <= 2'd0;
+      lock_q <= 1'b0;
+    end else begin
+      if (ar_valid && ar_ready) rr_q <= (gnt == 2'd2) ? 2'd0 : gnt + 2'd1;
+      lock_q <= ar_valid && !ar_ready;
+      gnt_q  <= gnt;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // HBM2 subsystem behind one port
+  // ---------------------------------------------------------------------------------------------
+  logic [Ports*8-1:0] rq_count, wq_count;
+  logic [Ports*4-1:0] ref_debt;
+  logic [Ports-1:0]   wr_mode;
+
+  tpu_hbm_single #(
+    .Channels(Channels), .Preset(Preset), .AddrBits(40), .IdBits(IdBits),
+    .RowBits(RowBits), .ColBits(ColBits), .RdQDepth(RdQDepth), .WrQDepth(WrQDepth),
+    .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow)
+  ) u_hbm (
+    .clk_i, .rst_ni,
+    .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_id_i('0), .aw_addr_i(40'(aw_addr)),
+    .aw_len_i(aw_len), .aw_size_i(3'd5), .aw_burst_i(tpu_pkg::AxiBurstIncr),
+    .w_valid_i(w_valid), .w_ready_o(w_ready), .w_data_i(w_data), .w_strb_i(w_strb),
+    .w_last_i(w_last),
+    .b_valid_o(b_valid), .b_ready_i(b_ready), .b_id_o(b_id), .b_resp_o(b_resp),
+    .ar_valid_i(ar_valid), .ar_ready_o(ar_ready), .ar_id_i(IdBits'(gnt)),
+    .ar_addr_i(40'(c_ar_addr[AW*gnt +: AW])), .ar_len_i(c_ar_len[8*gnt +: 8]),
+    .ar_size_i(3'd5), .ar_burst_i(tpu_pkg::AxiBurstIncr),
+    .r_valid_o(r_valid), .r_ready_i(r_ready), .r_id_o(r_id), .r_data_o(r_data),
+    .r_resp_o(r_resp), .r_last_o(r_last),
+    .row_valid_o, .row_cmd_o, .row_pc_o, .row_bank_o, .row_row_o,
+    .col_valid_o, .col_cmd_o, .col_pc_o, .col_bank_o, .col_col_o,
+    .wdata_valid_o, .wdata_o, .wstrb_o, .rdata_valid_i, .rdata_i,
+    .rq_count_o(rq_count), .wq_count_o(wq_count), .ref_debt_o(ref_debt), .wr_mode_o(wr_mode)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Performance counters
+  // ---------------------------------------------------------------------------------------------
+  logic [2:0] cls;   // 1 busy, 2 weight, 3 input, 4 hazard, 5 store, 6 idle
+  always_comb begin
+    case (mxu_class)
+      3'd1:    cls = 3'd1;
+      3'd2:    cls = 3'd2;
+      3'd3:    cls = 3'd3;
+      3'd4:    cls = 3'd4;
+      default: begin
+        if (cp_wait_store)     cls = 3'd5;
+        else if (cp_wait_load) cls = cp_head_loadw ? 3'd2 : 3'd3;
+        else if (cp_acc_load)  cls = 3'd3;
+        else                   cls = 3'd6;
+      end
+    endcase
+  end
+
+  logic [NCnt*64-1:0] cnt_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cnt_q <= '0;
+    end else if (perf_clear) begin
+      cnt_q <= '0;
+    end else if (busy) begin
+      cnt_q[0 +: 64] <= cnt_q[0 +: 64] + 64'd1;
+      cnt_q[64*cls +: 64] <= cnt_q[64*cls +: 64] + 64'd1;
+      if (r_valid && r_ready) cnt_q[64*8 +: 64] <= cnt_q[64*8 +: 64] + 64'd32;
+      if (w_fire)             cnt_q[64*9 +: 64] <= cnt_q[64*9 +: 64] + 64'd32;
+      if (instr)              cnt_q[64*10 +: 64] <= cnt_q[64*10 +: 64] + 64'd1;
+    end
+  end
+  always_comb begin
+    counters = cnt_q;
+    counters[64*7 +: 64] = mxu_macs;
+  end
+
+  assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);
+
+  // verilator lint_off UNUSED
+  logic unused;
+  assign unused = ^{ref_debt, wr_mode, r_last, b_id, cnt_q[64*7 +: 64]};
+  // verilator lint_on UNUSED
+
+endmodule

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// An on-chip buffer of Depth rows of Elems bf16 values (the activation or the weight buffer):
+// one write port with a per-element write enable, one read port with the row one cycle after the
+// read (a plain synchronous RAM).
+module tpu_accel_buf #(
+  parameter int unsigned Depth = 2048,
+  parameter int unsigned Elems = 16,
+  localparam int unsigned AddrW = (Depth > 1) ? $clog2(Depth) : 1,
+  localparam int unsigned W     = 16 * Elems
+) (
+  input  logic             clk_i,
+  input  logic             we_i,
+  input  logic [AddrW-1:0] waddr_i,
+  input  logic [Elems-1:0] wen_i,     // element e written when wen_i[e]
+  input  logic [W-1:0]     wdata_i,
+  input  logic             re_i,
+  input  logic [AddrW-1:0] raddr_i,
+  output logic [W-1:0]     rdata_o
+);
+
+  logic [W-1:0] mem_q [Depth];
+
+  always_ff @(posedge clk_i) begin
+    if (we_i) begin
+      for (int unsigned e = 0; e < Elems; e++) begin
+        if (wen_i[e]) mem_q[waddr_i][16*e +: 16] <= wdata_i[16*e +: 16];
+      end
+    end
+    if (re_i) rdata_o <= mem_q[raddr_i];
+  end
+
+endmodule

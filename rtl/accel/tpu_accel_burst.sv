@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cuts a 2-D transfer (rows of bpr 32-byte beats, row i at addr + i*stride) into AXI4 INCR bursts
+// of at most MaxBurst beats that never cross a 4 KB boundary. Rows that follow each other in
+// memory (stride = bpr*32, or a single row) form one region and share bursts, so a tiled tensor
+// streams in long bursts; other strides give one region per row. once_i moves only the first row
+// (the accumulator path re-uses it for a broadcast, stride 0).
+module tpu_accel_burst #(
+  parameter int unsigned AddrW    = 31,
+  parameter int unsigned MaxBurst = 16
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  input  logic             flush_i,
+  input  logic             start_i,     // takes the transfer below (only while !busy_o)
+  input  logic [AddrW-1:0] addr_i,
+  input  logic [31:0]      stride_i,
+  input  logic [15:0]      rows_i,
+  input  logic [3:0]       bpr_i,       // beats per row, 1..8
+  input  logic             once_i,
+  output logic             busy_o,
+  output logic             req_valid_o,
+  input  logic             req_ready_i,
+  output logic [AddrW-1:0] req_addr_o,
+  output logic [7:0]       req_len_o,   // AxLEN: beats - 1
+  output logic             req_last_o   // the transfer's last burst
+);
+
+  logic             busy_q;
+  logic [AddrW-1:0] cur_q, base_q;
+  logic [31:0]      stride_q;
+  logic [19:0]      left_q;      // beats left in the current region
+  logic [15:0]      regions_q;   // regions left, the current one included
+  logic [3:0]       bpr_q;
+  logic [8:0]       to_4k, len;
+
+  assign to_4k = 9'((13'd4096 - 13'(cur_q[11:0])) >> 5);
+  always_comb begin
+    len = 9'(MaxBurst);
+    if (20'(len) > left_q) len = 9'(left_q);
+    if (len > to_4k) len = to_4k;
+  end
+
+  assign busy_o      = busy_q;
+  assign req_valid_o = busy_q;
+  assign req_addr_o  = cur_q;
+  assign req_len_o   = 8'(len - 9'd1);
+  assign req_last_o  = (20'(len) == left_q) && (regions_q == 16'd1);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      busy_q    <= 1'b0;
+      cur_q     <= '0;
+      base_q    <= '0;
+      stride_q  <= '0;
+      left_q    <= '0;
+      regions_q <= '0;
+      bpr_q     <= '0;
+    end else if (flush_i) begin
+      busy_q <= 1'b0;
+    end else if (start_i && !busy_q) begin
+      busy_q   <= 1'b1;
+      cur_q    <= addr_i;
+      base_q   <= addr_i;
+      stride_q <= stride_i;
+      bpr_q    <= bpr_i;
+      if (once_i) begin
+        left_q    <= 20'(bpr_i);
+        regions_q <= 16'd1;
+      end else if (rows_i == 16'd1 || stride_i == 32'(bpr_i) * 32'd32) begin
+        left_q    <= 20'(rows_i) * 20'(bpr_i);
+        regions_q <= 16'd1;
+      end else begin
+        left_q    <= 20'(bpr_i);
+        regions_q <= rows_i;
+      end
+    end else if (busy_q && req_ready_i) begin
+      if (20'(len) != left_q) begin
+        cur_q  <= cur_q + AddrW'({len, 5'd0});
+        left_q <= left_q - 20'(len);
+      end else if (regions_q != 16'd1) begin
+        base_q    <= base_q + AddrW'(stride_q);
+        cur_q     <= base_q + AddrW'(stride_q);
+        left_q    <= 20'(bpr_q);
+        regions_q <= regions_q - 16'd1;
+      end else begin
+        busy_q <= 1'b0;
+      end
+    end
+  end
+
+endmodule

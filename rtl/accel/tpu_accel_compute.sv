@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compute module: executes GEMM on the matrix unit and LOAD to the accumulators (buffer 2).
+//
+// GEMM: starts when its tokens are there (pop_prev: load->compute, pop_next: store->compute) and
+// the matrix unit takes the command; the weight rows (load_weights) and the activation rows are
+// queued as stream jobs that feed the unit's ports from the buffers. The unit works on one command
+// while it loads the next tile, so GEMMs run back to back. A GEMM is complete at the unit's done
+// pulse (its last result row written); then it pushes its tokens (push_prev: compute->load, the
+// weight and activation slots are free; push_next: compute->store, the results are there).
+//
+// LOAD to the accumulators: waits until every earlier GEMM is complete (program order on the
+// accumulators), reads the rows (AXI4 read client, ID "acc"), assembles each row of Cols fp32
+// values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
+// hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
+module tpu_accel_compute #(
+  parameter int unsigned Rows     = 16,
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned ActDepth = 2048,
+  parameter int unsigned WgtDepth = 2048,
+  parameter int unsigned AccDepth = 4096,
+  parameter int unsigned AddrW    = 31,
+  parameter int unsigned DoneDepth = 4,
+  localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
+  localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1,
+  localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
+  localparam int unsigned CntW    = $clog2(AccDepth + 1),
+  localparam int unsigned KvW     = $clog2(Rows + 1),
+  localparam int unsigned NvW     = $clog2(Cols + 1)
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                flush_i,
+  input  logic                halt_i,
+  // Instruction queue head
+  input  logic                q_valid_i,
+  input  logic [255:0]        q_instr_i,
+  input  logic [31:0]         q_pc_i,
+  output logic                q_pop_o,
+  // Tokens
+  input  logic                tok_prev_i,    // load->compute holds a token
+  input  logic                tok_next_i,    // store->compute holds a token
+  output logic                pop_prev_o,
+  output logic                pop_next_o,
+  output logic                push_prev_o,
+  output logic                push_next_o,
+  output logic [31:0]         push_pc_o,
+  // Status
+  output logic                fin_o,
+  output logic                stuck_o,
+  output logic                blocked_o,
+  output logic [31:0]         head_pc_o,
+  output logic                err_o,
+  output logic [31:0]         err_pc_o,
+  // For the stall breakdown
+  output logic                wait_load_o,   // the head waits for a load->compute token
+  output logic                wait_store_o,  // the head waits for a store->compute token
+  output logic                head_loadw_o,  // the head is a GEMM that loads weights
+  output logic                acc_load_o,    // a LOAD to the accumulators is running
+  // AXI4 read client (accumulator loads)
+  output logic                ar_valid_o,
+  input  logic                ar_ready_i,
+  output logic [AddrW-1:0]    ar_addr_o,
+  output logic [7:0]          ar_len_o,
+  input  logic                r_valid_i,
+  output logic                r_ready_o,
+  input  logic [255:0]        r_data_i,
+  input  logic                r_resp_err_i,
+  // Buffer read ports
+  output logic                act_re_o,
+  output logic [ActAW-1:0]    act_raddr_o,
+  input  logic [Rows*16-1:0]  act_rdata_i,
+  output logic                wgt_re_o,
+  output logic [WgtAW-1:0]    wgt_raddr_o,
+  input  logic [Cols*16-1:0]  wgt_rdata_i,
+  // The matrix unit
+  output logic                mxu_cmd_valid_o,
+  input  logic                mxu_cmd_ready_i,
+  output logic [CntW-1:0]     mxu_cmd_rows_o,
+  output logic [KvW-1:0]      mxu_cmd_kv_o,
+  output logic [NvW-1:0]      mxu_cmd_nv_o,
+  output logic [AccAW-1:0]    mxu_cmd_addr_o,
+  output logic                mxu_cmd_acc_o,
+  output logic                mxu_cmd_load_w_o,
+  output logic                mxu_w_valid_o,
+  input  logic                mxu_w_ready_i,
+  output logic [Cols*16-1:0]  mxu_w_data_o,
+  output logic                mxu_a_valid_o,
+  input  logic                mxu_a_ready_i,
+  output logic [Rows*16-1:0]  mxu_a_data_o,
+  output logic                mxu_ld_valid_o,
+  input  logic                mxu_ld_ready_i,
+  output logic [AccAW-1:0]    mxu_ld_addr_o,
+  output logic [Cols*32-1:0]  mxu_ld_data_o,
+  input  logic                mxu_done_i,
+  input  logic                mxu_idle_i
+);
+
+  // ---------------------------------------------------------------------------------------------
+  // Head
+  // ---------------------------------------------------------------------------------------------
+  logic [7:0]  op;
+  logic        is_gemm, is_accld, is_end, need_prev, need_next, toks_ok, loadw;
+  logic        fin_q, done_full, done_empty, wjob_full, ajob_full, wbusy, abusy;
+  logic        acc_busy_q, in_flight, gemm_go, accld_go, end_go;
+  logic [15:0] g_act, g_wgt, g_acc, g_rows, g_kv, g_nv;
+
+  assign op        = q_instr_i[7:0];
+  assign is_gemm   = op == 8'h03;
+  assign is_accld  = op == 8'h02;   // the dispatcher sends only buffer-2 LOADs here
+  assign is_end    = op == 8'h05;
+  assign need_prev = q_instr_i[8];
+  assign need_next = q_instr_i[9];
+  assign toks_ok   = (!need_prev || tok_prev_i) && (!need_next || tok_next_i);
+  assign loadw     = q_instr_i[129];
+  assign g_act     = q_instr_i[47:32];
+  assign g_wgt     = q_instr_i[63:48];
+  assign g_acc     = q_instr_i[79:64];
+  assign g_rows    = q_instr_i[95:80];
+  assign g_kv      = q_instr_i[111:96];
+  assign g_nv      = q_instr_i[127:112];
+
+  assign in_flight = !done_empty || acc_busy_q || !mxu_idle_i || wbusy || abusy;
+  logic can_start;
+  assign can_start = q_valid_i && !halt_i && !fin_q;
+
+  assign gemm_go  = can_start && is_gemm && toks_ok && !acc_busy_q && mxu_cmd_ready_i &&
+                    !done_full && !ajob_full && (!loadw || !wjob_full);
+  assign accld_go = can_start && is_accld && toks_ok && !in_flight;
+  assign end_go   = can_start && is_end && !in_flight;
+
+  assign q_pop_o    = gemm_go || accld_go || end_go;
+  assign pop_prev_o = (gemm_go || accld_go) && need_prev;
+  assign pop_next_o = (gemm_go || accld_go) && need_next;
+  assign fin_o      = fin_q;
+  assign head_pc_o  = q_pc_i;
+  assign blocked_o  = q_valid_i && !is_end && !toks_ok;
+  assign stuck_o    = !in_flight && (!q_valid_i || blocked_o || halt_i || fin_q);
+
+  assign wait_load_o  = q_valid_i && !is_end && need_prev && !tok_prev_i;
+  assign wait_store_o = q_valid_i && !is_end && need_next && !tok_next_i;
+  assign head_loadw_o = q_valid_i && is_gemm && loadw;
+  assign acc_load_o   = acc_busy_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      fin_q <= 1'b0;
+    else if (flush_i) fin_q <= 1'b0;
+    else if (end_go)  fin_q <= 1'b1;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // GEMM: the command, the streams, completion
+  // ---------------------------------------------------------------------------------------------
+  assign mxu_cmd_valid_o  = gemm_go;
+  assign mxu_cmd_rows_o   = CntW'(g_rows);
+  assign mxu_cmd_kv_o     = KvW'(g_kv);
+  assign mxu_cmd_nv_o     = NvW'(g_nv);
+  assign mxu_cmd_addr_o   = AccAW'(g_acc);
+  assign mxu_cmd_acc_o    = q_instr_i[128];
+  assign mxu_cmd_load_w_o = loadw;
+
+  tpu_accel_stream #(.AW(WgtAW), .W(Cols * 16)) u_wstream (
+    .clk_i, .rst_ni, .flush_i,
+    .job_valid_i(gemm_go && loadw), .job_addr_i(WgtAW'(g_wgt)), .job_count_i(g_kv),
+    .job_full_o (wjob_full), .busy_o(wbusy),
+    .re_o(wgt_re_o), .raddr_o(wgt_raddr_o), .rdata_i(wgt_rdata_i),
+    .out_valid_o(mxu_w_valid_o), .out_ready_i(mxu_w_ready_i), .out_data_o(mxu_w_data_o)
+  );
+
+  tpu_accel_stream #(.AW(ActAW), .W(Rows * 16)) u_astream (
+    .clk_i, .rst_ni, .flush_i,
+    .job_valid_i(gemm_go), .job_addr_i(ActAW'(g_act)), .job_count_i(g_rows),
+    .job_full_o (ajob_full), .busy_o(abusy),
+    .re_o(act_re_o), .raddr_o(act_raddr_o), .rdata_i(act_rdata_i),
+    .out_valid_o(mxu_a_valid_o), .out_ready_i(mxu_a_ready_i), .out_data_o(mxu_a_data_o)
+  );
+
+  logic [33:0] done_head;
+  tpu_accel_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(gemm_go), .data_i({q_instr_i[10], q_instr_i[11], q_pc_i}), .full_o(done_full),
+    .pop_i (mxu_done_i), .data_o(done_head), .empty_o(done_empty), .count_o()
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // LOAD to the accumulators
+  // ---------------------------------------------------------------------------------------------
+  logic [15:0]       l_dst_q, l_rows_q, l_elems_q, l_row_q;
+  logic [3:0]        l_bpr_q, l_chunk_q, bpr;
+  logic              l_once_q, l_pprev_q, l_pnext_q, row_full_q, beat, l_last_chunk, ld_fire;
+  logic [31:0]       l_pc_q;
+  logic [Cols*32-1:0] row_q;
+  logic              accld_done;
+
+  assign bpr = 4'((17'(q_instr_i[207:192]) * 17'd4 + 17'd31) >> 5);
+
+  tpu_accel_burst #(.AddrW(AddrW)) u_burst (
+    .clk_i, .rst_ni, .flush_i,
+    .start_i   (accld_go),
+    .addr_i    (AddrW'(q_instr_i[127:64])),
+    .stride_i  (q_instr_i[159:128]),
+    .rows_i    (q_instr_i[191:176]),
+    .bpr_i     (bpr),
+    .once_i    (q_instr_i[159:128] == 32'd0),
+    .busy_o    (),
+    .req_valid_o(ar_valid_o),
+    .req_ready_i(ar_ready_i),
+    .req_addr_o(ar_addr_o),
+    .req_len_o (ar_len_o),
+    .req_last_o()
+  );
+
+  assign r_ready_o     = !row_full_q;
+  assign beat          = r_valid_i && r_ready_o;
+  assign l_last_chunk  = l_chunk_q == l_bpr_q - 4'd1;
+  assign ld_fire       = row_full_q && mxu_ld_ready_i;
+  assign accld_done    = ld_fire && (l_row_q == l_rows_q - 16'd1);
+
+  assign mxu_ld_valid_o = row_full_q;
+  assign mxu_ld_addr_o  = AccAW'(l_dst_q + l_row_q);
+  assign mxu_ld_data_o  = row_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      acc_busy_q <= 1'b0;
+      row_full_q <= 1'b0;
+      l_dst_q    <= '0;
+      l_rows_q   <= '0;
+      l_elems_q  <= '0;
+      l_row_q    <= '0;
+      l_bpr_q    <= '0;
+      l_chunk_q  <= '0;
+      l_once_q   <= 1'b0;
+      l_pprev_q  <= 1'b0;
+      l_pnext_q  <= 1'b0;
+      l_pc_q     <= '0;
+    end else if (flush_i) begin
+      acc_busy_q <= 1'b0;
+      row_full_q <= 1'b0;
+      l_row_q    <= '0;
+      l_chunk_q  <= '0;
+    end else begin
+      if (accld_go) begin
+        acc_busy_q <= 1'b1;
+        l_dst_q    <= q_instr_i[175:160];
+        l_rows_q   <= q_instr_i[191:176];
+        l_elems_q  <= q_instr_i[207:192];
+        l_bpr_q    <= bpr;
+        l_once_q   <= q_instr_i[159:128] == 32'd0;
+        l_pprev_q  <= q_instr_i[10];
+        l_pnext_q  <= q_instr_i[11];
+        l_pc_q     <= q_pc_i;
+        l_row_q    <= '0;
+        l_chunk_q  <= '0;
+      end
+      if (beat) begin
+        l_chunk_q <= l_last_chunk ? 4'd0 : l_chunk_q + 4'd1;
+        if (l_last_chunk) row_full_q <= 1'b1;
+      end
+      if (ld_fire) begin
+        l_row_q <= l_row_q + 16'd1;
+        if (!l_once_q || accld_done) row_full_q <= 1'b0;
+      end
+      if (accld_done) acc_busy_q <= 1'b0;
+    end
+  end
+
+  // Element e of the row comes from beat e/8, lane e%8; the row's first beat clears the rest.
+  for (genvar e = 0; e < Cols; e++) begin : gen_row
+    always_ff @(posedge clk_i) begin
+      if (beat) begin
+        if (32'(l_chunk_q) == e / 8) begin
+          row_q[32*e +: 32] <= (e < 32'(l_elems_q)) ? r_data_i[32*(e%8) +: 32] : 32'd0;
+        end else if (l_chunk_q == 4'd0) begin
+          row_q[32*e +: 32] <= 32'd0;
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Completion: tokens and errors
+  // ---------------------------------------------------------------------------------------------
+  assign push_prev_o = (mxu_done_i && done_head[33]) || (accld_done && l_pprev_q);
+  assign push_next_o = (mxu_done_i && done_head[32]) || (accld_done && l_pnext_q);
+  assign push_pc_o   = mxu_done_i ? done_head[31:0] : l_pc_q;
+  assign err_o       = beat && r_resp_err_i;
+  assign err_pc_o    = l_pc_q;
+
+`ifndef SYNTHESIS
+  // verilator lint_off SYNCASYNCNET
+  a_done_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    mxu_done_i |-> !done_empty)
+    else $error("tpu_accel_compute: a done pulse with no GEMM in flight");
+  a_one_completion: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     !(mxu_done_i && accld_done))
+    else $error("tpu_accel_compute: a GEMM and an accumulator LOAD complete together");
+  // verilator lint_on SYNCASYNCNET
+`endif
+
+endmodule

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// The load module: executes LOAD to the activation (buffer 0) and weight (buffer 1) buffers.
+//
+// An instruction starts when its tokens are there (pop_next: a compute->load token) and the
+// burst generator is free: it pops the tokens and queues a descriptor, and the generator issues
+// the read bursts (AXI4 read client, ID "load"). Read data returns in order; each 32-byte beat is
+// one chunk of 16 elements of a buffer row, elements at or beyond `elems` become +0. When the
+// instruction's last beat is written it is complete and pushes its token (push_next). So the
+// reads of the next LOAD go out while the data of this one still arrives.
+module tpu_accel_load #(
+  parameter int unsigned Rows     = 16,
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned ActDepth = 2048,
+  parameter int unsigned WgtDepth = 2048,
+  parameter int unsigned AddrW    = 31,
+  parameter int unsigned DescDepth = 4,
+  localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
+  localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                flush_i,
+  input  logic                halt_i,       // start no instruction
+  // Instruction queue head
+  input  logic                q_valid_i,
+  input  logic [255:0]        q_instr_i,
+  input  logic [31:0]         q_pc_i,
+  output logic                q_pop_o,
+  // Tokens
+  input  logic                tok_next_i,   // compute->load holds a token
+  output logic                pop_next_o,
+  output logic                push_next_o,
+  output logic [31:0]         push_pc_o,
+  // Status
+  output logic                fin_o,        // END reached
+  output logic                stuck_o,      // nothing in flight and the head cannot start
+  output logic                blocked_o,    // ... because its token is missing
+  output logic [31:0]         head_pc_o,
+  output logic                err_o,        // a read answered with an error (pulse)
+  output logic [31:0]         err_pc_o,
+  // AXI4 read client
+  output logic                ar_valid_o,
+  input  logic                ar_ready_i,
+  output logic [AddrW-1:0]    ar_addr_o,
+  output logic [7:0]          ar_len_o,
+  input  logic                r_valid_i,
+  input  logic [255:0]        r_data_i,
+  input  logic                r_resp_err_i,
+  // Buffer write ports
+  output logic                act_we_o,
+  output logic [ActAW-1:0]    act_waddr_o,
+  output logic [Rows-1:0]     act_wen_o,
+  output logic [Rows*16-1:0]  act_wdata_o,
+  output logic                wgt_we_o,
+  output logic [WgtAW-1:0]    wgt_waddr_o,
+  output logic [Cols-1:0]     wgt_wen_o,
+  output logic [Cols*16-1:0]  wgt_wdata_o
+);
+
+  // ---------------------------------------------------------------------------------------------
+  // Head: start an instruction
+  // ---------------------------------------------------------------------------------------------
+  logic [7:0]  op;
+  logic        is_end, need_tok, gen_busy, desc_full, desc_empty, start;
+  logic [15:0] rows, elems, dst;
+  logic [3:0]  bpr;
+  logic        fin_q;
+
+  assign op       = q_instr_i[7:0];
+  assign is_end   = op == 8'h05;
+  assign need_tok = q_instr_i[9];           // pop_next
+  assign dst      = q_instr_i[175:160];
+  assign rows     = q_instr_i[191:176];
+  assign elems    = q_instr_i[207:192];
+  assign bpr      = 4'((17'(elems) * 17'd2 + 17'd31) >> 5);
+
+  assign start = q_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !desc_full &&
+                 (!need_tok || tok_next_i);
+  logic end_go;
+  assign end_go = q_valid_i && is_end && !halt_i && !fin_q && !gen_busy && desc_empty;
+
+  assign q_pop_o    = start || end_go;
+  assign pop_next_o = start && need_tok;
+  assign fin_o      = fin_q;
+  assign head_pc_o  = q_pc_i;
+  assign blocked_o  = q_valid_i && !is_end && need_tok && !tok_next_i;
+  assign stuck_o    = !gen_busy && desc_empty && (!q_valid_i || blocked_o || halt_i || fin_q);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)       fin_q <= 1'b0;
+    else if (flush_i)  fin_q <= 1'b0;
+    else if (end_go)   fin_q <= 1'b1;
+  end
+
+  tpu_accel_burst #(.AddrW(AddrW)) u_burst (
+    .clk_i, .rst_ni, .flush_i,
+    .start_i   (start),
+    .addr_i    (AddrW'(q_instr_i[127:64])),
+    .stride_i  (q_instr_i[159:128]),
+    .rows_i    (rows),
+    .bpr_i     (bpr),
+    .once_i    (1'b0),
+    .busy_o    (gen_busy),
+    .req_valid_o(ar_valid_o),
+    .req_ready_i(ar_ready_i),
+    .req_addr_o(ar_addr_o),
+    .req_len_o (ar_len_o),
+    .req_last_o()
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Descriptors: what the returning beats are for
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned DescW = 1 + 16 + 16 + 16 + 4 + 1 + 32;
+  logic [DescW-1:0] desc_in, desc;
+  logic             d_buf, d_push;
+  logic [15:0]      d_dst, d_rows, d_elems;
+  logic [3:0]       d_bpr;
+  logic [31:0]      d_pc;
+  logic             beat, last_beat;
+
+  assign desc_in = {q_instr_i[32], dst, rows, elems, bpr, q_instr_i[11], q_pc_i};
+  assign {d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
+
+  tpu_accel_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i (start), .data_i(desc_in), .full_o(desc_full),
+    .pop_i  (beat && last_beat), .data_o(desc), .empty_o(desc_empty), .count_o()
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Returning beats -> buffer rows
+  // ---------------------------------------------------------------------------------------------
+  logic [15:0] row_q;     // row of the instruction
+  logic [3:0]  chunk_q;   // beat within the row
+  logic        last_chunk;
+
+  assign beat       = r_valid_i;   // the client always takes its beats
+  assign last_chunk = chunk_q == d_bpr - 4'd1;
+  assign last_beat  = last_chunk && (row_q == d_rows - 16'd1);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      row_q   <= '0;
+      chunk_q <= '0;
+    end else if (flush_i) begin
+      row_q   <= '0;
+      chunk_q <= '0;
+    end else if (beat) begin
+      if (last_beat) begin
+        row_q   <= '0;
+        chunk_q <= '0;
+      end else if (last_chunk) begin
+        row_q   <= row_q + 16'd1;
+        chunk_q <= '0;
+      end else begin
+        chunk_q <= chunk_q + 4'd1;
+      end
+    end
+  end
+
+  // Element e of a row comes from beat e/16, lane e%16; it is written by that beat, and by the
+  // row's last beat when e lies beyond it (those become +0), so every element of the row is set.
+  logic [Rows-1:0]    a_wen;
+  logic [Cols-1:0]    w_wen;
+  logic [Rows*16-1:0] a_wd;
+  logic [Cols*16-1:0] w_wd;
+  for (genvar e = 0; e < Rows; e++) begin : gen_act_el
+    assign a_wen[e] = (32'(chunk_q) == e / 16) || (last_chunk && 32'(chunk_q) < e / 16);
+    assign a_wd[16*e +: 16] = (32'(chunk_q) == e / 16 && e < 32'(d_elems))
+                              ? r_data_i[16*(e%16) +: 16] : 16'd0;
+  end
+  for (genvar e = 0; e < Cols; e++) begin : gen_wgt_el
+    assign w_wen[e] = (32'(chunk_q) == e / 16) || (last_chunk && 32'(chunk_q) < e / 16);
+    assign w_wd[16*e +: 16] = (32'(chunk_q) == e / 16 && e < 32'(d_elems))
+                              ? r_data_i[16*(e%16) +: 16] : 16'd0;
+  end
+
+  assign act_we_o    = beat && !d_buf;
+  assign act_waddr_o = ActAW'(d_dst + row_q);
+  assign act_wen_o   = a_wen;
+  assign act_wdata_o = a_wd;
+  assign wgt_we_o    = beat && d_buf;
+  assign wgt_waddr_o = WgtAW'(d_dst + row_q);
+  assign wgt_wen_o   = w_wen;
+  assign wgt_wdata_o = w_wd;
+
+  assign push_next_o = beat && last_beat && d_push;
+  assign push_pc_o   = d_pc;
+  assign err_o       = beat && r_resp_err_i;
+  assign err_pc_o    = d_pc;
+
+`ifndef SYNTHESIS
+  // verilator lint_off SYNCASYNCNET
+  a_beat_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    r_valid_i |-> !desc_empty)
+    else $error("tpu_accel_load: a read beat with no LOAD waiting for it");
+  // verilator lint_on SYNCASYNCNET
+`endif
+
+endmodule

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+// The store module: executes STORE, accumulator rows to HBM.
+//
+// An instruction starts when its token is there (pop_prev: compute->store) and the burst
+// generator is free; it issues the write bursts (AW) and queues what the data side needs. The
+// data side reads the instruction's accumulator rows through the matrix unit's store port, one
+// per cycle while its row queue has room, applies relu and the output format per the numerics
+// contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the row's
+// `elems` values from byte 0 and sends it as ceil(bytes/32) beats with the strobes of those bytes
+// only. The instruction is complete when every burst's write response is back; then it pushes
+// its token (push_prev: store->compute, the accumulators may be overwritten).
+module tpu_accel_store #(
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned AccDepth = 4096,
+  parameter int unsigned AddrW    = 31,
+  parameter int unsigned DescDepth = 4,
+  parameter int unsigned RowDepth = 4,
+  localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
+  localparam int unsigned RowBeats = (Cols * 32 + 255) / 256,   // beats of a full fp32 row
+  localparam int unsigned PackW   = RowBeats * 256
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                flush_i,
+  input  logic                halt_i,
+  input  logic                ftz_i,
+  // Instruction queue head
+  input  logic                q_valid_i,
+  input  logic [255:0]        q_instr_i,
+  input  logic [31:0]         q_pc_i,
+  output logic                q_pop_o,
+  // Tokens
+  input  logic                tok_prev_i,
+  output logic                pop_prev_o,
+  output logic                push_prev_o,
+  output logic [31:0]         push_pc_o,
+  // Status
+  output logic                fin_o,
+  output logic                stuck_o,
+  output logic                blocked_o,
+  output logic [31:0]         head_pc_o,
+  output logic                err_o,
+  output logic [31:0]         err_pc_o,
+  // AXI4 write master
+  output logic                aw_valid_o,
+  input  logic                aw_ready_i,
+  output logic [AddrW-1:0]    aw_addr_o,
+  output logic [7:0]          aw_len_o,
+  output logic                w_valid_o,
+  input  logic                w_ready_i,
+  output logic [255:0]        w_data_o,
+  output logic [31:0]         w_strb_o,
+  output logic                w_last_o,
+  input  logic                b_valid_i,
+  input  logic                b_resp_err_i,
+  // The accumulators' store port
+  output logic                st_valid_o,
+  output logic [AccAW-1:0]    st_addr_o,
+  input  logic                st_valid_i,
+  input  logic [Cols*32-1:0]  st_data_i,
+  // Bytes written (W beats with their strobes), for the counters
+  output logic                w_fire_o
+);
+
+  // ---------------------------------------------------------------------------------------------
+  // Head
+  // ---------------------------------------------------------------------------------------------
+  logic [7:0]  op;
+  logic        is_end, need_tok, gen_busy, bdesc_full, bdesc_empty, wdesc_full, wdesc_empty;
+  logic        start, end_go, fin_q, wside_busy, blen_full, blen_empty, gen_last;
+  logic [15:0] rows, elems;
+  logic [8:0]  row_bytes;
+  logic [3:0]  bpr;
+  logic        bf16;
+
+  assign op        = q_instr_i[7:0];
+  assign is_end    = op == 8'h05;
+  assign need_tok  = q_instr_i[8];     // pop_prev
+  assign bf16      = q_instr_i[32];
+  assign rows      = q_instr_i[191:176];
+  assign elems     = q_instr_i[207:192];
+  assign row_bytes = bf16 ? 9'(elems) * 9'd2 : 9'(elems) * 9'd4;
+  assign bpr       = 4'((row_bytes + 9'd31) >> 5);
+
+  logic in_flight;
+  assign in_flight = gen_busy || !bdesc_empty || !wdesc_empty || wside_busy;
+
+  assign start  = q_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !bdesc_full &&
+                  !wdesc_full && (!need_tok || tok_prev_i);
+  assign end_go = q_valid_i && is_end && !halt_i && !fin_q && !in_flight;
+
+  assign q_pop_o    = start || end_go;
+  assign pop_prev_o = start && need_tok;
+  assign fin_o      = fin_q;
+  assign head_pc_o  = q_pc_i;
+  assign blocked_o  = q_valid_i && !is_end && need_tok && !tok_prev_i;
+  assign stuck_o    = !in_flight && (!q_valid_i || blocked_o || halt_i || fin_q);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      fin_q <= 1'b0;
+    else if (flush_i) fin_q <= 1'b0;
+    else if (end_go)  fin_q <= 1'b1;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Address side: bursts, their lengths for WLAST, and the responses to wait for
+  // ---------------------------------------------------------------------------------------------
+  logic gen_valid;
+  tpu_accel_burst #(.AddrW(AddrW)) u_burst (
+    .clk_i, .rst_ni, .flush_i,
+    .start_i   (start),
+    .addr_i    (AddrW'(q_instr_i[127:64])),
+    .stride_i  (q_instr_i[159:128]),
+    .rows_i    (rows),
+    .bpr_i     (bpr),
+    .once_i    (1'b0),
+    .busy_o    (gen_busy),
+    .req_valid_o(gen_valid),
+    .req_ready_i(aw_ready_i && !blen_full),
+    .req_addr_o(aw_addr_o),
+    .req_len_o (aw_len_o),
+    .req_last_o(gen_last)
+  );
+  assign aw_valid_o = gen_valid && !blen_full;
+
+  logic aw_fire;
+  assign aw_fire = aw_valid_o && aw_ready_i;
+
+  // Write responses come back in order. Bursts are numbered as they go out; an instruction's
+  // descriptor (token flag, pc, the number of its last burst) is queued with its last burst, and
+  // the instruction is complete at that burst's response.
+  logic [31:0] aw_seq_q, b_seq_q;
+  logic        cur_push_q;
+  logic [31:0] cur_pc_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      aw_seq_q   <= '0;
+      b_seq_q    <= '0;
+      cur_push_q <= 1'b0;
+      cur_pc_q   <= '0;
+    end else if (flush_i) begin
+      aw_seq_q <= '0;
+      b_seq_q  <= '0;
+    end else begin
+      if (start) begin
+        cur_push_q <= q_instr_i[10];
+        cur_pc_q   <= q_pc_i;
+      end
+      if (aw_fire)   aw_seq_q <= aw_seq_q + 32'd1;
+      if (b_valid_i) b_seq_q  <= b_seq_q + 32'd1;
+    end
+  end
+
+  logic [64:0] bdesc;
+  logic        b_last;
+  tpu_accel_fifo #(.Width(65), .Depth(DescDepth)) u_bdesc (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(aw_fire && gen_last), .data_i({cur_push_q, aw_seq_q, cur_pc_q}),
+    .full_o(bdesc_full),
+    .pop_i (b_valid_i && b_last), .data_o(bdesc), .empty_o(bdesc_empty), .count_o()
+  );
+  assign b_last      = !bdesc_empty && (b_seq_q == bdesc[63:32]);
+  assign push_prev_o = b_valid_i && b_last && bdesc[64];
+  assign push_pc_o   = bdesc[31:0];
+  assign err_o       = b_valid_i && b_resp_err_i;
+  assign err_pc_o    = bdesc_empty ? cur_pc_q : bdesc[31:0];
+
+  logic [7:0] blen;
+  logic       w_fire, w_burst_end;
+  logic [7:0] wbeat_q;
+  tpu_accel_fifo #(.Width(8), .Depth(8)) u_blen (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(aw_fire), .data_i(aw_len_o), .full_o(blen_full),
+    .pop_i (w_fire && w_burst_end), .data_o(blen), .empty_o(blen_empty), .count_o()
+  );
+  assign w_burst_end = wbeat_q == blen;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      wbeat_q <= '0;
+    else if (flush_i) wbeat_q <= '0;
+    else if (w_fire)  wbeat_q <= w_burst_end ? 8'd0 : wbeat_q + 8'd1;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Data side: accumulator rows -> converted, packed rows -> beats
+  // ---------------------------------------------------------------------------------------------
+  // Per instruction: first accumulator row, rows, elems, format, relu.
+  localparam int unsigned WDescW = 16 + 16 + 16 + 1 + 1;
+  logic [WDescW-1:0] wdesc;
+  logic [15:0]       s_acc, s_rows, s_elems;
+  logic              s_bf16, s_relu, rd_take;
+  tpu_accel_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(start), .data_i({q_instr_i[175:160], rows, elems, bf16, q_instr_i[40]}),
+    .full_o(wdesc_full),
+    .pop_i (rd_take), .data_o(wdesc), .empty_o(wdesc_empty), .count_o()
+  );
+  assign {s_acc, s_rows, s_elems, s_bf16, s_relu} = wdesc;
+
+  // Row reads: one per cycle while the row queue has room for it.
+  localparam int unsigned RCntW = $clog2(RowDepth + 1);
+  logic [15:0]      s_row_q;
+  logic             rd_pending_q, rfifo_empty;
+  logic [RCntW-1:0] rcnt;
+  logic             rd_bf16_q, rd_relu_q;
+  logic [8:0]       rd_bytes_q;
+
+  assign st_valid_o = !wdesc_empty && (32'(rcnt) + 32'(rd_pending_q) < RowDepth);
+  assign st_addr_o  = AccAW'(s_acc + s_row_q);
+  assign rd_take    = st_valid_o && (s_row_q == s_rows - 16'd1);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s_row_q      <= '0;
+      rd_pending_q <= 1'b0;
+      rd_bf16_q    <= 1'b0;
+      rd_relu_q    <= 1'b0;
+      rd_bytes_q   <= '0;
+    end else if (flush_i) begin
+      s_row_q      <= '0;
+      rd_pending_q <= 1'b0;
+    end else begin
+      rd_pending_q <= st_valid_o;
+      if (st_valid_o) begin
+        s_row_q    <= rd_take ? 16'd0 : s_row_q + 16'd1;
+        rd_bf16_q  <= s_bf16;
+        rd_relu_q  <= s_relu;
+        rd_bytes_q <= s_bf16 ? 9'(s_elems) * 9'd2 : 9'(s_elems) * 9'd4;
+      end
+    end
+  end
+
+  // Conversion of the row that arrives (st_valid_i, one cycle after its read).
+  logic [Cols*32-1:0] relu_row;
+  logic [Cols*16-1:0] bf16_row;
+  for (genvar c = 0; c < Cols; c++) begin : gen_cvt
+    tpu_fp32_to_bf16 u_cvt (
+      .ftz_i (ftz_i),
+      .relu_i(rd_relu_q),
+      .data_i(st_data_i[32*c +: 32]),
+      .act_o (relu_row[32*c +: 32]),
+      .data_o(bf16_row[16*c +: 16])
+    );
+  end
+  logic [PackW-1:0] packed_row;
+  assign packed_row = rd_bf16_q ? PackW'(bf16_row) : PackW'(relu_row);
+
+  logic [PackW+9-1:0] rhead;
+  logic               r_pop;
+  tpu_accel_fifo #(.Width(PackW + 9), .Depth(RowDepth)) u_rows (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(st_valid_i), .data_i({rd_bytes_q, packed_row}), .full_o(),
+    .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)
+  );
+
+  // Beats of the head row.
+  logic [3:0] rbeat_q;
+  logic [8:0] rbytes;
+  logic       row_last_beat;
+  logic [8:0] beat_off;
+  assign rbytes        = rhead[PackW +: 9];
+  assign beat_off      = {rbeat_q, 5'd0};
+  assign row_last_beat = (beat_off + 9'd32) >= rbytes;
+  assign w_valid_o     = !rfifo_empty && !blen_empty;
+  assign w_fire        = w_valid_o && w_ready_i;
+  assign r_pop         = w_fire && row_last_beat;
+  assign w_last_o      = w_burst_end;
+  assign w_fire_o      = w_fire;
+
+  logic [PackW-1:0] shifted;
+  assign shifted  = rhead[PackW-1:0] >> {rbeat_q, 8'd0};
+  assign w_data_o = shifted[255:0];
+  for (genvar b = 0; b < 32; b++) begin : gen_strb
+    assign w_strb_o[b] = (beat_off + 9'(b)) < rbytes;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)      rbeat_q <= '0;
+    else if (flush_i) rbeat_q <= '0;
+    else if (w_fire)  rbeat_q <= row_last_beat ? 4'd0 : rbeat_q + 4'd1;
+  end
+
+  assign wside_busy = rd_pending_q || !rfifo_empty;
+
+`ifndef SYNTHESIS
+  // verilator lint_off SYNCASYNCNET
+  a_resp_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    b_valid_i |-> b_seq_q != aw_seq_q)
+    else $error("tpu_accel_store: a write response with no burst waiting for it");
+  a_row_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               st_valid_i |-> 32'(rcnt) < RowDepth || r_pop)
+    else $error("tpu_accel_store: a row arrives with its queue full");
+  // verilator lint_on SYNCASYNCNET
+`endif
+
+endmodule

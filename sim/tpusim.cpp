@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: Apache-2.0
+// tpusim: runs a workload (GEMM, MLP, convolution, or a GEMM on host .npy matrices) on the
+// accelerator, by default on its RTL, checks every output bit against the golden model, and
+// prints cycles, MAC utilization, HBM bandwidth and the stall breakdown.
+//
+//   tpusim gemm --m M --k K --n N [--init overwrite|preload|accumulate] [--bf16-out] [--relu]
+//   tpusim mlp --m M --sizes 256,512,10 [--bias] [--relu]
+//   tpusim conv --h H --w W --cin CI --cout CO --kh KH --kw KW [--n N --stride S --pad P]
+//               [--bias] [--relu]
+//   tpusim run --a A.npy --b B.npy [--c C.npy] --out OUT.npy
+//   common: --config NAME|FILE.json  --backend rtl|model  --seed S  --trace F.fst
+//           [--trace-from C --trace-to C]  --check/--no-check  --max-cycles N  --quiet
+//
+// This file builds two kinds of program:
+//  * `tpusim` (no engine, built by default): the launcher. `--backend model` runs here on the
+//    golden model. `--backend rtl` resolves the configuration to its engine name, builds
+//    <build>/sim/tpusim-<name> on first use (`cmake --build`; an undeclared configuration is first
+//    added to the CMake cache variable TPU_EXTRA_ENGINES) and execv's it with the same arguments.
+//  * `tpusim-<name>` (TPUSIM_ENGINE_CLASS defined, see sim/CMakeLists.txt): the engine, linked
+//    with the Verilated accelerator of one configuration; it runs both back ends.
+//
+// Exit status: 0 PASS, 1 mismatch or machine error, 2 bad usage.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xnpy.hpp>
+
+#include "tpu/isa.h"
+#include "tpu/isa_model.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/accel_sim.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/rng.h"
+#include "tpu/tb/workloads.h"
+
+#ifdef TPUSIM_ENGINE_CLASS
+#include TPUSIM_ENGINE_HEADER
+#include "tpu/tb/accel_harness.h"
+#endif
+
+namespace {
+
+using namespace tpu;
+using namespace tpu::tb::accel;
+
+// Bad usage (exit status 2): a message for the user.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+struct Options {
+  // common
+  std::string config = "16x16_1ch";
+  std::string backend = "rtl";
+  std::string trace;
+  uint64_t trace_from = 0, trace_to = UINT64_MAX;
+  bool check = true;
+  uint64_t max_cycles = 2'000'000'000;
+  bool quiet = false;
+  std::optional<uint64_t> seed;
+  // gemm / mlp / conv
+  int m = 0, k = 0, n = 0;
+  std::string init = "overwrite";
+  bool bf16_out = false, relu = false, bias = false;
+  std::vector<int> sizes;
+  host::ConvShape conv;
+  // run
+  std::string a_file, b_file, c_file, out_file;
+};
+
+void AddCommon(CLI::App* s, Options& o, bool with_seed) {
+  s->add_option("--config", o.config,
+                "accelerator configuration: RxC_Nch (e.g. 16x16_1ch, 4x4_1ch, 16x16_8ch) or a "
+                "JSON file (keys: rows, cols, channels, act_depth, wgt_depth, acc_depth, "
+                "queue_depth, preset, per_bank_refresh, mode)")
+      ->capture_default_str();
+  s->add_option("--backend", o.backend, "rtl: the Verilated accelerator; model: the golden model")
+      ->check(CLI::IsMember({"rtl", "model"}))
+      ->capture_default_str();
+  if (with_seed) {
+    s->add_option("--seed", o.seed, "seed of the random inputs (default: a fresh one, printed)");
+  }
+  s->add_option("--trace", o.trace, "write FST waves to this file (an engine built with tracing)");
+  s->add_option("--trace-from", o.trace_from, "first traced cycle");
+  s->add_option("--trace-to", o.trace_to, "last traced cycle");
+  s->add_flag("--check,!--no-check", o.check,
+              "also run the golden model and compare every output bit (default on)");
+  s->add_option("--max-cycles", o.max_cycles, "give up after this many cycles")
+      ->capture_default_str();
+  s->add_flag("--quiet", o.quiet, "print only the result line (and errors)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output helpers
+
+std::string Num(uint64_t x) {  // 1234567 -> "1,234,567"
+  std::string s = std::to_string(x), r;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i != 0 && (s.size() - i) % 3 == 0) r += ',';
+    r += s[i];
+  }
+  return r;
+}
+
+std::string Rate(double x) {  // 12345678 -> "12.3 M"
+  if (x >= 1e9) return fmt::format("{:.2f} G", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.2f} M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.2f} k", x / 1e3);
+  return fmt::format("{:.2f} ", x);
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); ++i) r += (i ? sep : "") + v[i];
+  return r;
+}
+
+double Pct(uint64_t a, uint64_t b) {
+  return b == 0 ? 0.0 : 100.0 * double(a) / double(b);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NumPy files
+
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<size_t> shape;
+};
+
+// Reads and checks the header of a .npy file (a clear message for the usual mistakes before
+// xtensor's reader sees it).
+NpyHeader ReadNpyHeader(const std::string& file) {
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw UsageError(fmt::format("{}: cannot be opened", file));
+  char pre[10];
+  if (!f.read(pre, 10) || std::memcmp(pre, "\x93NUMPY", 6) != 0) {
+    throw UsageError(fmt::format("{}: not a NumPy .npy file (no \\x93NUMPY magic)", file));
+  }
+  const int major = static_cast<unsigned char>(pre[6]);
+  uint32_t len = static_cast<unsigned char>(pre[8]) | static_cast<unsigned char>(pre[9]) << 8;
+  if (major >= 2) {
+    char more[2];
+    if (!f.read(more, 2)) throw UsageError(fmt::format("{}: truncated .npy header", file));
+    len |= uint32_t(static_cast<unsigned char>(more[0])) << 16 |
+           uint32_t(static_cast<unsigned char>(more[1])) << 24;
+  }
+  if (len > (1u << 20)) throw UsageError(fmt::format("{}: .npy header too long", file));
+  std::string h(len, '\0');
+  if (!f.read(h.data(), len)) throw UsageError(fmt::format("{}: truncated .npy header", file));
+  NpyHeader r;
+  std::smatch mt;
+  if (!std::regex_search(h, mt, std::regex("'descr'\\s*:\\s*'([^']*)'"))) {
+    throw UsageError(fmt::format("{}: .npy header has no 'descr'", file));
+  }
+  r.descr = mt[1];
+  r.fortran = std::regex_search(h, std::regex("'fortran_order'\\s*:\\s*True"));
+  if (!std::regex_search(h, mt, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) {
+    throw UsageError(fmt::format("{}: .npy header has no 'shape'", file));
+  }
+  std::stringstream ss(mt[1].str());
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    r.shape.push_back(std::stoull(item));
+  }
+  return r;
+}
+
+std::string ShapeText(const std::vector<size_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += fmt::format("{}{}", i ? ", " : "", s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+// A 2-D float32 matrix from a .npy file, row-major.
+struct HostMatrix {
+  int rows = 0, cols = 0;
+  std::vector<float> v;
+};
+
+HostMatrix LoadMatrix(const std::string& file, const char* what) {
+  const NpyHeader h = ReadNpyHeader(file);
+  if (h.descr != "<f4" && h.descr != "=f4" && h.descr != "|f4") {
+    const char* hint = h.descr == "<f8"   ? " (float64)"
+                       : h.descr == "<f2" ? " (float16)"
+                       : h.descr == "<i8" ? " (int64)"
+                       : h.descr == "<i4" ? " (int32)"
+                                          : "";
+    throw UsageError(
+        fmt::format("{} ({}): dtype '{}'{}; tpusim needs little-endian float32 ('<f4'): save "
+                    "x.astype(numpy.float32)",
+                    file, what, h.descr, hint));
+  }
+  if (h.shape.size() != 2) {
+    throw UsageError(fmt::format("{} ({}): shape {} has rank {}; tpusim needs a 2-D matrix", file,
+                                 what, ShapeText(h.shape), h.shape.size()));
+  }
+  if (h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > 65535 * 64 || h.shape[1] > 65535 * 64) {
+    throw UsageError(
+        fmt::format("{} ({}): shape {} is empty or too large", file, what, ShapeText(h.shape)));
+  }
+  xt::xarray<float> x;
+  try {
+    x = xt::load_npy<float>(file);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{} ({}): cannot be read: {}", file, what, e.what()));
+  }
+  HostMatrix m;
+  m.rows = int(h.shape[0]);
+  m.cols = int(h.shape[1]);
+  m.v.resize(size_t(m.rows) * m.cols);
+  for (int i = 0; i < m.rows; ++i) {
+    for (int j = 0; j < m.cols; ++j) m.v[size_t(i) * m.cols + j] = x(i, j);
+  }
+  return m;
+}
+
+void SaveMatrix(const std::string& file, int rows, int cols, const std::vector<uint32_t>& bits) {
+  xt::xarray<float> x = xt::zeros<float>({size_t(rows), size_t(cols)});
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      float f;
+      std::memcpy(&f, &bits[size_t(i) * cols + j], 4);
+      x(i, j) = f;
+    }
+  }
+  try {
+    xt::dump_npy(file, x);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: cannot be written: {}", file, e.what()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The launcher: find or build the engine of a configuration, then execv it.
+
+#ifndef TPUSIM_ENGINE_CLASS
+
+// Runs a command with stdout sent to stderr (tpusim's stdout stays the report); its exit status.
+int RunCommand(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    dup2(2, 1);
+    execvp(argv[0], argv.data());
+    fmt::print(stderr, "tpusim: cannot run {}: {}\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The engines sim/CMakeLists.txt declared: "name Param=Value ..." per line of
+// <build>/sim/tpusim_engines.txt. Empty when the name is not declared.
+std::optional<std::string> DeclaredParams(const std::string& name) {
+  std::ifstream f(std::string(TPU_BINARY_DIR) + "/sim/tpusim_engines.txt");
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto sp = line.find(' ');
+    if (line.substr(0, sp) == name) {
+      return sp == std::string::npos ? std::string() : line.substr(sp + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// The current value of the cache variable TPU_EXTRA_ENGINES.
+std::string ExtraEngines() {
+  std::ifstream f(std::string(TPU_BINARY_DIR) + "/CMakeCache.txt");
+  const std::string key = "TPU_EXTRA_ENGINES:STRING=";
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  }
+  return "";
+}
+
+int Launch(const Config& cfg, int argc, char** argv) {
+  const std::string name = EngineName(cfg);
+  const std::string params = Join(VerilogParams(cfg), " ");
+  const std::string bin = TPU_BINARY_DIR;
+  const std::string engine = bin + "/sim/tpusim-" + name;
+  if (access(engine.c_str(), X_OK) != 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto declared = DeclaredParams(name);
+    if (declared && *declared != params) {
+      throw UsageError(fmt::format(
+          "the engine table in sim/CMakeLists.txt gives {} the parameters\n  {}\nbut the "
+          "configuration library says\n  {}\nfix the table",
+          name, *declared, params));
+    }
+    if (!declared) {
+      // Not declared: add it to TPU_EXTRA_ENGINES ("name:P=V,P=V;...") and re-run CMake.
+      fmt::print(stderr, "tpusim: adding engine {} ({}) to {}\n", name, params, bin);
+      std::string extra = ExtraEngines();
+      extra += (extra.empty() ? "" : ";") + name + ":" + Join(VerilogParams(cfg), ",");
+      if (RunCommand({TPU_CMAKE_COMMAND, "-S", TPU_SOURCE_DIR, "-B", bin,
+                      "-DTPU_EXTRA_ENGINES=" + extra}) != 0) {
+        fmt::print(stderr, "tpusim: re-running CMake in {} failed\n", bin);
+        return 1;
+      }
+    }
+    fmt::print(stderr, "tpusim: building the {} accelerator model (first run only) ...\n", name);
+    const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+    if (RunCommand({TPU_CMAKE_COMMAND, "--build", bin, "--target", "tpusim-" + name, "-j",
+                    std::to_string(jobs)}) != 0) {
+      fmt::print(stderr, "tpusim: building tpusim-{} failed (see above)\n", name);
+      return 1;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print(stderr, "tpusim: built tpusim-{} in {:.1f} s\n", name, s);
+  }
+  std::vector<char*> args(argv, argv + argc);
+  args[0] = const_cast<char*>(engine.c_str());
+  args.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  execv(engine.c_str(), args.data());
+  fmt::print(stderr, "tpusim: cannot run {}: {}\n", engine, std::strerror(errno));
+  return 1;
+}
+
+#endif  // !TPUSIM_ENGINE_CLASS
+
+std::unique_ptr<Sim> MakeRtlSim(const Config& cfg) {
+#ifdef TPUSIM_ENGINE_CLASS
+  return MakeAccelSim<TPUSIM_ENGINE_CLASS>(cfg);
+#else
+  (void)cfg;
+  throw std::logic_error("the launcher has no RTL engine");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress of long runs: one updating line on a terminal, else a line every ~10 s.
+
+class Progress {
+ public:
+  Progress(uint32_t count, bool quiet) : count_(count), quiet_(quiet), tty_(isatty(2) != 0) {}
+  void operator()(uint64_t cycles, uint64_t fetched) {
+    if (quiet_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double t = std::chrono::duration<double>(now - t0_).count();
+    if (!tty_ && t - last_ < 10.0) return;
+    last_ = t;
+    const std::string line =
+        fmt::format("  {} cycles, {} of {} instructions, {}cycles/s, {:.0f} s", Num(cycles),
+                    Num(fetched), Num(count_), Rate(t > 0 ? double(cycles) / t : 0), t);
+    if (tty_) {
+      fmt::print(stderr, "\r{}\x1b[K", line);
+      shown_ = true;
+    } else {
+      fmt::print(stderr, "{}\n", line);
+    }
+  }
+  void Done() {
+    if (shown_) fmt::print(stderr, "\r\x1b[K");
+  }
+
+ private:
+  uint32_t count_;
+  bool quiet_, tty_;
+  bool shown_ = false;
+  double last_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+
+void PrintError(const char* who, isa::ErrorCode code, uint32_t pc, const std::string& message,
+                const Workload& w) {
+  const std::string at = pc < w.prog.instrs.size()
+                             ? isa::Disassemble(w.prog.instrs[pc])
+                             : std::string("(past the program's last instruction)");
+  fmt::print("{} error {} at pc {}: {}\n", who, isa::ErrorName(code), pc, at);
+  if (!message.empty()) fmt::print("  {}\n", message);
+}
+
+void PrintPerf(const Options& o, const Config& cfg, const Workload& w, const Result& r) {
+  const Perf& p = r.perf;
+  const double secs = r.wall_seconds;
+  fmt::print("instructions: {} fetched; {} MACs; HBM {} B read (program included), {} B written\n",
+             Num(p.instructions), Num(p.macs), Num(p.hbm_read_bytes), Num(p.hbm_write_bytes));
+  if (o.backend == "model") {
+    fmt::print("cycles:   - (the model back end has no clock; --backend rtl for timing)\n");
+    fmt::print("speed:    {:.3f} s host time, {}MACs/s\n", secs,
+               Rate(secs > 0 ? double(p.macs) / secs : 0));
+    return;
+  }
+  const double cyc = double(p.cycles);
+  const double util = cyc > 0 ? double(p.macs) / (cyc * cfg.PeakMacsPerCycle()) : 0;
+  const double bpc = cyc > 0 ? double(p.hbm_read_bytes + p.hbm_write_bytes) / cyc : 0;
+  fmt::print("cycles:   {}\n", Num(p.cycles));
+  fmt::print("MAC utilization: {:.1f}% ({} MACs / ({} cycles x {} MACs/cycle))\n", 100 * util,
+             Num(p.macs), Num(p.cycles), cfg.machine.r * cfg.machine.c);
+  fmt::print("HBM bandwidth:   {:.2f} B/cycle read+write, {:.1f}% of the {:.0f} B/cycle peak\n",
+             bpc, 100 * bpc / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
+  (void)w;
+  fmt::print("\ncycles by cause (each cycle in exactly one class; TPU v1 paper, table 3)\n");
+  fmt::print("  {:<20} {:>15} {:>7}\n", "class", "cycles", "%");
+  const std::pair<const char*, uint64_t> rows[] = {
+      {"busy (array)", p.busy},       {"weight stall", p.weight_stall},
+      {"input stall", p.input_stall}, {"accumulator hazard", p.acc_hazard},
+      {"store stall", p.store_stall}, {"idle", p.idle}};
+  uint64_t sum = 0;
+  for (const auto& [name, v] : rows) {
+    fmt::print("  {:<20} {:>15} {:>6.1f}%\n", name, Num(v), Pct(v, p.cycles));
+    sum += v;
+  }
+  fmt::print("  {:<20} {:>15} {:>6.1f}%\n", "total", Num(sum), Pct(sum, p.cycles));
+  if (sum != p.cycles) {
+    fmt::print("  (the classes add up to {} cycles, not {}: a counter is wrong)\n", Num(sum),
+               Num(p.cycles));
+  }
+  fmt::print("\nspeed:    {:.2f} s host time, {}cycles/s simulated, {}MACs/s\n", secs,
+             Rate(secs > 0 ? cyc / secs : 0), Rate(secs > 0 ? double(p.macs) / secs : 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int Main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "tpusim: runs a workload on the TPU-style accelerator (RTL or golden model) and checks "
+      "every output bit against the golden model"};
+  app.require_subcommand(1);
+  auto* gemm = app.add_subcommand("gemm", "C = A·B (+ C0) with random bf16 operands");
+  gemm->add_option("--m", o.m, "rows of A and C")->required()->check(CLI::Range(1, 1 << 22));
+  gemm->add_option("--k", o.k, "columns of A, rows of B")
+      ->required()
+      ->check(CLI::Range(1, 1 << 22));
+  gemm->add_option("--n", o.n, "columns of B and C")->required()->check(CLI::Range(1, 1 << 22));
+  gemm->add_option("--init", o.init,
+                   "overwrite: C = A·B; preload: C = C0 + A·B; accumulate: C += A·B")
+      ->check(CLI::IsMember({"overwrite", "preload", "accumulate"}))
+      ->capture_default_str();
+  gemm->add_flag("--bf16-out", o.bf16_out, "store C as bf16 (default fp32)");
+  gemm->add_flag("--relu", o.relu, "relu on the store path");
+  AddCommon(gemm, o, true);
+
+  auto* mlp = app.add_subcommand("mlp", "a multi-layer perceptron, every layer's output checked");
+  mlp->add_option("--m", o.m, "batch rows")->required()->check(CLI::Range(1, 1 << 22));
+  mlp->add_option("--sizes", o.sizes, "layer sizes in,hidden...,out (e.g. 256,512,10)")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 22));
+  mlp->add_flag("--bias", o.bias, "a bias per layer");
+  mlp->add_flag("--relu", o.relu, "relu on the hidden layers");
+  AddCommon(mlp, o, true);
+
+  auto* conv = app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights) by im2col");
+  auto& s = o.conv;
+  conv->add_option("--n", s.n, "batch")->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  conv->add_option("--h", s.h, "input height")->required()->check(CLI::Range(1, 1 << 16));
+  conv->add_option("--w", s.w, "input width")->required()->check(CLI::Range(1, 1 << 16));
+  conv->add_option("--cin", s.cin, "input channels")->required()->check(CLI::Range(1, 1 << 16));
+  conv->add_option("--cout", s.cout, "output channels")->required()->check(CLI::Range(1, 1 << 16));
+  conv->add_option("--kh", s.kh, "kernel height")->required()->check(CLI::Range(1, 1 << 10));
+  conv->add_option("--kw", s.kw, "kernel width")->required()->check(CLI::Range(1, 1 << 10));
+  conv->add_option("--stride", s.stride, "stride")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 10));
+  conv->add_option("--pad", s.pad, "zero padding")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 10));
+  conv->add_flag("--bias", o.bias, "a bias per output channel");
+  conv->add_flag("--relu", o.relu, "relu on the output");
+  AddCommon(conv, o, true);
+
+  auto* run = app.add_subcommand(
+      "run", "C = A·B (+ C) on float32 .npy matrices (A, B rounded to bf16 per the contract)");
+  run->add_option("--a", o.a_file, "A: M x K float32 .npy")->required()->check(CLI::ExistingFile);
+  run->add_option("--b", o.b_file, "B: K x N float32 .npy")->required()->check(CLI::ExistingFile);
+  run->add_option("--c", o.c_file, "C: M x N float32 .npy, added (kept fp32)")
+      ->check(CLI::ExistingFile);
+  run->add_option("--out", o.out_file, "the result, M x N float32 .npy")->required();
+  AddCommon(run, o, false);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (o.trace_from > o.trace_to) throw UsageError("--trace-from is after --trace-to");
+
+  Config cfg;
+  try {
+    cfg = ResolveConfig(o.config);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+#ifdef TPUSIM_ENGINE_CLASS
+  if (EngineName(cfg) != TPUSIM_ENGINE_NAME ||
+      Join(VerilogParams(cfg), ",") != TPUSIM_ENGINE_PARAMS) {
+    throw UsageError(fmt::format(
+        "this engine runs {} ({}); the configuration is {} ({}): run tpusim, which picks the "
+        "engine",
+        TPUSIM_ENGINE_NAME, TPUSIM_ENGINE_PARAMS, EngineName(cfg), Join(VerilogParams(cfg), ",")));
+  }
+#else
+  if (o.backend == "rtl") return Launch(cfg, argc, argv);
+#endif
+
+  // The workload.
+  const uint64_t seed = o.seed ? *o.seed : tb::ChooseSeed();
+  Workload w;
+  std::string sub;
+  try {
+    if (gemm->parsed()) {
+      sub = "gemm";
+      const host::Init init = o.init == "preload"      ? host::Init::kPreload
+                              : o.init == "accumulate" ? host::Init::kAccumulate
+                                                       : host::Init::kOverwrite;
+      w = MakeGemm(cfg, o.m, o.k, o.n, init,
+                   o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, o.relu, seed);
+    } else if (mlp->parsed()) {
+      sub = "mlp";
+      if (o.sizes.size() < 2) throw UsageError("--sizes needs at least two sizes (in,out)");
+      w = MakeMlp(cfg, o.m, o.sizes, o.bias, o.relu, seed);
+    } else if (conv->parsed()) {
+      sub = "conv";
+      if (s.OutH() < 1 || s.OutW() < 1 || s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw) {
+        throw UsageError(fmt::format("conv: the {}x{} kernel does not fit the padded {}x{} input",
+                                     s.kh, s.kw, s.h + 2 * s.pad, s.w + 2 * s.pad));
+      }
+      w = MakeConv(cfg, s, o.bias, o.relu, seed);
+    } else {
+      sub = "run";
+      const HostMatrix a = LoadMatrix(o.a_file, "A");
+      const HostMatrix b = LoadMatrix(o.b_file, "B");
+      if (b.rows != a.cols) {
+        throw UsageError(
+            fmt::format("{} (B): {} rows, but {} (A) has {} columns: B must be K x N "
+                        "with K = A's columns",
+                        o.b_file, b.rows, o.a_file, a.cols));
+      }
+      std::optional<HostMatrix> c;
+      if (!o.c_file.empty()) {
+        c = LoadMatrix(o.c_file, "C");
+        if (c->rows != a.rows || c->cols != b.cols) {
+          throw UsageError(fmt::format("{} (C): shape ({}, {}), but A·B is ({}, {})", o.c_file,
+                                       c->rows, c->cols, a.rows, b.cols));
+        }
+      }
+      w = MakeFromHost(cfg, a.rows, a.cols, b.cols, a.v, b.v, c ? &c->v : nullptr);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  if (!o.quiet) {
+    fmt::print("tpusim {}: {}", sub, w.description);
+    if (sub != "run") fmt::print(", seed {} (reproduce: --seed {})", seed, seed);
+    fmt::print("\n");
+    fmt::print("config:   {}: {}\n", cfg.name, Describe(cfg));
+    fmt::print("backend:  {}\n", o.backend == "model"
+                                     ? "model (the instruction-level golden model; no clock)"
+                                     : fmt::format("rtl (engine tpusim-{})", EngineName(cfg)));
+    fmt::print("workload: {} MACs, {} instructions ({} B of program), inputs {} B, outputs {} B\n",
+               Num(w.Macs()), Num(w.Instructions()), Num(w.ProgramBytes()), Num(w.InputBytes()),
+               Num(w.OutputBytes()));
+    std::string in, out;
+    for (const auto& t : w.inputs) in += (in.empty() ? "" : ", ") + t.Describe();
+    for (const auto& t : w.outputs) out += (out.empty() ? "" : ", ") + t.Describe();
+    fmt::print("tensors:  in {}; out {}\n", in, out);
+  }
+
+  // The back end.
+  std::unique_ptr<Sim> dut;
+  if (o.backend == "model") {
+    if (!o.trace.empty())
+      fmt::print(stderr, "tpusim: --trace ignored: the model back end has no waves\n");
+    dut = std::make_unique<ModelSim>(cfg);
+  } else {
+    dut = MakeRtlSim(cfg);
+  }
+  Load(*dut, w);
+  RunOptions ro;
+  ro.max_cycles = o.max_cycles;
+  ro.trace_file = o.trace;
+  ro.trace_from = o.trace_from;
+  ro.trace_to = o.trace_to;
+  Progress progress(w.Instructions(), o.quiet);
+  ro.progress = [&progress](uint64_t c, uint64_t f) { progress(c, f); };
+  Result r;
+  try {
+    r = Run(*dut, w, ro);
+  } catch (const std::exception& e) {
+    progress.Done();
+    fmt::print("FAIL: the run stopped: {}\n", e.what());
+    return 1;
+  }
+  progress.Done();
+
+  bool pass = true;
+  std::string dut_message;
+  if (auto* ms = dynamic_cast<ModelSim*>(dut.get())) dut_message = ms->last_run().message;
+  if (r.code != isa::ErrorCode::kOk) {
+    pass = false;
+    PrintError("machine", r.code, r.pc, dut_message, w);
+  }
+  if (r.hbm_violations != 0) {
+    pass = false;
+    fmt::print("HBM: {} JEDEC timing violations:\n{}\n", r.hbm_violations, r.violations);
+  }
+
+  bool reported = false;  // a FAIL line is out already
+  if (o.check) {
+    isa::Machine golden(cfg.machine);
+    const isa::RunResult g = RunGolden(golden, w);
+    if (!g.ok()) {
+      pass = false;
+      PrintError("golden model", g.code, g.pc, g.message, w);
+    } else if (r.code == isa::ErrorCode::kOk) {
+      const Report rep = Compare(*dut, golden, w);
+      pass = pass && rep.pass;
+      fmt::print("{}\n", rep.Format());
+      reported = !rep.pass;
+    }
+  } else if (pass) {
+    fmt::print("done (not checked: --no-check)\n");
+  }
+  if (!pass && !reported) fmt::print("FAIL\n");
+
+  if (sub == "run" && r.code == isa::ErrorCode::kOk) {
+    const Tensor& c = w.Output("C");
+    SaveMatrix(o.out_file, c.Rows(), c.Cols(), ReadTensor(*dut, c));
+    if (!o.quiet) fmt::print("wrote {} ({}x{} float32)\n", o.out_file, c.Rows(), c.Cols());
+  }
+  if (!o.quiet) PrintPerf(o, cfg, w, r);
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "tpusim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tpusim: error: {}\n", e.what());
+    return 1;
+  }
+}

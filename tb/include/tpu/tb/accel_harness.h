@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator's cycle-level back end: a Verilated tpu_accel with the C++ HBM2 device models
+// (tpu::hbm::Channel, which check every command against the JEDEC rules and hold the data) on its
+// memory side, and an AXI4-Lite host that writes the control registers, starts the program and
+// reads the status and performance counters. Templated over the model class: every tpu_accel
+// configuration has the same ports. MakeAccelSim<V>(cfg) gives it as an accel::Sim.
+//
+// Cycle discipline (as tpu/tb/hbm_harness.h): after the falling edge the memory-side outputs
+// depend only on state; the harness feeds the device models, drives the read data and the host
+// port, evaluates, and clocks.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "tpu/hbm/hbm_device.h"
+#include "tpu/tb/accel_sim.h"
+#include "tpu/tb/hbm_harness.h"
+#include "tpu/tb/sim_ctrl.h"
+
+namespace tpu::tb::accel {
+
+// Register map (rtl/accel/tpu_accel_regs.sv).
+namespace reg {
+inline constexpr uint32_t kMagic = 0x000, kVersion = 0x004, kShape = 0x008, kChannels = 0x00C;
+inline constexpr uint32_t kCtrl = 0x010, kStatus = 0x014, kErrCode = 0x018, kErrPc = 0x01C;
+inline constexpr uint32_t kProgLo = 0x020, kProgHi = 0x024, kProgLen = 0x028;
+inline constexpr uint32_t kCounters = 0x040;  // + 8 * i: low word, + 4: high word
+enum Counter {
+  kCycles = 0,
+  kBusy,
+  kWeightStall,
+  kInputStall,
+  kAccHazard,
+  kStoreStall,
+  kIdle,
+  kMacs,
+  kReadBytes,
+  kWriteBytes,
+  kInstructions,
+  kNumCounters
+};
+}  // namespace reg
+
+inline tpu::hbm::Timing TimingOfPreset(int preset) {
+  switch (preset) {
+    case 0: return tpu::hbm::Timing::Hbm2_2000();
+    case 1: return tpu::hbm::Timing::Hbm2_2400();
+    case 2: return tpu::hbm::Timing::CheckerTest();
+    default: throw std::invalid_argument(fmt::format("HBM preset {} is not 0, 1 or 2", preset));
+  }
+}
+
+template <class V>
+class AccelSim : public Sim {
+ public:
+  AccelSim(const Config& cfg, const TraceOptions& trace = {})
+      : cfg_(cfg),
+        map_{cfg.channels, 16, 5, 0},
+        mem_(map_, TimingOfPreset(cfg.preset)),
+        sim_(fmt::format("tpu_accel {}", cfg.name), UINT64_MAX, trace) {
+    if (cfg.machine.hbm_bytes != map_.total_bytes()) {
+      throw std::invalid_argument(
+          fmt::format("accelerator config {}: HbmBytes=0x{:X}, but {} channel(s) hold 0x{:X}",
+                      cfg.name, cfg.machine.hbm_bytes, cfg.channels, map_.total_bytes()));
+    }
+    auto& d = sim_.dut();
+    d.s_aw_valid_i = 0;
+    d.s_w_valid_i = 0;
+    d.s_b_ready_i = 0;
+    d.s_ar_valid_i = 0;
+    d.s_r_ready_i = 0;
+    d.rdata_valid_i = 0;
+    sim_.Reset();
+    const uint32_t magic = ReadReg(reg::kMagic), shape = ReadReg(reg::kShape);
+    if (magic != 0x31555054u || int(shape & 0xFFFF) != cfg.machine.r ||
+        int(shape >> 16) != cfg.machine.c) {
+      throw std::runtime_error(fmt::format(
+          "accelerator config {}: the model reports magic 0x{:08X}, shape {}x{} (want {}x{})",
+          cfg.name, magic, shape & 0xFFFF, shape >> 16, cfg.machine.r, cfg.machine.c));
+    }
+  }
+
+  const Config& config() const override { return cfg_; }
+  V& dut() { return sim_.dut(); }
+  SimCtrl<V>& sim() { return sim_; }
+  uint64_t cycle() const { return t_; }
+  const hbm::HbmMemory& memory() const { return mem_; }
+
+  // Backdoor access to the device models' storage (no timing), any alignment.
+  void WriteHbm(uint64_t addr, const void* data, uint64_t n) override {
+    CheckRange(addr, n, "WriteHbm");
+    const auto* src = static_cast<const uint8_t*>(data);
+    while (n > 0) {
+      const uint64_t base = addr & ~uint64_t{31}, off = addr - base;
+      const uint64_t len = std::min<uint64_t>(n, 32 - off);
+      uint8_t beat[32];
+      if (len != 32) Peek(base, beat);
+      std::memcpy(beat + off, src, len);
+      Poke(base, beat);
+      addr += len, src += len, n -= len;
+    }
+  }
+  void ReadHbm(uint64_t addr, void* data, uint64_t n) override {
+    CheckRange(addr, n, "ReadHbm");
+    auto* dst = static_cast<uint8_t*>(data);
+    while (n > 0) {
+      const uint64_t base = addr & ~uint64_t{31}, off = addr - base;
+      const uint64_t len = std::min<uint64_t>(n, 32 - off);
+      uint8_t beat[32];
+      Peek(base, beat);
+      std::memcpy(dst, beat + off, len);
+      addr += len, dst += len, n -= len;
+    }
+  }
+
+  Result Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    WriteReg(reg::kProgLo, uint32_t(prog_addr));
+    WriteReg(reg::kProgHi, uint32_t(prog_addr >> 32));
+    WriteReg(reg::kProgLen, count);
+    const uint32_t ftz = cfg_.machine.mode == num::Mode::kFtz ? 2u : 0u;
+    WriteReg(reg::kCtrl, ftz);  // the mode a cycle before the start (tpu_mxu registers it)
+    WriteReg(reg::kCtrl, ftz | 1u);
+    const uint64_t start = t_;
+    uint64_t next_progress = start + opt.progress_every;
+    auto& d = sim_.dut();
+    while (!d.irq_o) {
+      Step();
+      if (t_ - start > opt.max_cycles) {
+        throw WatchdogError(fmt::format(
+            "{}: the program did not finish in {} cycles (status 0x{:X}, {} instructions "
+            "consumed)",
+            sim_.name(), opt.max_cycles, ReadReg(reg::kStatus), Counter(reg::kInstructions)));
+      }
+      if (opt.progress && t_ >= next_progress) {
+        next_progress += opt.progress_every;
+        opt.progress(t_ - start, Counter(reg::kInstructions));
+      }
+    }
+    // Writes are posted (B when queued): let the controllers put the last data into memory.
+    const uint64_t q0 = t_;
+    while (d.hbm_busy_o) {
+      Step();
+      if (t_ - q0 > 1'000'000) {
+        throw WatchdogError(fmt::format("{}: HBM queues not empty 1M cycles after done",
+                                        sim_.name()));
+      }
+    }
+    for (int i = 0; i < 64; ++i) Step();
+
+    Result r;
+    r.code = isa::ErrorCode(ReadReg(reg::kErrCode));
+    r.pc = ReadReg(reg::kErrPc);
+    Perf& p = r.perf;
+    p.cycles = Counter(reg::kCycles);
+    p.busy = Counter(reg::kBusy);
+    p.weight_stall = Counter(reg::kWeightStall);
+    p.input_stall = Counter(reg::kInputStall);
+    p.acc_hazard = Counter(reg::kAccHazard);
+    p.store_stall = Counter(reg::kStoreStall);
+    p.idle = Counter(reg::kIdle);
+    p.macs = Counter(reg::kMacs);
+    p.hbm_read_bytes = Counter(reg::kReadBytes);
+    p.hbm_write_bytes = Counter(reg::kWriteBytes);
+    p.instructions = Counter(reg::kInstructions);
+    r.hbm_violations = mem_.ViolationCount();
+    r.violations = mem_.Violations();
+    r.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+
+  // One clock cycle.
+  void Step() {
+    sim_.FallingEdge();
+    mem_.Step(sim_.dut(), t_);
+    sim_.RisingEdge();
+    ++t_;
+  }
+
+  // AXI4-Lite host accesses: a few cycles each.
+  void WriteReg(uint32_t addr, uint32_t value) {
+    auto& d = sim_.dut();
+    d.s_aw_valid_i = 1;
+    d.s_aw_addr_i = addr;
+    d.s_w_valid_i = 1;
+    d.s_w_data_i = value;
+    d.s_b_ready_i = 1;
+    bool aw_done = false, b_done = false;
+    for (int i = 0; i < 100 && !b_done; ++i) {
+      sim_.FallingEdge();
+      mem_.Step(d, t_);
+      sim_.Eval();
+      const bool aw_fire = d.s_aw_valid_i && d.s_aw_ready_o;
+      const bool b_fire = d.s_b_valid_o && d.s_b_ready_i;
+      sim_.RisingEdge();
+      ++t_;
+      if (aw_fire) {
+        aw_done = true;
+        d.s_aw_valid_i = 0;
+        d.s_w_valid_i = 0;
+      }
+      if (b_fire) b_done = true;
+    }
+    d.s_b_ready_i = 0;
+    if (!aw_done || !b_done) {
+      throw std::runtime_error(
+          fmt::format("{}: AXI4-Lite write to 0x{:03X} not answered", sim_.name(), addr));
+    }
+  }
+  uint32_t ReadReg(uint32_t addr) {
+    auto& d = sim_.dut();
+    d.s_ar_valid_i = 1;
+    d.s_ar_addr_i = addr;
+    d.s_r_ready_i = 1;
+    for (int i = 0; i < 100; ++i) {
+      sim_.FallingEdge();
+      mem_.Step(d, t_);
+      sim_.Eval();
+      const bool ar_fire = d.s_ar_valid_i && d.s_ar_ready_o;
+      const bool r_fire = d.s_r_valid_o && d.s_r_ready_i;
+      const uint32_t data = d.s_r_data_o;
+      sim_.RisingEdge();
+      ++t_;
+      if (ar_fire) d.s_ar_valid_i = 0;
+      if (r_fire) {
+        d.s_r_ready_i = 0;
+        return data;
+      }
+    }
+    throw std::runtime_error(
+        fmt::format("{}: AXI4-Lite read of 0x{:03X} not answered", sim_.name(), addr));
+  }
+  uint64_t Counter(int i) {
+    const uint32_t lo = ReadReg(reg::kCounters + 8 * i);
+    const uint32_t hi = ReadReg(reg::kCounters + 8 * i + 4);
+    return (uint64_t(hi) << 32) | lo;
+  }
+
+ private:
+  void CheckRange(uint64_t addr, uint64_t n, const char* what) const {
+    if (addr > map_.total_bytes() || n > map_.total_bytes() - addr) {
+      throw std::out_of_range(fmt::format("{}: bytes 0x{:X} + {} exceed HbmBytes=0x{:X}", what,
+                                          addr, n, map_.total_bytes()));
+    }
+  }
+  // The 32-byte burst holding global address `base` (32-byte aligned).
+  tpu::hbm::Command Where(uint64_t base, int* channel, int* pc) const {
+    const int port = map_.Port(base);
+    *channel = port / 2;
+    *pc = port % 2;
+    return map_.Decode(map_.Local(base));
+  }
+  void Peek(uint64_t base, uint8_t* out) const {
+    int ch, pc;
+    const auto c = Where(base, &ch, &pc);
+    mem_.device(ch).Peek(pc, c.bank, c.row, c.col, out);
+  }
+  void Poke(uint64_t base, const uint8_t* in) {
+    int ch, pc;
+    const auto c = Where(base, &ch, &pc);
+    mem_.device(ch).Poke(pc, c.bank, c.row, c.col, in);
+  }
+
+  Config cfg_;
+  hbm::AddressMap map_;
+  hbm::HbmMemory mem_;
+  SimCtrl<V> sim_;
+  uint64_t t_ = 0;
+};
+
+template <class V>
+std::unique_ptr<Sim> MakeAccelSim(const Config& cfg) {
+  return std::make_unique<AccelSim<V>>(cfg);
+}
+
+}  // namespace tpu::tb::accel

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator scoreboard: after a back end (the DUT) and the golden model both ran a
+// workload, compares every output tensor (for an MLP every layer's, hidden ones included)
+// element by element, bit for bit, and reports the mismatches with tensor names and coordinates.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpu/isa_model.h"
+#include "tpu/tb/accel_sim.h"
+#include "tpu/tb/workloads.h"
+
+namespace tpu::tb::accel {
+
+struct Mismatch {
+  std::string tensor;
+  std::string where;   // "row 3, col 5" / "n 0, oh 1, ow 2, cout 3"
+  uint64_t index = 0;  // row-major element index
+  int elem_bytes = 4;
+  uint32_t got = 0, want = 0;
+  // "C[row 3, col 5]: got 0x3F800000 (1), want 0x40000000 (2)".
+  std::string Format() const;
+};
+
+struct TensorCheck {
+  std::string name;
+  uint64_t elements = 0;
+  uint64_t mismatches = 0;
+};
+
+struct Report {
+  bool pass = true;
+  std::vector<TensorCheck> tensors;
+  std::vector<Mismatch> first;  // the first mismatches, in tensor then row-major order
+  uint64_t Elements() const;
+  uint64_t Mismatches() const;
+  // "PASS: 4096 of 4096 elements of 1 tensor bit-exact" or a FAIL summary with a line per
+  // tensor and per reported mismatch.
+  std::string Format() const;
+};
+
+// Compares every output tensor of `w` in the DUT with the golden model.
+Report Compare(Sim& dut, const isa::Machine& golden, const Workload& w, size_t max_report = 10);
+// The same on tensors already read back (row-major bit patterns, in w.outputs order).
+Report CompareData(const Workload& w, const std::vector<std::vector<uint32_t>>& got,
+                   const std::vector<std::vector<uint32_t>>& want, size_t max_report = 10);
+
+}  // namespace tpu::tb::accel

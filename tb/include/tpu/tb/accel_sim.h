@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interface between the accelerator's front ends (tpusim, the benches, the tests) and a
+// simulation back end: the Verilated accelerator top with the HBM device models
+// (tpu/tb/accel_harness.h), or the instruction-level golden model alone (ModelSim below).
+//
+// A back end owns an HBM image (the device models' storage for the RTL); the front end writes the
+// program and tensors into it, runs the program from the control registers, and reads the results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tpu/isa.h"
+#include "tpu/isa_model.h"
+
+namespace tpu::tb::accel {
+
+// A configuration of the accelerator (one Verilated build per configuration).
+struct Config {
+  std::string name = "16x16_1ch";  // e.g. "16x16_1ch", "4x4_1ch", "16x16_8ch"
+  isa::MachineConfig machine;      // R, C, buffer depths, HbmBytes, numerics mode, queue depth
+  int channels = 1;                // HBM2 channels behind the accelerator's port
+  int preset = 0;                  // HBM timing preset (0 = 2.0 Gb/s)
+  bool per_bank_refresh = true;
+  // Peak of the memory path in bytes per cycle: the DMA port carries 32 B per cycle, one
+  // channel's peak.
+  double PeakBytesPerCycle() const { return 32.0; }
+  // Peak MACs per cycle.
+  double PeakMacsPerCycle() const { return double(machine.r) * machine.c; }
+};
+
+// Performance counters read from the accelerator's registers after a run. Every running cycle
+// counts in `cycles` and in exactly one of the six stall classes (the TPU paper's table 3):
+// busy + weight_stall + input_stall + acc_hazard + store_stall + idle == cycles.
+struct Perf {
+  uint64_t cycles = 0;
+  uint64_t busy = 0;          // the array issued a row
+  uint64_t weight_stall = 0;  // waiting for a weight tile (loading into the array, or its LOAD)
+  uint64_t input_stall = 0;   // waiting for activations (their LOAD's token, or the beat)
+  uint64_t acc_hazard = 0;    // a row waits for an earlier row's accumulator write
+  uint64_t store_stall = 0;   // waiting for the store module to free accumulators
+  uint64_t idle = 0;          // everything else (draining, program fetch, no work)
+  uint64_t macs = 0;          // useful MACs (rows * kv * nv summed over GEMMs)
+  uint64_t hbm_read_bytes = 0;   // bytes the DMA read (LOADs and program fetch)
+  uint64_t hbm_write_bytes = 0;  // bytes the DMA wrote (STOREs)
+  uint64_t instructions = 0;     // fetched and dispatched
+};
+
+struct Result {
+  isa::ErrorCode code = isa::ErrorCode::kOk;
+  uint32_t pc = 0;
+  Perf perf;
+  uint64_t hbm_violations = 0;  // JEDEC timing violations the device models saw
+  std::string violations;       // the first ones, one per line
+  double wall_seconds = 0;      // host time of the run
+  bool ok() const { return code == isa::ErrorCode::kOk && hbm_violations == 0; }
+};
+
+struct RunOptions {
+  uint64_t max_cycles = 2'000'000'000;  // a run that does not finish by then throws (stuck)
+  // Called about every `progress_every` cycles with the cycles so far and the instructions
+  // retired by the compute module (empty function: no progress).
+  std::function<void(uint64_t cycles, uint64_t fetched)> progress;
+  uint64_t progress_every = 1'000'000;
+  std::string trace_file;  // FST waves when non-empty (a back end built with tracing only)
+  uint64_t trace_from = 0, trace_to = UINT64_MAX;
+};
+
+class Sim {
+ public:
+  virtual ~Sim() = default;
+  virtual const Config& config() const = 0;
+  virtual void WriteHbm(uint64_t addr, const void* data, uint64_t n) = 0;
+  virtual void ReadHbm(uint64_t addr, void* data, uint64_t n) = 0;
+  // Runs the program at prog_addr (count instructions) to completion or error.
+  virtual Result Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) = 0;
+};
+
+}  // namespace tpu::tb::accel

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/accel_scoreboard.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tpu/numerics.h"
+
+namespace tpu::tb::accel {
+namespace {
+
+std::string Value(uint32_t x, int elem_bytes) {
+  return elem_bytes == 2 ? num::FormatBf16(uint16_t(x)) : num::FormatFp32(x);
+}
+
+}  // namespace
+
+std::string Mismatch::Format() const {
+  return fmt::format("{}[{}]: got {}, want {}", tensor, where, Value(got, elem_bytes),
+                     Value(want, elem_bytes));
+}
+
+uint64_t Report::Elements() const {
+  uint64_t n = 0;
+  for (const auto& t : tensors) n += t.elements;
+  return n;
+}
+
+uint64_t Report::Mismatches() const {
+  uint64_t n = 0;
+  for (const auto& t : tensors) n += t.mismatches;
+  return n;
+}
+
+std::string Report::Format() const {
+  const uint64_t n = Elements(), bad = Mismatches();
+  const size_t k = tensors.size();
+  if (pass) {
+    return fmt::format("PASS: {} of {} elements of {} tensor{} bit-exact against the golden model",
+                       n, n, k, k == 1 ? "" : "s");
+  }
+  std::string s = fmt::format("FAIL: {} of {} elements differ from the golden model", bad, n);
+  for (const auto& t : tensors) {
+    if (t.mismatches != 0) {
+      s += fmt::format("\n  {}: {} of {} elements differ", t.name, t.mismatches, t.elements);
+    }
+  }
+  if (!first.empty())
+    s += fmt::format("\n  first {} mismatch{}:", first.size(), first.size() == 1 ? "" : "es");
+  for (const auto& m : first) s += "\n    " + m.Format();
+  return s;
+}
+
+Report CompareData(const Workload& w, const std::vector<std::vector<uint32_t>>& got,
+                   const std::vector<std::vector<uint32_t>>& want, size_t max_report) {
+  if (got.size() != w.outputs.size() || want.size() != w.outputs.size()) {
+    throw std::invalid_argument("CompareData: one data vector per output tensor expected");
+  }
+  Report r;
+  for (size_t i = 0; i < w.outputs.size(); ++i) {
+    const Tensor& t = w.outputs[i];
+    TensorCheck c;
+    c.name = t.name;
+    c.elements = t.Elements();
+    if (got[i].size() != c.elements || want[i].size() != c.elements) {
+      throw std::invalid_argument(
+          fmt::format("CompareData: tensor {} needs {} elements", t.name, c.elements));
+    }
+    for (uint64_t e = 0; e < c.elements; ++e) {
+      if (got[i][e] == want[i][e]) continue;
+      ++c.mismatches;
+      if (r.first.size() < max_report) {
+        r.first.push_back({t.name, t.Where(e), e, t.elem_bytes, got[i][e], want[i][e]});
+      }
+    }
+    if (c.mismatches != 0) r.pass = false;
+    r.tensors.push_back(c);
+  }
+  return r;
+}
+
+Report Compare(Sim& dut, const isa::Machine& golden, const Workload& w, size_t max_report) {
+  std::vector<std::vector<uint32_t>> got, want;
+  for (const auto& t : w.outputs) {
+    got.push_back(ReadTensor(dut, t));
+    want.push_back(ReadTensor(golden, t));
+  }
+  return CompareData(w, got, want, max_report);
+}
+
+}  // namespace tpu::tb::accel

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/workloads.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "tpu/numerics.h"
+#include "tpu/tb/mac_vectors.h"
+#include "tpu/tb/rng.h"
+
+namespace tpu::tb::accel {
+namespace {
+
+using Writer = std::function<void(uint64_t addr, const void* data, uint64_t n)>;
+using Reader = std::function<void(uint64_t addr, void* data, uint64_t n)>;
+
+uint16_t RandomBf16(Rng& rng, Values v) {
+  const int u = rng.Range(0, 99);
+  if (v == Values::kSpecials && u < 4) {
+    const auto& s = Bf16Specials();
+    return s[rng.Range(0, int(s.size()) - 1)];
+  }
+  const uint16_t sign = rng.Bit() ? num::kBf16SignMask : 0;
+  if (u < 9) return sign;                                        // ±0
+  if (u < 10) return uint16_t(sign | ((rng.U16() & 0x7F) | 1));  // subnormal
+  const auto exp = uint16_t(127 + rng.Range(-12, 12));
+  return uint16_t(sign | (exp << 7) | (rng.U16() & 0x7F));
+}
+
+uint32_t RandomFp32(Rng& rng, Values v) {
+  const int u = rng.Range(0, 99);
+  if (v == Values::kSpecials && u < 4) {
+    const auto& s = Fp32Specials();
+    return s[rng.Range(0, int(s.size()) - 1)];
+  }
+  const uint32_t sign = rng.Bit() ? num::kFp32SignMask : 0;
+  if (u < 9) return sign;
+  const auto exp = uint32_t(127 + rng.Range(-12, 12));
+  return sign | (exp << 23) | (rng.U32() & 0x7FFFFF);
+}
+
+std::vector<uint32_t> RandomData(uint64_t seed, const std::string& name, uint64_t n, int elem_bytes,
+                                 Values v) {
+  Rng rng(DeriveSeed(seed, name));
+  std::vector<uint32_t> d(n);
+  for (auto& x : d) x = elem_bytes == 2 ? RandomBf16(rng, v) : RandomFp32(rng, v);
+  return d;
+}
+
+Tensor Matrix(const std::string& name, const host::TiledMatrix& l) {
+  Tensor t;
+  t.name = name;
+  t.mat = l;
+  t.elem_bytes = l.elem_bytes;
+  return t;
+}
+
+Tensor Weights(const std::string& name, const host::WeightTiles& l) {
+  Tensor t;
+  t.name = name;
+  t.weights = true;
+  t.wgt = l;
+  t.elem_bytes = 2;
+  return t;
+}
+
+Tensor RandomInput(Tensor t, uint64_t seed, Values v) {
+  t.data = RandomData(seed, t.name, t.Elements(), t.elem_bytes, v);
+  return t;
+}
+
+// Calls f(addr, first element, count) for every row segment of a tensor's layout.
+void ForEachSegment(const Tensor& t, const std::function<void(uint64_t, uint64_t, int)>& f) {
+  if (t.weights) {
+    const auto& l = t.wgt;
+    for (int kt = 0; kt < l.KTiles(); ++kt) {
+      for (int nt = 0; nt < l.NTiles(); ++nt) {
+        const int cols = std::min(l.ntile, l.n - nt * l.ntile);
+        for (int i = 0; i < l.ktile && kt * l.ktile + i < l.k; ++i) {
+          f(l.RowAddr(kt, nt, i), uint64_t(kt * l.ktile + i) * l.n + uint64_t(nt) * l.ntile, cols);
+        }
+      }
+    }
+    return;
+  }
+  const auto& l = t.mat;
+  for (int tile = 0; tile < l.Tiles(); ++tile) {
+    for (int r = 0; r < l.rows; ++r) {
+      f(l.RowAddr(tile, r), uint64_t(r) * l.cols + uint64_t(tile) * l.tile, l.TileCols(tile));
+    }
+  }
+}
+
+void WriteTensor(const Writer& write, const Tensor& t) {
+  if (t.data.size() != t.Elements()) {
+    throw std::logic_error(fmt::format("tensor {}: {} data elements for a {}x{} layout", t.name,
+                                       t.data.size(), t.Rows(), t.Cols()));
+  }
+  std::vector<uint8_t> buf;
+  ForEachSegment(t, [&](uint64_t addr, uint64_t first, int n) {
+    buf.resize(size_t(n) * t.elem_bytes);
+    for (int i = 0; i < n; ++i) {
+      const uint32_t x = t.data[first + i];
+      if (t.elem_bytes == 2) {
+        const auto h = uint16_t(x);
+        std::memcpy(&buf[size_t(i) * 2], &h, 2);
+      } else {
+        std::memcpy(&buf[size_t(i) * 4], &x, 4);
+      }
+    }
+    write(addr, buf.data(), buf.size());
+  });
+}
+
+std::vector<uint32_t> ReadTensorWith(const Reader& read, const Tensor& t) {
+  std::vector<uint32_t> v(t.Elements());
+  std::vector<uint8_t> buf;
+  ForEachSegment(t, [&](uint64_t addr, uint64_t first, int n) {
+    buf.resize(size_t(n) * t.elem_bytes);
+    read(addr, buf.data(), buf.size());
+    for (int i = 0; i < n; ++i) {
+      if (t.elem_bytes == 2) {
+        uint16_t h;
+        std::memcpy(&h, &buf[size_t(i) * 2], 2);
+        v[first + i] = h;
+      } else {
+        std::memcpy(&v[first + i], &buf[size_t(i) * 4], 4);
+      }
+    }
+  });
+  return v;
+}
+
+void LoadWith(const Writer& write, const Workload& w) {
+  std::vector<uint8_t> prog;
+  prog.reserve(w.prog.instrs.size() * isa::kInstrBytes);
+  for (const auto& in : w.prog.instrs) {
+    const auto b = isa::Encode(in);
+    prog.insert(prog.end(), b.begin(), b.end());
+  }
+  write(w.prog.addr, prog.data(), prog.size());
+  for (const auto& t : w.inputs) WriteTensor(write, t);
+}
+
+const char* InitName(host::Init i) {
+  switch (i) {
+    case host::Init::kOverwrite: return "overwrite";
+    case host::Init::kPreload: return "preload";
+    case host::Init::kAccumulate: return "accumulate";
+  }
+  return "?";
+}
+
+const char* FormatName(host::OutFormat f) {
+  return f == host::OutFormat::kBf16 ? "bf16 out" : "fp32 out";
+}
+
+}  // namespace
+
+std::string Tensor::Where(uint64_t index) const {
+  const uint64_t row = index / uint64_t(Cols()), col = index % uint64_t(Cols());
+  if (conv) {
+    const uint64_t oh = uint64_t(conv->OutH()), ow = uint64_t(conv->OutW());
+    return fmt::format("n {}, oh {}, ow {}, cout {}", row / (oh * ow), row / ow % oh, row % ow,
+                       col);
+  }
+  return fmt::format("row {}, col {}", row, col);
+}
+
+std::string Tensor::Describe() const {
+  return fmt::format("{} ({}x{} {})", name, Rows(), Cols(), elem_bytes == 2 ? "bf16" : "fp32");
+}
+
+uint64_t Workload::InputBytes() const {
+  uint64_t b = 0;
+  for (const auto& t : inputs) b += t.Elements() * uint64_t(t.elem_bytes);
+  return b;
+}
+
+uint64_t Workload::OutputBytes() const {
+  uint64_t b = 0;
+  for (const auto& t : outputs) b += t.Elements() * uint64_t(t.elem_bytes);
+  return b;
+}
+
+const Tensor& Workload::Output(const std::string& name) const {
+  for (const auto& t : outputs) {
+    if (t.name == name) return t;
+  }
+  throw std::out_of_range(fmt::format("workload has no output tensor '{}'", name));
+}
+
+Workload MakeGemm(const Config& cfg, int m, int k, int n, host::Init init, host::OutFormat out,
+                  bool relu, uint64_t seed, Values values) {
+  auto p = host::CompileGemm(cfg.machine, m, k, n, init, out, relu);
+  Workload w;
+  w.kind = "gemm";
+  w.description = fmt::format("{}x{}x{} (M x K x N), {}, {}{}", m, k, n, InitName(init),
+                              FormatName(out), relu ? ", relu" : "");
+  w.seed = seed;
+  w.prog = std::move(p.prog);
+  w.inputs.push_back(RandomInput(Matrix("A", p.a), seed, values));
+  w.inputs.push_back(RandomInput(Weights("B", p.b), seed, values));
+  if (init != host::Init::kOverwrite)
+    w.inputs.push_back(RandomInput(Matrix("C0", p.c0), seed, values));
+  w.outputs.push_back(Matrix("C", p.out));
+  return w;
+}
+
+Workload MakeDense(const Config& cfg, int m, int k, int n, bool bias, bool relu,
+                   host::OutFormat out, uint64_t seed, Values values) {
+  auto p = host::CompileDense(cfg.machine, m, k, n, bias, relu, out);
+  Workload w;
+  w.kind = "dense";
+  w.description = fmt::format("{}x{}x{} (M x K x N){}, {}{}", m, k, n, bias ? ", bias" : "",
+                              FormatName(out), relu ? ", relu" : "");
+  w.seed = seed;
+  w.prog = std::move(p.prog);
+  w.inputs.push_back(RandomInput(Matrix("A", p.a), seed, values));
+  w.inputs.push_back(RandomInput(Weights("B", p.b), seed, values));
+  if (bias) w.inputs.push_back(RandomInput(Matrix("bias", p.bias), seed, values));
+  w.outputs.push_back(Matrix("C", p.out));
+  return w;
+}
+
+Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool bias, bool relu,
+                 uint64_t seed, Values values) {
+  auto p = host::CompileMlp(cfg.machine, m, sizes, bias, relu, host::OutFormat::kFp32);
+  Workload w;
+  w.kind = "mlp";
+  std::string s;
+  for (size_t i = 0; i < sizes.size(); ++i) s += fmt::format("{}{}", i ? "," : "", sizes[i]);
+  w.description =
+      fmt::format("M {}, sizes {}{}{}", m, s, bias ? ", bias" : "", relu ? ", relu" : "");
+  w.seed = seed;
+  w.prog = std::move(p.prog);
+  w.inputs.push_back(RandomInput(Matrix("X", p.input), seed, values));
+  for (size_t i = 0; i < p.w.size(); ++i) {
+    w.inputs.push_back(RandomInput(Weights(fmt::format("L{}.W", i), p.w[i]), seed, values));
+    if (bias) {
+      w.inputs.push_back(RandomInput(Matrix(fmt::format("L{}.bias", i), p.bias[i]), seed, values));
+    }
+    w.outputs.push_back(Matrix(fmt::format("L{}.out", i), p.output[i]));
+  }
+  return w;
+}
+
+Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool relu, uint64_t seed,
+                  Values values) {
+  auto p = host::CompileConv(cfg.machine, s, bias, relu, host::OutFormat::kFp32);
+  Workload w;
+  w.kind = "conv";
+  w.description = fmt::format(
+      "N {} H {} W {} Cin {} -> Cout {}, kernel {}x{}, stride {}, pad {} (OH {} OW {}; GEMM "
+      "{}x{}x{}){}{}",
+      s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, s.OutH(), s.OutW(), s.M(), s.K(),
+      s.cout, bias ? ", bias" : "", relu ? ", relu" : "");
+  w.seed = seed;
+  w.prog = std::move(p.prog);
+  w.conv = s;
+  const auto x = RandomData(seed, "X", uint64_t(s.n) * s.h * s.w * s.cin, 2, values);
+  w.conv_input.assign(x.begin(), x.end());
+  Tensor a = Matrix("im2col(X)", p.a);
+  const auto patches = host::Im2col(s, w.conv_input);
+  a.data.assign(patches.begin(), patches.end());
+  w.inputs.push_back(std::move(a));
+  w.inputs.push_back(RandomInput(Weights("W", p.b), seed, values));
+  if (bias) w.inputs.push_back(RandomInput(Matrix("bias", p.bias), seed, values));
+  Tensor y = Matrix("Y", p.out);
+  y.conv = s;
+  w.outputs.push_back(std::move(y));
+  return w;
+}
+
+Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<float>& a,
+                      const std::vector<float>& b, const std::vector<float>* c) {
+  auto need = [](const char* what, size_t got, int rows, int cols) {
+    if (got != size_t(rows) * size_t(cols)) {
+      throw std::invalid_argument(fmt::format("{}: {} elements, expected {}x{} = {}", what, got,
+                                              rows, cols, size_t(rows) * size_t(cols)));
+    }
+  };
+  need("A", a.size(), m, k);
+  need("B", b.size(), k, n);
+  if (c != nullptr) need("C", c->size(), m, n);
+  const host::Init init = c != nullptr ? host::Init::kPreload : host::Init::kOverwrite;
+  auto p = host::CompileGemm(cfg.machine, m, k, n, init, host::OutFormat::kFp32, false);
+  Workload w;
+  w.kind = "host";
+  w.description = fmt::format("{}x{}x{} (M x K x N) from host data, {}, fp32 out", m, k, n,
+                              c != nullptr ? "C preloaded" : "overwrite");
+  w.prog = std::move(p.prog);
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  auto to_bf16 = [&](const std::vector<float>& v) {
+    std::vector<uint32_t> d(v.size());
+    for (size_t i = 0; i < v.size(); ++i) d[i] = num::Fp32ToBf16(bits(v[i]), cfg.machine.mode);
+    return d;
+  };
+  Tensor ta = Matrix("A", p.a), tb = Weights("B", p.b);
+  ta.data = to_bf16(a);
+  tb.data = to_bf16(b);
+  w.inputs.push_back(std::move(ta));
+  w.inputs.push_back(std::move(tb));
+  if (c != nullptr) {
+    Tensor tc = Matrix("C0", p.c0);
+    tc.data.resize(c->size());
+    for (size_t i = 0; i < c->size(); ++i) tc.data[i] = bits((*c)[i]);
+    w.inputs.push_back(std::move(tc));
+  }
+  w.outputs.push_back(Matrix("C", p.out));
+  return w;
+}
+
+void Load(Sim& sim, const Workload& w) {
+  LoadWith([&](uint64_t a, const void* d, uint64_t n) { sim.WriteHbm(a, d, n); }, w);
+}
+
+void Load(isa::Machine& m, const Workload& w) {
+  LoadWith([&](uint64_t a, const void* d, uint64_t n) { m.WriteHbm(a, d, n); }, w);
+}
+
+Result Run(Sim& sim, const Workload& w, const RunOptions& opt) {
+  return sim.Run(w.prog.addr, w.prog.count(), opt);
+}
+
+isa::RunResult RunGolden(isa::Machine& golden, const Workload& w) {
+  Load(golden, w);
+  return golden.Run(w.prog.addr, w.prog.count());
+}
+
+std::vector<uint32_t> ReadTensor(Sim& sim, const Tensor& t) {
+  return ReadTensorWith([&](uint64_t a, void* d, uint64_t n) { sim.ReadHbm(a, d, n); }, t);
+}
+
+std::vector<uint32_t> ReadTensor(const isa::Machine& m, const Tensor& t) {
+  return ReadTensorWith([&](uint64_t a, void* d, uint64_t n) { m.ReadHbm(a, d, n); }, t);
+}
+
+}  // namespace tpu::tb::accel
