@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-hbm verify-exhaustive mutants waves clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-hbm verify-exhaustive mutants waves clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -16,7 +16,8 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS),"
-	@echo "  RUN_ARGS=... (tpu_gemm options for make run), BENCH_ARGS=... (tpu_mxu_bench options),"
+	@echo "  RUN_ARGS=... (tpusim options for make run), BENCH_ARGS=... (tpu_mxu_bench options),"
+	@echo "  ACCEL_BENCH_ARGS=... (tpu_accel_bench options, e.g. --quick --no-stack),"
 	@echo "  HBM_BENCH_ARGS=... (tpu_hbm_replay options, e.g. --requests-scale 0.1)"
 
 deps: ## install missing Debian packages (idempotent; quick when all are present)
@@ -32,18 +33,19 @@ build: configure ## build models, Verilated RTL, tests and programs
 	  | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking|Verilating)|^Consolidate|^Scanning'; \
 	  exit $${PIPESTATUS[0]}
 
-run: build ## the main job: a GEMM on the default 16×16 matrix unit, and the MAC, vs the golden model
-	@cmake --build $(BUILD) -j $(JOBS) --target tpu_gemm -- --no-print-directory 2>&1 \
+run: build ## the main job: an MLP and a convolution layer on the default accelerator (16x16, 1 HBM channel), checked
+	@cmake --build $(BUILD) -j $(JOBS) --target tpusim-16x16_1ch -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@$(BUILD)/sim/tpu_gemm $(if $(SEED),--seed $(SEED)) $(RUN_ARGS)
+	@$(BUILD)/sim/tpusim mlp --m 128 --sizes 784,512,256,10 --bias --relu $(if $(SEED),--seed $(SEED),--seed 1) $(RUN_ARGS)
 	@echo
-	@$(BUILD)/sim/tpu_mac $(if $(SEED),--seed $(SEED))
+	@$(BUILD)/sim/tpusim conv --n 1 --h 56 --w 56 --cin 32 --cout 64 --kh 3 --kw 3 --stride 1 --pad 1 \
+	  --bias --relu $(if $(SEED),--seed $(SEED),--seed 1) $(RUN_ARGS)
 
 test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
 
-test-long: configure ## the long tier: matrix unit 16×16 and 32×32, HBM full stack (builds them first)
-	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test -- --no-print-directory 2>&1 \
+test-long: configure ## the long tier: matrix unit 16×16 and 32×32, HBM full stack, accelerator 16×16 (builds them first)
+	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure $(CTEST_ARGS)
 
@@ -53,13 +55,20 @@ lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-sub
 synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
 	@scripts/synth.sh
 
-bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth per traffic class (~35 min)
+bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~60 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@$(BUILD)/sim/tpu_bench
 	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS)
 	@echo
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS)
+	@echo
+	@$(MAKE) --no-print-directory bench-accel
+
+bench-accel: configure ## the accelerator end to end: 1024^3 utilization, roofline tables, sim speed (~25 min)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@$(BUILD)/sim/tpu_accel_bench $(if $(SEED),--seed $(SEED)) $(ACCEL_BENCH_ARGS)
 
 bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 refresh modes (~10 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_hbm_replay -- --no-print-directory 2>&1 \

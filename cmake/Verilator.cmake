@@ -37,15 +37,56 @@ if(TPU_TRACE)
   target_link_libraries(verilated_rt PUBLIC ZLIB::ZLIB)
 endif()
 
-# tpu_verilate(NAME TOP <top> [NETLIST <file>] [OPT -O1|-O2|-O3] [PARAMS Name=Value ...])
-# Defines target vl_<NAME>: class V<NAME> in header V<NAME>.h.
+# The runtime of SystemC models (`tpu_verilate(... SC)`): the same sources built with VM_SC=1 and
+# linked with SystemC. Created on first use, after the SystemC target is known (TPU_SYSTEMC, found
+# in tb/CMakeLists.txt). A binary must not take verilated.o from both runtimes (the VM_SC=0 one
+# would silently serve the SystemC model): this one is linked whole, so that if a C++ model's
+# runtime were also pulled in, the link fails with duplicate symbols instead.
+function(_tpu_verilated_rt_sc)
+  if(TARGET verilated_rt_sc)
+    return()
+  endif()
+  if(NOT TPU_SYSTEMC)
+    message(FATAL_ERROR "tpu_verilate(... SC): set TPU_SYSTEMC (the SystemC target) first")
+  endif()
+  string(REPLACE "VM_SC=0" "VM_SC=1" defs "${VL_DEFS}")
+  set(srcs ${VL_RT_SRCS})
+  if(TPU_TRACE)
+    list(APPEND srcs ${VL_INC}/verilated_fst_sc.cpp)
+  endif()
+  add_library(verilated_rt_sc STATIC ${srcs})
+  target_include_directories(verilated_rt_sc SYSTEM PUBLIC ${VL_INC} ${VL_INC}/vltstd)
+  target_compile_definitions(verilated_rt_sc PUBLIC ${defs})
+  target_compile_options(verilated_rt_sc PRIVATE -w)
+  target_compile_features(verilated_rt_sc PUBLIC cxx_std_17)  # as libsystemc (sc_api_version)
+  target_link_libraries(verilated_rt_sc PUBLIC ${TPU_SYSTEMC} Threads::Threads)
+  if(TPU_TRACE)
+    target_link_libraries(verilated_rt_sc PUBLIC ZLIB::ZLIB)
+  endif()
+endfunction()
+
+# tpu_verilate(NAME TOP <top> [SC] [NETLIST <file>] [OPT -O1|-O2|-O3] [PARAMS Name=Value ...])
+# Defines target vl_<NAME>: class V<NAME> in header V<NAME>.h. With SC, V<NAME> is a SystemC module
+# (`verilator --sc`, port types as in scripts/verilate.sh) on the runtime verilated_rt_sc; code
+# including its header is compiled with VM_SC=1 and must not include sim_ctrl.h or link
+# verilated_rt's compile definitions (VM_SC=0).
 function(tpu_verilate NAME)
-  cmake_parse_arguments(V "" "TOP;NETLIST;OPT" "PARAMS" ${ARGN})
+  cmake_parse_arguments(V "SC" "TOP;NETLIST;OPT" "PARAMS" ${ARGN})
   set(dir ${CMAKE_BINARY_DIR}/vl/${NAME})
   set(lib ${dir}/V${NAME}__ALL.a)
   set(args ${NAME} ${V_TOP} ${dir})
   if(TPU_TRACE)
     list(APPEND args --trace)
+  endif()
+  set(rt verilated_rt)
+  if(V_SC)
+    list(APPEND args --sc)
+    _tpu_verilated_rt_sc()
+    if(CMAKE_VERSION VERSION_LESS 3.24)  # no LINK_LIBRARY before 3.24 (Debian 12 has 3.25)
+      set(rt verilated_rt_sc)
+    else()
+      set(rt "$<LINK_LIBRARY:WHOLE_ARCHIVE,verilated_rt_sc>")
+    endif()
   endif()
   if(V_NETLIST)
     list(APPEND args --netlist ${V_NETLIST})
@@ -70,7 +111,7 @@ function(tpu_verilate NAME)
   add_library(vl_${NAME} INTERFACE)
   add_dependencies(vl_${NAME} vl_${NAME}_build)
   target_include_directories(vl_${NAME} SYSTEM INTERFACE ${dir})
-  target_link_libraries(vl_${NAME} INTERFACE ${lib} verilated_rt)
+  target_link_libraries(vl_${NAME} INTERFACE ${lib} ${rt})
 endfunction()
 
 # tpu_synth_netlist(NAME): the Yosys netlist of synthesis configuration NAME

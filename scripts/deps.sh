@@ -11,6 +11,7 @@ PACKAGES=(
   verilator yosys                           # RTL simulation, lint and synthesis
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
+  libxtensor-dev                            # .npy input and output (tpusim run)
   libsystemc-dev zlib1g-dev                 # system harness (later issues), FST waves
   gtkwave xvfb                              # waveform viewing, screenshots
   lcov gnuplot-nox                          # coverage and report tools

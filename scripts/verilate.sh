@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds one Verilated model configuration into a static library and prints its build time.
-#   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--netlist FILE] [--opt -O1|-O2|-O3]
+#   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--netlist FILE] [--opt -O1|-O2|-O3] [--sc]
 #                       [-GParam=Value ...]
 # The model class is V<NAME> (header OUTDIR/V<NAME>.h, library OUTDIR/V<NAME>__ALL.a). RTL
 # sources come from rtl/rtl.f unless --netlist gives a synthesized netlist.
+# --sc builds a SystemC module (`verilator --sc`, VM_SC=1, C++17) instead of a C++ class, linked
+# with the runtime built with VM_SC=1. Port types: bool for 1 bit, sc_uint<N> up to 64 bits
+# (--pins-sc-uint), sc_bv<N> above. Not --pins-sc-biguint: Verilator 5.006 writes sc_biguint
+# outputs by their raw digits without setting the sign, so with SystemC 2.3.4 every such output
+# reads as 0 (VL_ASSIGN_SBW; inputs are fine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 top=$2 out=$3
 shift 3
 trace=() sources=("$root/rtl/lint_waivers.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
+mode=(--cc)
 while [ $# -gt 0 ]; do
   case $1 in
     --trace) trace=(--trace-fst --trace-structs) ;;
     --netlist) sources=("$2"); lintflags=(-Wno-fatal -Wno-lint -Wno-style); shift ;;
     --opt) opt=$2; shift ;;
+    --sc) mode=(--sc --pins-sc-uint -CFLAGS -std=c++17) ;;
     -G*) params+=("$1") ;;
     *) echo "verilate.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -33,7 +40,7 @@ cd "$root"
 # Called from CMake's make, the inherited jobserver flags would force Verilator's own make to
 # -j1 ("jobserver unavailable"): give it a clean slate so that its -j 2 holds.
 unset MAKEFLAGS MFLAGS MAKELEVEL
-verilator --cc --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
+verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
   --prefix "V$name" --top-module "$top" -Mdir "$out" \
   "${trace[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {
@@ -42,5 +49,6 @@ verilator --cc --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign uniqu
   exit 1
 }
 t1=$(date +%s.%N)
-printf '[verilator] built %-14s (top %s %s%s, %s) in %.1f s\n' "$name" "$top" "${params[*]:-}" \
-  "${trace:+ traced}" "$opt" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
+printf '[verilator] built %-14s (top %s %s%s%s, %s) in %.1f s\n' "$name" "$top" \
+  "${params[*]:-}" "${trace:+ traced}" "${mode[1]:+ SystemC}" "$opt" \
+  "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"

@@ -35,6 +35,8 @@ module tpu_accel #(
   parameter int unsigned RetDepth       = 64,
   parameter int unsigned WrHigh         = 14,
   parameter int unsigned WrLow          = 2,
+  parameter int unsigned HbmOutstanding = 128,  // 64-byte pieces in flight per direction
+  parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
   localparam int unsigned Ports         = 2 * Channels,
   localparam int unsigned RowBits       = 16,
   localparam int unsigned ColBits       = 5,
@@ -233,7 +235,8 @@ module tpu_accel #(
   // The three modules
   // ---------------------------------------------------------------------------------------------
   tpu_accel_load #(
-    .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AddrW(AW)
+    .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AddrW(AW),
+    .DescDepth(LoadDepth)
   ) u_load (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
     .q_valid_i(!q_empty[0]), .q_instr_i(q_head[0 +: 256]), .q_pc_i(q_head[256 +: 32]),
@@ -394,7 +397,8 @@ module tpu_accel #(
   tpu_hbm_single #(
     .Channels(Channels), .Preset(Preset), .AddrBits(40), .IdBits(IdBits),
     .RowBits(RowBits), .ColBits(ColBits), .RdQDepth(RdQDepth), .WrQDepth(WrQDepth),
-    .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow)
+    .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow),
+    .MaxOutstanding(HbmOutstanding)
   ) u_hbm (
     .clk_i, .rst_ni,
     .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_id_i('0), .aw_addr_i(40'(aw_addr)),

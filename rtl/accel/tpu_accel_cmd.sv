@@ -257,7 +257,10 @@ module tpu_accel_cmd #(
           w_kv_q     <= fhead[111:96];
           w_nv_q     <= fhead[127:112];
         end
-        if (is_end && !pend_q) ended_q <= 1'b1;
+        if (is_end && !pend_q) begin
+          ended_q <= 1'b1;
+          pc_q    <= dpc_q;   // reported with code 0 on success, as the golden model does
+        end
       end
       case (state_q)
         SIdle: if (start_i) begin

@@ -15,7 +15,10 @@
 // The per-PC ports are sc_vectors (element names wdata_0, wdata_1, ...); tpu_hbm_channel flattens
 // them (PC p in bits [p*256 +: 256]), so a top binding it splits those vectors per PC. Types are
 // those of `verilator --sc --pins-sc-uint --pins-sc-biguint`: bool for 1 bit, sc_uint<N> up to 64
-// bits, sc_biguint<N> above (checked with Verilator 5.006).
+// bits, sc_biguint<N> above. Caution (measured with Verilator 5.006 and SystemC 2.3.4): with
+// --pins-sc-biguint every sc_biguint *output* of a Verilated model reads as 0 (Verilator fills
+// the digits without the sign), so the accelerator's SystemC top (accel_sc.h) is built with
+// --pins-sc-uint only (ports above 64 bits are then sc_bv<N>) and converts between the two.
 //
 // Timing contract (the same cycle numbering as HbmMemory; the device model's cycle t is the
 // clock period between the rising edge that starts it and the rising edge that ends it):

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// tpu_accel_bench (`make bench-accel`, part of `make bench`): the accelerator end to end, from HBM
+// to HBM, on the default configuration (16×16 array, one HBM2 channel) and on the full 8-channel
+// stack. For each configuration:
+//  1. the measured sequential read bandwidth of the DMA path (a program of LOADs only);
+//  2. a roofline table over a sweep of workload shapes: MACs, bytes moved on the DMA port
+//     (program fetch included), arithmetic intensity (MACs per byte), attained MACs per cycle,
+//     the roofline bound min(compute peak, measured bandwidth × intensity), attained / bound,
+//     MAC utilization and the stall breakdown; every run is checked bit-exact against the
+//     golden model;
+//  3. the simulation speed (simulated cycles and MACs per second of host time, one thread).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Vaccel_16x16_1ch.h"
+#include "Vaccel_16x16_8ch.h"
+#include "tpu/isa.h"
+#include "tpu/isa_model.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/accel_harness.h"
+#include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/workloads.h"
+
+namespace {
+
+using namespace tpu::tb::accel;
+namespace isa = tpu::isa;
+namespace host = tpu::host;
+
+struct Shape {
+  std::string name;
+  std::function<Workload(const Config&, uint64_t)> make;
+};
+
+std::vector<Shape> Shapes(bool quick) {
+  using host::Init;
+  using host::OutFormat;
+  std::vector<Shape> s;
+  auto gemm = [](int m, int k, int n) {
+    return Shape{fmt::format("GEMM {}x{}x{}", m, k, n), [=](const Config& c, uint64_t seed) {
+                   return MakeGemm(c, m, k, n, Init::kOverwrite, OutFormat::kFp32, false, seed);
+                 }};
+  };
+  if (!quick) s.push_back(gemm(1024, 1024, 1024));
+  s.push_back(gemm(1, 4096, 4096));
+  s.push_back(gemm(16, 2048, 2048));
+  s.push_back(gemm(64, 1024, 1024));
+  s.push_back(gemm(256, 256, 256));
+  s.push_back(gemm(4096, 256, 64));
+  s.push_back(Shape{"dense 512x1024x512 bias relu bf16", [](const Config& c, uint64_t seed) {
+                      return MakeDense(c, 512, 1024, 512, true, true, OutFormat::kBf16, seed);
+                    }});
+  s.push_back(Shape{"MLP 128: 784-1024-1024-10", [](const Config& c, uint64_t seed) {
+                      return MakeMlp(c, 128, {784, 1024, 1024, 10}, true, true, seed);
+                    }});
+  s.push_back(Shape{"conv 56x56x64->64 3x3 pad 1", [](const Config& c, uint64_t seed) {
+                      host::ConvShape cs;
+                      cs.n = 1, cs.h = 56, cs.w = 56, cs.cin = 64, cs.cout = 64;
+                      cs.kh = 3, cs.kw = 3, cs.stride = 1, cs.pad = 1;
+                      return MakeConv(c, cs, true, true, seed);
+                    }});
+  s.push_back(Shape{"GEMM 8x64x64 (small)", [](const Config& c, uint64_t seed) {
+                      return MakeGemm(c, 8, 64, 64, host::Init::kOverwrite,
+                                      host::OutFormat::kFp32, false, seed);
+                    }});
+  return s;
+}
+
+// A program of LOADs only: `mb` MiB streamed into the weight buffer, contiguous, no tokens.
+double StreamBandwidth(Sim& sim, double mib) {
+  const Config& cfg = sim.config();
+  const auto& m = cfg.machine;
+  const uint64_t row_bytes = host::RoundUp32(uint64_t(m.c) * 2);
+  const uint64_t per_load = row_bytes * m.wgt_depth;
+  const uint32_t loads = uint32_t(std::max(1.0, mib * 1048576.0 / double(per_load)));
+  std::vector<isa::Instr> prog;
+  isa::Header h;
+  h.r = uint16_t(m.r);
+  h.c = uint16_t(m.c);
+  h.count = loads + 2;
+  prog.push_back(h);
+  for (uint32_t i = 0; i < loads; ++i) {
+    isa::Load l;
+    l.buffer = isa::kBufWgt;
+    l.hbm_addr = uint64_t(i) * per_load;
+    l.hbm_stride = uint32_t(row_bytes);
+    l.dst = 0;
+    l.rows = uint16_t(m.wgt_depth);
+    l.elems = uint16_t(m.c);
+    prog.push_back(l);
+  }
+  prog.push_back(isa::End{});
+  const uint64_t addr = uint64_t(loads) * per_load;
+  for (size_t i = 0; i < prog.size(); ++i) {
+    const isa::Bytes b = isa::Encode(prog[i]);
+    sim.WriteHbm(addr + i * isa::kInstrBytes, b.data(), b.size());
+  }
+  const Result r = sim.Run(addr, uint32_t(prog.size()), {});
+  if (r.code != isa::ErrorCode::kOk || r.hbm_violations != 0) {
+    throw std::runtime_error(fmt::format("stream program failed: {} at pc {}; {}",
+                                         isa::ErrorName(r.code), r.pc, r.violations));
+  }
+  const double data = double(loads) * double(per_load);
+  fmt::print("  sequential read stream: {:.1f} MiB of LOADs in {} cycles: {:.2f} B/cycle "
+             "({:.1f}% of the {:.0f} B/cycle port; program fetch excluded)\n",
+             data / 1048576.0, r.perf.cycles, data / double(r.perf.cycles),
+             100.0 * data / double(r.perf.cycles) / cfg.PeakBytesPerCycle(),
+             cfg.PeakBytesPerCycle());
+  return data / double(r.perf.cycles);
+}
+
+template <class V>
+bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed) {
+  const Config cfg = ConfigFromName(name);
+  fmt::print("\n== {} ==\n", Describe(cfg));
+  bool ok = true;
+  double bw = 0;
+  {
+    AccelSim<V> sim(cfg);
+    bw = StreamBandwidth(sim, 8.0);
+  }
+  const double peak = cfg.PeakMacsPerCycle();
+  fmt::print("  roofline: compute peak {:.0f} MACs/cycle; memory bound {:.2f} B/cycle x "
+             "intensity\n\n",
+             peak, bw);
+  fmt::print("  {:<34} {:>13} {:>12} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} "
+             "{:>6}\n",
+             "workload", "MACs", "bytes", "MACs/B", "cycles", "MACs/cyc", "bound", "of bnd",
+             "util", "wstall", "istall", "idle", "check");
+  uint64_t sim_cycles = 0, sim_macs = 0;
+  double sim_seconds = 0;
+  for (const Shape& s : shapes) {
+    const Workload w = s.make(cfg, seed);
+    AccelSim<V> sim(cfg);
+    Load(sim, w);
+    RunOptions ro;
+    ro.max_cycles = 200'000'000;
+    const Result r = Run(sim, w, ro);
+    isa::Machine golden(cfg.machine);
+    const isa::RunResult g = RunGolden(golden, w);
+    Report rep;
+    if (r.code == isa::ErrorCode::kOk && g.ok()) rep = Compare(sim, golden, w);
+    const bool pass = r.ok() && g.ok() && rep.pass;
+    ok &= pass;
+    const Perf& p = r.perf;
+    const double bytes = double(p.hbm_read_bytes + p.hbm_write_bytes);
+    const double intensity = double(p.macs) / bytes;
+    const double attained = double(p.macs) / double(p.cycles);
+    const double bound = std::min(peak, bw * intensity);
+    const bool big = p.macs >= 10'000'000;
+    fmt::print("  {:<34} {:>13L} {:>12L} {:>9.2f} {:>11L} {:>9.1f} {:>9.1f} {:>6.1f}% {:>6.1f}% "
+               "{:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}{}\n",
+               s.name, p.macs, uint64_t(bytes), intensity, p.cycles, attained, bound,
+               100.0 * attained / bound, 100.0 * attained / peak,
+               100.0 * double(p.weight_stall) / double(p.cycles),
+               100.0 * double(p.input_stall) / double(p.cycles),
+               100.0 * double(p.idle) / double(p.cycles), pass ? "PASS" : "FAIL",
+               big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
+    if (!pass) {
+      fmt::print("    {} {} pc {}; golden {}; {}\n{}", s.name, isa::ErrorName(r.code), r.pc,
+                 isa::ErrorName(g.code), r.violations, rep.Format());
+    }
+    sim_cycles += p.cycles;
+    sim_macs += p.macs;
+    sim_seconds += r.wall_seconds;
+  }
+  fmt::print("\n  simulation speed ({}, one thread, runs only): {:.1f} k simulated cycles/s, "
+             "{:.2f} M MACs/s\n",
+             name, double(sim_cycles) / sim_seconds / 1e3, double(sim_macs) / sim_seconds / 1e6);
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tpu_accel_bench: the accelerator end to end, roofline per workload shape"};
+  uint64_t seed = 20261122;
+  bool quick = false, stack = true;
+  app.add_option("--seed", seed, "seed of the random inputs");
+  app.add_flag("--quick", quick, "skip the 1024^3 GEMM (about 4 minutes of simulation)");
+  app.add_flag("--stack,!--no-stack", stack, "also run the full 8-channel stack");
+  CLI11_PARSE(app, argc, argv);
+  std::setlocale(LC_NUMERIC, "en_US.UTF-8");
+  fmt::print("tpu_accel_bench --seed {}{}\n", seed, quick ? " --quick" : "");
+  const auto shapes = Shapes(quick);
+  bool ok = Bench<Vaccel_16x16_1ch>("16x16_1ch", shapes, seed);
+  if (stack) ok &= Bench<Vaccel_16x16_8ch>("16x16_8ch", shapes, seed);
+  fmt::print("\n{}\n", ok ? "all runs bit-exact against the golden model"
+                          : "SOME RUNS FAILED (see above)");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator suite of accel_test.cpp (random workloads bit-exact against the golden model
+// with zero HBM timing violations and consistent counters; every error code with the golden
+// model's code and pc and a recovery; legal edge programs) on the default configuration: a 16x16
+// array with the default buffers and queues (act 2048, wgt 2048, acc 4096, QueueDepth 32) and one
+// HBM2 channel, the engine tpusim runs as 16x16_1ch (sim/CMakeLists.txt), with larger shapes and
+// more iterations. Long tier only (`make test-long`).
+#define TPU_ACCEL_LONG_TIER
+#include "Vaccel_16x16_1ch.h"
+#include "accel_test.cpp"  // the suite (TYPED_TEST_SUITE_P AccelTest), without the fast tier
+
+namespace tpu {
+namespace accel_suite {
+namespace {
+
+struct Accel16x16 {
+  using Model = Vaccel_16x16_1ch;
+  static constexpr const char* kName = "accel_16x16_1ch";
+  static Config MakeConfig() { return accel::ConfigFromName("16x16_1ch"); }
+  // GEMMs up to 300 x 200 x 200 (several K- and N-tiles, M blocks), convolutions up to 16x16
+  // inputs with 24 channels, MLPs with hidden layers up to 96.
+  static Limits TestLimits() { return {60, 300, 200, 200, 16, 24, 96}; }
+};
+
+using DefaultConfig = ::testing::Types<Accel16x16>;
+
+}  // namespace
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Default, AccelTest, DefaultConfig, ConfigNames);
+
+}  // namespace accel_suite
+}  // namespace tpu
