@@ -68,8 +68,8 @@ std::vector<Shape> Shapes(bool quick) {
                       return MakeConv(c, cs, true, true, seed);
                     }});
   s.push_back(Shape{"GEMM 8x64x64 (small)", [](const Config& c, uint64_t seed) {
-                      return MakeGemm(c, 8, 64, 64, host::Init::kOverwrite,
-                                      host::OutFormat::kFp32, false, seed);
+                      return MakeGemm(c, 8, 64, 64, host::Init::kOverwrite, host::OutFormat::kFp32,
+                                      false, seed);
                     }});
   return s;
 }
@@ -109,11 +109,11 @@ double StreamBandwidth(Sim& sim, double mib) {
                                          isa::ErrorName(r.code), r.pc, r.violations));
   }
   const double data = double(loads) * double(per_load);
-  fmt::print("  sequential read stream: {:.1f} MiB of LOADs in {} cycles: {:.2f} B/cycle "
-             "({:.1f}% of the {:.0f} B/cycle port; program fetch excluded)\n",
-             data / 1048576.0, r.perf.cycles, data / double(r.perf.cycles),
-             100.0 * data / double(r.perf.cycles) / cfg.PeakBytesPerCycle(),
-             cfg.PeakBytesPerCycle());
+  fmt::print(
+      "  sequential read stream: {:.1f} MiB of LOADs in {} cycles: {:.2f} B/cycle "
+      "({:.1f}% of the {:.0f} B/cycle port; program fetch excluded)\n",
+      data / 1048576.0, r.perf.cycles, data / double(r.perf.cycles),
+      100.0 * data / double(r.perf.cycles) / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
   return data / double(r.perf.cycles);
 }
 
@@ -128,13 +128,15 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     bw = StreamBandwidth(sim, 8.0);
   }
   const double peak = cfg.PeakMacsPerCycle();
-  fmt::print("  roofline: compute peak {:.0f} MACs/cycle; memory bound {:.2f} B/cycle x "
-             "intensity\n\n",
-             peak, bw);
-  fmt::print("  {:<34} {:>13} {:>12} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} "
-             "{:>6}\n",
-             "workload", "MACs", "bytes", "MACs/B", "cycles", "MACs/cyc", "bound", "of bnd",
-             "util", "wstall", "istall", "idle", "check");
+  fmt::print(
+      "  roofline: compute peak {:.0f} MACs/cycle; memory bound {:.2f} B/cycle x "
+      "intensity\n\n",
+      peak, bw);
+  fmt::print(
+      "  {:<34} {:>13} {:>12} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} "
+      "{:>6}\n",
+      "workload", "MACs", "bytes", "MACs/B", "cycles", "MACs/cyc", "bound", "of bnd", "util",
+      "wstall", "istall", "idle", "check");
   uint64_t sim_cycles = 0, sim_macs = 0;
   double sim_seconds = 0;
   for (const Shape& s : shapes) {
@@ -156,14 +158,15 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     const double attained = double(p.macs) / double(p.cycles);
     const double bound = std::min(peak, bw * intensity);
     const bool big = p.macs >= 10'000'000;
-    fmt::print("  {:<34} {:>13L} {:>12L} {:>9.2f} {:>11L} {:>9.1f} {:>9.1f} {:>6.1f}% {:>6.1f}% "
-               "{:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}{}\n",
-               s.name, p.macs, uint64_t(bytes), intensity, p.cycles, attained, bound,
-               100.0 * attained / bound, 100.0 * attained / peak,
-               100.0 * double(p.weight_stall) / double(p.cycles),
-               100.0 * double(p.input_stall) / double(p.cycles),
-               100.0 * double(p.idle) / double(p.cycles), pass ? "PASS" : "FAIL",
-               big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
+    fmt::print(
+        "  {:<34} {:>13L} {:>12L} {:>9.2f} {:>11L} {:>9.1f} {:>9.1f} {:>6.1f}% {:>6.1f}% "
+        "{:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}{}\n",
+        s.name, p.macs, uint64_t(bytes), intensity, p.cycles, attained, bound,
+        100.0 * attained / bound, 100.0 * attained / peak,
+        100.0 * double(p.weight_stall) / double(p.cycles),
+        100.0 * double(p.input_stall) / double(p.cycles), 100.0 * double(p.idle) / double(p.cycles),
+        pass ? "PASS" : "FAIL",
+        big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
     if (!pass) {
       fmt::print("    {} {} pc {}; golden {}; {}\n{}", s.name, isa::ErrorName(r.code), r.pc,
                  isa::ErrorName(g.code), r.violations, rep.Format());
@@ -172,9 +175,10 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     sim_macs += p.macs;
     sim_seconds += r.wall_seconds;
   }
-  fmt::print("\n  simulation speed ({}, one thread, runs only): {:.1f} k simulated cycles/s, "
-             "{:.2f} M MACs/s\n",
-             name, double(sim_cycles) / sim_seconds / 1e3, double(sim_macs) / sim_seconds / 1e6);
+  fmt::print(
+      "\n  simulation speed ({}, one thread, runs only): {:.1f} k simulated cycles/s, "
+      "{:.2f} M MACs/s\n",
+      name, double(sim_cycles) / sim_seconds / 1e3, double(sim_macs) / sim_seconds / 1e6);
   return ok;
 }
 
@@ -193,7 +197,7 @@ int main(int argc, char** argv) {
   const auto shapes = Shapes(quick);
   bool ok = Bench<Vaccel_16x16_1ch>("16x16_1ch", shapes, seed);
   if (stack) ok &= Bench<Vaccel_16x16_8ch>("16x16_8ch", shapes, seed);
-  fmt::print("\n{}\n", ok ? "all runs bit-exact against the golden model"
-                          : "SOME RUNS FAILED (see above)");
+  fmt::print("\n{}\n",
+             ok ? "all runs bit-exact against the golden model" : "SOME RUNS FAILED (see above)");
   return ok ? 0 : 1;
 }

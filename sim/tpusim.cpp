@@ -261,14 +261,20 @@ void SaveMatrix(const std::string& file, int rows, int cols, const std::vector<u
 #ifndef TPUSIM_ENGINE_CLASS
 
 // Runs a command with stdout sent to stderr (tpusim's stdout stays the report); its exit status.
-int RunCommand(const std::vector<std::string>& args) {
+int RunCommand(const std::vector<std::string>& args, bool quiet = false) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
-    dup2(2, 1);
+    if (quiet) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+    } else {
+      dup2(2, 1);
+    }
     execvp(argv[0], argv.data());
     fmt::print(stderr, "tpusim: cannot run {}: {}\n", args[0], std::strerror(errno));
     _exit(127);
@@ -281,8 +287,8 @@ int RunCommand(const std::vector<std::string>& args) {
 
 // The engines sim/CMakeLists.txt declared: "name Param=Value ..." per line of
 // <build>/sim/tpusim_engines.txt. Empty when the name is not declared.
-std::optional<std::string> DeclaredParams(const std::string& name) {
-  std::ifstream f(std::string(TPU_BINARY_DIR) + "/sim/tpusim_engines.txt");
+std::optional<std::string> DeclaredParams(const std::string& bin, const std::string& name) {
+  std::ifstream f(bin + "/sim/tpusim_engines.txt");
   for (std::string line; std::getline(f, line);) {
     if (line.empty() || line[0] == '#') continue;
     const auto sp = line.find(' ');
@@ -294,8 +300,8 @@ std::optional<std::string> DeclaredParams(const std::string& name) {
 }
 
 // The current value of the cache variable TPU_EXTRA_ENGINES.
-std::string ExtraEngines() {
-  std::ifstream f(std::string(TPU_BINARY_DIR) + "/CMakeCache.txt");
+std::string ExtraEngines(const std::string& bin) {
+  std::ifstream f(bin + "/CMakeCache.txt");
   const std::string key = "TPU_EXTRA_ENGINES:STRING=";
   for (std::string line; std::getline(f, line);) {
     if (line.rfind(key, 0) == 0) return line.substr(key.size());
@@ -303,14 +309,31 @@ std::string ExtraEngines() {
   return "";
 }
 
-int Launch(const Config& cfg, int argc, char** argv) {
+// With --trace the engines come from a second tree, build-trace/ next to the sources (FST tracing
+// compiled in, as `make waves` uses), configured on first use.
+int Launch(const Config& cfg, int argc, char** argv, bool trace) {
   const std::string name = EngineName(cfg);
   const std::string params = Join(VerilogParams(cfg), " ");
-  const std::string bin = TPU_BINARY_DIR;
+  const std::string bin = trace ? std::string(TPU_SOURCE_DIR) + "/build-trace" : TPU_BINARY_DIR;
   const std::string engine = bin + "/sim/tpusim-" + name;
-  if (access(engine.c_str(), X_OK) != 0) {
+  if (trace && access((bin + "/CMakeCache.txt").c_str(), R_OK) != 0) {
+    fmt::print(stderr, "tpusim: --trace: configuring {} with FST tracing (first use only)\n", bin);
+    if (RunCommand({TPU_CMAKE_COMMAND, "-S", TPU_SOURCE_DIR, "-B", bin,
+                    "-DCMAKE_BUILD_TYPE=Release", "-DTPU_TRACE=ON"}) != 0) {
+      fmt::print(stderr, "tpusim: configuring {} failed\n", bin);
+      return 1;
+    }
+  }
+  if (access(engine.c_str(), X_OK) == 0) {
+    // Present: bring it up to date with the RTL and sources (quick when nothing changed).
+    if (RunCommand({TPU_CMAKE_COMMAND, "--build", bin, "--target", "tpusim-" + name}, true) != 0) {
+      fmt::print(stderr, "tpusim: rebuilding tpusim-{} failed:\n", name);
+      RunCommand({TPU_CMAKE_COMMAND, "--build", bin, "--target", "tpusim-" + name});
+      return 1;
+    }
+  } else {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto declared = DeclaredParams(name);
+    const auto declared = DeclaredParams(bin, name);
     if (declared && *declared != params) {
       throw UsageError(fmt::format(
           "the engine table in sim/CMakeLists.txt gives {} the parameters\n  {}\nbut the "
@@ -320,7 +343,7 @@ int Launch(const Config& cfg, int argc, char** argv) {
     if (!declared) {
       // Not declared: add it to TPU_EXTRA_ENGINES ("name:P=V,P=V;...") and re-run CMake.
       fmt::print(stderr, "tpusim: adding engine {} ({}) to {}\n", name, params, bin);
-      std::string extra = ExtraEngines();
+      std::string extra = ExtraEngines(bin);
       extra += (extra.empty() ? "" : ";") + name + ":" + Join(VerilogParams(cfg), ",");
       if (RunCommand({TPU_CMAKE_COMMAND, "-S", TPU_SOURCE_DIR, "-B", bin,
                       "-DTPU_EXTRA_ENGINES=" + extra}) != 0) {
@@ -350,11 +373,19 @@ int Launch(const Config& cfg, int argc, char** argv) {
 
 #endif  // !TPUSIM_ENGINE_CLASS
 
-std::unique_ptr<Sim> MakeRtlSim(const Config& cfg) {
+std::unique_ptr<Sim> MakeRtlSim(const Config& cfg, const std::string& trace_path,
+                                uint64_t trace_from, uint64_t trace_to) {
 #ifdef TPUSIM_ENGINE_CLASS
-  return MakeAccelSim<TPUSIM_ENGINE_CLASS>(cfg);
+  tpu::tb::TraceOptions trace;
+  trace.path = trace_path;
+  trace.from_cycle = trace_from;
+  trace.to_cycle = trace_to;
+  return MakeAccelSim<TPUSIM_ENGINE_CLASS>(cfg, trace);
 #else
   (void)cfg;
+  (void)trace_path;
+  (void)trace_from;
+  (void)trace_to;
   throw std::logic_error("the launcher has no RTL engine");
 #endif
 }
@@ -528,7 +559,7 @@ int Main(int argc, char** argv) {
         TPUSIM_ENGINE_NAME, TPUSIM_ENGINE_PARAMS, EngineName(cfg), Join(VerilogParams(cfg), ",")));
   }
 #else
-  if (o.backend == "rtl") return Launch(cfg, argc, argv);
+  if (o.backend == "rtl") return Launch(cfg, argc, argv, !o.trace.empty());
 #endif
 
   // The workload.
@@ -602,7 +633,8 @@ int Main(int argc, char** argv) {
       fmt::print(stderr, "tpusim: --trace ignored: the model back end has no waves\n");
     dut = std::make_unique<ModelSim>(cfg);
   } else {
-    dut = MakeRtlSim(cfg);
+    dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
+    if (!o.trace.empty() && !o.quiet) fmt::print("waves:    {}\n", o.trace);
   }
   Load(*dut, w);
   RunOptions ro;

@@ -37,6 +37,7 @@ module tpu_accel #(
   parameter int unsigned WrLow          = 2,
   parameter int unsigned HbmOutstanding = 128,  // 64-byte pieces in flight per direction
   parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
+  parameter int unsigned FetchDepth     = 32,   // instructions fetched ahead
   localparam int unsigned Ports         = 2 * Channels,
   localparam int unsigned RowBits       = 16,
   localparam int unsigned ColBits       = 5,
@@ -137,7 +138,7 @@ module tpu_accel #(
 
   tpu_accel_cmd #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
-    .HbmAddrBits(AW)
+    .HbmAddrBits(AW), .FetchDepth(FetchDepth)
   ) u_cmd (
     .clk_i, .rst_ni,
     .start_i(start), .prog_addr_i(prog_addr), .count_i(prog_len),

@@ -88,7 +88,7 @@ module tpu_accel_cmd #(
   assign f_left = 33'(count_q) - fpc_q;
   assign f_room = (66'd1 << HbmAddrBits) - faddr;     // valid while faddr is in range
   always_comb begin
-    flen = 9'd16;
+    flen = (FetchDepth < 16) ? 9'(FetchDepth) : 9'd16;
     if (33'(flen) > f_left) flen = 9'(f_left);
     if (flen > to_4k) flen = to_4k;
     if (66'(flen) > (f_room >> 5)) flen = 9'(f_room >> 5);

@@ -64,7 +64,8 @@ class AccelSim : public Sim {
       : cfg_(cfg),
         map_{cfg.channels, 16, 5, 0},
         mem_(map_, TimingOfPreset(cfg.preset)),
-        sim_(fmt::format("tpu_accel {}", cfg.name), UINT64_MAX, trace) {
+        sim_(fmt::format("tpu_accel {}", cfg.name), UINT64_MAX, trace),
+        trace_path_(trace.path) {
     if (cfg.machine.hbm_bytes != map_.total_bytes()) {
       throw std::invalid_argument(
           fmt::format("accelerator config {}: HbmBytes=0x{:X}, but {} channel(s) hold 0x{:X}",
@@ -121,6 +122,12 @@ class AccelSim : public Sim {
   }
 
   Result Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) override {
+    if (!opt.trace_file.empty() && opt.trace_file != trace_path_) {
+      throw std::invalid_argument(fmt::format(
+          "{}: waves go to the file named when the simulator is made (MakeAccelSim(cfg, "
+          "trace)), not {}",
+          sim_.name(), opt.trace_file));
+    }
     const auto t0 = std::chrono::steady_clock::now();
     WriteReg(reg::kProgLo, uint32_t(prog_addr));
     WriteReg(reg::kProgHi, uint32_t(prog_addr >> 32));
@@ -149,8 +156,8 @@ class AccelSim : public Sim {
     while (d.hbm_busy_o) {
       Step();
       if (t_ - q0 > 1'000'000) {
-        throw WatchdogError(fmt::format("{}: HBM queues not empty 1M cycles after done",
-                                        sim_.name()));
+        throw WatchdogError(
+            fmt::format("{}: HBM queues not empty 1M cycles after done", sim_.name()));
       }
     }
     for (int i = 0; i < 64; ++i) Step();
@@ -172,8 +179,7 @@ class AccelSim : public Sim {
     p.instructions = Counter(reg::kInstructions);
     r.hbm_violations = mem_.ViolationCount();
     r.violations = mem_.Violations();
-    r.wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   }
 
@@ -273,12 +279,14 @@ class AccelSim : public Sim {
   hbm::AddressMap map_;
   hbm::HbmMemory mem_;
   SimCtrl<V> sim_;
+  std::string trace_path_;
   uint64_t t_ = 0;
 };
 
+// `trace`: FST waves of the whole run (a model built with tracing: TPU_TRACE, build-trace/).
 template <class V>
-std::unique_ptr<Sim> MakeAccelSim(const Config& cfg) {
-  return std::make_unique<AccelSim<V>>(cfg);
+std::unique_ptr<Sim> MakeAccelSim(const Config& cfg, const TraceOptions& trace = {}) {
+  return std::make_unique<AccelSim<V>>(cfg, trace);
 }
 
 }  // namespace tpu::tb::accel

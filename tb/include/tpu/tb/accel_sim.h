@@ -36,13 +36,13 @@ struct Config {
 // busy + weight_stall + input_stall + acc_hazard + store_stall + idle == cycles.
 struct Perf {
   uint64_t cycles = 0;
-  uint64_t busy = 0;          // the array issued a row
-  uint64_t weight_stall = 0;  // waiting for a weight tile (loading into the array, or its LOAD)
-  uint64_t input_stall = 0;   // waiting for activations (their LOAD's token, or the beat)
-  uint64_t acc_hazard = 0;    // a row waits for an earlier row's accumulator write
-  uint64_t store_stall = 0;   // waiting for the store module to free accumulators
-  uint64_t idle = 0;          // everything else (draining, program fetch, no work)
-  uint64_t macs = 0;          // useful MACs (rows * kv * nv summed over GEMMs)
+  uint64_t busy = 0;             // the array issued a row
+  uint64_t weight_stall = 0;     // waiting for a weight tile (loading into the array, or its LOAD)
+  uint64_t input_stall = 0;      // waiting for activations (their LOAD's token, or the beat)
+  uint64_t acc_hazard = 0;       // a row waits for an earlier row's accumulator write
+  uint64_t store_stall = 0;      // waiting for the store module to free accumulators
+  uint64_t idle = 0;             // everything else (draining, program fetch, no work)
+  uint64_t macs = 0;             // useful MACs (rows * kv * nv summed over GEMMs)
   uint64_t hbm_read_bytes = 0;   // bytes the DMA read (LOADs and program fetch)
   uint64_t hbm_write_bytes = 0;  // bytes the DMA wrote (STOREs)
   uint64_t instructions = 0;     // fetched and dispatched
