@@ -127,6 +127,7 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     AccelSim<V> sim(cfg);
     bw = StreamBandwidth(sim, 8.0);
   }
+  std::fflush(stdout);
   const double peak = cfg.PeakMacsPerCycle();
   fmt::print(
       "  roofline: compute peak {:.0f} MACs/cycle; memory bound {:.2f} B/cycle x "
@@ -171,6 +172,7 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
       fmt::print("    {} {} pc {}; golden {}; {}\n{}", s.name, isa::ErrorName(r.code), r.pc,
                  isa::ErrorName(g.code), r.violations, rep.Format());
     }
+    std::fflush(stdout);
     sim_cycles += p.cycles;
     sim_macs += p.macs;
     sim_seconds += r.wall_seconds;
