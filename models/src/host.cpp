@@ -127,7 +127,7 @@ class Emitter {
         }
         for (int kt = 0; kt < KT; ++kt, ++a_group) {
           const int kv = op.a.TileCols(kt);
-          const int act_row = int(a_group % t_.act_slots) * t_.act_slot_rows;
+          const int act_row = int(a_group % uint64_t(lp.act_slots)) * lp.act_slot_rows;
           for (int j = 0; j < nts; ++j, ++g) {
             const int nt = nt0 + j, nv = op.out.TileCols(nt);
             const int wgt_row = int(g % t_.wgt_slots) * kt_w;
@@ -352,13 +352,58 @@ Tiling PlanTiling(const isa::MachineConfig& cfg) {
   t.kt_w = std::min(cfg.r, std::max(1, cfg.wgt_depth / 2));
   t.wgt_slots = std::max(1, std::min(cfg.wgt_depth / t.kt_w, kMaxWeightSlots));
   t.nt_w = cfg.c;
-  t.act_slots = cfg.act_depth >= 2 ? 2 : 1;
-  t.act_slot_rows = cfg.act_depth / t.act_slots;
+  t.max_act_slots = std::min(cfg.act_depth, kMaxActSlots);
   t.acc_halves = cfg.acc_depth >= 2 ? 2 : 1;
   t.acc_half_rows = cfg.acc_depth / t.acc_halves;
   t.depth = std::min({t.wgt_slots, cfg.queue_depth, int(isa::kMaxTokens)});
   return t;
 }
+
+namespace {
+
+// The blocks of one layer for `sa` activation slots (header comment): mb, nb, the block counts,
+// the slots and the activation bound on D (max() when there is none).
+LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, LayerPlan lp, int sa) {
+  lp.act_slots = sa;
+  lp.act_slot_rows = cfg.act_depth / sa;
+  // With more than two slots, blocks of a multiple of 16 rows when a slot holds at least 16 (two
+  // slots keep the whole half, so a 2-slot plan never has more blocks than it needs).
+  const int slot_cap =
+      sa > 2 && lp.act_slot_rows >= 16 ? lp.act_slot_rows / 16 * 16 : lp.act_slot_rows;
+  lp.mb = std::min({m, slot_cap, t.acc_half_rows});
+  // At most nb_max N-tiles fit an accumulator half; the N-groups are then balanced (same count,
+  // sizes differing by at most one), so no N-group is needlessly small (it bounds D).
+  const int nb_max = std::max(1, std::min(lp.n_tiles, t.acc_half_rows / lp.mb));
+  const int groups_per_m = (lp.n_tiles + nb_max - 1) / nb_max;
+  lp.nb = (lp.n_tiles + groups_per_m - 1) / groups_per_m;
+  lp.m_blocks = (m + lp.mb - 1) / lp.mb;
+  lp.n_blocks = (lp.n_tiles + lp.nb - 1) / lp.nb;
+  lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
+  // The activation slots' bound on D. K-group a (one per block and K-tile, in program order) has
+  // size(a) GEMMs and uses slot a mod Sa; its activation LOAD, in the first load step of the group
+  // (GEMM g_a), may run once GEMM g_a - D is done, so GEMMs g_a - D + 1 .. g_a - 1 may still be
+  // reading. K-group a - Sa (same slot) ends at GEMM g_a - W(a) - 1 with W(a) = size(a-Sa+1) + ..
+  // + size(a-1), so D <= W(a) + 1 for every a in Sa .. groups - 1, and D + 1 races at the a with
+  // the smallest W(a). (One slot: W = 0, D <= 1 once there are two K-groups.)
+  const uint64_t groups = uint64_t(lp.m_blocks) * lp.n_blocks * lp.k_tiles;
+  const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
+  const uint64_t period = uint64_t(lp.n_blocks) * lp.k_tiles;  // size(a) repeats per M-block
+  auto size = [&](uint64_t a) {
+    return int((a / uint64_t(lp.k_tiles)) % uint64_t(lp.n_blocks)) == lp.n_blocks - 1 ? last
+                                                                                         : lp.nb;
+  };
+  lp.act_bound = std::numeric_limits<int>::max();
+  // Windows a-Sa+1 .. a-1 start at s = 1 .. groups - Sa; W depends only on s mod period.
+  for (uint64_t s = 1; s + uint64_t(sa) <= groups && s <= period; ++s) {
+    int w = 0;
+    for (int i = 0; i < sa - 1; ++i) w += size(s + uint64_t(i));
+    lp.act_bound = std::min(lp.act_bound, w + 1);
+  }
+  lp.depth = std::max(1, std::min(t.depth, lp.act_bound));
+  return lp;
+}
+
+}  // namespace
 
 LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
   const Tiling t = PlanTiling(cfg);
@@ -366,40 +411,21 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
     Bad(fmt::format("PlanLayer: M={} K={} N={} K-tile width {} (1..{}) N-tile width {} (1..{})", m,
                     k, n, kt_w, t.kt_w, nt_w, cfg.c));
   }
-  LayerPlan lp;
-  lp.kt_w = kt_w, lp.nt_w = nt_w;
-  lp.k_tiles = (k + kt_w - 1) / kt_w;
-  lp.n_tiles = (n + nt_w - 1) / nt_w;
-  lp.mb = std::min({m, t.act_slot_rows, t.acc_half_rows});
-  lp.nb = std::max(1, std::min(lp.n_tiles, t.acc_half_rows / lp.mb));
-  lp.m_blocks = (m + lp.mb - 1) / lp.mb;
-  lp.n_blocks = (lp.n_tiles + lp.nb - 1) / lp.nb;
-  lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
-  // The activation slots' bound on D. K-group a (one per block and K-tile, in program order) has
-  // size(a) GEMMs; its activation LOAD, in the first load step of the group (GEMM g_a), may run
-  // once GEMM g_a - D is done, so GEMMs g_a - D + 1 .. g_a - 1 may still be reading. With two
-  // slots, K-group a - 2 (same slot) ends at GEMM g_a - size(a-1) - 1, so D <= size(a-1) + 1 for
-  // every K-group a - 1 that lies between two others; with one slot D <= 1 once there are two
-  // K-groups.
-  const uint64_t groups = uint64_t(lp.m_blocks) * lp.n_blocks * lp.k_tiles;
-  int act_bound = std::numeric_limits<int>::max();
-  if (t.act_slots == 1 && groups >= 2) {
-    act_bound = 1;
-  } else if (t.act_slots == 2 && groups >= 3) {
-    // Blocks are M-block-major; every N-group but the last of an M-block has nb N-tiles, so the
-    // groups in between (indices 1 .. groups - 2) have at most two sizes.
-    const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
-    uint64_t a = 0;
-    for (int mi = 0; mi < lp.m_blocks; ++mi) {
-      for (int ni = 0; ni < lp.n_blocks; ++ni, a += uint64_t(lp.k_tiles)) {
-        const uint64_t first = a, end = a + uint64_t(lp.k_tiles) - 1;
-        if (end < 1 || first > groups - 2) continue;  // no group of this block is in between
-        act_bound = std::min(act_bound, (ni == lp.n_blocks - 1 ? last : lp.nb) + 1);
-      }
+  LayerPlan base;
+  base.kt_w = kt_w, base.nt_w = nt_w;
+  base.k_tiles = (k + kt_w - 1) / kt_w;
+  base.n_tiles = (n + nt_w - 1) / nt_w;
+  // Two activation slots (one when ActDepth = 1). More (up to 4) only when M exceeds a 2-slot
+  // slot, i.e. when the activation buffer, not M, sets the block height: then the plan with the
+  // largest D wins, ties going to taller blocks (fewer blocks), then to fewer slots.
+  LayerPlan best = PlanBlocks(t, cfg, m, base, std::min(2, t.max_act_slots));
+  if (m > cfg.act_depth / 2) {
+    for (int sa = 3; sa <= t.max_act_slots; ++sa) {
+      const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa);
+      if (lp.depth > best.depth || (lp.depth == best.depth && lp.mb > best.mb)) best = lp;
     }
   }
-  lp.depth = std::max(1, std::min(t.depth, act_bound));
-  return lp;
+  return best;
 }
 
 // ---------------------------------------------------------------------------------------------

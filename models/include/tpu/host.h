@@ -26,9 +26,17 @@
 //    boundaries). S = min(WgtDepth / kt_w, 64) weight slots of kt_w rows (at least 2 when
 //    WgtDepth ≥ 2): GEMM g of a layer loads its weight tile into slot g mod S, so the load module
 //    can fetch up to S tiles ahead of the array (HBM latency hiding for weight-bound GEMMs).
-//  * Output blocks: mb rows × nb N-tiles with mb ≤ ActDepth / 2 (two activation slots; one slot
-//    of one row when ActDepth = 1) and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when
-//    AccDepth = 1). Blocks run M-block-major, then groups of N-tiles.
+//  * Activation slots and output blocks (PlanLayer): Sa activation slots of ActDepth / Sa rows
+//    (K-group a, in program order, uses slot a mod Sa), blocks of mb rows × nb N-tiles with
+//    mb = min(M, ActDepth / Sa, AccDepth / 2), with ActDepth / Sa rounded down to a multiple of 16
+//    when Sa > 2 and it is at least 16, and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when AccDepth = 1): nb_max =
+//    min(NT, (AccDepth / 2) / mb) N-tiles fit, and the ⌈NT / nb_max⌉ N-groups are balanced,
+//    nb = ⌈NT / ⌈NT / nb_max⌉⌉. Sa = 2 (1 when ActDepth = 1), except when M > ActDepth / 2 (the
+//    activation buffer, not M, sets mb): then every Sa in 2 .. min(4, ActDepth) is planned and the
+//    one with the largest D wins, ties going to the larger mb, then to fewer slots. So large-M
+//    shapes trade block height for prefetch depth (e.g. 4096×256×64 on a 16×16 array with 2048-row
+//    buffers: Sa = 4, mb = 512, nb = 4, D = 13 instead of Sa = 2, mb = 1024, nb = 2, D = 3).
+//    Blocks run M-block-major, then groups of N-tiles.
 //  * Within a block, K-tiles in increasing k; per K-tile one LOAD of the block's A rows into the
 //    activation slot, then per N-tile one LOAD of the weight tile into a weight slot and one GEMM
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
@@ -45,11 +53,12 @@
 //    race-free for both buffers, capped by the machine:
 //      D = max(1, min(S, A, QueueDepth, 255)),
 //    - weights: step g writes slot g mod S, which GEMM g−S read last, so D ≤ S;
-//    - activations (two slots, K-group a in slot a mod 2, loaded in the group's first step g_a):
-//      K-group a−2 ends at GEMM g_a − n(a−1) − 1, with n(a−1) the GEMMs of K-group a−1 (the
-//      block's N-tiles), so D ≤ n(a−1) + 1 for every K-group a−1 between two others:
-//      A = 1 + the fewest GEMMs of such a K-group (nb, or the last N-group's N-tiles), and no bound
-//      with fewer than 3 K-groups; with one activation slot A = 1 (once there are 2 K-groups);
+//    - activations (Sa slots, K-group a in slot a mod Sa, loaded in the group's first step g_a):
+//      K-group a−Sa ends at GEMM g_a − W(a) − 1, with W(a) the GEMMs of K-groups a−Sa+1 .. a−1
+//      (each has its block's N-tiles: nb, or the last N-group's), so D ≤ W(a) + 1 for every
+//      a ≥ Sa: A = 1 + the smallest W(a) over a = Sa .. groups − 1 (no bound with at most Sa
+//      K-groups; with uniform N-groups A = 1 + (Sa − 1)·nb); with one slot (Sa = 1, W = 0) A = 1
+//      once there are 2 K-groups;
 //    - QueueDepth: the load module can only run ahead by what the dispatcher has let into the
 //      compute queue; 255: the token queues' capacity.
 //    Every pop takes a token pushed earlier in program order, so no QueueDepth can deadlock.
@@ -141,28 +150,32 @@ class Program {
 
 // How the compilers cut the work (see the header comment).
 inline constexpr int kMaxWeightSlots = 64;
+inline constexpr int kMaxActSlots = 4;
 
 struct Tiling {
-  int kt_w = 0;       // K-tile width (first layer's)
-  int nt_w = 0;       // N-tile width (last layer's)
-  int act_slots = 0;  // 1 or 2
-  int act_slot_rows = 0;
-  int wgt_slots = 0;   // S = min(WgtDepth / kt_w, 64), at least 1; a slot holds kt_w rows
-  int acc_halves = 0;  // 1 or 2
+  int kt_w = 0;           // K-tile width (first layer's)
+  int nt_w = 0;           // N-tile width (last layer's)
+  int max_act_slots = 0;  // min(ActDepth, 4): the most activation slots a layer may use
+  int wgt_slots = 0;      // S = min(WgtDepth / kt_w, 64), at least 1; a slot holds kt_w rows
+  int acc_halves = 0;     // 1 or 2
   int acc_half_rows = 0;
   int depth = 0;  // the machine's bound on D: min(S, QueueDepth, 255); a layer's D may be lower
 };
 Tiling PlanTiling(const isa::MachineConfig& cfg);
 
-// One layer (one GEMM M×K×N) cut as the emitter cuts it: blocks of mb rows × nb N-tiles, and D.
+// One layer (one GEMM M×K×N) cut as the emitter cuts it: Sa activation slots, blocks of mb rows ×
+// nb N-tiles, and D.
 struct LayerPlan {
   int kt_w = 0, nt_w = 0;  // this layer's K- and N-tile widths
   int k_tiles = 0, n_tiles = 0;
-  int mb = 0;  // rows per block
-  int nb = 0;  // N-tiles per block (the last block of an M-block may have fewer)
+  int act_slots = 0;      // Sa: K-group a (in program order) uses slot a mod Sa
+  int act_slot_rows = 0;  // ActDepth / Sa: slot j starts at row j·act_slot_rows
+  int mb = 0;             // rows per block
+  int nb = 0;             // N-tiles per block (the last block of an M-block may have fewer)
   int m_blocks = 0, n_blocks = 0;
   uint64_t gemms = 0;
-  int depth = 0;  // D: how many GEMMs the load module may run ahead (header comment)
+  int act_bound = 0;  // A: the activation slots' bound on D (INT_MAX when there is none)
+  int depth = 0;      // D: how many GEMMs the load module may run ahead (header comment)
 };
 // Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's.
 LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w);

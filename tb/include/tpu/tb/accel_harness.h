@@ -48,6 +48,24 @@ enum Counter {
 };
 }  // namespace reg
 
+// The performance counters, read through `counter(i)` (counter i's 64-bit value).
+template <class F>
+Perf ReadPerf(F&& counter) {
+  Perf p;
+  p.cycles = counter(reg::kCycles);
+  p.busy = counter(reg::kBusy);
+  p.weight_stall = counter(reg::kWeightStall);
+  p.input_stall = counter(reg::kInputStall);
+  p.acc_hazard = counter(reg::kAccHazard);
+  p.store_stall = counter(reg::kStoreStall);
+  p.idle = counter(reg::kIdle);
+  p.macs = counter(reg::kMacs);
+  p.hbm_read_bytes = counter(reg::kReadBytes);
+  p.hbm_write_bytes = counter(reg::kWriteBytes);
+  p.instructions = counter(reg::kInstructions);
+  return p;
+}
+
 inline tpu::hbm::Timing TimingOfPreset(int preset) {
   switch (preset) {
     case 0: return tpu::hbm::Timing::Hbm2_2000();
@@ -165,18 +183,7 @@ class AccelSim : public Sim {
     Result r;
     r.code = isa::ErrorCode(ReadReg(reg::kErrCode));
     r.pc = ReadReg(reg::kErrPc);
-    Perf& p = r.perf;
-    p.cycles = Counter(reg::kCycles);
-    p.busy = Counter(reg::kBusy);
-    p.weight_stall = Counter(reg::kWeightStall);
-    p.input_stall = Counter(reg::kInputStall);
-    p.acc_hazard = Counter(reg::kAccHazard);
-    p.store_stall = Counter(reg::kStoreStall);
-    p.idle = Counter(reg::kIdle);
-    p.macs = Counter(reg::kMacs);
-    p.hbm_read_bytes = Counter(reg::kReadBytes);
-    p.hbm_write_bytes = Counter(reg::kWriteBytes);
-    p.instructions = Counter(reg::kInstructions);
+    r.perf = ReadPerf([this](int i) { return Counter(i); });
     r.hbm_violations = mem_.ViolationCount();
     r.violations = mem_.Violations();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
