@@ -453,8 +453,15 @@ void PrintPerf(const Options& o, const Config& cfg, const Workload& w, const Res
   fmt::print("cycles:   {}\n", Num(p.cycles));
   fmt::print("MAC utilization: {:.1f}% ({} MACs / ({} cycles x {} MACs/cycle))\n", 100 * util,
              Num(p.macs), Num(p.cycles), cfg.machine.r * cfg.machine.c);
-  fmt::print("HBM bandwidth:   {:.2f} B/cycle read+write, {:.1f}% of the {:.0f} B/cycle peak\n",
-             bpc, 100 * bpc / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
+  fmt::print(
+      "HBM bandwidth:   {:.2f} B/cycle read+write (program fetch included), {:.1f}% of the "
+      "DMA port's {:.0f} B/cycle peak",
+      bpc, 100 * bpc / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
+  if (cfg.channels > 1) {
+    fmt::print(" ({:.1f}% of the {} channels' {:.0f} B/cycle)",
+               100 * bpc / cfg.HbmPeakBytesPerCycle(), cfg.channels, cfg.HbmPeakBytesPerCycle());
+  }
+  fmt::print("\n");
   (void)w;
   fmt::print("\ncycles by cause (each cycle in exactly one class; TPU v1 paper, table 3)\n");
   fmt::print("  {:<20} {:>15} {:>7}\n", "class", "cycles", "%");

@@ -27,6 +27,8 @@ struct Config {
   // Peak of the memory path in bytes per cycle: the DMA port carries 32 B per cycle, one
   // channel's peak.
   double PeakBytesPerCycle() const { return 32.0; }
+  // Peak of the HBM channels behind the port (32 B per cycle each).
+  double HbmPeakBytesPerCycle() const { return 32.0 * channels; }
   // Peak MACs per cycle.
   double PeakMacsPerCycle() const { return double(machine.r) * machine.c; }
 };
