@@ -45,7 +45,8 @@ std::string CfgName(const MachineConfig& c) {
 
 // Array shapes 4×4, 8×8, 16×16, 4×8, 3×5 with tight depths (several blocks, slot reuse, K-tiles
 // narrower than R), single-slot buffers, and roomy ones; many weight slots with a short dispatch
-// queue (D = QueueDepth = 4), 3 weight slots with 1-row activation slots and QueueDepth = 1.
+// queue (D = QueueDepth = 4), 3 weight slots with 1-row activation slots and QueueDepth = 1; a
+// 16-row activation buffer with 64 weight slots, where M > 8 may use 3 activation slots.
 std::vector<MachineConfig> Configs() {
   return {Cfg(4, 4, 6, 8, 12),
           Cfg(8, 8, 16, 16, 32, num::Mode::kFtz),
@@ -57,7 +58,8 @@ std::vector<MachineConfig> Configs() {
           Cfg(4, 4, 1, 8, 5),
           Cfg(8, 8, 2048, 2048, 4096),
           Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 4),
-          Cfg(4, 4, 3, 12, 24, num::Mode::kFtz, 1)};
+          Cfg(4, 4, 3, 12, 24, num::Mode::kFtz, 1),
+          Cfg(4, 4, 16, 256, 64)};
 }
 
 tb::GemmData Kind(tb::Rng& rng) {
@@ -276,9 +278,16 @@ void ExpectRun(const isa::RunResult& r, const host::Compiled& p, uint64_t macs, 
 }
 
 // Expected GEMMs of one M×K×N GEMM with the plan's block height: one per (M-block, K-tile, N-tile).
+// Also checks the plan's buffer bounds: mb rows fit a slot, Sa slots the buffer, a block a half.
 uint64_t ExpectedGemms(const MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
   const auto t = host::PlanTiling(cfg);
-  const int mb = std::min({m, t.act_slot_rows, t.acc_half_rows});
+  const auto lp = host::PlanLayer(cfg, m, k, n, kt_w, nt_w);
+  EXPECT_GE(lp.act_slots, 1);
+  EXPECT_LE(lp.act_slots, std::min(cfg.act_depth, host::kMaxActSlots));
+  EXPECT_LE(lp.act_slots * lp.act_slot_rows, cfg.act_depth);
+  EXPECT_LE(lp.mb, lp.act_slot_rows);
+  EXPECT_LE(lp.mb * lp.nb, t.acc_half_rows);
+  const int mb = lp.mb;
   return uint64_t((m + mb - 1) / mb) * ((k + kt_w - 1) / kt_w) * ((n + nt_w - 1) / nt_w);
 }
 
@@ -576,31 +585,48 @@ void ExpectThrows(const std::function<void()>& f, const std::string& word) {
 TEST_F(HostTest, PrefetchDepthIsTheLargestRaceFreeOne) {
   // D = max(1, min(S, A, QueueDepth, 255)) (host.h); `bound` says which term decides, and for the
   // slots (S or A), D + 1 must be racy while D is not.
+  // Sa activation slots, blocks of mb rows × nb N-tiles (host.h). `run`: also run it on the model
+  // (the large one is only compiled and race-checked).
   enum Bound { kWgt, kAct, kQueue, kNone };
   struct Case {
     MachineConfig cfg;
     int m, k, n;
     int slots, depth;
     Bound bound;
+    int sa, mb, nb;
+    bool run = true;
   };
+  const auto big = Cfg(16, 16, 2048, 2048, 4096);
   const Case cases[] = {
-      // 16 weight slots, 4 N-tiles per block: A = 5.
-      {Cfg(4, 4, 64, 64, 64), 8, 16, 64, 16, 5, kAct},
+      // 16 weight slots, 4 N-tiles per block: A = 5 (M fits a 2-slot slot: two slots).
+      {Cfg(4, 4, 64, 64, 64), 8, 16, 64, 16, 5, kAct, 2, 8, 4},
       // 3 weight slots (WgtDepth 12 = 3 tiles of 4 rows).
-      {Cfg(4, 4, 64, 12, 64), 8, 16, 64, 3, 3, kWgt},
+      {Cfg(4, 4, 64, 12, 64), 8, 16, 64, 3, 3, kWgt, 2, 8, 4},
       // The dispatch queue caps D.
-      {Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 3), 8, 16, 64, 16, 3, kQueue},
+      {Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 3), 8, 16, 64, 16, 3, kQueue, 2, 8, 4},
       // 1-row activation slots (ActDepth 2): blocks of 1 row × 2 N-tiles, A = 3.
-      {Cfg(4, 4, 2, 64, 64), 3, 8, 8, 16, 3, kAct},
+      {Cfg(4, 4, 2, 64, 64), 3, 8, 8, 16, 3, kAct, 2, 1, 2},
       // One activation slot (ActDepth 1): D = 1.
-      {Cfg(4, 4, 1, 64, 64), 3, 8, 8, 16, 1, kAct},
-      // A ragged last N-group: K-groups of 3, 3, 1, 1 N-tiles, the 1 in between: A = 2.
-      {Cfg(4, 4, 64, 64, 24), 4, 8, 16, 16, 2, kAct},
+      {Cfg(4, 4, 1, 64, 64), 3, 8, 8, 16, 1, kAct, 1, 1, 2},
+      // 1-row slots (ActDepth 3): 3 slots of 1 row (more D, same mb), A = 1 + 2·2 = 5.
+      {Cfg(4, 4, 3, 64, 64), 3, 8, 8, 16, 5, kAct, 3, 1, 2},
+      // A ragged last N-group: 5 N-tiles in groups of 3 and 2 (balanced: at most 3 fit),
+      // K-groups of 3, 3, 2, 2 N-tiles, a 2 in between: A = 3.
+      {Cfg(4, 4, 64, 64, 24), 4, 8, 20, 16, 3, kAct, 2, 4, 3},
+      // 4 N-tiles with at most 3 per block: balanced groups of 2 and 2, A = 3 (not 3, 1: A = 2).
+      {Cfg(4, 4, 64, 64, 24), 4, 8, 16, 16, 3, kAct, 2, 4, 2},
       // Only two K-groups: no activation bound, D = S (more than the 4 GEMMs).
-      {Cfg(4, 4, 64, 64, 24), 4, 4, 16, 16, 16, kNone},
+      {Cfg(4, 4, 64, 64, 24), 4, 4, 16, 16, 16, kNone, 2, 4, 2},
+      // M = 32 > ActDepth / 2: 2 slots give 8 × 4 blocks (A = 5), 3 slots 5 × 4 (A = 1 + 2·4 = 9).
+      {Cfg(4, 4, 16, 256, 64), 32, 16, 32, 64, 9, kAct, 3, 5, 4},
+      // ... and with QueueDepth 5 both reach D = 5: the taller blocks (2 slots).
+      {Cfg(4, 4, 16, 256, 64, num::Mode::kIeee, 5), 32, 16, 32, 64, 5, kAct, 2, 8, 4},
       // A weight-bound GEMM on a 16×16 array (M = 1): 64 slots, D = QueueDepth = 32.
-      {Cfg(16, 16, 2048, 2048, 4096), 1, 64, 512, 64, 32, kQueue},
-      {Cfg(16, 16, 2048, 2048, 4096, num::Mode::kIeee, 100), 1, 64, 512, 64, 33, kAct},
+      {big, 1, 64, 512, 64, 32, kQueue, 2, 1, 32},
+      {Cfg(16, 16, 2048, 2048, 4096, num::Mode::kIeee, 100), 1, 64, 512, 64, 33, kAct, 2, 1, 32},
+      // The 16×16 default machine, 4096×256×64: 3 slots of 682 rows, blocks of 672 × 2 N-tiles
+      // (3 fit; balanced 2 + 2), A = 1 + 2·2 = 5 (two slots: 1024 × 2, A = 3).
+      {big, 4096, 256, 64, 64, 5, kAct, 3, 672, 2, false},
   };
   tb::Rng rng(test::TestSeed());
   for (const auto& c : cases) {
@@ -609,6 +635,12 @@ TEST_F(HostTest, PrefetchDepthIsTheLargestRaceFreeOne) {
     EXPECT_EQ(t.wgt_slots, c.slots);
     const auto lp = host::PlanLayer(c.cfg, c.m, c.k, c.n, t.kt_w, t.nt_w);
     EXPECT_EQ(lp.depth, c.depth);
+    EXPECT_EQ(lp.act_slots, c.sa);
+    EXPECT_EQ(lp.mb, c.mb);
+    EXPECT_EQ(lp.nb, c.nb);
+    if (c.bound == kAct) {
+      EXPECT_EQ(lp.act_bound, c.depth);
+    }
     const auto p = host::CompileGemm(c.cfg, c.m, c.k, c.n, host::Init::kOverwrite);
     EXPECT_EQ(uint64_t(MeasuredDepth(p.prog.instrs)),
               std::min(uint64_t(c.depth), p.prog.stats.gemms));
@@ -619,30 +651,43 @@ TEST_F(HostTest, PrefetchDepthIsTheLargestRaceFreeOne) {
       EXPECT_NE(FindRace(WithDepth(p.prog.instrs, uint64_t(c.depth) + 1)), "")
           << "D + 1 should be racy";
     }
+    if (!c.run) continue;
     RunGemm(c.cfg, c.m, c.k, c.n, host::Init::kPreload, OutFormat::kFp32, false, rng);
     if (HasFatalFailure()) return;
   }
 }
 
 TEST_F(HostTest, PrefetchDepthOfLargeShapes) {
-  // Plans only (the programs are large). 16×16 array: 64 weight slots; a memory-bound GEMM
-  // (M = 1) and M = 64 reach D = QueueDepth = 32, while 1024³ (blocks of 1024 rows × 2 N-tiles)
-  // is held to D = 3 by the activation slots. 4×4 array, 64-row buffers, QueueDepth 4: 16 slots;
-  // M = 1 reaches D = 4, blocks of 32 rows × 1 N-tile give D = 2.
+  // Plans only (the programs are large). 16×16 array, 2048-row buffers: 64 weight slots; a
+  // memory-bound GEMM (M = 1) and M = 64 reach D = QueueDepth = 32, while 1024³ (M fits a 2-slot
+  // slot: blocks of 1024 rows × 2 N-tiles) is held to D = 3 by the two activation slots. M > 1024
+  // may use 3 slots: 4096×256×64 and the 56×56 3×3 convolution (M = 3136, K = 576, N = 64) run
+  // blocks of 672 rows × 2 N-tiles (D = 5); M = 4096 with N = 1024 keeps 2 slots (3 slots: groups
+  // of 3 N-tiles and a last one of 1, D = 3, no gain). 4×4 array, 64-row buffers, QueueDepth 4:
+  // 16 slots; M = 1 reaches D = 4; M > 32 with 2 slots would be 32 × 1 blocks (D = 2), 3 slots of
+  // 16 × 2 reach D = QueueDepth = 4.
   struct Case {
     MachineConfig cfg;
-    int m, k, n, slots, depth;
+    int m, k, n, slots, depth, sa, mb, nb;
   };
   const auto big = Cfg(16, 16, 2048, 2048, 4096);
   const auto small = Cfg(4, 4, 64, 64, 64, num::Mode::kIeee, 4);
-  const Case cases[] = {{big, 1, 4096, 4096, 64, 32},     {big, 1024, 1024, 1024, 64, 3},
-                        {big, 64, 1024, 1024, 64, 32},    {small, 1, 4096, 4096, 16, 4},
-                        {small, 1024, 1024, 1024, 16, 2}, {small, 64, 1024, 1024, 16, 2}};
+  const Case cases[] = {
+      {big, 1, 4096, 4096, 64, 32, 2, 1, 256},    {big, 1024, 1024, 1024, 64, 3, 2, 1024, 2},
+      {big, 64, 1024, 1024, 64, 32, 2, 64, 32},   {big, 256, 256, 256, 64, 9, 2, 256, 8},
+      {big, 4096, 256, 64, 64, 5, 3, 672, 2},     {big, 3136, 576, 64, 64, 5, 3, 672, 2},
+      {big, 4096, 1024, 1024, 64, 3, 2, 1024, 2}, {big, 1025, 64, 64, 64, 5, 3, 672, 2},
+      {small, 1, 4096, 4096, 16, 4, 2, 1, 32},    {small, 1024, 1024, 1024, 16, 4, 3, 16, 2},
+      {small, 64, 1024, 1024, 16, 4, 3, 16, 2}};
   for (const auto& c : cases) {
     SCOPED_TRACE(fmt::format("GEMM {}x{}x{} on {}", c.m, c.k, c.n, CfgName(c.cfg)));
     const auto t = host::PlanTiling(c.cfg);
     EXPECT_EQ(t.wgt_slots, c.slots);
-    EXPECT_EQ(host::PlanLayer(c.cfg, c.m, c.k, c.n, t.kt_w, t.nt_w).depth, c.depth);
+    const auto lp = host::PlanLayer(c.cfg, c.m, c.k, c.n, t.kt_w, t.nt_w);
+    EXPECT_EQ(lp.depth, c.depth);
+    EXPECT_EQ(lp.act_slots, c.sa);
+    EXPECT_EQ(lp.mb, c.mb);
+    EXPECT_EQ(lp.nb, c.nb);
   }
 }
 

@@ -29,14 +29,16 @@
 //  * Activation slots and output blocks (PlanLayer): Sa activation slots of ActDepth / Sa rows
 //    (K-group a, in program order, uses slot a mod Sa), blocks of mb rows × nb N-tiles with
 //    mb = min(M, ActDepth / Sa, AccDepth / 2), with ActDepth / Sa rounded down to a multiple of 16
-//    when Sa > 2 and it is at least 16, and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when AccDepth = 1): nb_max =
-//    min(NT, (AccDepth / 2) / mb) N-tiles fit, and the ⌈NT / nb_max⌉ N-groups are balanced,
-//    nb = ⌈NT / ⌈NT / nb_max⌉⌉. Sa = 2 (1 when ActDepth = 1), except when M > ActDepth / 2 (the
-//    activation buffer, not M, sets mb): then every Sa in 2 .. min(4, ActDepth) is planned and the
-//    one with the largest D wins, ties going to the larger mb, then to fewer slots. So large-M
-//    shapes trade block height for prefetch depth (e.g. 4096×256×64 on a 16×16 array with 2048-row
-//    buffers: Sa = 4, mb = 512, nb = 4, D = 13 instead of Sa = 2, mb = 1024, nb = 2, D = 3).
-//    Blocks run M-block-major, then groups of N-tiles.
+//    when Sa > 2 and it is at least 16, and nb·mb ≤ AccDepth / 2 (two accumulator halves; one when
+//    AccDepth = 1): nb_max = min(NT, (AccDepth / 2) / mb) N-tiles fit, and the ⌈NT / nb_max⌉
+//    N-groups are balanced, nb = ⌈NT / ⌈NT / nb_max⌉⌉ (the last N-group takes the rest). Sa = 2 (1
+//    when ActDepth = 1), except when M > ActDepth / 2 (the activation buffer, not M, sets mb) and
+//    ActDepth ≥ 3: then Sa = 3 if its plan has a larger D than the 2-slot plan (on a tie the taller
+//    2-slot blocks win). So large-M shapes trade block height for prefetch depth, e.g. 4096×256×64
+//    on a 16×16 array with 2048-row buffers: Sa = 3, mb = 672, nb = 2, D = 5 instead of Sa = 2,
+//    mb = 1024, nb = 2, D = 3. (Four slots, 512 × 4 blocks, D = 13, ran that GEMM faster on the
+//    RTL but a biased convolution slower: its per-block bias LOADs stalled the array.) Blocks run
+//    M-block-major, then groups of N-tiles.
 //  * Within a block, K-tiles in increasing k; per K-tile one LOAD of the block's A rows into the
 //    activation slot, then per N-tile one LOAD of the weight tile into a weight slot and one GEMM
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
@@ -150,12 +152,12 @@ class Program {
 
 // How the compilers cut the work (see the header comment).
 inline constexpr int kMaxWeightSlots = 64;
-inline constexpr int kMaxActSlots = 4;
+inline constexpr int kMaxActSlots = 3;
 
 struct Tiling {
   int kt_w = 0;           // K-tile width (first layer's)
   int nt_w = 0;           // N-tile width (last layer's)
-  int max_act_slots = 0;  // min(ActDepth, 4): the most activation slots a layer may use
+  int max_act_slots = 0;  // min(ActDepth, 3): the most activation slots a layer may use
   int wgt_slots = 0;      // S = min(WgtDepth / kt_w, 64), at least 1; a slot holds kt_w rows
   int acc_halves = 0;     // 1 or 2
   int acc_half_rows = 0;
