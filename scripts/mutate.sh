@@ -32,6 +32,7 @@ for i in "${!specs[@]}"; do
   case $file in
     rtl/array/*) suites=(mxu_test) ;;
     rtl/hbm/*) suites=(hbm_test hbm_interleave_test) ;;
+    rtl/accel/*) suites=(accel_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
