@@ -10,9 +10,10 @@
 //    the precedence rules, dispatch-queue deadlocks, token overflow, a decode error after a
 //    runtime deadlock): the machine reports exactly the golden model's code and pc, does not
 //    hang, and then runs a legal workload correctly on the same simulation (it recovers);
-//  * LegalEdgePrograms: buffer ranges and HBM ranges up to their last row / byte, a newer minor
-//    version, tokens left at END, bytes after END, QueueDepth GEMMs waiting for their LOADs, 255
-//    pushes: all run, and what they store equals the golden model's bytes;
+//  * LegalEdgePrograms: rows shorter than the buffers' (zero fill), buffer ranges and HBM
+//    ranges up to their last row / byte, a newer minor version, tokens left at END, bytes after
+//    END, QueueDepth GEMMs waiting for their LOADs, 255 pushes: all run, and what they store equals
+//    the golden model's bytes;
 //  * ShapeInvariance (fast tier only): the same GEMM, MLP and convolution (same data) on three
 //    array shapes give identical output bytes.
 //
@@ -845,6 +846,15 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
                   St(uint16_t(Acc - 2), 2, C, kPopPrev, kOutAddr, 64, isa::kFmtFp32, isa::kActRelu),
                   St(uint16_t(Acc - 2), 2, C, {}, kOutAddr + 256, 32, isa::kFmtBf16),
                   St(uint16_t(Acc - 1), 1, C, {}, top - 32 * (C > 8 ? 2 : 1), 64)}));
+  // Rows shorter than the buffers' (elems = 1): the rest of each activation, weight and
+  // accumulator row becomes +0 although the HBM bytes after the first element are not zero, and
+  // a GEMM over the full kv = R, nv = C reads those zeros.
+  add("short rows become +0",
+      Program(c, {Ld(isa::kBufAct, 0, 2, 1, {}, kDataAddr, 64),
+                  Ld(isa::kBufWgt, 0, R, 1, kPushNext, kDataAddr + 1024, 32),
+                  Ld(isa::kBufAcc, 0, 2, 1, {}, kDataAddr + 2048, 64),
+                  G(2, R, C, true, D(true, false, false, true), 0, 0, 0, true),
+                  St(0, 2, C, kPopPrev, kOutAddr, 64)}));
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {
     auto p = Program(
