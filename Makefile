@@ -55,7 +55,7 @@ lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-sub
 synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
 	@scripts/synth.sh
 
-bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~60 min)
+bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~75 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@$(BUILD)/sim/tpu_bench
@@ -65,7 +65,7 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
 
-bench-accel: configure ## the accelerator end to end: 1024^3 utilization, roofline tables, sim speed (~25 min)
+bench-accel: configure ## the accelerator end to end: 1024^3 utilization, roofline tables, sim speed (~40 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@$(BUILD)/sim/tpu_accel_bench $(if $(SEED),--seed $(SEED)) $(ACCEL_BENCH_ARGS)
