@@ -210,8 +210,10 @@ module tpu_accel_cmd #(
     case (state_q)
       SIdle:   if (start_i) state_d = (count_i == 32'd0 || prog_addr_i[4:0] != 5'd0) ? SFinish
                                                                                        : SRun;
-      SRun:    if (final_q || dfail || (ended_q && all_fin) || (ended_q && (pend_q || rt_err_i ||
-                   deadlock))) state_d = SFinish;
+      // (A runtime error pends only before END is dispatched: ended_q and pend_q exclude
+      // each other.)
+      SRun:    if (final_q || dfail || (ended_q && (all_fin || rt_err_i || deadlock)))
+                 state_d = SFinish;
       SFinish: if (stuck_i == 3'b111 && ob_q == '0 && !ar_valid_o) state_d = SIdle;
       default: state_d = SIdle;
     endcase
