@@ -8,12 +8,12 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-hbm verify-exhaustive mutants waves clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-hbm verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
 	@echo
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-18s %s\n", $$1, $$2}'
 	@echo
 	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS),"
 	@echo "  RUN_ARGS=... (tpusim options for make run), BENCH_ARGS=... (tpu_mxu_bench options),"
@@ -81,15 +81,8 @@ verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs gold
 mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~20 min)
 	@scripts/mutate.sh
 
-waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
-	@test -n "$(TEST)" || { echo "usage: make waves TEST=Suite.Test [SEED=n] [FROM=cycle TO=cycle]"; exit 2; }
-	@cmake -S . -B $(TRACE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTPU_TRACE=ON > /dev/null
-	@cmake --build $(TRACE_BUILD) -j $(JOBS) -- --no-print-directory 2>&1 | grep -E '\[verilator\]|error' || true
-	@ran=0; for t in $(TRACE_BUILD)/tests/*_test; do \
-	  if $$t --gtest_list_tests --gtest_filter='$(TEST)' | grep -q '^  '; then ran=1; \
-	    $$t --gtest_filter='$(TEST)' --trace $(if $(SEED),--seed=$(SEED)) \
-	      $(if $(FROM),--trace-from=$(FROM)) $(if $(TO),--trace-to=$(TO)) || exit 1; fi; \
-	done; test $$ran = 1 || { echo "waves: no test matches '$(TEST)' (see ctest -N in $(BUILD))"; exit 2; }
-
 clean: ## remove build outputs and wave dumps
 	rm -rf $(BUILD) $(TRACE_BUILD) waves/*.fst
+
+# The verification engineer's targets (regress, waves, coverage, report), one file each.
+include $(sort $(wildcard mk/*.mk))

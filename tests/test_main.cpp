@@ -3,6 +3,8 @@
 //   --seed=N            run seed (also TPU_SEED=N); each test derives its own from it and its name
 //   --trace             write waves/<Suite>_<Test>.fst (models built by `make waves`)
 //   --trace-from=C --trace-to=C   limit the dump to a window of cycles
+//   --trace-scope=S     dump only the module subtree S, relative to the model (e.g. u_mxu.u_array)
+//   --trace-depth=D     hierarchy levels to dump (below the scope if given)
 // Environment: TPU_TEST_SCALE=k multiplies the number of random vectors.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,6 +22,8 @@ uint64_t g_run_seed = 0;
 bool g_trace = false;
 uint64_t g_trace_from = 0;
 uint64_t g_trace_to = UINT64_MAX;
+std::string g_trace_scope;
+int g_trace_depth = 99;
 }  // namespace
 
 uint64_t TestSeed() {
@@ -43,7 +47,10 @@ tb::TraceOptions TestTrace() {
   t.path = fmt::format("{}/{}", TPU_WAVES_DIR, file);
   t.from_cycle = g_trace_from;
   t.to_cycle = g_trace_to;
-  fmt::print("[  WAVES   ] {}\n", t.path);
+  t.scope = g_trace_scope;
+  t.depth = g_trace_depth;
+  fmt::print("[  WAVES   ] {}{}\n", t.path,
+             g_trace_scope.empty() ? std::string() : fmt::format(" (scope {})", g_trace_scope));
   return t;
 }
 
@@ -67,6 +74,14 @@ int main(int argc, char** argv) {
       tpu::test::g_trace_from = std::strtoull(a + 13, nullptr, 0);
     } else if (std::strncmp(a, "--trace-to=", 11) == 0) {
       tpu::test::g_trace_to = std::strtoull(a + 11, nullptr, 0);
+    } else if (std::strncmp(a, "--trace-scope=", 14) == 0) {
+      tpu::test::g_trace_scope = a + 14;
+    } else if (std::strncmp(a, "--trace-depth=", 14) == 0) {
+      tpu::test::g_trace_depth = std::atoi(a + 14);
+      if (tpu::test::g_trace_depth < 1) {
+        fmt::print(stderr, "--trace-depth must be at least 1, got '{}'\n", a + 14);
+        return 2;
+      }
     } else {
       fmt::print(stderr, "unknown argument '{}'\n", a);
       return 2;

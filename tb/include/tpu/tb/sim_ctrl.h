@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Simulation controller: owns the VerilatedContext and the model, the clock, reset, a watchdog,
-// and (in traced builds) FST tracing limited to a window of cycles.
+// (in traced builds) FST tracing limited to a window of cycles and to a module subtree, and (in
+// coverage builds) writing the model's line/toggle coverage when it is destroyed.
 //
 // Drive inputs after FallingEdge() and read outputs after RisingEdge() (stimulus away from the
 // sampling edge). One model per context, always an explicit context.
@@ -16,6 +17,13 @@
 
 #if VM_TRACE
 #include <verilated_fst_c.h>
+#endif
+#if VM_COVERAGE
+#include <unistd.h>
+#include <verilated_cov.h>
+
+#include <atomic>
+#include <cstdlib>
 #endif
 
 namespace tpu::tb {
@@ -37,8 +45,16 @@ struct TraceOptions {
   std::string path;                // e.g. waves/Suite_Test.fst
   uint64_t from_cycle = 0;         // first traced cycle
   uint64_t to_cycle = UINT64_MAX;  // last traced cycle
-  int depth = 99;                  // hierarchy levels below the top
+  int depth = 99;                  // hierarchy levels below the top (below `scope` if given)
+  std::string scope;               // module subtree to dump, relative to the model, e.g.
+                                   // "u_mxu.u_array" (empty: the whole design)
 };
+
+// The hierarchical name of a traced scope as Verilator's trace declares it: the model instance is
+// "dut" (under Verilator's TOP), so "u_mxu" becomes "TOP.dut.u_mxu".
+inline std::string TraceScopeName(const std::string& scope) {
+  return scope.empty() ? std::string("TOP") : "TOP.dut." + scope;
+}
 
 template <class Model>
 class SimCtrl {
@@ -61,7 +77,10 @@ class SimCtrl {
     if (!trace.path.empty()) {
       trace_ = trace;
       fst_ = std::make_unique<VerilatedFstC>();
-      dut_->trace(fst_.get(), trace.depth);
+      // A subtree: only signals under that scope, `depth` levels deep, are dumped (dumpvars must
+      // precede open). Whether the scope exists is checked after open, when names are declared.
+      if (!trace.scope.empty()) fst_->dumpvars(trace.depth, TraceScopeName(trace.scope));
+      dut_->trace(fst_.get(), trace.scope.empty() ? trace.depth : 99);
       fst_->open(trace.path.c_str());
     }
 #endif
@@ -72,6 +91,9 @@ class SimCtrl {
     if (fst_) fst_->close();
 #endif
     dut_->final();
+#if VM_COVERAGE
+    WriteCoverage();
+#endif
     dut_.reset();
     ctx_.reset();
     Verilated::threadContextp(Verilated::defaultContextp());  // never leave it dangling
@@ -150,6 +172,24 @@ class SimCtrl {
   }
 
  private:
+#if VM_COVERAGE
+  // Coverage builds (`make coverage`): each model writes its counters to its own file in
+  // $TPU_COVERAGE_DIR (default: the working directory), merged later by verilator_coverage.
+  void WriteCoverage() {
+    static std::atomic<int> serial{0};
+    const char* dir = std::getenv("TPU_COVERAGE_DIR");
+    std::string tag = name_;
+    for (char& ch : tag) {
+      const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+      if (!ok) ch = '_';
+    }
+    const std::string path =
+        fmt::format("{}/cov_{}_{}_{}.dat", (dir != nullptr && *dir != '\0') ? dir : ".", tag,
+                    static_cast<long>(::getpid()), serial++);
+    ctx_->coveragep()->write(path.c_str());
+  }
+#endif
   void Dump() {
     ctx_->timeInc(1);
 #if VM_TRACE
