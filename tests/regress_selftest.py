@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Self-test of scripts/regress.py against a fake ctest directory (a few seconds).
+
+A hand-written CTestTestfile.cmake registers tests of a fake GoogleTest program whose behaviour
+is chosen by the test name (pass, random, fail on odd seeds, skip, hang, crash, run nothing,
+report the wrong seed, see the shard variables), plus one plain ctest command. The test runs
+the script on it and checks the exit status, which runs happened with which seeds, the failure
+reasons, the reproduce commands, the JUnit file, the report, sharding and the errors on bad
+input. Usage: regress_selftest.py [path/to/regress.py]; exit status 0 when every check holds.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.dom.minidom
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "scripts", "regress.py")
+
+FAKE = r'''#!/usr/bin/env python3
+import os, signal, sys, time
+name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
+seed = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--seed=")), "0"))
+print(f"Note: Google Test filter = {name}")
+if name == "Empty.NoTest":
+    print("[==========] Running 0 tests from 0 test suites.")
+    print("[  PASSED  ] 0 tests.")
+    sys.exit(0)
+print(f"[ RUN      ] {name}", flush=True)
+def seeded(s=seed):
+    print(f"[   SEED   ] {name} run seed {s} (reproduce: --gtest_filter={name} --seed={s})")
+def ok():
+    print(f"[       OK ] {name} (1 ms)")
+    sys.exit(0)
+def fail():
+    print("fake_test.cpp:12: Failure\nExpected equality of these values:\n  got\n    Which is: 1")
+    print(f"[  FAILED  ] {name} (1 ms)")
+    sys.exit(1)
+if name == "Pass.Deterministic": ok()
+if name == "Pass.Random": seeded(); ok()
+if name == "Fail.RandomOdd": seeded(); fail() if seed % 2 else ok()
+if name == "Fail.Always": fail()
+if name == "Skip.Me":
+    print(f"[  SKIPPED ] {name} (0 ms)")
+    sys.exit(0)
+if name == "Hang.Forever": time.sleep(60)
+if name == "Crash.Segv": os.kill(os.getpid(), signal.SIGSEGV)
+if name == "WrongSeed.Random": seeded(seed + 1); ok()
+if name == "Shard.Env":
+    if "GTEST_TOTAL_SHARDS" in os.environ or "GTEST_SHARD_INDEX" in os.environ:
+        print("shard variables leaked into the test"); fail()
+    ok()
+if name == "Env.Pass":
+    if os.environ.get("TPU_SELFTEST") != "on": fail()
+    seeded(); ok()
+sys.exit(3)
+'''
+
+GTESTS = {  # test -> program
+    "Pass.Deterministic": "fake_test", "Pass.Random": "fake_test", "Fail.RandomOdd": "fake_test",
+    "Skip.Me": "fake_test", "Hang.Forever": "fake_test", "Crash.Segv": "fake_test",
+    "WrongSeed.Random": "fake_test", "Shard.Env": "fake_test", "Empty.NoTest": "fake_test",
+    "Env.Pass": "fake_test", "Fail.Always": "fake_sc_test",
+}
+
+failures = []
+
+
+def check(cond, what):
+    print(("  ok    " if cond else "  FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def setup(root):
+    build = os.path.join(root, "build")
+    os.makedirs(build)
+    for prog in sorted(set(GTESTS.values())):
+        path = os.path.join(build, prog)
+        with open(path, "w") as fh:
+            fh.write(FAKE)
+        os.chmod(path, 0o755)
+    # Like gtest_discover_tests: one <program>[1]_tests.cmake per program, included by ctest.
+    lines = []
+    for prog in sorted(set(GTESTS.values())):
+        tests_file = os.path.join(build, f"{prog}[1]_tests.cmake")
+        with open(tests_file, "w") as fh:
+            for name in (n for n, p in GTESTS.items() if p == prog):
+                fh.write(f'add_test([=[{name}]=] "{build}/{prog}" "--gtest_filter={name}" '
+                         '"--gtest_also_run_disabled_tests")\n'
+                         f'set_tests_properties([=[{name}]=] PROPERTIES LABELS "fast" '
+                         f'SKIP_REGULAR_EXPRESSION "\\\\[  SKIPPED \\\\]" '
+                         f'WORKING_DIRECTORY "{build}")\n')
+        lines.append(f'include("{tests_file}")')
+    lines.append('add_test([=[plain_true]=] "/bin/true")')
+    lines.append('set_tests_properties([=[plain_true]=] PROPERTIES LABELS "fast")')
+    lines.append('add_test([=[long_only]=] "/bin/true")')
+    lines.append('set_tests_properties([=[long_only]=] PROPERTIES LABELS "long")')
+    with open(os.path.join(build, "CTestTestfile.cmake"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return build
+
+
+def regress(build, *args, env=None):
+    e = {k: v for k, v in os.environ.items()
+         if k not in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "TPU_SEED")}
+    e.update(env or {})
+    p = subprocess.run([sys.executable, SCRIPT, "--build", build, "--no-progress", *args],
+                       capture_output=True, text=True, env=e, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="regress-selftest-") as root:
+        build = setup(root)
+        out = os.path.join(root, "out")
+
+        print("full run: --seeds 3 --seed 10 --timeout 2")
+        rc, so, se = regress(build, "--seeds", "3", "--seed", "10", "--timeout", "2", "--out", out,
+                             env={"TPU_SELFTEST": "on"})
+        check(rc == 1, f"exit status 1 when tests fail (got {rc}; stderr: {se.strip()[:200]})")
+        res = json.load(open(os.path.join(out, "results.json")))
+        runs = {}
+        for r in res["runs"]:
+            runs.setdefault(r["test"], []).append(r)
+        seeds = lambda t: sorted(r["seed"] for r in runs.get(t, []))
+        status = lambda t: [r["status"] for r in sorted(runs.get(t, []), key=lambda r: r["seed"])]
+        reason = lambda t: " ".join(r["reason"] for r in runs.get(t, []))
+        check(seeds("Pass.Deterministic") == [10], "a deterministic test runs once")
+        check(seeds("Pass.Random") == [10, 11, 12] and status("Pass.Random") == ["pass"] * 3,
+              "a random test runs with seeds SEED..SEED+SEEDS-1")
+        check(status("Fail.RandomOdd") == ["pass", "fail", "pass"], "the failing seed is found")
+        check(status("Skip.Me") == ["skip"], "a skipped test is a skip")
+        check(status("Hang.Forever") == ["fail"] and "timed out" in reason("Hang.Forever"),
+              "a hang is killed at the timeout and fails")
+        check("SIGSEGV" in reason("Crash.Segv"), "a crash names its signal")
+        check("no test ran" in reason("Empty.NoTest"), "exit 0 without a test is a failure")
+        check(status("WrongSeed.Random")[:1] == ["fail"] and "run seed 11" in
+              reason("WrongSeed.Random"), "a test that ignores --seed fails")
+        check(status("Env.Pass") == ["pass"] * 3, "TPU_* variables reach the tests")
+        check(status("plain_true") == ["pass"], "a plain ctest command runs")
+        check("long_only" not in runs, "smoke leaves out the long label")
+        check("make waves TEST=Fail.RandomOdd SEED=11" in so, "the waves command is printed")
+        check("fake_test --gtest_filter=Fail.RandomOdd --seed=11" in so,
+              "the plain reproduce command is printed")
+        check("TPU_SELFTEST=on make waves" in so, "reproduce commands carry the TPU_* variables")
+        check("make waves TEST=Fail.Always" not in so and "SystemC model: no waves" in so,
+              "SystemC programs get no waves command")
+        dom = xml.dom.minidom.parse(os.path.join(out, "junit.xml"))
+        top = dom.documentElement
+        check(top.getAttribute("tests") == str(len(res["runs"])) and
+              top.getAttribute("failures") == str(sum(r["status"] == "fail" for r in res["runs"])),
+              "JUnit totals match the runs")
+        names = [c.getAttribute("name") for c in dom.getElementsByTagName("testcase")]
+        check("RandomOdd [seed 11]" in names, "JUnit names random runs with their seed")
+        report = open(os.path.join(out, "report.md")).read()
+        check("### Fail.RandomOdd, seed 11 (fake_test)" in report and
+              "fake_test.cpp:12: Failure" in report, "the report lists the failure and assertion")
+        logs = [r["log"] for r in runs.get("Fail.RandomOdd", []) if r["seed"] == 11]
+        log = open(logs[0]).read() if logs else ""
+        check(log.startswith("# command: ") and "--seed=11" in log,
+              "the log starts with the command")
+
+        print("passing subset, history, filter")
+        rc, so, se = regress(build, "--filter", "Pass.*:plain_*-*Deterministic", "--seed", "4",
+                             "--out", os.path.join(root, "out2"))
+        check(rc == 0, f"exit status 0 when all pass (got {rc})")
+        res = json.load(open(os.path.join(root, "out2", "results.json")))
+        check(sorted({r["test"] for r in res["runs"]}) == ["Pass.Random", "plain_true"],
+              "the filter takes positive and negative patterns")
+        rc, so, se = regress(build, "--filter", "fake_sc_test/*", "--list")
+        check(so.split() == ["fake_sc_test/Fail.Always"], "the filter matches program/Suite.Test")
+
+        print("sharding")
+        listed = []
+        for i in range(3):
+            rc, so, se = regress(build, "--list", env={"GTEST_TOTAL_SHARDS": "3",
+                                                       "GTEST_SHARD_INDEX": str(i)})
+            listed += so.split()
+        rc, so, se = regress(build, "--list")
+        check(sorted(listed) == sorted(so.split()) and len(listed) == len(set(listed)),
+              "three shards cover every test exactly once")
+        rc, so, se = regress(build, "--filter", "Shard.Env", "--seed", "1",
+                             "--out", os.path.join(root, "out3"),
+                             env={"GTEST_TOTAL_SHARDS": "1", "GTEST_SHARD_INDEX": "0"})
+        check(rc == 0, "the shard variables are not passed to the tests")
+        check("shard 0 of 1" in open(os.path.join(root, "out3", "report.md")).read(),
+              "the report names the shard")
+
+        print("bad input")
+        for env, args, words in [
+            ({"GTEST_TOTAL_SHARDS": "3", "GTEST_SHARD_INDEX": "3"}, [], "must be in 0..2"),
+            ({"GTEST_TOTAL_SHARDS": "3"}, [], "GTEST_SHARD_INDEX is not set"),
+            ({"GTEST_TOTAL_SHARDS": "two", "GTEST_SHARD_INDEX": "0"}, [], "must be integers"),
+            ({}, ["--filter", "Nothing.*"], "no smoke test matches"),
+            ({}, ["--seeds", "0"], "--seeds must be at least 1"),
+        ]:
+            rc, so, se = regress(build, *args, env=env)
+            check(rc == 2 and words in se, f"exit 2 and '{words}' (got {rc}: {se.strip()[:120]})")
+        rc, so, se = regress(os.path.join(root, "nowhere"))
+        check(rc == 2 and "not a configured build directory" in se, "a missing build directory")
+        os.remove(os.path.join(build, "fake_sc_test"))
+        rc, so, se = regress(build)
+        check(rc == 2 and "not built" in se and "fake_sc_test" in se,
+              "a program that is not built is named")
+
+    verdict = "FAILED: " + "; ".join(failures) if failures else "all checks hold"
+    print(f"regress selftest: {verdict}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
