@@ -3,8 +3,10 @@
 //   --seed=N            run seed (also TPU_SEED=N); each test derives its own from it and its name
 //   --trace             write waves/<Suite>_<Test>.fst (models built by `make waves`)
 //   --trace-from=C --trace-to=C   limit the dump to a window of cycles
-//   --trace-scope=S     dump only the module subtree S, relative to the model (e.g. u_mxu.u_array)
-//   --trace-depth=D     hierarchy levels to dump (below the scope if given)
+//   --trace-scope=S     dump only the module subtree S, relative to the top module (e.g.
+//                       u_mxu.u_array of tpu_accel); a scope that is not in the design fails the
+//                       test
+//   --trace-depth=D     hierarchy levels to dump: 1 = the signals of the scope (or top) itself
 // Environment: TPU_TEST_SCALE=k multiplies the number of random vectors.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,7 +25,8 @@ bool g_trace = false;
 uint64_t g_trace_from = 0;
 uint64_t g_trace_to = UINT64_MAX;
 std::string g_trace_scope;
-int g_trace_depth = 99;
+int g_trace_depth = tb::TraceOptions::kAllLevels;
+bool g_trace_limits = false;  // a --trace-* option was given
 }  // namespace
 
 uint64_t TestSeed() {
@@ -49,8 +52,11 @@ tb::TraceOptions TestTrace() {
   t.to_cycle = g_trace_to;
   t.scope = g_trace_scope;
   t.depth = g_trace_depth;
-  fmt::print("[  WAVES   ] {}{}\n", t.path,
-             g_trace_scope.empty() ? std::string() : fmt::format(" (scope {})", g_trace_scope));
+  fmt::print("[  WAVES   ] {}{}{}\n", t.path,
+             g_trace_scope.empty() ? std::string() : fmt::format(" (scope {})", g_trace_scope),
+             g_trace_depth == tb::TraceOptions::kAllLevels
+                 ? std::string()
+                 : fmt::format(" (depth {})", g_trace_depth));
   return t;
 }
 
@@ -72,11 +78,15 @@ int main(int argc, char** argv) {
       tpu::test::g_trace = true;
     } else if (std::strncmp(a, "--trace-from=", 13) == 0) {
       tpu::test::g_trace_from = std::strtoull(a + 13, nullptr, 0);
+      tpu::test::g_trace_limits = true;
     } else if (std::strncmp(a, "--trace-to=", 11) == 0) {
       tpu::test::g_trace_to = std::strtoull(a + 11, nullptr, 0);
+      tpu::test::g_trace_limits = true;
     } else if (std::strncmp(a, "--trace-scope=", 14) == 0) {
       tpu::test::g_trace_scope = a + 14;
+      tpu::test::g_trace_limits = true;
     } else if (std::strncmp(a, "--trace-depth=", 14) == 0) {
+      tpu::test::g_trace_limits = true;
       tpu::test::g_trace_depth = std::atoi(a + 14);
       if (tpu::test::g_trace_depth < 1) {
         fmt::print(stderr, "--trace-depth must be at least 1, got '{}'\n", a + 14);
@@ -86,6 +96,15 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "unknown argument '{}'\n", a);
       return 2;
     }
+  }
+  if (tpu::test::g_trace_limits && !tpu::test::g_trace) {
+    fmt::print(stderr, "--trace-from/--trace-to/--trace-scope/--trace-depth need --trace\n");
+    return 2;
+  }
+  if (tpu::test::g_trace_from > tpu::test::g_trace_to) {
+    fmt::print(stderr, "--trace-from={} is after --trace-to={}: the window is empty\n",
+               tpu::test::g_trace_from, tpu::test::g_trace_to);
+    return 2;
   }
   tpu::test::g_run_seed = tpu::tb::ChooseSeed();
 

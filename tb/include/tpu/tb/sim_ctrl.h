@@ -17,6 +17,12 @@
 
 #if VM_TRACE
 #include <verilated_fst_c.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <map>
+#include <vector>
 #endif
 #if VM_COVERAGE
 #include <unistd.h>
@@ -42,19 +48,55 @@ class AssertionError : public std::runtime_error {
 
 // Where and what to trace; empty path means no tracing.
 struct TraceOptions {
+  static constexpr int kAllLevels = 99;
   std::string path;                // e.g. waves/Suite_Test.fst
   uint64_t from_cycle = 0;         // first traced cycle
   uint64_t to_cycle = UINT64_MAX;  // last traced cycle
-  int depth = 99;                  // hierarchy levels below the top (below `scope` if given)
-  std::string scope;               // module subtree to dump, relative to the model, e.g.
-                                   // "u_mxu.u_array" (empty: the whole design)
+  int depth = kAllLevels;          // levels dumped: 1 = only the signals of the top module (of
+                                   // `scope` if given), 2 = also its instances' signals, ...
+  std::string scope;               // module subtree to dump, relative to the top module, e.g.
+                                   // "u_mxu.u_array" of tpu_accel (empty: the whole design)
 };
 
-// The hierarchical name of a traced scope as Verilator's trace declares it: the model instance is
-// "dut" (under Verilator's TOP), so "u_mxu" becomes "TOP.dut.u_mxu".
-inline std::string TraceScopeName(const std::string& scope) {
-  return scope.empty() ? std::string("TOP") : "TOP.dut." + scope;
+#if VM_TRACE
+// The scopes of an FST file's hierarchy ("dut", "dut.tpu_mac", "dut.tpu_mac.u_cut0", ...) and for
+// each the fewest levels down to a signal (1: it holds signals itself; absent: none below it).
+struct FstScopes {
+  std::vector<std::string> names;  // in declaration order
+  std::map<std::string, int> signal_levels;
+};
+
+inline FstScopes ReadFstScopes(const std::string& path) {
+  void* fst = fstReaderOpen(path.c_str());
+  if (fst == nullptr) throw std::runtime_error("cannot read back the FST file " + path);
+  FstScopes s;
+  std::vector<std::string> stack;
+  std::vector<int> levels;  // per open scope: fewest levels to a signal so far (INT_MAX: none)
+  const auto close_scope = [&] {
+    const int l = levels.back();
+    if (l != INT_MAX) s.signal_levels[stack.back()] = l;
+    stack.pop_back();
+    levels.pop_back();
+    if (!levels.empty() && l != INT_MAX) levels.back() = std::min(levels.back(), l + 1);
+  };
+  fstReaderIterateHierRewind(fst);
+  while (const fstHier* h = fstReaderIterateHier(fst)) {
+    if (h->htyp == FST_HT_SCOPE) {
+      const std::string name = h->u.scope.name;
+      stack.push_back(stack.empty() ? name : stack.back() + "." + name);
+      levels.push_back(INT_MAX);
+      s.names.push_back(stack.back());
+    } else if (h->htyp == FST_HT_UPSCOPE && !stack.empty()) {
+      close_scope();
+    } else if (h->htyp == FST_HT_VAR && !levels.empty()) {
+      levels.back() = 1;
+    }
+  }
+  while (!stack.empty()) close_scope();
+  fstReaderClose(fst);
+  return s;
 }
+#endif
 
 template <class Model>
 class SimCtrl {
@@ -77,10 +119,23 @@ class SimCtrl {
     if (!trace.path.empty()) {
       trace_ = trace;
       fst_ = std::make_unique<VerilatedFstC>();
-      // A subtree: only signals under that scope, `depth` levels deep, are dumped (dumpvars must
-      // precede open). Whether the scope exists is checked after open, when names are declared.
-      if (!trace.scope.empty()) fst_->dumpvars(trace.depth, TraceScopeName(trace.scope));
-      dut_->trace(fst_.get(), trace.scope.empty() ? trace.depth : 99);
+      // A subtree or fewer levels: only the signals under that scope, `depth` levels deep, are
+      // declared (dumpvars must precede open, and must match at least one signal: Verilator
+      // 5.006 crashes on the first dump when none matches).
+      if (!trace.scope.empty() || trace.depth < TraceOptions::kAllLevels) {
+        std::string scope;
+        try {
+          scope = ResolveTraceScope(trace);
+        } catch (...) {  // free the model in its context, then leave no dangling context
+          fst_.reset();
+          dut_.reset();
+          ctx_.reset();
+          Verilated::threadContextp(Verilated::defaultContextp());
+          throw;
+        }
+        fst_->dumpvars(trace.depth, scope);
+      }
+      dut_->trace(fst_.get(), TraceOptions::kAllLevels);
       fst_->open(trace.path.c_str());
     }
 #endif
@@ -146,16 +201,25 @@ class SimCtrl {
           fmt::format("{}: watchdog: no completion after {} cycles", name_, max_cycles_));
     }
     Select();
+#if VM_TRACE
+    // Traced: settle the inputs driven since the falling edge and dump them before the edge that
+    // samples them (else they would appear to change with the edge, and registers to load them
+    // in no time).
+    if (fst_) {
+      dut_->eval();
+      Dump(4 * cycle_ - 1);
+    }
+#endif
     dut_->clk_i = 1;
     dut_->eval();
-    Dump();
+    Dump(4 * cycle_);
     CheckAssertions();
   }
   void FallingEdge() {
     Select();
     dut_->clk_i = 0;
     dut_->eval();
-    Dump();
+    Dump(4 * cycle_ + 2);
     CheckAssertions();
   }
   // Holds reset for `cycles` clock cycles; ends just after a falling edge.
@@ -190,11 +254,94 @@ class SimCtrl {
     ctx_->coveragep()->write(path.c_str());
   }
 #endif
-  void Dump() {
-    ctx_->timeInc(1);
 #if VM_TRACE
-    if (fst_ && cycle_ >= trace_.from_cycle && cycle_ <= trace_.to_cycle) fst_->dump(ctx_->time());
+  // The full name ("dut.tpu_accel.u_mxu") of the traced scope: trace.scope relative to the top
+  // module (or already starting with it), found in the declarations of a probe dump, which also
+  // shows that it holds signals within trace.depth levels. Throws, naming the instances there
+  // are, when it does not.
+  std::string ResolveTraceScope(const TraceOptions& trace) {
+    const std::string probe = trace.path + ".scopes.fst";
+    {
+      VerilatedFstC p;
+      dut_->trace(&p, TraceOptions::kAllLevels);
+      p.open(probe.c_str());
+      p.close();
+    }
+    const FstScopes scopes = ReadFstScopes(probe);
+    std::remove(probe.c_str());
+    const std::string root = dut_->name();  // the instance name given to the model: "dut"
+    std::string top;
+    for (const std::string& n : scopes.names) {
+      if (n.size() > root.size() + 1 && n.compare(0, root.size() + 1, root + ".") == 0) {
+        top = n.substr(0, n.find('.', root.size() + 1));
+        break;
+      }
+    }
+    if (top.empty()) {
+      throw std::runtime_error(fmt::format(
+          "{}: cannot trace a scope: the model declares no module under '{}'", name_, root));
+    }
+    const auto exists = [&](const std::string& n) {
+      return std::find(scopes.names.begin(), scopes.names.end(), n) != scopes.names.end();
+    };
+    std::string full = top;
+    if (!trace.scope.empty()) {
+      full = top + "." + trace.scope;
+      if (!exists(full) && exists(root + "." + trace.scope)) full = root + "." + trace.scope;
+    }
+    if (!exists(full)) {
+      // Name the instances under the deepest part of the path that exists.
+      std::string base = top;
+      std::string rest = trace.scope;
+      for (size_t dot = 0; (dot = rest.find('.')) != std::string::npos;) {
+        if (!exists(base + "." + rest.substr(0, dot))) break;
+        base += "." + rest.substr(0, dot);
+        rest = rest.substr(dot + 1);
+      }
+      std::string children;
+      int shown = 0;
+      for (const std::string& n : scopes.names) {
+        if (n.size() <= base.size() + 1 || n.compare(0, base.size() + 1, base + ".") != 0 ||
+            n.find('.', base.size() + 1) != std::string::npos) {
+          continue;
+        }
+        if (++shown > 40) {
+          children += ", ...";
+          break;
+        }
+        children += (children.empty() ? "" : ", ") + n.substr(base.size() + 1);
+      }
+      throw std::runtime_error(fmt::format(
+          "{}: trace scope '{}' is no module instance of the design (scopes are relative to the "
+          "top module {}, e.g. 'u_x.gen_y[0].u_z'); under {} there are: {}",
+          name_, trace.scope, top.substr(root.size() + 1), base.substr(root.size() + 1),
+          children.empty() ? "no instances" : children));
+    }
+    const auto it = scopes.signal_levels.find(full);
+    if (it == scopes.signal_levels.end() || it->second > trace.depth) {
+      throw std::runtime_error(fmt::format(
+          "{}: trace scope '{}' holds no signal within {} level(s){}", name_,
+          full.substr(root.size() + 1), trace.depth,
+          it == scopes.signal_levels.end()
+              ? std::string()
+              : fmt::format(" (the nearest are {} levels down: raise the depth)", it->second)));
+    }
+    return full;
+  }
 #endif
+  // Advances time by one step and, when tracing inside the window, dumps. Traced runs keep time
+  // on a grid, `at`: cycle c's rising edge at 4c, its falling edge at 4c + 2 and the inputs driven
+  // after it at 4c + 3 (time never goes back: extra Eval()s take the next free steps).
+  void Dump(uint64_t at = 0) {
+#if VM_TRACE
+    if (fst_) {
+      ctx_->time(std::max(ctx_->time() + 1, at));
+      if (cycle_ >= trace_.from_cycle && cycle_ <= trace_.to_cycle) fst_->dump(ctx_->time());
+      return;
+    }
+#endif
+    (void)at;
+    ctx_->timeInc(1);
   }
 
   std::string name_;
