@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-# make waves: re-run one test with FST tracing.
-.PHONY: waves
+# Waveforms: re-run one test with FST tracing (scripts/waves.sh); the saved GTKWave views in
+# waves/*.gtkw, their dumps and their screenshots (scripts/wave_shots.sh). docs/waves.md.
+.PHONY: waves view wave-dumps wave-shots
 
-waves: deps ## re-run TEST=Suite.Test [SEED=s] with FST tracing into waves/<Suite>_<Test>.fst
-	@test -n "$(TEST)" || { echo "usage: make waves TEST=Suite.Test [SEED=n] [FROM=cycle TO=cycle]"; exit 2; }
-	@cmake -S . -B $(TRACE_BUILD) -DCMAKE_BUILD_TYPE=Release -DTPU_TRACE=ON > /dev/null
-	@cmake --build $(TRACE_BUILD) -j $(JOBS) -- --no-print-directory 2>&1 | grep -E '\[verilator\]|error' || true
-	@ran=0; for t in $(TRACE_BUILD)/tests/*_test; do \
-	  if $$t --gtest_list_tests --gtest_filter='$(TEST)' | grep -q '^  '; then ran=1; \
-	    $$t --gtest_filter='$(TEST)' --trace $(if $(SEED),--seed=$(SEED)) \
-	      $(if $(FROM),--trace-from=$(FROM)) $(if $(TO),--trace-to=$(TO)) || exit 1; fi; \
-	done; test $$ran = 1 || { echo "waves: no test matches '$(TEST)' (see ctest -N in $(BUILD))"; exit 2; }
+waves: deps ## re-run TEST=Suite.Test [SEED=s FROM=c TO=c SCOPE=u_x DEPTH=d] with FST tracing into waves/<Suite>_<Test>.fst
+	@scripts/waves.sh --build $(TRACE_BUILD) --jobs $(JOBS) $(if $(SEED),--seed '$(SEED)') \
+	  $(if $(FROM),--from '$(FROM)') $(if $(TO),--to '$(TO)') $(if $(SCOPE),--scope '$(SCOPE)') \
+	  $(if $(DEPTH),--depth '$(DEPTH)') '$(TEST)'
+
+view: deps ## open a saved GTKWave view, VIEW=mac|mxu|hbm|accel (makes its dump first if missing)
+	@test -n "$(VIEW)" || { echo "usage: make view VIEW=mac|mxu|hbm|accel (waves/<view>_*.gtkw)"; exit 2; }
+	@scripts/wave_shots.sh --open $(if $(REDO),--fresh) '$(VIEW)'
+
+wave-dumps: deps ## make the views' dumps (REDO=1: again) and check every signal of waves/*.gtkw is in them
+	@scripts/wave_shots.sh --dumps $(if $(REDO),--fresh) $(VIEW)
+
+wave-shots: deps ## screenshot each view under Xvfb into docs/img/waves_<view>.png (VIEW=... for one)
+	@scripts/wave_shots.sh $(if $(REDO),--fresh) $(VIEW)
