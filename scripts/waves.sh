@@ -180,12 +180,17 @@ if [[ ! -s $dump ]]; then
        (only the RTL test binaries trace: mac_rtl_test, cvt_rtl_test, gate_level_test, mxu_test,
        hbm_test, hbm_interleave_test, accel_test and their long tiers)"
 fi
+if ! command -v fst2vcd >/dev/null; then
+  echo "waves: $dump: $(stat -c %s "$dump") bytes (fst2vcd, from the gtkwave package, is not installed: the dump is not checked)"
+  exit "$status"
+fi
 # shellcheck disable=SC2016  # $enddefinitions, $var: VCD keywords
 header=$(sed '/\$enddefinitions/q' < <(fst2vcd "$dump" 2>/dev/null))
 signals=$(grep -c '[$]var' <<<"$header")
-((signals > 0)) || die "$dump holds no signals${scope:+ under scope $scope}"
-if ! grep -qm1 '^#' < <(fst2vcd "$dump" 2>/dev/null | sed -n '/\$enddefinitions/,$p'); then
-  die "$dump has no cycles: the run ended before the window ${from:-0}..${to:-end} (rerun with
+((signals > 0)) || { rm -f "$dump"; die "the dump held no signals${scope:+ under scope $scope} (removed)"; }
+if ! grep -qm1 '^#[1-9]' < <(fst2vcd "$dump" 2>/dev/null | sed -n '/\$enddefinitions/,$p'); then
+  rm -f "$dump"
+  die "the dump had no cycles (removed): the run ended before the window ${from:-0}..${to:-end} (rerun with
        a smaller FROM), or the test evaluates its model without a clock (MacTest,
        MacDirectedTest and the converter tests use EvalMac/EvalCvt, which do not trace)"
 fi
