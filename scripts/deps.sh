@@ -13,7 +13,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
   libxtensor-dev                            # .npy input and output (tpusim run)
   libsystemc-dev zlib1g-dev                 # system harness (later issues), FST waves
-  gtkwave xvfb xauth imagemagick            # waveform viewing, screenshots (scripts/wave_shots.sh)
+  gtkwave xvfb xauth x11-utils imagemagick  # waveform viewing, screenshots (scripts/wave_shots.sh)
   lcov gnuplot-nox                          # coverage and report tools
   python3                                   # regression, coverage and report scripts
 )
