@@ -73,6 +73,7 @@ class Run:
     status: str = ""  # pass, fail, skip
     reason: str = ""
     duration: float = 0.0
+    start: float = 0.0  # seconds after the regression started
     log: str = ""
     excerpt: list = field(default_factory=list)
     seeded: bool = False
@@ -98,7 +99,7 @@ def parse_args(argv):
                    help="first run seed (default: TPU_SEED if set, else a fresh one)")
     p.add_argument("--filter", default="",
                    help="GoogleTest-style filter 'POS:POS-NEG:NEG' with * and ?, matched against "
-                   "Suite.Test and program/Suite.Test (e.g. 'MacTest*', 'hbm_test/*-*Refresh*')")
+                   "Suite.Test and program/Suite.Test (e.g. '*MacTest.*', 'hbm_test/*-*Refresh*')")
     p.add_argument("--out", default=None,
                    help="output directory (default: <build>/regress/<tier>-<timestamp>)")
     p.add_argument("--timeout", type=float, default=1200.0,
@@ -323,8 +324,17 @@ class Runner:
         self.last_line = 0.0
         self.start = time.monotonic()
         self.by_program = {}
+        self.first_outcome = {}  # test index -> (seeded, status) of its first run
+        # Tests that earlier runs saw print a seed get all their seeds queued at once, so the
+        # seeds of a long test run side by side; the others wait for their first run.
+        self.prequeued = set()
         for t in tests:
             self.push(t, first_seed, first=True)
+            h = hist.get((t.program, t.name))
+            if h and h[1] and t.gtest and args.seeds > 1:
+                self.prequeued.add(t.index)
+                for k in range(1, args.seeds):
+                    self.push(t, first_seed + k, first=True)
 
     # Estimated seconds for one run of t: history, else the mean of its program's finished runs.
     def estimate(self, t):
@@ -356,6 +366,9 @@ class Runner:
         while self.queue and len(self.running) < self.args.jobs:
             _, _, idx, seed = heapq.heappop(self.queue)
             t = self.tests_by_index[idx]
+            outcome = self.first_outcome.get(idx)
+            if seed != self.first_seed and outcome and (not outcome[0] or outcome[1] == "skip"):
+                continue  # queued from history, but this time the test is deterministic
             run = Run(t, seed)
             logdir = os.path.join(self.out, "logs", t.program)
             os.makedirs(logdir, exist_ok=True)
@@ -367,7 +380,9 @@ class Runner:
             env = dict(self.child_env, **t.env)
             proc = subprocess.Popen(cmd, cwd=t.cwd, env=env, stdout=logf, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
-            self.running[proc.pid] = (proc, run, time.monotonic(), logf)
+            now = time.monotonic()
+            run.start = now - self.start
+            self.running[proc.pid] = (proc, run, now, logf)
 
     def kill(self, proc):
         try:
@@ -425,7 +440,8 @@ class Runner:
         self.by_program.setdefault(t.program, []).append(run.duration)
         if run.seed == self.first_seed:
             self.first_pending.discard(t.index)
-            if run.seeded and run.status != "skip":
+            self.first_outcome[t.index] = (run.seeded, run.status)
+            if run.seeded and run.status != "skip" and t.index not in self.prequeued:
                 for k in range(1, self.args.seeds):
                     self.push(t, self.first_seed + k, first=False)
         if run.status == "fail":
@@ -459,7 +475,7 @@ class Runner:
         work = sum(self.estimate(self.tests_by_index[q[2]]) for q in self.queue)
         for _, run, start, _ in self.running.values():
             work += max(self.estimate(run.test) - (now - start), 0.0)
-        for idx in self.first_pending:
+        for idx in self.first_pending - self.prequeued:
             t = self.tests_by_index[idx]
             odds = self.seeded_odds(t) * (self.args.seeds - 1)
             extra += odds
@@ -665,6 +681,7 @@ def write_results(path, meta, runs):
         "seed": r.seed,
         "status": r.status,
         "reason": r.reason,
+        "start": round(r.start, 3),
         "duration": round(r.duration, 3),
         "seeded": r.seeded,
         "log": r.log,

@@ -40,7 +40,10 @@ def fail():
     print(f"[  FAILED  ] {name} (1 ms)")
     sys.exit(1)
 if name == "Pass.Deterministic": ok()
-if name == "Pass.Random": seeded(); ok()
+if name == "Slow.Random": seeded(); time.sleep(0.5); ok()
+if name == "Pass.Random":
+    if not os.environ.get("FAKE_NOSEED"): seeded()
+    ok()
 if name == "Fail.RandomOdd": seeded(); fail() if seed % 2 else ok()
 if name == "Fail.Always": fail()
 if name == "Skip.Me":
@@ -63,7 +66,7 @@ GTESTS = {  # test -> program
     "Pass.Deterministic": "fake_test", "Pass.Random": "fake_test", "Fail.RandomOdd": "fake_test",
     "Skip.Me": "fake_test", "Hang.Forever": "fake_test", "Crash.Segv": "fake_test",
     "WrongSeed.Random": "fake_test", "Shard.Env": "fake_test", "Empty.NoTest": "fake_test",
-    "Env.Pass": "fake_test", "Fail.Always": "fake_sc_test",
+    "Env.Pass": "fake_test", "Slow.Random": "fake_test", "Fail.Always": "fake_sc_test",
 }
 
 failures = []
@@ -173,6 +176,27 @@ def main():
               "the filter takes positive and negative patterns")
         rc, so, se = regress(build, "--filter", "fake_sc_test/*", "--list")
         check(so.split() == ["fake_sc_test/Fail.Always"], "the filter matches program/Suite.Test")
+
+        print("history: seeds queued from earlier runs")
+        hist_args = ("--filter", "Pass.*", "--seeds", "3", "--jobs", "1")
+        rc, so, se = regress(build, *hist_args, "--seed", "20")
+        rc, so, se = regress(build, *hist_args, "--seed", "30")
+        res = json.load(open(os.path.join(build, "regress", "latest", "results.json")))
+        check(sorted((r["test"], r["seed"]) for r in res["runs"]) ==
+              [("Pass.Deterministic", 30), ("Pass.Random", 30), ("Pass.Random", 31),
+               ("Pass.Random", 32)], "a second run with history runs the same matrix")
+        rc, so, se = regress(build, *hist_args, "--seed", "40", env={"FAKE_NOSEED": "1"})
+        res = json.load(open(os.path.join(build, "regress", "latest", "results.json")))
+        check(sorted((r["test"], r["seed"]) for r in res["runs"]) ==
+              [("Pass.Deterministic", 40), ("Pass.Random", 40)],
+              "seeds queued from history are dropped when the test turns deterministic")
+
+        rc, so, se = regress(build, "--filter", "Slow.*", "--seeds", "2", "--seed", "20")
+        rc, so, se = regress(build, "--filter", "Slow.*", "--seeds", "2", "--seed", "30")
+        res = json.load(open(os.path.join(build, "regress", "latest", "results.json")))
+        starts = [r["start"] for r in res["runs"]]
+        check(len(starts) == 2 and abs(starts[0] - starts[1]) < 0.4,
+              f"the seeds of a test known to be random start together (starts {starts})")
 
         print("sharding")
         listed = []
