@@ -282,6 +282,18 @@ int64_t Channel::RefreshDebt(uint64_t cycle, int pc, int bank) const {
   return int64_t(cycle / uint64_t(t_.refi)) - (p.refab_count + p.banks[bank].refpb_count);
 }
 
+bool Channel::BankOpen(int pc, int bank) const {
+  CheckLocation("BankOpen", pc, bank, 0, 0);
+  return pcs_[pc].banks[bank].open;
+}
+
+int Channel::OpenBanks(int pc) const {
+  CheckLocation("OpenBanks", pc, 0, 0, 0);
+  int n = 0;
+  for (const auto& b : pcs_[pc].banks) n += b.open ? 1 : 0;
+  return n;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Commands
 
@@ -326,6 +338,7 @@ void Channel::Issue(uint64_t ucycle, const Command& in) {
                     ucycle, c.col, org_.columns));
   }
   last_cycle_ = cycle;
+  if (observer_) observer_(*this, ucycle, c);
 
   CheckBuses(cycle, c);
   auto& p = pcs_[c.pc];

@@ -45,9 +45,9 @@ Exact Unpack(uint32_t bits, int man_bits, bool ftz) {
 }
 
 // Rounds the exact value (neg, s * 2^e), s != 0, to fp32 with round-to-nearest-even.
-// U is uint64_t or u128 (the value's width).
+// U is uint64_t or u128 (the value's width). `how` (may be null) receives the rounding case.
 template <class U>
-uint32_t RoundPack(bool neg, U s, int e) {
+uint32_t RoundPack(bool neg, U s, int e, RoundCase* how) {
   constexpr int kBits = static_cast<int>(sizeof(U) * 8);
   const uint32_t sign = neg ? kFp32SignMask : 0u;
   const int n = BitLength(s);
@@ -55,17 +55,27 @@ uint32_t RoundPack(bool neg, U s, int e) {
   int lsb = top - kManBits;
   if (lsb < kMinLsbExp) lsb = kMinLsbExp;
   uint64_t q;
+  RoundCase dir = RoundCase::kExact;
   if (lsb <= e) {
     q = static_cast<uint64_t>(s << (e - lsb));  // exact: at most 24 significant bits
   } else {
     const int r = lsb - e;  // bits dropped
     if (r > n) {
       q = 0;  // value below half an ulp: rounds to zero (keeps its sign)
+      dir = RoundCase::kDown;
     } else {
       const U half = U{1} << (r - 1);
       const U rem = (r >= kBits) ? s : (s & ((U{1} << r) - 1));
       q = (r >= kBits) ? 0 : static_cast<uint64_t>(s >> r);
-      if (rem > half || (rem == half && (q & 1u))) ++q;
+      if (rem != 0) {
+        const bool up = rem > half || (rem == half && (q & 1u));
+        if (rem == half) {
+          dir = up ? RoundCase::kTieEvenUp : RoundCase::kTieEvenDown;
+        } else {
+          dir = up ? RoundCase::kUp : RoundCase::kDown;
+        }
+        if (up) ++q;
+      }
     }
   }
   if (q == (uint64_t{1} << (kManBits + 1))) {  // carry into the next binade
@@ -73,23 +83,38 @@ uint32_t RoundPack(bool neg, U s, int e) {
     ++lsb;
   }
   if (q < (uint64_t{1} << kManBits)) {
-    return sign | static_cast<uint32_t>(q);  // subnormal or zero (lsb == -149 here)
+    // Subnormal or zero (lsb == -149 here).
+    if (how != nullptr) {
+      *how = dir == RoundCase::kExact ? dir
+             : q == 0                 ? RoundCase::kUnderflowZero
+                                      : RoundCase::kUnderflowSubnormal;
+    }
+    return sign | static_cast<uint32_t>(q);
   }
   const int biased = lsb + kManBits + kBias;
-  if (biased >= 255) return sign | 0x7F800000u;  // overflow to infinity
+  if (biased >= 255) {  // overflow to infinity
+    if (how != nullptr) *how = RoundCase::kOverflow;
+    return sign | 0x7F800000u;
+  }
+  if (how != nullptr) *how = dir;
   return sign | (static_cast<uint32_t>(biased) << kManBits) |
          static_cast<uint32_t>(q & ((1u << kManBits) - 1u));
 }
 
 // Rounds (a_neg ? -a : a) + (b_neg ? -b : b), both scaled by 2^e and non-zero.
 template <class U>
-uint32_t AddSigned(bool a_neg, U a, bool b_neg, U b, int e) {
-  if (a_neg == b_neg) return RoundPack(a_neg, a + b, e);
-  if (a == b) return 0u;  // exact cancellation of non-zero terms: +0
-  return a > b ? RoundPack(a_neg, a - b, e) : RoundPack(b_neg, b - a, e);
+uint32_t AddSigned(bool a_neg, U a, bool b_neg, U b, int e, RoundCase* how) {
+  if (a_neg == b_neg) return RoundPack(a_neg, a + b, e, how);
+  if (a == b) {  // exact cancellation of non-zero terms: +0
+    if (how != nullptr) *how = RoundCase::kExact;
+    return 0u;
+  }
+  return a > b ? RoundPack(a_neg, a - b, e, how) : RoundPack(b_neg, b - a, e, how);
 }
 
-uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
+// `how` (may be null) receives the rounding case of the IEEE-rounded result.
+uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz, RoundCase* how) {
+  if (how != nullptr) *how = RoundCase::kSpecial;  // until a finite path says otherwise
   if (IsNaN16(a) || IsNaN16(b) || IsNaN32(c)) return kFp32CanonicalNaN;
   const bool a_inf = (a & 0x7FFFu) == 0x7F80u;
   const bool b_inf = (b & 0x7FFFu) == 0x7F80u;
@@ -108,10 +133,11 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
   const uint64_t p_sig = ua.sig * ub.sig;  // exact: 8 x 8 bits
   const int p_exp = ua.exp + ub.exp;
   if (p_sig == 0) {
+    if (how != nullptr) *how = RoundCase::kExact;
     if (uc.sig == 0) return (p_neg && uc.neg) ? kFp32SignMask : 0u;  // both zeros
     return c;  // exact: x + 0 = x (c is normal here when ftz)
   }
-  if (uc.sig == 0) return RoundPack(p_neg, p_sig, p_exp);
+  if (uc.sig == 0) return RoundPack(p_neg, p_sig, p_exp, how);
 
   // Both non-zero: align to the operand whose leading one is higher ("hi"); lo's bits then
   // start at most 23 bits above hi's last bit (d >= -23).
@@ -123,16 +149,17 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz) {
     // Exact in 64 bits: at most 24 + 39 bits, plus a carry.
     const uint64_t h = d >= 0 ? hi.sig << d : hi.sig;
     const uint64_t l = d >= 0 ? lo.sig : lo.sig << -d;
-    return AddSigned(hi.neg, h, lo.neg, l, d >= 0 ? lo.exp : hi.exp);
+    return AddSigned(hi.neg, h, lo.neg, l, d >= 0 ? lo.exp : hi.exp, how);
   }
   if (d <= 50) {
     // Exact in 128 bits.
-    return AddSigned(hi.neg, u128{hi.sig} << d, lo.neg, u128{lo.sig}, lo.exp);
+    return AddSigned(hi.neg, u128{hi.sig} << d, lo.neg, u128{lo.sig}, lo.exp, how);
   }
   // lo lies more than 50 - 23 = 27 bits below hi's last bit, under a quarter ulp of any possible
   // result (whose last bit weighs at least 2^(hi.exp - 24)): it only decides the rounding
-  // direction, and any non-zero stand-in that is also below a quarter ulp rounds the same.
-  return AddSigned(hi.neg, hi.sig << 38, lo.neg, uint64_t{1}, hi.exp - 38);
+  // direction, and any non-zero stand-in that is also below a quarter ulp rounds the same (and
+  // gives the same rounding case: inexact, never a tie).
+  return AddSigned(hi.neg, hi.sig << 38, lo.neg, uint64_t{1}, hi.exp - 38, how);
 }
 
 }  // namespace
@@ -166,8 +193,20 @@ FpClass Classify16(uint16_t x) {
 
 uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode) {
   const bool ftz = mode == Mode::kFtz;
-  const uint32_t r = MacIeee(a, b, c, ftz);
+  const uint32_t r = MacIeee(a, b, c, ftz, nullptr);
   return ftz ? Flush32(r) : r;
+}
+
+uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode, RoundCase* how) {
+  const bool ftz = mode == Mode::kFtz;
+  RoundCase unused;
+  if (how == nullptr) how = &unused;
+  const uint32_t r = MacIeee(a, b, c, ftz, how);
+  if (ftz && IsSubnormal32(r)) {
+    *how = RoundCase::kFtzFlush;
+    return Flush32(r);
+  }
+  return r;
 }
 
 uint16_t Fp32ToBf16(uint32_t x, Mode mode) {
@@ -179,6 +218,47 @@ uint16_t Fp32ToBf16(uint32_t x, Mode mode) {
   const uint32_t rounded = x + 0x7FFFu + ((x >> 16) & 1u);
   const auto r = static_cast<uint16_t>(rounded >> 16);
   return ftz ? Flush16(r) : r;
+}
+
+uint16_t Fp32ToBf16(uint32_t x, Mode mode, RoundCase* how) {
+  const uint16_t r = Fp32ToBf16(x, mode);
+  if (how == nullptr) return r;
+  const uint32_t e = (x >> 23) & 0xFFu;
+  const uint32_t dropped = x & 0xFFFFu;
+  if (e == 0xFF) {
+    *how = RoundCase::kSpecial;  // NaN or infinity
+  } else if (mode == Mode::kFtz && (IsSubnormal32(x) || IsSubnormal16(r))) {
+    *how = RoundCase::kFtzFlush;
+  } else if (dropped == 0) {
+    *how = RoundCase::kExact;
+  } else if ((r & 0x7FFFu) == 0x7F80u) {
+    *how = RoundCase::kOverflow;
+  } else if ((r & 0x7FFFu) == 0) {
+    *how = RoundCase::kUnderflowZero;
+  } else if (IsSubnormal16(r)) {
+    *how = RoundCase::kUnderflowSubnormal;
+  } else if (dropped == 0x8000u) {
+    *how = (x >> 16) & 1u ? RoundCase::kTieEvenUp : RoundCase::kTieEvenDown;
+  } else {
+    *how = dropped > 0x8000u ? RoundCase::kUp : RoundCase::kDown;
+  }
+  return r;
+}
+
+const char* RoundCaseName(RoundCase c) {
+  switch (c) {
+    case RoundCase::kSpecial: return "special";
+    case RoundCase::kExact: return "exact";
+    case RoundCase::kDown: return "down";
+    case RoundCase::kUp: return "up";
+    case RoundCase::kTieEvenDown: return "tie_even_down";
+    case RoundCase::kTieEvenUp: return "tie_even_up";
+    case RoundCase::kOverflow: return "overflow";
+    case RoundCase::kUnderflowSubnormal: return "underflow_subnormal";
+    case RoundCase::kUnderflowZero: return "underflow_zero";
+    case RoundCase::kFtzFlush: return "ftz_flush";
+  }
+  return "?";
 }
 
 uint32_t Relu(uint32_t x) {

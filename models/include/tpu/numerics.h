@@ -64,6 +64,31 @@ uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode);
 // fp32 -> bf16, round to nearest-even on the 16 dropped bits; NaN -> 0x7FC0; FTZ rules.
 uint16_t Fp32ToBf16(uint32_t x, Mode mode);
 
+// How a result was rounded: a side channel for functional coverage (tpu/tb/fcov.h). The results
+// of the functions below are those of the functions above, bit for bit; `how` only reports.
+// "Down" and "up" are in magnitude (toward and away from zero); "ulp" is the result's.
+enum class RoundCase : uint8_t {
+  kSpecial,             // a NaN or infinite operand decided the result: nothing was rounded
+  kExact,               // the exact value is the result (zeros and subnormals included)
+  kDown,                // inexact, less than half an ulp dropped
+  kUp,                  // inexact, more than half an ulp dropped: rounded away from zero
+  kTieEvenDown,         // exactly half an ulp dropped, the even neighbour is the smaller one
+  kTieEvenUp,           // exactly half an ulp dropped, the even neighbour is the larger one
+  kOverflow,            // a finite exact value rounded to an infinity
+  kUnderflowSubnormal,  // inexact, and the result is subnormal
+  kUnderflowZero,       // inexact, and the result is a zero (a non-zero value rounded to 0)
+  kFtzFlush,            // FTZ mode: a subnormal was replaced by a zero (see below)
+};
+inline constexpr int kNumRoundCases = 10;
+const char* RoundCaseName(RoundCase c);  // "exact", "tie_even_up", ...
+
+// Mac with its rounding case. kFtzFlush: the IEEE-rounded result was subnormal and was flushed
+// (subnormal inputs read as zero are the operands' business, not a rounding case).
+uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode, RoundCase* how);
+// Fp32ToBf16 with its rounding case. kFtzFlush: a subnormal input was read as zero (a normal
+// input never rounds to a bf16 subnormal: the formats share their exponent range).
+uint16_t Fp32ToBf16(uint32_t x, Mode mode, RoundCase* how);
+
 // relu in fp32: NaN -> 0x7FC00000, x > 0 ? x : +0.
 uint32_t Relu(uint32_t x);
 

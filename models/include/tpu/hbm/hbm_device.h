@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -128,6 +129,18 @@ class Channel {
   // mix. Checked in EndCycle: within [-8, +8] at every cycle.
   int64_t RefreshDebt(uint64_t cycle, int pc, int bank) const;
 
+  // Bank state, as the checker sees it (for observers; never changes the checking): whether a bank
+  // is open (activated and not yet precharged, auto-precharge included), and how many of a PC's
+  // banks are. Throw std::invalid_argument for a pc or bank out of range.
+  bool BankOpen(int pc, int bank) const;
+  int OpenBanks(int pc) const;
+
+  // An observer of every well-formed command, called by Issue before the command is checked and
+  // applied, so BankOpen / OpenBanks give the state the command finds (e.g. functional coverage
+  // of command x bank state, tpu/tb/fcov.h). It must not issue commands. Empty: none (default).
+  using CommandObserver = std::function<void(const Channel&, uint64_t cycle, const Command&)>;
+  void SetCommandObserver(CommandObserver observer) { observer_ = std::move(observer); }
+
  private:
   static constexpr int64_t kNever = -(int64_t(1) << 40);  // "long ago": passes every spacing
   struct BankState {
@@ -187,6 +200,7 @@ class Channel {
   int64_t epoch_ = 0;             // floor(cycle / nREFI) at the last EndCycle
   int64_t next_epoch_cycle_ = 0;  // first cycle of the next nREFI interval
   std::unordered_map<uint64_t, std::array<uint8_t, Org::kBurstBytes>> data_;
+  CommandObserver observer_;
 };
 
 }  // namespace tpu::hbm
