@@ -24,7 +24,8 @@
 
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_harness.h"  // reg:: (the register map), TimingOfPreset
-#include "tpu/tb/hbm_harness.h"    // hbm::AddressMap
+#include "tpu/tb/fcov.h"
+#include "tpu/tb/hbm_harness.h"  // hbm::AddressMap
 #include "tpu/tb/hbm_sc.h"
 #include "tpu/tb/sim_ctrl.h"  // WatchdogError, AssertionError
 
@@ -383,6 +384,10 @@ void AccelSc::WriteReg(uint32_t addr, uint32_t value) {
     const bool aw_fire = s.aw_valid.read() && s.aw_ready.read();
     const bool w_fire = s.w_valid.read() && s.w_ready.read();
     const bool b_fire = s.b_valid.read() && s.b_ready.read();
+    const fcov::Group& g = *fcov::Groups().accel_host;
+    fcov::Handshake(g, fcov::kAxiAw, s.aw_valid.read(), s.aw_ready.read());
+    fcov::Handshake(g, fcov::kAxiW, s.w_valid.read(), s.w_ready.read());
+    fcov::Handshake(g, fcov::kAxiB, s.b_valid.read(), s.b_ready.read());
     wait(s.clk.negedge_event());
     if (aw_fire) {
       aw_done = true;
@@ -414,6 +419,9 @@ uint32_t AccelSc::ReadReg(uint32_t addr) {
     const bool ar_fire = s.ar_valid.read() && s.ar_ready.read();
     const bool r_fire = s.r_valid.read() && s.r_ready.read();
     const uint32_t data = static_cast<uint32_t>(s.r_data.read().to_uint());
+    const fcov::Group& g = *fcov::Groups().accel_host;
+    fcov::Handshake(g, fcov::kAxiAr, s.ar_valid.read(), s.ar_ready.read());
+    fcov::Handshake(g, fcov::kAxiR, s.r_valid.read(), s.r_ready.read());
     wait(s.clk.negedge_event());
     if (ar_fire) s.ar_valid.write(false);
     if (r_fire) {
@@ -440,6 +448,13 @@ Result AccelSc::Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   Impl& s = *impl_;
+  // The program as it is in HBM before the run, for functional coverage (accel.instr).
+  std::vector<uint8_t> prog;
+  const uint64_t total = cfg_.machine.hbm_bytes;
+  if (fcov::Enabled() && prog_addr % 32 == 0 && prog_addr < total) {
+    prog.resize(std::min<uint64_t>(count, (total - prog_addr) / 32) * 32);
+    ReadHbm(prog_addr, prog.data(), prog.size());
+  }
   WriteReg(reg::kProgLo, uint32_t(prog_addr));
   WriteReg(reg::kProgHi, uint32_t(prog_addr >> 32));
   WriteReg(reg::kProgLen, count);
@@ -478,6 +493,7 @@ Result AccelSc::Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) {
   r.hbm_violations = ViolationCount();
   r.violations = Violations();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fcov::AccelRun(prog, r.code, r.pc);
   return r;
 }
 

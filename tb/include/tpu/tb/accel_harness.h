@@ -8,6 +8,10 @@
 // Cycle discipline (as tpu/tb/hbm_harness.h): after the falling edge the memory-side outputs
 // depend only on state; the harness feeds the device models, drives the read data and the host
 // port, evaluates, and clocks.
+//
+// Functional coverage (tpu/tb/fcov.h): the handshakes of the host port (accel.host), and after
+// each run the error code it reported (accel.error) and the instructions it executed
+// (accel.instr), besides the HBM commands (hbm.cmd, through HbmMemory).
 #pragma once
 
 #include <fmt/format.h>
@@ -18,10 +22,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tpu/hbm/hbm_device.h"
 #include "tpu/tb/accel_sim.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/hbm_harness.h"
+#include "tpu/tb/rng.h"
 #include "tpu/tb/sim_ctrl.h"
 
 namespace tpu::tb::accel {
@@ -147,6 +154,8 @@ class AccelSim : public Sim {
           sim_.name(), opt.trace_file));
     }
     const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<uint8_t> prog =
+        fcov::Enabled() ? ProgramBytes(prog_addr, count) : std::vector<uint8_t>();
     WriteReg(reg::kProgLo, uint32_t(prog_addr));
     WriteReg(reg::kProgHi, uint32_t(prog_addr >> 32));
     WriteReg(reg::kProgLen, count);
@@ -187,6 +196,7 @@ class AccelSim : public Sim {
     r.hbm_violations = mem_.ViolationCount();
     r.violations = mem_.Violations();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fcov::AccelRun(prog, r.code, r.pc);
     return r;
   }
 
@@ -198,58 +208,99 @@ class AccelSim : public Sim {
     ++t_;
   }
 
+  // Host-port stress, off by default: with a non-zero seed every register access raises AW and W
+  // up to two cycles apart (either first), and takes B and R up to two cycles after they come, so
+  // that every AXI4-Lite channel sees back-pressure as well as transfers. Seed 0 turns it off.
+  void SetHostStress(uint64_t seed) {
+    host_stress_ = seed != 0;
+    host_rng_ = Rng(seed != 0 ? seed : 1);
+  }
+
   // AXI4-Lite host accesses: a few cycles each.
   void WriteReg(uint32_t addr, uint32_t value) {
     auto& d = sim_.dut();
-    d.s_aw_valid_i = 1;
+    const int aw_wait = HostWait(), w_wait = HostWait(), b_wait = HostWait();
     d.s_aw_addr_i = addr;
-    d.s_w_valid_i = 1;
     d.s_w_data_i = value;
-    d.s_b_ready_i = 1;
-    bool aw_done = false, b_done = false;
+    bool aw_done = false, w_done = false, b_done = false;
+    int b_seen = 0;  // cycles B has been valid
     for (int i = 0; i < 100 && !b_done; ++i) {
+      d.s_aw_valid_i = !aw_done && i >= aw_wait;
+      d.s_w_valid_i = !w_done && i >= w_wait;
+      if (d.s_b_valid_o) ++b_seen;
+      d.s_b_ready_i = !host_stress_ || b_seen > b_wait;
       sim_.FallingEdge();
       mem_.Step(d, t_);
       sim_.Eval();
       const bool aw_fire = d.s_aw_valid_i && d.s_aw_ready_o;
+      const bool w_fire = d.s_w_valid_i && d.s_w_ready_o;
       const bool b_fire = d.s_b_valid_o && d.s_b_ready_i;
+      const fcov::Group& g = *fcov::Groups().accel_host;
+      fcov::Handshake(g, fcov::kAxiAw, d.s_aw_valid_i, d.s_aw_ready_o);
+      fcov::Handshake(g, fcov::kAxiW, d.s_w_valid_i, d.s_w_ready_o);
+      fcov::Handshake(g, fcov::kAxiB, d.s_b_valid_o, d.s_b_ready_i);
       sim_.RisingEdge();
       ++t_;
-      if (aw_fire) {
-        aw_done = true;
-        d.s_aw_valid_i = 0;
-        d.s_w_valid_i = 0;
-      }
-      if (b_fire) b_done = true;
+      aw_done = aw_done || aw_fire;
+      w_done = w_done || w_fire;
+      b_done = b_done || b_fire;
     }
+    d.s_aw_valid_i = 0;
+    d.s_w_valid_i = 0;
     d.s_b_ready_i = 0;
-    if (!aw_done || !b_done) {
+    if (!aw_done || !w_done || !b_done) {
       throw std::runtime_error(
-          fmt::format("{}: AXI4-Lite write to 0x{:03X} not answered", sim_.name(), addr));
+          fmt::format("{}: AXI4-Lite write to 0x{:03X} not answered (AW {}, W {}, B {})",
+                      sim_.name(), addr, aw_done ? "taken" : "waiting",
+                      w_done ? "taken" : "waiting", b_done ? "taken" : "waiting"));
     }
   }
-  uint32_t ReadReg(uint32_t addr) {
+  uint32_t ReadReg(uint32_t addr) { return ReadRegs({addr}).front(); }
+  // Reads in a row: each AR goes out as soon as the one before it was taken (so it waits while
+  // that read's R is pending: the slave takes one read at a time). Returns the values in order.
+  std::vector<uint32_t> ReadRegs(const std::vector<uint32_t>& addrs) {
     auto& d = sim_.dut();
-    d.s_ar_valid_i = 1;
-    d.s_ar_addr_i = addr;
-    d.s_r_ready_i = 1;
-    for (int i = 0; i < 100; ++i) {
+    std::vector<uint32_t> out;
+    size_t next_ar = 0;
+    int ar_wait = HostWait(), r_wait = HostWait();
+    int ar_cycles = 0, r_seen = 0;  // cycles the next AR waited to go up; cycles R was valid
+    const size_t budget = 100 * (addrs.size() + 1);
+    for (size_t i = 0; out.size() < addrs.size(); ++i) {
+      if (i == budget) {
+        throw std::runtime_error(
+            fmt::format("{}: AXI4-Lite read of 0x{:03X} not answered ({} of {} reads done)",
+                        sim_.name(), addrs[out.size()], out.size(), addrs.size()));
+      }
+      const bool ar_up = next_ar < addrs.size() && ar_cycles++ >= ar_wait;
+      d.s_ar_valid_i = ar_up;
+      if (ar_up) d.s_ar_addr_i = addrs[next_ar];
+      if (d.s_r_valid_o) ++r_seen;
+      d.s_r_ready_i = !host_stress_ || r_seen > r_wait;
       sim_.FallingEdge();
       mem_.Step(d, t_);
       sim_.Eval();
       const bool ar_fire = d.s_ar_valid_i && d.s_ar_ready_o;
       const bool r_fire = d.s_r_valid_o && d.s_r_ready_i;
       const uint32_t data = d.s_r_data_o;
+      const fcov::Group& g = *fcov::Groups().accel_host;
+      fcov::Handshake(g, fcov::kAxiAr, d.s_ar_valid_i, d.s_ar_ready_o);
+      fcov::Handshake(g, fcov::kAxiR, d.s_r_valid_o, d.s_r_ready_i);
       sim_.RisingEdge();
       ++t_;
-      if (ar_fire) d.s_ar_valid_i = 0;
+      if (ar_fire) {
+        ++next_ar;
+        ar_cycles = 0;
+        ar_wait = HostWait();
+      }
       if (r_fire) {
-        d.s_r_ready_i = 0;
-        return data;
+        out.push_back(data);
+        r_seen = 0;
+        r_wait = HostWait();
       }
     }
-    throw std::runtime_error(
-        fmt::format("{}: AXI4-Lite read of 0x{:03X} not answered", sim_.name(), addr));
+    d.s_ar_valid_i = 0;
+    d.s_r_ready_i = 0;
+    return out;
   }
   uint64_t Counter(int i) {
     const uint32_t lo = ReadReg(reg::kCounters + 8 * i);
@@ -263,6 +314,18 @@ class AccelSim : public Sim {
       throw std::out_of_range(fmt::format("{}: bytes 0x{:X} + {} exceed HbmBytes=0x{:X}", what,
                                           addr, n, map_.total_bytes()));
     }
+  }
+  // Cycles a stressed host waits before a step (0 .. 2), 0 without stress.
+  int HostWait() { return host_stress_ ? host_rng_.Range(0, 2) : 0; }
+  // The program's instructions as they are in HBM before the run, as far as they lie in HBM
+  // (for functional coverage).
+  std::vector<uint8_t> ProgramBytes(uint64_t prog_addr, uint32_t count) {
+    const uint64_t total = map_.total_bytes();
+    if (prog_addr % 32 != 0 || prog_addr >= total) return {};
+    const uint64_t n = std::min<uint64_t>(count, (total - prog_addr) / 32);
+    std::vector<uint8_t> bytes(n * 32);
+    ReadHbm(prog_addr, bytes.data(), bytes.size());
+    return bytes;
   }
   // The 32-byte burst holding global address `base` (32-byte aligned).
   tpu::hbm::Command Where(uint64_t base, int* channel, int* pc) const {
@@ -288,6 +351,8 @@ class AccelSim : public Sim {
   SimCtrl<V> sim_;
   std::string trace_path_;
   uint64_t t_ = 0;
+  bool host_stress_ = false;
+  Rng host_rng_{1};
 };
 
 // `trace`: FST waves of the whole run (a model built with tracing: TPU_TRACE, build-trace/).

@@ -7,6 +7,10 @@
 // state, so the harness reads the command buses, write data and the AXI ready/valid outputs
 // there, feeds the device models for that cycle, drives the masters and the read data, and
 // clocks. Cycle 0 is the first cycle after reset (the device model's t = 0).
+//
+// Functional coverage (tpu/tb/fcov.h): every command in the bank state it finds (hbm.cmd),
+// refresh while AXI requests are outstanding (hbm.refresh), and the handshakes of every AXI
+// channel of every port (hbm.axi.port<p>).
 #pragma once
 
 #include <fmt/format.h>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "tpu/hbm/hbm_device.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/sim_ctrl.h"
 #include "tpu/tb/vl_bits.h"
@@ -121,7 +126,8 @@ struct PortStats {
 // (tpu_hbm_subsys, tpu_hbm_single): one tpu::hbm::Channel per channel, which checks every command
 // against the JEDEC rules and holds the data. Step() is called once per cycle after the falling
 // edge: it reads the command buses and write data, feeds the device models for that cycle and
-// drives the read data.
+// drives the read data. `axi_outstanding` (for functional coverage only): the requests accepted
+// on the AXI side and not yet answered, or -1 when the caller does not know them.
 class HbmMemory {
  public:
   HbmMemory(const AddressMap& map, const tpu::hbm::Timing& timing) : map_(map) {
@@ -135,7 +141,7 @@ class HbmMemory {
   const Channel& device(int c) const { return devices_.at(c); }
 
   template <class V>
-  void Step(V& d, uint64_t t) {
+  void Step(V& d, uint64_t t, int64_t axi_outstanding = -1) {
     const int rb = map_.row_bits, cb = map_.col_bits;
     for (int c = 0; c < map_.channels; ++c) {
       Channel& dev = devices_[c];
@@ -148,6 +154,7 @@ class HbmMemory {
         cmd.pc = static_cast<int>(GetBits(d.row_pc_o, c, 1));
         cmd.bank = static_cast<int>(GetBits(d.row_bank_o, c * 4, 4));
         cmd.row = static_cast<uint32_t>(GetBits(d.row_row_o, c * rb, rb));
+        fcov::HbmCommand(dev, cmd, axi_outstanding);
         dev.Issue(t, cmd);
       }
       if (GetBits(d.col_valid_o, c, 1)) {
@@ -157,6 +164,7 @@ class HbmMemory {
         cmd.pc = static_cast<int>(GetBits(d.col_pc_o, c, 1));
         cmd.bank = static_cast<int>(GetBits(d.col_bank_o, c * 4, 4));
         cmd.col = static_cast<int>(GetBits(d.col_col_o, c * cb, cb));
+        fcov::HbmCommand(dev, cmd, axi_outstanding);
         dev.Issue(t, cmd);
       }
       for (int pc = 0; pc < 2; ++pc) {
@@ -224,6 +232,7 @@ class HbmHarness {
     d.r_ready_i = 0;
     d.b_ready_i = 0;
     d.rdata_valid_i = 0;
+    for (int p = 0; p < o.map.ports(); ++p) ports_[p].cov = &fcov::HbmPort(p);
     sim_.Reset();
   }
 
@@ -341,9 +350,10 @@ class HbmHarness {
     std::map<uint32_t, std::deque<std::unique_ptr<AxiTxn>>> r_pend, b_pend;
     std::map<uint32_t, int> r_beat;  // beats received of the oldest read per ID
     PortStats stats;
+    const fcov::Group* cov = nullptr;  // hbm.axi.port<p>
   };
 
-  void MemorySide() { mem_.Step(sim_.dut(), t_); }
+  void MemorySide() { mem_.Step(sim_.dut(), t_, static_cast<int64_t>(accepted_)); }
 
   void Masters() {
     auto& d = sim_.dut();
@@ -352,17 +362,24 @@ class HbmHarness {
       // R beats (valid and data as the slave shows them in this cycle).
       const bool r_ready = o_.r_ready_pct >= 100 || rng_.Range(0, 99) < o_.r_ready_pct;
       SetBits(d.r_ready_i, p, 1, r_ready);
-      if (r_ready && GetBits(d.r_valid_o, p, 1)) TakeR(p);
+      const bool r_valid = GetBits(d.r_valid_o, p, 1);
+      fcov::Handshake(*q.cov, fcov::kAxiR, r_valid, r_ready);
+      if (r_ready && r_valid) TakeR(p);
       const bool b_ready = o_.b_ready_pct >= 100 || rng_.Range(0, 99) < o_.b_ready_pct;
       SetBits(d.b_ready_i, p, 1, b_ready);
-      if (b_ready && GetBits(d.b_valid_o, p, 1)) TakeB(p);
+      const bool b_valid = GetBits(d.b_valid_o, p, 1);
+      fcov::Handshake(*q.cov, fcov::kAxiB, b_valid, b_ready);
+      if (b_ready && b_valid) TakeB(p);
       // AR.
       SetBits(d.ar_valid_i, p, 1, !q.ar.empty());
       if (!q.ar.empty()) {
         AxiTxn* t = q.ar.front().get();
         DriveA(d.ar_id_i, d.ar_addr_i, d.ar_len_i, d.ar_size_i, d.ar_burst_i, p, *t);
-        if (GetBits(d.ar_ready_o, p, 1)) {
+        const bool ar_ready = GetBits(d.ar_ready_o, p, 1);
+        fcov::Handshake(*q.cov, fcov::kAxiAr, true, ar_ready);
+        if (ar_ready) {
           t->accept_cycle = t_;
+          ++accepted_;
           q.r_pend[t->id].push_back(std::move(q.ar.front()));
           q.ar.pop_front();
         }
@@ -372,8 +389,11 @@ class HbmHarness {
       if (!q.aw.empty()) {
         AxiTxn* t = q.aw.front().get();
         DriveA(d.aw_id_i, d.aw_addr_i, d.aw_len_i, d.aw_size_i, d.aw_burst_i, p, *t);
-        if (GetBits(d.aw_ready_o, p, 1)) {
+        const bool aw_ready = GetBits(d.aw_ready_o, p, 1);
+        fcov::Handshake(*q.cov, fcov::kAxiAw, true, aw_ready);
+        if (aw_ready) {
           t->accept_cycle = t_;
+          ++accepted_;
           q.b_pend[t->id].push_back(std::move(q.aw.front()));
           q.aw.pop_front();
         }
@@ -386,7 +406,9 @@ class HbmHarness {
         SetLane(d.w_strb_i, p * 32, 32, wb.t->strb[wb.beat]);
         const bool last = wb.t->wlast_early ? wb.beat == 0 : wb.beat == wb.t->len;
         SetBits(d.w_last_i, p, 1, last);
-        if (GetBits(d.w_ready_o, p, 1)) {
+        const bool w_ready = GetBits(d.w_ready_o, p, 1);
+        fcov::Handshake(*q.cov, fcov::kAxiW, true, w_ready);
+        if (w_ready) {
           q.w.pop_front();
           ++q.stats.write_beats;
         }
@@ -470,6 +492,7 @@ class HbmHarness {
 
   void Complete(AxiTxn& t) {
     --outstanding_;
+    --accepted_;
     ++completed_;
     if (on_done) on_done(t);
   }
@@ -482,6 +505,7 @@ class HbmHarness {
   HbmMemory mem_;
   uint64_t t_ = 0;
   uint64_t outstanding_ = 0;
+  uint64_t accepted_ = 0;  // bursts accepted (AR / AW handshake) and not yet completed
   uint64_t completed_ = 0;
 };
 

@@ -53,6 +53,9 @@
 //
 // SystemC 2.3 allows one elaboration and simulation per process, so a test using this module runs
 // in a process of its own (ctest runs every GoogleTest test in its own process).
+//
+// Functional coverage (tpu/tb/fcov.h): every command in the bank state it finds (hbm.cmd), through
+// the model's command observer (the AXI side is not visible here: no hbm.refresh).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +65,7 @@
 #include <vector>
 
 #include "tpu/hbm/hbm_device.h"
+#include "tpu/tb/fcov.h"
 
 namespace tpu::tb::hbm {
 
@@ -145,7 +149,10 @@ class BasicHbmChannelSc : public HbmChannelScBase {
                     const tpu::hbm::Timing& timing, int channel = 0)
       : HbmChannelScBase(name, org, timing, channel, RowBits, ColBits),
         row_row("row_row"),
-        col_col("col_col") {}
+        col_col("col_col") {
+    device().SetCommandObserver([](const tpu::hbm::Channel& dev, uint64_t,
+                                   const tpu::hbm::Command& c) { fcov::HbmCommand(dev, c, -1); });
+  }
 
  protected:
   uint32_t SampleRow() const override { return static_cast<uint32_t>(row_row.read().to_uint64()); }

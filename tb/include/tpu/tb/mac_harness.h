@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tpu/numerics.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/mac_vectors.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/sim_ctrl.h"
@@ -18,9 +19,11 @@
 namespace tpu::tb {
 
 // Combinational evaluation of a MAC model (PipeRegs = 0), without a clock or a trace: for the
-// tight loops. Callers check sim.AssertionFailed() when a loop ends.
+// tight loops. Callers check sim.AssertionFailed() when a loop ends. Both evaluators count
+// functional coverage (tpu/tb/fcov.h: mac.*, cvt.*).
 template <class M>
 inline uint32_t EvalMac(SimCtrl<M>& sim, uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
+  fcov::Mac(a, b, c, mode);
   sim.Select();
   M& m = sim.dut();
   m.a_i = a;
@@ -33,6 +36,7 @@ inline uint32_t EvalMac(SimCtrl<M>& sim, uint16_t a, uint16_t b, uint32_t c, num
 
 template <class M>
 inline uint16_t EvalCvt(SimCtrl<M>& sim, uint32_t x, bool relu, num::Mode mode) {
+  fcov::Cvt(x, relu, mode);
   sim.Select();
   M& m = sim.dut();
   m.data_i = x;
@@ -122,6 +126,7 @@ class MacPipeChecker {
       m.c_i = v->c;
       m.ftz_i = mode == num::Mode::kFtz;
       inflight_.push_back({next_index_++, sim_.cycle(), *v, mode});
+      fcov::Mac(v->a, v->b, v->c, mode);
     } else {
       // Garbage on idle inputs must not matter.
       m.a_i = rng_.U16();

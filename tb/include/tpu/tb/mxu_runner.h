@@ -2,6 +2,8 @@
 // Runs a tiled GEMM (tpu/tb/mxu_plan.h) on a Verilated tpu_mxu, cycle by cycle: drivers for the
 // command, weight, activation and accumulator-load ports (valid/ready, with optional random
 // gaps), the store-port reader that collects the results, and the performance counters.
+// Functional coverage (tpu/tb/fcov.h): the class of every element the unit takes (mxu.a / .b /
+// .c0) and the handshakes of its valid/ready inputs (mxu.handshake).
 // Templated over the model class: every tpu_mxu configuration has the same ports.
 #pragma once
 
@@ -15,6 +17,7 @@
 
 #include "tpu/gemm.h"
 #include "tpu/numerics.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/mxu_plan.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/sim_ctrl.h"
@@ -70,6 +73,7 @@ class MxuRunner {
                 const std::vector<uint32_t>& c0, num::Mode mode, const Stimulus& st = {}) {
     CheckInputs(p, a, b, c0);
     p_ = &p;
+    mode_ = mode;
     a_ = &a;
     b_ = &b;
     c0_ = &c0;
@@ -105,6 +109,7 @@ class MxuRunner {
       Drive();
       sim_.FallingEdge();
       const Fired fired = Handshakes();
+      CoverHandshakes();
       sim_.RisingEdge();
       const bool progress = Advance(fired);
       if (Observe() || progress) last_progress = sim_.cycle();
@@ -227,9 +232,48 @@ class MxuRunner {
             m.ld_valid_i && m.ld_ready_o};
   }
 
+  // Functional coverage of the inputs' handshakes, as the coming rising edge samples them.
+  void CoverHandshakes() const {
+    const V& m = sim_.dut();
+    const fcov::Group& g = *fcov::Groups().mxu_ports;
+    fcov::Handshake(g, fcov::kMxuCmd, m.cmd_valid_i, m.cmd_ready_o);
+    fcov::Handshake(g, fcov::kMxuW, m.w_valid_i, m.w_ready_o);
+    fcov::Handshake(g, fcov::kMxuA, m.a_valid_i, m.a_ready_o);
+    fcov::Handshake(g, fcov::kMxuLd, m.ld_valid_i, m.ld_ready_o);
+  }
+
+  // Functional coverage of the elements of the beats that were taken (before Advance moves past
+  // them): real elements only, not the padding lanes beyond K or N.
+  void CoverBeats(const Fired& f) const {
+    const gemm::Shape& s = p_->shape;
+    if (f.w) {
+      const TileOp& op = *ops_[w_op_].op;
+      const int k = op.k0 + w_row_;
+      for (int c = 0; c < cfg_.cols && op.n0 + c < s.n; ++c) {
+        fcov::MxuOperand(1, num::Bf16ToFp32((*b_)[size_t(k) * s.n + op.n0 + c]), mode_);
+      }
+    }
+    if (f.a) {
+      const TileOp& op = *ops_[a_op_].op;
+      const int mm = op.m0 + a_row_;
+      for (int r = 0; r < cfg_.rows && op.k0 + r < s.k; ++r) {
+        fcov::MxuOperand(0, num::Bf16ToFp32((*a_)[size_t(mm) * s.k + op.k0 + r]), mode_);
+      }
+    }
+    if (f.ld) {
+      const Block& blk = p_->blocks[ld_blk_];
+      const int nt = ld_row_ / blk.rows, mm = blk.m0 + ld_row_ % blk.rows;
+      const int n0 = blk.n0 + nt * cfg_.cols;
+      for (int c = 0; c < cfg_.cols && n0 + c < blk.n0 + blk.cols; ++c) {
+        fcov::MxuOperand(2, (*c0_)[size_t(mm) * s.n + n0 + c], mode_);
+      }
+    }
+  }
+
   // After the rising edge: retire the beats that were taken.
   bool Advance(const Fired& f) {
     V& m = sim_.dut();
+    CoverBeats(f);
     if (f.cmd) {
       m.cmd_valid_i = 0;
       ++cmd_i_;
@@ -303,6 +347,7 @@ class MxuRunner {
   SimCtrl<V>& sim_;
   ArrayConfig cfg_;
   const Plan* p_ = nullptr;
+  num::Mode mode_ = num::Mode::kIeee;
   const std::vector<uint16_t>* a_ = nullptr;
   const std::vector<uint16_t>* b_ = nullptr;
   const std::vector<uint32_t>* c0_ = nullptr;
