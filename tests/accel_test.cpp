@@ -50,6 +50,7 @@
 #include "tpu/tb/accel_harness.h"
 #include "tpu/tb/accel_scoreboard.h"
 #include "tpu/tb/accel_sim.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/workloads.h"
 
@@ -1089,6 +1090,104 @@ TEST_F(AccelInvarianceTest, ShapeInvariance) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace accel_suite
+}  // namespace tpu
+#endif  // TPU_ACCEL_LONG_TIER
+
+#ifndef TPU_ACCEL_LONG_TIER
+// ---------------------------------------------------------------------------------------------
+// Functional coverage (tpu/tb/fcov.h): cases the suite above does not reach.
+
+namespace tpu {
+namespace accel_suite {
+namespace {
+
+// accel.instr / GEMM.accumulate: a GEMM that reuses the loaded weights and accumulates (the host
+// library's accumulating GEMMs always load their weights). Two GEMMs on one weight tile add
+// A[0:2]·W and A[2:4]·W onto a loaded C0; the stored bytes must equal the golden model's.
+TEST(AccelWeightReuseTest, AccumulateWithReusedWeights) {
+  Bench<Vaccel_4x4_q4> bench(Accel4x4Q4::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  std::vector<uint8_t> data(4096);
+  tb::Rng rng(test::TestSeed());
+  for (size_t i = 0; i < data.size(); i += 2) {
+    const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
+    std::memcpy(&data[i], &x, 2);
+  }
+  const auto prog = Program(
+      c, {Ld(isa::kBufAct, 0, 4, R, {}, kDataAddr, 64),
+          Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 1024, 32),
+          Ld(isa::kBufAcc, 0, 2, C, {}, kDataAddr + 2048, 64),
+          G(2, R, C, true, kPopPrev, 0, 0, 0, true),    // load the weights, accumulate onto C0
+          G(2, R, C, false, kPushNext, 2, 0, 0, true),  // reuse them, accumulate
+          St(0, 2, C, kPopPrev, kOutAddr, 64)});
+  std::vector<uint8_t> bytes;
+  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+  auto& s = bench.Sim(num::Mode::kIeee);
+  isa::Machine golden(c);
+  const std::vector<uint8_t> zeros(kOutBytes, 0);
+  s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+  s.WriteHbm(kDataAddr, data.data(), data.size());
+  s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+  golden.WriteHbm(kDataAddr, data.data(), data.size());
+  golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+  const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
+  ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
+  accel::RunOptions opt;
+  opt.max_cycles = 200'000;
+  const accel::Result r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
+  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+  EXPECT_EQ(r.perf.macs, g.counters.macs);
+  std::vector<uint8_t> got(kOutBytes), want(kOutBytes);
+  s.ReadHbm(kOutAddr, got.data(), got.size());
+  golden.ReadHbm(kOutAddr, want.data(), want.size());
+  for (size_t i = 0; i < got.size(); i += 4) {
+    uint32_t gw = 0, ww = 0;
+    std::memcpy(&gw, &got[i], 4);
+    std::memcpy(&ww, &want[i], 4);
+    ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
+                                     kOutAddr + i, gw, ww);
+  }
+}
+
+// accel.host: the AXI4-Lite host port under back-pressure on every channel (the harness's host
+// stress: AW and W apart in either order, B and R taken late, reads issued back to back so the
+// next AR waits for the pending R). Register values must read back, each channel must have seen
+// both a stall and a transfer, and a workload must still run bit-exact.
+TEST(AccelHostPortTest, BackPressureOnEveryChannel) {
+  const uint64_t seed = test::TestSeed();
+  Bench<Vaccel_4x4_q4> bench(Accel4x4Q4::MakeConfig());
+  auto& sim = bench.Sim(num::Mode::kIeee);
+  sim.SetHostStress(seed | 1);
+  const tb::fcov::Group& g = *tb::fcov::Groups().accel_host;
+  std::vector<uint64_t> before(g.size());
+  for (size_t b = 0; b < g.size(); ++b) before[b] = g.Hits(b);
+  namespace reg = accel::reg;
+  tb::Rng rng(seed);
+  const uint32_t shape = (uint32_t(Accel4x4Q4::MakeConfig().machine.c) << 16) |
+                         uint32_t(Accel4x4Q4::MakeConfig().machine.r);
+  for (int i = 0; i < 20; ++i) {
+    const uint32_t lo = rng.U32(), hi = rng.U32(), len = rng.U32();
+    sim.WriteReg(reg::kProgLo, lo);
+    sim.WriteReg(reg::kProgHi, hi);
+    sim.WriteReg(reg::kProgLen, len);
+    const std::vector<uint32_t> want = {lo, hi, len, 0x31555054u, 0x00010000u, shape};
+    EXPECT_EQ(sim.ReadRegs({reg::kProgLo, reg::kProgHi, reg::kProgLen, reg::kMagic, reg::kVersion,
+                            reg::kShape}),
+              want);
+    EXPECT_EQ(sim.ReadReg(reg::kProgLen), len);
+  }
+  for (size_t b = 0; b < g.size(); ++b) {
+    EXPECT_GT(g.Hits(b), before[b]) << g.name() << " / " << g.bins()[b] << " never happened";
+  }
+  tb::Rng wrng(seed ^ 0x5EED);
+  const Workload w = RandomWorkload(bench.config(), wrng, Accel4x4Q4::TestLimits(), 0);
+  bench.Check(w, num::Mode::kIeee);
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 // in order on the same vectors. The 2^32 sweeps are `make verify-exhaustive`.
 #include <gtest/gtest.h>
 
+#include <cfenv>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "Vmac_p0.h"
@@ -13,6 +16,7 @@
 #include "Vmac_p3.h"
 #include "test_support.h"
 #include "tpu/numerics.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/mac_harness.h"
 #include "tpu/tb/mac_vectors.h"
 
@@ -150,6 +154,125 @@ TEST(MacPipelineTest, TwoStages) {
 }
 TEST(MacPipelineTest, ThreeStages) {
   RunPipelined<Vmac_p3>("mac_p3", 3);
+}
+
+// Functional coverage (tpu/tb/fcov.h, mac.round.*): every rounding case of both modes on named
+// vectors, so that each bin is hit whatever the seed. The RTL must give the expected bits and the
+// golden model's side channel the named case (it is what the coverage counts).
+TEST(MacRoundingCaseTest, EveryCaseInBothModes) {
+  using num::RoundCase;
+  struct Case {
+    uint16_t a, b;
+    uint32_t c;
+    Mode mode;
+    uint32_t want;
+    RoundCase how;
+  };
+  const Case cases[] = {
+      {0x7F80, 0x3F80, 0x00000000, Mode::kIeee, 0x7F800000, RoundCase::kSpecial},  // inf · 1
+      {0x3F80, 0x3F80, 0x00000000, Mode::kIeee, 0x3F800000, RoundCase::kExact},    // 1 · 1 + 0
+      {0x3F80, 0x3300, 0x3F800000, Mode::kIeee, 0x3F800000, RoundCase::kDown},     // 1 + 2^-25
+      {0x3F80, 0x33C0, 0x3F800000, Mode::kIeee, 0x3F800001, RoundCase::kUp},       // 1 + 1.5·2^-24
+      {0x3F80, 0x3380, 0x3F800000, Mode::kIeee, 0x3F800000, RoundCase::kTieEvenDown},
+      {0x3F80, 0x3380, 0x3F800001, Mode::kIeee, 0x3F800002, RoundCase::kTieEvenUp},
+      {0x7F7F, 0x4000, 0x00000000, Mode::kIeee, 0x7F800000, RoundCase::kOverflow},  // max · 2
+      {0x00FF, 0x3580, 0x00000000, Mode::kIeee, 0x00000010, RoundCase::kUnderflowSubnormal},
+      {0x8080, 0x0080, 0x00000000, Mode::kIeee, 0x80000000, RoundCase::kUnderflowZero},
+      {0xFFC1, 0x3F80, 0x00000000, Mode::kFtz, 0x7FC00000, RoundCase::kSpecial},  // NaN
+      {0x0001, 0x3F80, 0x3F800000, Mode::kFtz, 0x3F800000, RoundCase::kExact},    // daz(a) = 0
+      {0x3F80, 0x3300, 0x3F800000, Mode::kFtz, 0x3F800000, RoundCase::kDown},
+      {0x3F80, 0x33C0, 0x3F800000, Mode::kFtz, 0x3F800001, RoundCase::kUp},
+      {0x3F80, 0x3380, 0x3F800000, Mode::kFtz, 0x3F800000, RoundCase::kTieEvenDown},
+      {0x3F80, 0x3380, 0x3F800001, Mode::kFtz, 0x3F800002, RoundCase::kTieEvenUp},
+      {0xFF7F, 0x4000, 0x00000000, Mode::kFtz, 0xFF800000, RoundCase::kOverflow},
+      {0x0080, 0x0080, 0x00000000, Mode::kFtz, 0x00000000, RoundCase::kUnderflowZero},
+      {0x1C80, 0x1C80, 0x00000000, Mode::kFtz, 0x00000000, RoundCase::kFtzFlush},  // 2^-140
+      {0x00FF, 0x3580, 0x00000000, Mode::kFtz, 0x00000000, RoundCase::kFtzFlush},  // inexact too
+  };
+  tb::SimCtrl<Vmac_p0> sim("mac_p0", 1, test::TestTrace());
+  int seen[2][num::kNumRoundCases] = {};
+  for (const Case& k : cases) {
+    const MacVector v{k.a, k.b, k.c};
+    SCOPED_TRACE(tb::DescribeMac(v, k.mode));
+    RoundCase how = RoundCase::kSpecial;
+    EXPECT_EQ(num::Mac(k.a, k.b, k.c, k.mode, &how), k.want);
+    EXPECT_STREQ(num::RoundCaseName(how), num::RoundCaseName(k.how));
+    EXPECT_EQ(tb::EvalMac(sim, k.a, k.b, k.c, k.mode), k.want);
+    ++seen[tb::fcov::ModeIndex(k.mode)][static_cast<int>(k.how)];
+  }
+  // The list has one vector for every bin of both groups.
+  for (int m = 0; m < 2; ++m) {
+    const tb::fcov::Group& g = *tb::fcov::Groups().mac_round[m];
+    for (const std::string& bin : g.bins()) {
+      bool listed = false;
+      for (int h = 0; h < num::kNumRoundCases; ++h) {
+        listed = listed || (seen[m][h] > 0 && bin == num::RoundCaseName(RoundCase(h)));
+      }
+      EXPECT_TRUE(listed) << g.name() << " / " << bin << " has no directed vector";
+    }
+  }
+  EXPECT_FALSE(sim.AssertionFailed());
+}
+
+// The rounding case that the coverage counts against the host's directed roundings (IEEE mode,
+// random triples): an exact result is the same rounded up and down; a result rounded away from
+// zero differs from the one rounded toward zero, one rounded toward zero does not (ties are
+// checked above); an overflow is an infinity; an underflow is a subnormal or zero.
+TEST(MacRoundingCaseTest, AgreesWithHostDirectedRounding) {
+  struct RoundingGuard {
+    ~RoundingGuard() { std::fesetround(FE_TONEAREST); }
+  } guard;
+  const auto fma_in = [](int mode, uint16_t a, uint16_t b, uint32_t c) {
+    std::fesetround(mode);
+    volatile float x = 0, y = 0, z = 0;  // never folded across the rounding-mode change
+    float f;
+    const uint32_t ab = num::Bf16ToFp32(a), bb = num::Bf16ToFp32(b);
+    std::memcpy(&f, &ab, 4), x = f;
+    std::memcpy(&f, &bb, 4), y = f;
+    std::memcpy(&f, &c, 4), z = f;
+    const float r = std::fmaf(x, y, z);
+    std::fesetround(FE_TONEAREST);
+    uint32_t bits;
+    std::memcpy(&bits, &r, 4);
+    return bits;
+  };
+  tb::Rng rng(test::TestSeed());
+  const tb::CPolicy policies[] = {tb::CPolicy::kZero, tb::CPolicy::kUniform, tb::CPolicy::kMatter,
+                                  tb::CPolicy::kCancel};
+  uint64_t checked = 0;
+  const uint64_t n = test::Scaled(200'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint16_t a = rng.U16(), b = rng.U16();
+    const uint32_t c = tb::DrawC(rng, a, b, policies[i % 4]);
+    num::RoundCase how = num::RoundCase::kSpecial;
+    const uint32_t r = num::Mac(a, b, c, Mode::kIeee, &how);
+    if (how == num::RoundCase::kSpecial) continue;
+    const uint32_t rz = fma_in(FE_TOWARDZERO, a, b, c), rd = fma_in(FE_DOWNWARD, a, b, c);
+    const uint32_t ru = fma_in(FE_UPWARD, a, b, c);
+    // (An exact zero sum is -0 when rounded downward, +0 otherwise.)
+    const bool exact = rd == ru || ((rd | ru) & 0x7FFFFFFFu) == 0, away = r != rz;
+    const bool tiny = (r & 0x7F800000u) == 0;
+    bool ok = false;
+    switch (how) {
+      case num::RoundCase::kExact: ok = exact; break;
+      case num::RoundCase::kDown:
+      case num::RoundCase::kTieEvenDown: ok = !exact && !away && !tiny; break;
+      case num::RoundCase::kUp:
+      case num::RoundCase::kTieEvenUp: ok = !exact && away && !tiny; break;
+      case num::RoundCase::kOverflow: ok = !exact && (r & 0x7FFFFFFFu) == 0x7F800000u; break;
+      case num::RoundCase::kUnderflowSubnormal:
+        ok = !exact && tiny && (r & 0x7FFFFFFFu) != 0;
+        break;
+      case num::RoundCase::kUnderflowZero: ok = !exact && (r & 0x7FFFFFFFu) == 0; break;
+      default: ok = false;
+    }
+    ++checked;
+    ASSERT_TRUE(ok) << tb::DescribeMac({a, b, c}, Mode::kIeee) << ": case "
+                    << num::RoundCaseName(how) << ", result " << num::FormatFp32(r)
+                    << ", host toward zero " << num::FormatFp32(rz) << ", down "
+                    << num::FormatFp32(rd) << ", up " << num::FormatFp32(ru);
+  }
+  EXPECT_GT(checked, n / 2);
 }
 
 }  // namespace
