@@ -484,11 +484,14 @@ const Catalog& Groups() {
 }
 
 const Group& HbmPort(int port) {
-  return Declare(fmt::format("hbm.axi.port{}", port),
+  return AxiPort(fmt::format("hbm.axi.port{}", port),
                  fmt::format("AXI4 channels of the HBM subsystem's port {} (pseudo-channel {} of "
                              "channel {}): valid with ready low (stall), and transfers",
-                             port, port % 2, port / 2),
-                 HandshakeBins(kAxiChannels));
+                             port, port % 2, port / 2));
+}
+
+const Group& AxiPort(const std::string& name, const std::string& description) {
+  return Declare(name, description, HandshakeBins(kAxiChannels));
 }
 
 void MacRounding(uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {

@@ -158,6 +158,9 @@ const Catalog& Groups();
 // "hbm.axi.port<p>" (AXI channels of tpu_hbm_subsys port p; ports 0 and 1, the one-channel
 // builds', are declared with the catalog, more when a harness with more ports is built).
 const Group& HbmPort(int port);
+// An AXI4 port's handshake group (bins as HbmPort's, AxiChannel order), declared on first use:
+// for a harness of another top with an AXI4 port (e.g. "hbm_single.axi").
+const Group& AxiPort(const std::string& name, const std::string& description);
 
 inline size_t ModeIndex(num::Mode mode) {
   return mode == num::Mode::kFtz ? 1 : 0;
