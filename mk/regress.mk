@@ -6,6 +6,13 @@
 REGRESS_LONG_TARGETS := mxu_long_test hbm_long_test accel_long_test
 REGRESS_ARGS ?=
 
+# A bad TIER stops here, before the build (the script checks the other options).
+ifneq ($(filter regress,$(MAKECMDGOALS)),)
+ifneq ($(filter-out smoke full,$(TIER)),)
+$(error TIER must be smoke or full, got '$(TIER)')
+endif
+endif
+
 regress: build ## test x seed matrix [TIER=smoke|full SEEDS=n SEED=s FILTER=glob] (docs/regress.md)
 	@$(if $(filter full,$(TIER)),cmake --build $(BUILD) -j $(JOBS) --target $(REGRESS_LONG_TARGETS) \
 	  -- --no-print-directory 2>&1 | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]})
