@@ -20,6 +20,7 @@
 
 #include "Vhbm_single.h"
 #include "test_support.h"
+#include "tpu/tb/fcov.h"
 #include "tpu/tb/hbm_harness.h"
 
 namespace tpu {
@@ -167,9 +168,11 @@ class SingleHarness {
     // Answers first: they belong to bursts accepted in earlier cycles.
     const bool r_ready = Chance(o_.r_ready_pct);
     d.r_ready_i = r_ready;
+    tb::fcov::Handshake(cov_, tb::fcov::kAxiR, d.r_valid_o, r_ready);
     if (r_ready && d.r_valid_o) TakeR();
     const bool b_ready = Chance(o_.b_ready_pct);
     d.b_ready_i = b_ready;
+    tb::fcov::Handshake(cov_, tb::fcov::kAxiB, d.b_valid_o, b_ready);
     if (b_ready && d.b_valid_o) TakeB();
     // AR.
     if (!ar_on_) ar_on_ = !ar_.empty() && Chance(o_.valid_pct);
@@ -181,6 +184,7 @@ class SingleHarness {
       d.ar_len_i = t->len;
       d.ar_size_i = t->size;
       d.ar_burst_i = t->burst;
+      tb::fcov::Handshake(cov_, tb::fcov::kAxiAr, true, d.ar_ready_o);
       if (d.ar_ready_o) {
         t->accept_cycle = t_;
         r_pend_.push_back(std::move(ar_.front()));
@@ -198,6 +202,7 @@ class SingleHarness {
       d.aw_len_i = t->len;
       d.aw_size_i = t->size;
       d.aw_burst_i = t->burst;
+      tb::fcov::Handshake(cov_, tb::fcov::kAxiAw, true, d.aw_ready_o);
       if (d.aw_ready_o) {
         t->accept_cycle = t_;
         b_pend_.push_back(std::move(aw_.front()));
@@ -213,6 +218,7 @@ class SingleHarness {
       tb::SetBeat32(d.w_data_i, 0, wb.t->data.data() + 32 * wb.beat);
       d.w_strb_i = wb.t->strb[wb.beat];
       d.w_last_i = wb.t->wlast_early ? wb.beat == 0 : wb.beat == wb.t->len;
+      tb::fcov::Handshake(cov_, tb::fcov::kAxiW, true, d.w_ready_o);
       if (d.w_ready_o) {
         w_.pop_front();
         w_on_ = false;
@@ -289,6 +295,8 @@ class SingleHarness {
   }
 
   Options o_;
+  const tb::fcov::Group& cov_ =
+      tb::fcov::AxiPort("hbm_single.axi", "AXI4 channels of tpu_hbm_single's port");
   tb::SimCtrl<V> sim_;
   tb::Rng rng_;
   tb::hbm::HbmMemory mem_;
