@@ -9,14 +9,19 @@
 //     MAC utilization and the stall breakdown; every run is checked bit-exact against the
 //     golden model;
 //  3. the simulation speed (simulated cycles and MACs per second of host time, one thread).
+// --csv FILE also writes the roofline rows to a CSV file (`make report`, scripts/report.py);
+// --configs and --only choose the configurations and workloads (quick looks, parallel runs).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -117,8 +122,48 @@ double StreamBandwidth(Sim& sim, double mib) {
   return data / double(r.perf.cycles);
 }
 
+// The command line as typed, arguments the shell would split or expand in single quotes.
+std::string CommandLine(int argc, char** argv) {
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./,:+@%") != std::string::npos) {
+      std::string q = "'";
+      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      a = q + "'";
+    }
+    cmd += (i ? " " : "") + a;
+  }
+  return cmd;
+}
+
+// --csv: one row per (configuration, workload), with the run's metadata in '#' lines as
+// key=value; the configuration's roofline (compute peak, measured stream bandwidth) is repeated
+// on each of its rows.
+class Csv {
+ public:
+  void Open(const std::string& path, int argc, char** argv) {
+    f_.open(path);
+    if (!f_) {
+      fmt::print(stderr, "tpu_accel_bench: --csv: cannot write '{}'\n", path);
+      std::exit(2);
+    }
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    f_ << fmt::format("# tool=tpu_accel_bench\n# command={}\n# date={}\n", CommandLine(argc, argv),
+                      date);
+  }
+  bool is_open() const { return f_.is_open(); }
+  std::ofstream& f() { return f_; }
+
+ private:
+  std::ofstream f_;
+};
+
 template <class V>
-bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed) {
+bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed, Csv& csv) {
   const Config cfg = ConfigFromName(name);
   fmt::print("\n== {} ==\n", Describe(cfg));
   bool ok = true;
@@ -168,6 +213,18 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
         100.0 * double(p.input_stall) / double(p.cycles), 100.0 * double(p.idle) / double(p.cycles),
         pass ? "PASS" : "FAIL",
         big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
+    if (csv.is_open()) {
+      // Workload names hold no comma or quote (Shapes() above).
+      csv.f() << fmt::format("{},{},{},{},{:.4f},", name, s.name, peak, cfg.PeakBytesPerCycle(),
+                             bw);
+      csv.f() << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},", p.macs,
+                             p.hbm_read_bytes, p.hbm_write_bytes, p.cycles, attained, bound,
+                             100.0 * attained / bound, 100.0 * attained / peak, intensity);
+      csv.f() << fmt::format("{},{},{},{},{},{},{},{:.3f},{}\n", p.busy, p.weight_stall,
+                             p.input_stall, p.acc_hazard, p.store_stall, p.idle, p.instructions,
+                             r.wall_seconds, pass ? "PASS" : "FAIL");
+      csv.f().flush();
+    }
     if (!pass) {
       fmt::print("    {} {} pc {}; golden {}; {}\n{}", s.name, isa::ErrorName(r.code), r.pc,
                  isa::ErrorName(g.code), r.violations, rep.Format());
@@ -192,13 +249,67 @@ int main(int argc, char** argv) {
   bool quick = false, stack = true;
   app.add_option("--seed", seed, "seed of the random inputs");
   app.add_flag("--quick", quick, "skip the 1024^3 GEMM (about 4 minutes of simulation)");
-  app.add_flag("--stack,!--no-stack", stack, "also run the full 8-channel stack");
+  auto* stack_opt = app.add_flag("--stack,!--no-stack", stack, "also run the full 8-channel stack");
+  std::vector<std::string> configs;
+  app.add_option("--configs", configs,
+                 "run only these configurations (default: 16x16_1ch, and 16x16_8ch unless "
+                 "--no-stack)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"16x16_1ch", "16x16_8ch"}))
+      ->excludes(stack_opt);
+  std::string only;
+  app.add_option("--only", only,
+                 "run only the workloads whose name matches this regular expression (ECMAScript, "
+                 "anywhere in the name, e.g. 'GEMM (1|16)x')");
+  std::string csv_path;
+  app.add_option("--csv", csv_path, "also write the roofline rows to this CSV file");
   CLI11_PARSE(app, argc, argv);
   std::setlocale(LC_NUMERIC, "en_US.UTF-8");
-  fmt::print("tpu_accel_bench --seed {}{}\n", seed, quick ? " --quick" : "");
-  const auto shapes = Shapes(quick);
-  bool ok = Bench<Vaccel_16x16_1ch>("16x16_1ch", shapes, seed);
-  if (stack) ok &= Bench<Vaccel_16x16_8ch>("16x16_8ch", shapes, seed);
+  const bool configs_given = !configs.empty();
+  if (configs.empty()) {
+    configs.push_back("16x16_1ch");
+    if (stack) configs.push_back("16x16_8ch");
+  }
+  auto shapes = Shapes(quick);
+  if (!only.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(only, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      fmt::print(stderr, "tpu_accel_bench: --only: bad regular expression '{}': {}\n", only,
+                 e.what());
+      return 2;
+    }
+    std::vector<Shape> kept;
+    std::string names;
+    for (const Shape& s : shapes) {
+      if (std::regex_search(s.name, re)) kept.push_back(s);
+      names += (names.empty() ? "" : "; ") + s.name;
+    }
+    if (kept.empty()) {
+      fmt::print(stderr, "tpu_accel_bench: --only '{}' matches no workload ({})\n", only, names);
+      return 2;
+    }
+    shapes = kept;
+  }
+  Csv csv;
+  if (!csv_path.empty()) {
+    csv.Open(csv_path, argc, argv);
+    csv.f() << fmt::format("# seed={}\n# quick={}\n# only={}\n", seed, int(quick), only);
+    csv.f() << "config,workload,peak_macs_per_cycle,port_bytes_per_cycle,stream_bytes_per_cycle,"
+               "macs,read_bytes,write_bytes,cycles,macs_per_cycle,bound,of_bound_pct,util_pct,"
+               "macs_per_byte,busy,weight_stall,input_stall,acc_hazard,store_stall,idle,"
+               "instructions,seconds,check\n";
+  }
+  std::string header = fmt::format("tpu_accel_bench --seed {}{}", seed, quick ? " --quick" : "");
+  if (configs_given) header += fmt::format(" --configs {}", fmt::join(configs, ","));
+  if (!only.empty()) header += fmt::format(" --only '{}'", only);
+  fmt::print("{}\n", header);
+  bool ok = true;
+  for (const std::string& c : configs) {
+    if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv);
+    if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv);
+  }
   fmt::print("\n{}\n",
              ok ? "all runs bit-exact against the golden model" : "SOME RUNS FAILED (see above)");
   return ok ? 0 : 1;

@@ -10,12 +10,14 @@
 //   tpu_hbm_replay --bench [--requests-scale X]     (the five classes, both refresh modes)
 //
 // Prints achieved bandwidth as % of peak, average and maximum read latency, row-hit rate, ACT
-// and refresh counts, timing violations (must be 0), and the simulation speed.
+// and refresh counts, timing violations (must be 0), and the simulation speed. --csv FILE also
+// writes the rows to a CSV file (`make report`, scripts/report.py).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -232,6 +234,64 @@ void PrintRow(const Result& r) {
   std::fflush(stdout);
 }
 
+// The command line as typed, arguments the shell would split or expand in single quotes.
+std::string CommandLine(int argc, char** argv) {
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./,:+@%") != std::string::npos) {
+      std::string q = "'";
+      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      a = q + "'";
+    }
+    cmd += (i ? " " : "") + a;
+  }
+  return cmd;
+}
+
+// --csv: the rows of the table, with the run's metadata in '#' lines as key=value.
+class Csv {
+ public:
+  void Open(const std::string& path, int argc, char** argv) {
+    f_.open(path);
+    if (!f_) throw std::runtime_error(fmt::format("--csv: cannot write '{}'", path));
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    f_ << fmt::format("# tool=tpu_hbm_replay\n# command={}\n# date={}\n", CommandLine(argc, argv),
+                      date);
+  }
+  void Meta(const std::string& key, const std::string& value) {
+    if (f_.is_open()) f_ << fmt::format("# {}={}\n", key, value);
+  }
+  void Header() {
+    if (!f_.is_open()) return;
+    f_ << "traffic,refresh,requests,cycles,pct_peak,peak_channels,avg_read_latency,"
+          "max_read_latency,row_hit_pct,act,refab,refpb,mode_switches,write_mode_pct,"
+          "refused_rd_pct,refused_wr_pct,violations,seconds\n";
+  }
+  void Row(const Result& r) {
+    if (!f_.is_open()) return;
+    // A trace file's name becomes the traffic column: keep the CSV's columns intact.
+    std::string name = r.name;
+    if (name.find_first_of(",\"\n") != std::string::npos) {
+      std::string q = "\"";
+      for (const char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      name = q + "\"";
+    }
+    f_ << fmt::format(
+        "{},{},{},{},{:.3f},{},{:.2f},{},{:.2f},{},{},{},{},{:.2f},{:.2f},{:.2f},{},{:.3f}\n", name,
+        r.refresh, r.requests, r.cycles, r.pct_peak, r.name == "onebank" ? 1 : 8, r.avg_lat,
+        r.max_lat, r.hit_rate, r.act, r.refab, r.refpb, r.mode_switches, r.write_mode_pct,
+        r.refused_rd_pct, r.refused_wr_pct, r.violations, r.seconds);
+    f_.flush();
+  }
+
+ private:
+  std::ofstream f_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -252,9 +312,17 @@ int main(int argc, char** argv) {
   app.add_flag("--bench", bench, "the five classes with both refresh modes (make bench)");
   app.add_option("--requests-scale", scale, "scale the classes' sizes (--bench)")
       ->check(CLI::PositiveNumber);
+  std::string csv_path;
+  app.add_option("--csv", csv_path, "also write the table's rows to this CSV file");
   CLI11_PARSE(app, argc, argv);
   try {
     if (seed == 0) seed = tb::ChooseSeed();
+    Csv csv;
+    if (!csv_path.empty()) {
+      csv.Open(csv_path, argc, argv);
+      csv.Meta("seed", std::to_string(seed));
+      csv.Meta("requests_scale", fmt::format("{}", scale));
+    }
     auto size_of = [&](const std::string& cls) -> uint64_t {
       uint64_t n = cls == "seq" || cls == "seq21" ? (uint64_t{64} << 20) / 64
                    : cls == "onebank"             ? 20'000
@@ -268,9 +336,14 @@ int main(int argc, char** argv) {
           "per PC (32 + 32 per channel), FR-FCFS, adaptive page, address map RoCoBaBg; seed {}\n",
           seed);
       PrintHeader();
+      csv.Header();
       for (const char* cls : {"seq", "rand", "seq21", "rand21", "onebank"}) {
         const auto reqs = Generate(cls, size_of(cls), seed);
-        for (const char* mode : {"allbank", "perbank"}) PrintRow(Run(reqs, cls, mode));
+        for (const char* mode : {"allbank", "perbank"}) {
+          const Result r = Run(reqs, cls, mode);
+          PrintRow(r);
+          csv.Row(r);
+        }
       }
       return 0;
     }
@@ -292,8 +365,10 @@ int main(int argc, char** argv) {
       for (const Req& r : reqs) out << (r.write ? "W " : "R ") << fmt::format("{:#x}\n", r.addr);
     }
     PrintHeader();
+    csv.Header();
     const Result r = Run(reqs, name, refresh);
     PrintRow(r);
+    csv.Row(r);
     return r.violations == 0 ? 0 : 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "tpu_hbm_replay: {}\n", e.what());

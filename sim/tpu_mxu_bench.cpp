@@ -3,6 +3,7 @@
 // array sizes, operands already on chip, next to the fully pipelined limit and SCALE-Sim's
 // figure, with every lost cycle by cause; then the single-thread simulation speed of 16×16.
 // Every run's results are checked bit for bit against the golden GEMM (--no-check skips it).
+// --csv FILE also writes the table, one row per run, for `make report` (scripts/report.py).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -111,6 +114,38 @@ double BuildSeconds(int n) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The command line as typed, arguments the shell would split or expand in single quotes.
+std::string CommandLine(int argc, char** argv) {
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./,:+@%") != std::string::npos) {
+      std::string q = "'";
+      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      a = q + "'";
+    }
+    cmd += (i ? " " : "") + a;
+  }
+  return cmd;
+}
+
+// --csv: opened before the runs, so that a path that cannot be written fails at once. Lines
+// starting with '#' carry the run's metadata as key=value (gnuplot and the report skip them).
+std::ofstream OpenCsv(const std::string& path, int argc, char** argv) {
+  std::ofstream f(path);
+  if (!f) {
+    fmt::print(stderr, "tpu_mxu_bench: --csv: cannot write '{}'\n", path);
+    std::exit(2);
+  }
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  f << fmt::format("# tool=tpu_mxu_bench\n# command={}\n# date={}\n", CommandLine(argc, argv),
+                   date);
+  return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,7 +161,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_option("--seed", seed, "operand seed");
   app.add_flag("--no-build", no_build, "skip the cold Verilator build measurements");
+  std::string csv_path;
+  app.add_option("--csv", csv_path, "also write the utilization table to this CSV file");
   CLI11_PARSE(app, argc, argv);
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv = OpenCsv(csv_path, argc, argv);
+    csv << fmt::format("# seed={}\n# quick={}\n# checked={}\n# jobs={}\n", seed, int(quick),
+                       int(!no_check), jobs);
+    csv << "rows,cols,m,k,n,macs,cycles,limit,scalesim,util_pct,util_scalesim_pct,"
+           "cycles_over_limit,wload,hazard,starve,drain,seconds,check\n";
+  }
 
   const std::vector<gemm::Shape> shapes = {{64, 64, 64},      {128, 128, 128}, {256, 256, 256},
                                            {100, 300, 70},    {1, 256, 256},   {512, 64, 512},
@@ -226,7 +271,16 @@ int main(int argc, char** argv) {
                Pct(macs / (rc * double(r.scalesim))), double(r.perf.cycles) / double(r.limit),
                r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.check);
     ok = ok && (no_check || r.check == "bit-exact");
+    if (csv.is_open()) {
+      csv << fmt::format(
+          "{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.6f},{},{},{},{},{:.3f},{}\n", r.cfg.rows,
+          r.cfg.cols, r.shape.m, r.shape.k, r.shape.n, r.perf.macs, r.perf.cycles, r.limit,
+          r.scalesim, 100.0 * double(r.perf.macs) / (rc * double(r.perf.cycles)),
+          100.0 * macs / (rc * double(r.scalesim)), double(r.perf.cycles) / double(r.limit),
+          r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.seconds, r.check);
+    }
   }
+  if (csv.is_open()) csv.flush();
 
   // Simulation speed: 16×16, one thread, a 512³ GEMM (524,000 cycles).
   {
@@ -239,6 +293,12 @@ int main(int argc, char** argv) {
     fmt::print("  {:.0f} cycles/s, {:.2f} million useful MACs/s, {:.2f} million PE-cycles/s\n",
                double(r.perf.cycles) / r.seconds, double(r.perf.macs) / r.seconds / 1e6,
                256.0 * double(r.perf.cycles) / r.seconds / 1e6);
+    if (csv.is_open()) {
+      csv << fmt::format("# speed_array=16x16\n# speed_shape={}\n# speed_cycles={}\n",
+                         tb::ShapeName(s), r.perf.cycles);
+      csv << fmt::format("# speed_macs={}\n# speed_seconds={:.3f}\n", r.perf.macs, r.seconds);
+      csv.flush();
+    }
   }
   if (!no_build) {
     fmt::print(
@@ -250,6 +310,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       fmt::print("  {0}x{0}: {1:.1f} s\n", n, t);
+      if (csv.is_open()) csv << fmt::format("# cold_build_{0}x{0}_seconds={1:.1f}\n", n, t);
     }
   }
   return ok ? 0 : 1;
