@@ -17,14 +17,28 @@ foreach(_l IN LISTS _rtl_lines)
 endforeach()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/rtl/rtl.f)
 
+option(TPU_COVERAGE "Build the Verilated RTL models with line and toggle coverage (make coverage)"
+       OFF)
+option(TPU_COVERAGE_TOGGLE "With TPU_COVERAGE, toggle coverage as well as line coverage" ON)
+set(TPU_COVERAGE_LINE_ONLY "" CACHE STRING
+    "With TPU_COVERAGE, models (tpu_verilate names) given line coverage only")
+set(TPU_COVERAGE_MAX_WIDTH 256 CACHE STRING "Widest signal (bits) given toggle coverage")
+
 # The model-side preprocessor switches must match between the runtime and every model.
+# TPU_TRACE adds FST tracing (make waves); TPU_COVERAGE adds line and toggle coverage of the RTL
+# models (make coverage; see docs/coverage.md). Both may be on in one build.
+set(VL_RT_SRCS ${VL_INC}/verilated.cpp ${VL_INC}/verilated_threads.cpp)
 if(TPU_TRACE)
-  set(VL_DEFS VM_TRACE=1 VM_TRACE_FST=1 VM_TRACE_VCD=0 VM_COVERAGE=0 VM_SC=0)
-  set(VL_RT_SRCS ${VL_INC}/verilated.cpp ${VL_INC}/verilated_threads.cpp
-                 ${VL_INC}/verilated_fst_c.cpp)
+  set(VL_DEFS VM_TRACE=1 VM_TRACE_FST=1 VM_TRACE_VCD=0)
+  list(APPEND VL_RT_SRCS ${VL_INC}/verilated_fst_c.cpp)
 else()
-  set(VL_DEFS VM_TRACE=0 VM_TRACE_FST=0 VM_TRACE_VCD=0 VM_COVERAGE=0 VM_SC=0)
-  set(VL_RT_SRCS ${VL_INC}/verilated.cpp ${VL_INC}/verilated_threads.cpp)
+  set(VL_DEFS VM_TRACE=0 VM_TRACE_FST=0 VM_TRACE_VCD=0)
+endif()
+if(TPU_COVERAGE)
+  list(APPEND VL_DEFS VM_COVERAGE=1 VM_SC=0)
+  list(APPEND VL_RT_SRCS ${VL_INC}/verilated_cov.cpp)
+else()
+  list(APPEND VL_DEFS VM_COVERAGE=0 VM_SC=0)
 endif()
 
 add_library(verilated_rt STATIC ${VL_RT_SRCS})
@@ -77,6 +91,16 @@ function(tpu_verilate NAME)
   set(args ${NAME} ${V_TOP} ${dir})
   if(TPU_TRACE)
     list(APPEND args --trace)
+  endif()
+  # Coverage instruments the RTL only: not the gate-level netlists (not rtl/), and not the
+  # SystemC models, whose harness (tb/src/accel_sc.cpp) does not write coverage; both still link
+  # the coverage runtime, which is harmless.
+  if(TPU_COVERAGE AND NOT V_NETLIST AND NOT V_SC)
+    if(TPU_COVERAGE_TOGGLE AND NOT NAME IN_LIST TPU_COVERAGE_LINE_ONLY)
+      list(APPEND args --coverage --coverage-max-width ${TPU_COVERAGE_MAX_WIDTH})
+    else()
+      list(APPEND args --coverage-line)
+    endif()
   endif()
   set(rt verilated_rt)
   if(V_SC)

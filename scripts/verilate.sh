@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds one Verilated model configuration into a static library and prints its build time.
-#   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--netlist FILE] [--opt -O1|-O2|-O3] [--sc]
+#   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--coverage | --coverage-line]
+#                       [--coverage-max-width BITS] [--netlist FILE] [--opt -O1|-O2|-O3] [--sc]
 #                       [-GParam=Value ...]
 # The model class is V<NAME> (header OUTDIR/V<NAME>.h, library OUTDIR/V<NAME>__ALL.a). RTL
 # sources come from rtl/rtl.f unless --netlist gives a synthesized netlist.
@@ -10,15 +11,28 @@
 # (--pins-sc-uint), sc_bv<N> above. Not --pins-sc-biguint: Verilator 5.006 writes sc_biguint
 # outputs by their raw digits without setting the sign, so with SystemC 2.3.4 every such output
 # reads as 0 (VL_ASSIGN_SBW; inputs are fine).
+# --coverage instruments the model for line and toggle coverage, --coverage-line for line coverage
+# only (make coverage, docs/coverage.md); the program must then be built with VM_COVERAGE=1 and
+# verilated_cov.cpp, and write the counters (SimCtrl does, into $TPU_COVERAGE_DIR). Toggle
+# coverage skips signals wider than --coverage-max-width bits (default 256, Verilator's own).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 top=$2 out=$3
 shift 3
 trace=() sources=("$root/rtl/lint_waivers.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
+cov=() covwidth=256
 mode=(--cc)
 while [ $# -gt 0 ]; do
   case $1 in
     --trace) trace=(--trace-fst --trace-structs) ;;
+    --coverage) cov=(--coverage-line --coverage-toggle) ;;
+    --coverage-line) cov=(--coverage-line) ;;
+    --coverage-max-width)
+      [[ ${2:-} =~ ^[0-9]+$ ]] || {
+        echo "verilate.sh: --coverage-max-width needs a bit count, got '${2:-}'" >&2
+        exit 2
+      }
+      covwidth=$2; shift ;;
     --netlist) sources=("$2"); lintflags=(-Wno-fatal -Wno-lint -Wno-style); shift ;;
     --opt) opt=$2; shift ;;
     --sc) mode=(--sc --pins-sc-uint -CFLAGS -std=c++17) ;;
@@ -35,6 +49,7 @@ command -v ccache >/dev/null 2>&1 && objcache=(-MAKEFLAGS "OBJCACHE=ccache")
 # can compute wrong results, so bit-exact and gate-level models are built without it.
 # --opt sets the C++ optimisation: the arrays use -O1 (measured on 16×16: builds in 44 s instead
 # of 71 s at -O3, simulates 6% slower).
+if [ ${#cov[@]} -gt 1 ]; then cov+=(--coverage-max-width "$covwidth"); fi
 t0=$(date +%s.%N)
 cd "$root"
 # Called from CMake's make, the inherited jobserver flags would force Verilator's own make to
@@ -43,12 +58,13 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
   --prefix "V$name" --top-module "$top" -Mdir "$out" \
-  "${trace[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {
+  "${trace[@]}" "${cov[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {
   cat "$out.log" >&2
   echo "verilate.sh: building model $name failed (log: $out.log)" >&2
   exit 1
 }
 t1=$(date +%s.%N)
-printf '[verilator] built %-14s (top %s %s%s%s, %s) in %.1f s\n' "$name" "$top" \
-  "${params[*]:-}" "${trace:+ traced}" "${mode[1]:+ SystemC}" "$opt" \
+printf '[verilator] built %-14s (top %s %s%s%s%s, %s) in %.1f s\n' "$name" "$top" \
+  "${params[*]:-}" "${trace:+ traced}" "${cov:+ line${cov[1]:++toggle} coverage}" \
+  "${mode[1]:+ SystemC}" "$opt" \
   "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
