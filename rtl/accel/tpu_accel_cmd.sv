@@ -91,7 +91,10 @@ module tpu_accel_cmd #(
     flen = (FetchDepth < 16) ? 9'(FetchDepth) : 9'd16;
     if (33'(flen) > f_left) flen = 9'(f_left);
     if (flen > to_4k) flen = to_4k;
+    // Coverage waiver: unreachable, HBM's size is a multiple of 4 KB so the line above binds first.
+    /*verilator coverage_off*/
     if (66'(flen) > (f_room >> 5)) flen = 9'(f_room >> 5);
+    /*verilator coverage_on*/
   end
   assign f_stop = final_q || ended_q || beyond_q || fpc_q >= 33'(count_q);
   assign f_can  = 32'(ob_q) + 32'(f_cnt) + 32'(flen) <= FetchDepth;
@@ -187,9 +190,13 @@ module tpu_accel_cmd #(
       end else if (beyond_q && f_empty && ob_q == '0 && fpc_q == 33'(dpc_q)) begin
         dfail = 1'b1;
         dcode = ErrHbm;
+      // Coverage waiver: unreachable, the HBM never answers a fetch with an error (the fetch stays
+      // below HbmBytes and inside 4 KB).
+      /*verilator coverage_off*/
       end else if (head_valid && fhead[256]) begin
         dfail = 1'b1;
         dcode = ErrHbm;
+      /*verilator coverage_on*/
       end else if (head_valid && derr != 4'd0) begin
         dfail = 1'b1;
         dcode = derr;
@@ -215,7 +222,7 @@ module tpu_accel_cmd #(
       SRun:    if (final_q || dfail || (ended_q && (all_fin || rt_err_i || deadlock)))
                  state_d = SFinish;
       SFinish: if (stuck_i == 3'b111 && ob_q == '0 && !ar_valid_o) state_d = SIdle;
-      default: state_d = SIdle;
+      /*verilator coverage_off*/ default: state_d = SIdle; /*verilator coverage_on*/  // 3-state enum
     endcase
   end
 
@@ -306,7 +313,7 @@ module tpu_accel_cmd #(
           end
         end
         SFinish: if (state_d == SIdle) done_q <= 1'b1;
-        default: ;
+        /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // 3-state enum
       endcase
     end
   end

@@ -35,10 +35,10 @@ module tpu_normalize #(
           x = x << (1 << i);
           y = y << (1 << i);
         end
-      end else begin
+      /*verilator coverage_off*/ end else begin  // waiver: no instance has CntBits > $clog2(Width)
         // A step wider than the data only fires on an all-zero input.
         if (x == '0) cnt_o[i] = 1'b1;
-      end
+      end /*verilator coverage_on*/
     end
     data_o = y;
   end
