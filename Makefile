@@ -81,8 +81,8 @@ verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs gold
 mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~20 min)
 	@scripts/mutate.sh
 
-clean: ## remove build outputs and wave dumps
-	rm -rf $(BUILD) $(TRACE_BUILD) waves/*.fst
+clean: ## remove build outputs (build/, build-trace/, build-cov/) and wave dumps
+	rm -rf $(BUILD) $(TRACE_BUILD) build-cov waves/*.fst
 
 # The verification engineer's targets (regress, waves, coverage, report), one file each.
 include $(sort $(wildcard mk/*.mk))
