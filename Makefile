@@ -58,22 +58,25 @@ synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic 
 bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~75 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_bench
-	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS)
+	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS) --csv $(BUILD)/bench/mxu.csv
 	@echo
-	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS)
+	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
 
 bench-accel: configure ## the accelerator end to end: 1024^3 utilization, roofline tables, sim speed (~40 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@$(BUILD)/sim/tpu_accel_bench $(if $(SEED),--seed $(SEED)) $(ACCEL_BENCH_ARGS)
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/sim/tpu_accel_bench $(if $(SEED),--seed $(SEED)) $(ACCEL_BENCH_ARGS) --csv $(BUILD)/bench/accel.csv
 
 bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 refresh modes (~10 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS)
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
 
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))
