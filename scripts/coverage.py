@@ -23,8 +23,9 @@ Definitions (the same for every file):
           Verilator's `S` line list of the point; the implicit `else` of an `if`, which names no
           line, is not one). The line is covered when every point that names it ran at least
           once, summed over all instances and all configurations.
-  toggle  one bit of one signal of one module; covered when it changed at least twice (so it
-          rose and fell) in some instance, counts of one instance summed over all runs.
+  toggle  one bit of one signal of one module (over all its configurations); covered when it
+          changed at least twice (so it rose and fell) in some instance of some configuration,
+          the counts of one instance summed over all runs.
 Code between /*verilator coverage_off*/ and /*verilator coverage_on*/ has no points; the
 summary lists those waived regions with the reason written next to them.
 """
@@ -259,7 +260,11 @@ def analyse(points):
             key = (line, fields.get("n", ""), fields.get("o", ""), fields.get("S", ""))
             fc.line_points[key] = fc.line_points.get(key, 0) + count
         elif page.startswith(TOGGLE_PAGE):
-            fc.toggles[(page[len(TOGGLE_PAGE):], fields.get("o", ""), fields.get("h", ""))] += count
+            # The page names the module with Verilator's parameter suffix (tpu_accel_buf__D100_E8):
+            # a bit is one of the module's, whatever the configuration; the instance keeps it.
+            module = page[len(TOGGLE_PAGE):].split("__", 1)[0]
+            inst = (page, fields.get("h", ""))
+            fc.toggles[(module, fields.get("o", ""), inst)] += count
     for fc in files.values():
         fc.finish()
     return files
