@@ -532,8 +532,14 @@ def main(argv):
         rc, wall, cmd = run_regression(args, build, out, env)
         meta.update(regression=" ".join(rel(c) if os.sep in c else c for c in cmd),
                     regress_rc=rc, regress_wall=wall)
+        with open(os.path.join(out, "run.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f)
         print(f"coverage: regression {'passed' if rc == 0 else 'FAILED'} in {wall:.0f} s",
               flush=True)
+    elif os.path.isfile(os.path.join(out, "run.json")):
+        # Re-reporting: the run that wrote the data (its failure still counts).
+        with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+            meta.update(json.load(f))
 
     dats = sorted(glob.glob(os.path.join(dat_dir, "*.dat")))
     if not dats:
