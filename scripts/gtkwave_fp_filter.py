@@ -30,7 +30,7 @@ import decimal
 import sys
 from fractions import Fraction
 
-# (exponent bits, stored mantissa bits) per format, as in shared/spec/numerics.md.
+# (exponent bits, stored mantissa bits) per format, as in docs/numerics.md.
 FORMATS = {"bf16": (8, 7), "fp32": (8, 23)}
 WIDTH_FORMAT = {16: "bf16", 32: "fp32"}
 CANONICAL_NAN = {"bf16": 0x7FC0, "fp32": 0x7FC00000}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // HBM2 channel device model and JEDEC timing checker (see tpu/hbm/hbm_device.h and
-// ../shared/spec/hbm2.md). Every rule keeps the time of the last event it is measured from;
+// docs/hbm.md). Every rule keeps the time of the last event it is measured from;
 // a command is checked against those times, recorded as a violation where it is too early or
 // illegal in the bank's state, and then applied.
 #include "tpu/hbm/hbm_device.h"

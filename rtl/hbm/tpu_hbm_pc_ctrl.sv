@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // HBM2 pseudo-channel controller: read and write queues, FR-FCFS scheduling with an age cap,
-// open- or close-page policy, timing counters for every rule of ../shared/spec/hbm2.md, write
+// open- or close-page policy, timing counters for every rule of docs/hbm.md, write
 // draining between two watermarks, all-bank or per-bank refresh, write data at WL, read data at
 // RL, and reads served from the write queue when a queued write covers every byte they ask for.
 //

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fused multiply-add res = a·b + c (bf16 × bf16 + fp32 → fp32), rounded once to nearest-even,
-// exactly as shared/spec/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
+// exactly as docs/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
 //
 // Datapath (all widths derived from ExpBits / InManBits / AccManBits):
 //   stage 0  unpack, normalise subnormal operands, exact product, special values; the addend's

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden bf16/fp32 numerics: the numerics contract (shared/spec/numerics.md) in integer arithmetic.
+// Golden bf16/fp32 numerics: the numerics contract (docs/numerics.md) in integer arithmetic.
 //
 // Every function works on bit patterns only; the host FPU is never used for arithmetic here, so
 // that it stays an independent oracle for the tests. Formatting helpers use the host float only

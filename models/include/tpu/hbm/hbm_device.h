@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // HBM2 channel device model: bank state per pseudo-channel, sparse data storage, read data at RL,
-// and a checker for every rule of ../shared/spec/hbm2.md (spacings, bank states, command-bus
+// and a checker for every rule of docs/hbm.md (spacings, bank states, command-bus
 // occupancy, refresh debt). Plain C++: unit tests need no SystemC kernel.
 //
 // Time is in cycles of tCK. The model is driven one cycle at a time, in increasing order:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host's independent oracles for the numerics contract (see shared/spec/numerics.md):
+// The host's independent oracles for the numerics contract (see docs/numerics.md):
 // std::fmaf and Eigen::bfloat16 in the default floating-point environment, with the contract's
 // daz/flush wrappers for FTZ mode. Comparison rules: NaN-ness against the host, bits otherwise.
 #pragma once
