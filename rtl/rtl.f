@@ -2,6 +2,7 @@
 // The RTL file list: lint, simulation builds and synthesis all read this list (paths relative
 // to the repository root). Packages first.
 rtl/tpu_pkg.sv
+rtl/common/tpu_fifo.sv
 rtl/numerics/tpu_normalize.sv
 rtl/numerics/tpu_pipe_reg.sv
 rtl/numerics/tpu_fp_unpack.sv
@@ -20,7 +21,6 @@ rtl/hbm/tpu_hbm_channel.sv
 rtl/hbm/tpu_hbm_subsys.sv
 rtl/hbm/tpu_hbm_interleave.sv
 rtl/hbm/tpu_hbm_single.sv
-rtl/accel/tpu_accel_fifo.sv
 rtl/accel/tpu_accel_buf.sv
 rtl/accel/tpu_accel_burst.sv
 rtl/accel/tpu_accel_stream.sv

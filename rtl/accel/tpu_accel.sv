@@ -154,7 +154,7 @@ module tpu_accel #(
   assign c_r_ready[0] = 1'b1;
 
   for (genvar m = 0; m < 3; m++) begin : gen_queue
-    tpu_accel_fifo #(.Width(288), .Depth(QueueDepth)) u_q (
+    tpu_fifo #(.Width(288), .Depth(QueueDepth)) u_q (
       .clk_i, .rst_ni, .flush_i(flush),
       .push_i(q_push[m]), .data_i(q_data), .full_o(q_full[m]),
       .pop_i (q_pop[m]), .data_o(q_head[288*m +: 288]), .empty_o(q_empty[m]), .count_o()

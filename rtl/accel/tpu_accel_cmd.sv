@@ -112,7 +112,7 @@ module tpu_accel_cmd #(
 
   logic [256:0] fhead;
   logic         f_empty, consume;
-  tpu_accel_fifo #(.Width(257), .Depth(FetchDepth)) u_fetch (
+  tpu_fifo #(.Width(257), .Depth(FetchDepth)) u_fetch (
     .clk_i, .rst_ni, .flush_i(flush_o),
     .push_i(r_valid_i), .data_i({r_resp_err_i, r_data_i}), .full_o(),
     .pop_i (consume), .data_o(fhead), .empty_o(f_empty), .count_o(f_cnt)

@@ -175,7 +175,7 @@ module tpu_accel_compute #(
   );
 
   logic [33:0] done_head;
-  tpu_accel_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
+  tpu_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
     .clk_i, .rst_ni, .flush_i,
     .push_i(gemm_go), .data_i({q_instr_i[10], q_instr_i[11], q_pc_i}), .full_o(done_full),
     .pop_i (mxu_done_i), .data_o(done_head), .empty_o(done_empty), .count_o()

@@ -122,7 +122,7 @@ module tpu_accel_load #(
   assign desc_in = {q_instr_i[32], dst, rows, elems, bpr, q_instr_i[11], q_pc_i};
   assign {d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
 
-  tpu_accel_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (
+  tpu_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (
     .clk_i, .rst_ni, .flush_i,
     .push_i (start), .data_i(desc_in), .full_o(desc_full),
     .pop_i  (beat && last_beat), .data_o(desc), .empty_o(desc_empty), .count_o()

@@ -153,7 +153,7 @@ module tpu_accel_store #(
 
   logic [64:0] bdesc;
   logic        b_last;
-  tpu_accel_fifo #(.Width(65), .Depth(DescDepth)) u_bdesc (
+  tpu_fifo #(.Width(65), .Depth(DescDepth)) u_bdesc (
     .clk_i, .rst_ni, .flush_i,
     .push_i(aw_fire && gen_last), .data_i({cur_push_q, aw_seq_q, cur_pc_q}),
     .full_o(bdesc_full),
@@ -168,7 +168,7 @@ module tpu_accel_store #(
   logic [7:0] blen;
   logic       w_fire, w_burst_end;
   logic [7:0] wbeat_q;
-  tpu_accel_fifo #(.Width(8), .Depth(8)) u_blen (
+  tpu_fifo #(.Width(8), .Depth(8)) u_blen (
     .clk_i, .rst_ni, .flush_i,
     .push_i(aw_fire), .data_i(aw_len_o), .full_o(blen_full),
     .pop_i (w_fire && w_burst_end), .data_o(blen), .empty_o(blen_empty), .count_o()
@@ -188,7 +188,7 @@ module tpu_accel_store #(
   logic [WDescW-1:0] wdesc;
   logic [15:0]       s_acc, s_rows, s_elems;
   logic              s_bf16, s_relu, rd_take;
-  tpu_accel_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
+  tpu_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
     .clk_i, .rst_ni, .flush_i,
     .push_i(start), .data_i({q_instr_i[175:160], rows, elems, bf16, q_instr_i[40]}),
     .full_o(wdesc_full),
@@ -246,7 +246,7 @@ module tpu_accel_store #(
 
   logic [PackW+9-1:0] rhead;
   logic               r_pop;
-  tpu_accel_fifo #(.Width(PackW + 9), .Depth(RowDepth)) u_rows (
+  tpu_fifo #(.Width(PackW + 9), .Depth(RowDepth)) u_rows (
     .clk_i, .rst_ni, .flush_i,
     .push_i(st_valid_i), .data_i({rd_bytes_q, packed_row}), .full_o(),
     .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)

@@ -33,7 +33,7 @@ module tpu_accel_stream #(
   logic [15:0]    left_q;
   logic [DCntW-1:0] d_cnt;
 
-  tpu_accel_fifo #(.Width(AW + 16), .Depth(JobDepth)) u_jobs (
+  tpu_fifo #(.Width(AW + 16), .Depth(JobDepth)) u_jobs (
     .clk_i, .rst_ni, .flush_i,
     .push_i(job_valid_i), .data_i({job_addr_i, job_count_i}), .full_o(job_full_o),
     .pop_i (take), .data_o(job), .empty_o(job_empty), .count_o()
@@ -67,7 +67,7 @@ module tpu_accel_stream #(
     end
   end
 
-  tpu_accel_fifo #(.Width(W), .Depth(DataDepth)) u_data (
+  tpu_fifo #(.Width(W), .Depth(DataDepth)) u_data (
     .clk_i, .rst_ni, .flush_i,
     .push_i(rd_q), .data_i(rdata_i), .full_o(),
     .pop_i (out_valid_o && out_ready_i), .data_o(out_data_o), .empty_o(d_empty), .count_o(d_cnt)

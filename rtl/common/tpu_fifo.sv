@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// A synchronous first-in first-out queue with a fall-through head (data_o shows the oldest entry
-// while empty_o is low). Pushing into a full queue or popping an empty one is a caller error
-// (asserted). flush_i empties the queue.
-module tpu_accel_fifo #(
+// The project's one FIFO: a synchronous first-in first-out queue with a fall-through head (data_o
+// shows the oldest entry while empty_o is low). Pushing into a full queue or popping an empty one
+// is a caller error (asserted). flush_i empties the queue.
+module tpu_fifo #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 4,
   localparam int unsigned PtrW = (Depth > 1) ? $clog2(Depth) : 1,
@@ -57,10 +57,10 @@ module tpu_accel_fifo #(
   // verilator lint_off SYNCASYNCNET
   a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                   push_i && !flush_i |-> !full_o || pop_i)
-    else $error("tpu_accel_fifo: push into a full queue");
+    else $error("tpu_fifo: push into a full queue");
   a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                    pop_i && !flush_i |-> !empty_o)
-    else $error("tpu_accel_fifo: pop from an empty queue");
+    else $error("tpu_fifo: pop from an empty queue");
   // verilator lint_on SYNCASYNCNET
 `endif
 
