@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks that the documentation is self-contained (registered as a fast-tier test).
+
+  scripts/check_docs.py [ROOT]
+
+Fails, naming file and line, when a Markdown file of the repository
+  - links to a file that does not exist in the repository (relative links only; http(s) and
+    mailto links are not followed),
+  - links to an anchor (#heading) that no heading of the target file produces,
+  - or when any tracked text file points outside the repository (`../shared`, `shared/spec`).
+"""
+import os
+import re
+import subprocess
+import sys
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+OUTSIDE = re.compile(r"\.\./shared|shared/spec/")
+
+
+def anchors(path):
+    """GitHub-style anchors of a Markdown file's headings."""
+    out = set()
+    in_code = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("```"):
+                in_code = not in_code
+            if in_code or not line.startswith("#"):
+                continue
+            title = line.lstrip("#").strip().lower()
+            slug = re.sub(r"[^\w\- ]", "", title).replace(" ", "-")
+            n = 0
+            candidate = slug
+            while candidate in out:
+                n += 1
+                candidate = f"{slug}-{n}"
+            out.add(candidate)
+    return out
+
+
+def tracked_files(root):
+    res = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
+    if res.returncode != 0:  # not a checkout: walk the tree
+        files = []
+        for d, dirs, names in os.walk(root):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+            files += [os.path.relpath(os.path.join(d, n), root) for n in names]
+        return files
+    return res.stdout.split()
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                           os.path.join(os.path.dirname(__file__), ".."))
+    errors = []
+    files = tracked_files(root)
+    me = os.path.relpath(os.path.abspath(__file__), root)
+    for rel in files:
+        path = os.path.join(root, rel)
+        if rel == me or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.readlines()
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files
+        for i, line in enumerate(lines, 1):
+            if OUTSIDE.search(line):
+                errors.append(f"{rel}:{i}: points outside the repository: {line.strip()[:80]}")
+        if not rel.endswith(".md"):
+            continue
+        in_code = False
+        for i, line in enumerate(lines, 1):
+            if line.startswith("```"):
+                in_code = not in_code
+            if in_code:
+                continue
+            for target in LINK.findall(line):
+                if re.match(r"^(https?:|mailto:)", target):
+                    continue
+                file_part, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) \
+                    if file_part else path
+                if not dest.startswith(root + os.sep) and dest != root:
+                    errors.append(f"{rel}:{i}: link leaves the repository: {target}")
+                    continue
+                if not os.path.exists(dest):
+                    errors.append(f"{rel}:{i}: broken link: {target}")
+                    continue
+                if anchor and dest.endswith(".md") and anchor not in anchors(dest):
+                    errors.append(f"{rel}:{i}: no heading for anchor: {target}")
+    for e in errors:
+        print(e)
+    print(f"check_docs: {len(errors)} problem(s) in {len(files)} files")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
