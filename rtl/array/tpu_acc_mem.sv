@@ -27,14 +27,13 @@ module tpu_acc_mem #(
   end
 
 `ifndef SYNTHESIS
-  always_ff @(posedge clk_i) begin
-    assert (!(wr_en_i && 32'(wr_addr_i) >= Depth))
-      else $error("tpu_acc_mem: write address %0d beyond depth %0d", wr_addr_i, Depth);
-    assert (!(rd0_en_i && 32'(rd0_addr_i) >= Depth))
-      else $error("tpu_acc_mem: read address %0d beyond depth %0d", rd0_addr_i, Depth);
-    assert (!(rd1_en_i && 32'(rd1_addr_i) >= Depth))
-      else $error("tpu_acc_mem: read address %0d beyond depth %0d", rd1_addr_i, Depth);
-  end
+  // Addresses in range (the memory has no reset: these hold from the first edge on).
+  a_write_in_range: assert property (@(posedge clk_i) !(wr_en_i && 32'(wr_addr_i) >= Depth))
+    else $error("tpu_acc_mem: write address %0d beyond depth %0d", wr_addr_i, Depth);
+  a_read0_in_range: assert property (@(posedge clk_i) !(rd0_en_i && 32'(rd0_addr_i) >= Depth))
+    else $error("tpu_acc_mem: read address %0d beyond depth %0d", rd0_addr_i, Depth);
+  a_read1_in_range: assert property (@(posedge clk_i) !(rd1_en_i && 32'(rd1_addr_i) >= Depth))
+    else $error("tpu_acc_mem: read address %0d beyond depth %0d", rd1_addr_i, Depth);
 `endif
 
 endmodule

@@ -137,26 +137,13 @@ module tpu_accumulators #(
 `ifndef SYNTHESIS
   // Every result leaving the array meets its write slot (and nothing else arrives); a load beat
   // that waits for ready holds still (conventions rule 2).
-  logic                 ld_wait_q;
-  logic [AddrW-1:0]     ld_addr_q;
-  logic [Cols*AccW-1:0] ld_data_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ld_wait_q <= 1'b0;
-    end else begin
-      assert (bot_valid_i == wr_v)
-        else $error("tpu_accumulators: results %b arrive but write slots are %b", bot_valid_i, wr_v);
-      if (ld_wait_q) begin
-        assert (ld_valid_i && ld_addr_i == ld_addr_q && ld_data_i == ld_data_q)
-          else $error("tpu_accumulators: load beat dropped or changed while waiting for ready");
-      end
-      ld_wait_q <= ld_valid_i && !ld_ready_o;
-    end
-  end
-  always_ff @(posedge clk_i) begin
-    ld_addr_q <= ld_addr_i;
-    ld_data_q <= ld_data_i;
-  end
+  a_result_meets_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                        bot_valid_i == wr_v)
+    else $error("tpu_accumulators: results %b arrive but write slots are %b", bot_valid_i, wr_v);
+  a_load_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                ld_valid_i && !ld_ready_o
+                                |=> ld_valid_i && $stable(ld_addr_i) && $stable(ld_data_i))
+    else $error("tpu_accumulators: load beat dropped or changed while waiting for ready");
 `endif
 
 endmodule

@@ -456,39 +456,22 @@ module tpu_mxu_ctrl #(
 `ifndef SYNTHESIS
   // Inputs hold while valid waits for ready (conventions rule 2): a driver that drops or changes
   // a beat would silently lose data.
-  logic cmd_wait_q, w_wait_q, a_wait_q;
-  logic [CntW+KvW+NvW+AddrW+1:0] cmd_hold_q;
-  logic [Cols*InW-1:0] w_hold_q;
-  logic [Rows*InW-1:0] a_hold_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      cmd_wait_q <= 1'b0;
-      w_wait_q   <= 1'b0;
-      a_wait_q   <= 1'b0;
-    end else begin
-      cmd_wait_q <= cmd_valid_i && !cmd_ready_o;
-      w_wait_q   <= w_valid_i && !w_ready_o;
-      a_wait_q   <= a_valid_i && !a_ready_o;
-      if (cmd_wait_q) begin
-        assert (cmd_valid_i && {cmd_rows_i, cmd_kv_i, cmd_nv_i, cmd_addr_i, cmd_acc_i,
-                                cmd_load_w_i} == cmd_hold_q)
-          else $error("tpu_mxu_ctrl: command dropped or changed while waiting for ready");
-      end
-      if (w_wait_q) begin
-        assert (w_valid_i && w_data_i == w_hold_q)
-          else $error("tpu_mxu_ctrl: weight beat dropped or changed while waiting for ready");
-      end
-      if (a_wait_q) begin
-        assert (a_valid_i && a_data_i == a_hold_q)
-          else $error("tpu_mxu_ctrl: activation beat dropped or changed while waiting for ready");
-      end
-      assert (q_cnt_q != 2'd3) else $error("tpu_mxu_ctrl: queue count corrupt");
-      assert (!(q_push && !q_space)) else $error("tpu_mxu_ctrl: push into a full queue");
-    end
-    cmd_hold_q <= {cmd_rows_i, cmd_kv_i, cmd_nv_i, cmd_addr_i, cmd_acc_i, cmd_load_w_i};
-    w_hold_q   <= w_data_i;
-    a_hold_q   <= a_data_i;
-  end
+  a_cmd_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               cmd_valid_i && !cmd_ready_o
+                               |=> cmd_valid_i && $stable({cmd_rows_i, cmd_kv_i, cmd_nv_i,
+                                                           cmd_addr_i, cmd_acc_i, cmd_load_w_i}))
+    else $error("tpu_mxu_ctrl: command dropped or changed while waiting for ready");
+  a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             w_valid_i && !w_ready_o |=> w_valid_i && $stable(w_data_i))
+    else $error("tpu_mxu_ctrl: weight beat dropped or changed while waiting for ready");
+  a_a_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             a_valid_i && !a_ready_o |=> a_valid_i && $stable(a_data_i))
+    else $error("tpu_mxu_ctrl: activation beat dropped or changed while waiting for ready");
+  a_queue_count: assert property (@(posedge clk_i) disable iff (!rst_ni) q_cnt_q != 2'd3)
+    else $error("tpu_mxu_ctrl: queue count corrupt (%0d)", q_cnt_q);
+  a_queue_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                        !(q_push && !q_space))
+    else $error("tpu_mxu_ctrl: push into a full queue (count %0d)", q_cnt_q);
 `endif
 
 endmodule

@@ -125,18 +125,16 @@ module tpu_pe #(
 `ifndef SYNTHESIS
   // The skews line every activation up with its partial sum: a mismatch here means the
   // controller's or the array's timing is wrong, and the result would be silently garbage.
-  always_ff @(posedge clk_i) begin
-    if (rst_ni) begin
-      assert (act_valid_i == psum_valid_i)
-        else $error("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
-                    row_i, act_valid_i, psum_valid_i);
-      // A weight write never lands in the bank an activation reads in the same cycle: the
-      // controller only rewrites a bank no issued-but-unfinished row uses.
-      assert (!(w_hit && act_valid_i && (w_bank_i == act_tag_i)))
-        else $error("tpu_pe row %0d: weight bank %0b written while an activation reads it",
-                    row_i, w_bank_i);
-    end
-  end
+  a_act_meets_psum: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     act_valid_i == psum_valid_i)
+    else $error("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
+                row_i, act_valid_i, psum_valid_i);
+  // A weight write never lands in the bank an activation reads in the same cycle: the
+  // controller only rewrites a bank no issued-but-unfinished row uses.
+  a_bank_not_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    !(w_hit && act_valid_i && (w_bank_i == act_tag_i)))
+    else $error("tpu_pe row %0d: weight bank %0b written while an activation reads it",
+                row_i, w_bank_i);
 `endif
 
 endmodule

@@ -65,7 +65,8 @@ module tpu_fp32_to_bf16 #(
   // Assertions
   always_comb begin
     if (ftz_i) begin
-      assert (!(narrow[NarrowManBits +: ExpBits] == '0 && narrow[NarrowManBits-1:0] != '0))
+      a_ftz_no_subnormal: assert (!(narrow[NarrowManBits +: ExpBits] == '0
+                                    && narrow[NarrowManBits-1:0] != '0))
         else $error("tpu_fp32_to_bf16: subnormal result in FTZ mode: %h", narrow);
     end
   end

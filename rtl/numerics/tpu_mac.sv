@@ -350,15 +350,18 @@ module tpu_mac #(
   always_comb begin
     if (s2_valid && !s2_special && !s2_zero) begin
       // Two non-zero terms that do not cancel exactly leave a non-zero magnitude.
-      assert (s2_mag != '0) else $error("tpu_mac: zero magnitude without exact cancellation");
+      a_mag_nonzero: assert (s2_mag != '0)
+        else $error("tpu_mac: zero magnitude without exact cancellation");
       // Bit 0 only ever holds a jam. A jam means a shift > AL: an addend below 2^(AM-AL) taken
       // from a product of at least 2^(G+PW-2), so the magnitude keeps a one at bit G+PW-3 or up.
-      assert (s2_mag[0] == 1'b0 || s2_mag[SW-1:G+PW-3] != '0)
+      a_jam_large: assert (s2_mag[0] == 1'b0 || s2_mag[SW-1:G+PW-3] != '0)
         else $error("tpu_mac: jam bit set with a small magnitude: %h", s2_mag);
       // So normalisation never brings anything into the two lowest bits.
-      assert (norm[1:0] == 2'b00) else $error("tpu_mac: normalised bits 1:0 set: %h", norm);
+      a_norm_low_clear: assert (norm[1:0] == 2'b00)
+        else $error("tpu_mac: normalised bits 1:0 set: %h", norm);
       // The subnormal stop marker never lies below bit 1 (etop >= 2).
-      assert (!s2_mark_en || s2_mark_pos != '0) else $error("tpu_mac: stop marker at bit 0");
+      a_marker_above_0: assert (!s2_mark_en || s2_mark_pos != '0)
+        else $error("tpu_mac: stop marker at bit 0");
     end
   end
 `endif
