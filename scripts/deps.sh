@@ -12,7 +12,7 @@ PACKAGES=(
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
   libxtensor-dev                            # .npy input and output (tpusim run)
-  libsystemc-dev zlib1g-dev                 # system harness (later issues), FST waves
+  libsystemc-dev zlib1g-dev                 # SystemC system harnesses, FST waves
   gtkwave xvfb xauth x11-utils imagemagick  # waveform viewing, screenshots (scripts/wave_shots.sh)
   lcov gnuplot-nox                          # coverage and report tools
   python3                                   # regression, coverage and report scripts
