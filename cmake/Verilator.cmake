@@ -11,7 +11,10 @@ set(VL_INC ${VERILATOR_ROOT}/include)
 file(STRINGS ${PROJECT_SOURCE_DIR}/rtl/rtl.f _rtl_lines)
 set(TPU_RTL_FILES ${PROJECT_SOURCE_DIR}/rtl/rtl.f)
 foreach(_l IN LISTS _rtl_lines)
-  if(_l MATCHES "^[ \t]*([^/ \t][^ \t]*)")
+  if(_l MATCHES "^\\+incdir\\+(.*)")  # an include directory: every header in it
+    file(GLOB _hdrs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${CMAKE_MATCH_1}/*.svh)
+    list(APPEND TPU_RTL_FILES ${_hdrs})
+  elseif(_l MATCHES "^[ \t]*([^/ \t][^ \t]*)")
     list(APPEND TPU_RTL_FILES ${PROJECT_SOURCE_DIR}/${CMAKE_MATCH_1})
   endif()
 endforeach()
@@ -79,13 +82,14 @@ function(_tpu_verilated_rt_sc)
   endif()
 endfunction()
 
-# tpu_verilate(NAME TOP <top> [SC] [NETLIST <file>] [OPT -O1|-O2|-O3] [PARAMS Name=Value ...])
+# tpu_verilate(NAME TOP <top> [SC] [NETLIST <file>] [TB <file>] [OPT -O1|-O2|-O3]
+#              [PARAMS Name=Value ...])
 # Defines target vl_<NAME>: class V<NAME> in header V<NAME>.h. With SC, V<NAME> is a SystemC module
 # (`verilator --sc`, port types as in scripts/verilate.sh) on the runtime verilated_rt_sc; code
 # including its header is compiled with VM_SC=1 and must not include sim_ctrl.h or link
-# verilated_rt's compile definitions (VM_SC=0).
+# verilated_rt's compile definitions (VM_SC=0). TB adds a test-only module (tb/rtl/) to the RTL.
 function(tpu_verilate NAME)
-  cmake_parse_arguments(V "SC" "TOP;NETLIST;OPT" "PARAMS" ${ARGN})
+  cmake_parse_arguments(V "SC" "TOP;NETLIST;TB;OPT" "PARAMS" ${ARGN})
   set(dir ${CMAKE_BINARY_DIR}/vl/${NAME})
   set(lib ${dir}/V${NAME}__ALL.a)
   set(args ${NAME} ${V_TOP} ${dir})
@@ -117,6 +121,10 @@ function(tpu_verilate NAME)
     set(deps ${V_NETLIST})
   else()
     set(deps ${TPU_RTL_FILES})
+  endif()
+  if(V_TB)
+    list(APPEND args --tb ${V_TB})
+    list(APPEND deps ${V_TB})
   endif()
   if(V_OPT)
     list(APPEND args --opt ${V_OPT})

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The RTL file list: lint, simulation builds and synthesis all read this list (paths relative
-// to the repository root). Packages first.
+// to the repository root). Include directories, then packages first.
++incdir+rtl/include
 rtl/tpu_pkg.sv
+rtl/hbm/tpu_hbm_pkg.sv
 rtl/common/tpu_fifo.sv
 rtl/numerics/tpu_normalize.sv
 rtl/numerics/tpu_pipe_reg.sv

@@ -7,7 +7,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-mapfile -t files < <(grep -v '^\s*//' rtl/rtl.f | grep -v '^\s*$')
+mapfile -t files < <(grep -v '^\s*//' rtl/rtl.f | grep -v '^\s*$' | grep -v '^+incdir+')
 fail=0
 
 lint() {  # lint TOP [params...]

@@ -11,8 +11,10 @@ out="$root/build/synth"
 if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
 mkdir -p "$out"
 
-# RTL sources, in file-list order.
-mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | sed "s|^|$root/|")
+# RTL sources, in file-list order, and the include directories (+incdir+ lines) as -I options.
+mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | grep -v '^+incdir+' |
+                    sed "s|^|$root/|")
+mapfile -t incs < <(sed -n "s|^+incdir+\(.*\)|-I$root/\1|p" "$root/rtl/rtl.f")
 
 mapfile -t configs < <(grep -v '^\s*#' "$root/scripts/synth/configs.txt" | grep -v '^\s*$')
 selected=("$@")
@@ -25,7 +27,7 @@ for line in "${configs[@]}"; do
   found=$((found + 1))
   ys="$out/$name.ys"
   {
-    echo "read_verilog -sv ${srcs[*]}"
+    echo "read_verilog -sv ${incs[*]} ${srcs[*]}"
     # One chparam for all: each chparam re-elaborates, and an intermediate mix of old and new
     # values can fail a parameter check (e.g. a queue depth below the old watermark).
     if [ -n "$params" ]; then

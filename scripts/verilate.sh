@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds one Verilated model configuration into a static library and prints its build time.
 #   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--coverage | --coverage-line]
-#                       [--coverage-max-width BITS] [--netlist FILE] [--opt -O1|-O2|-O3] [--sc]
-#                       [-GParam=Value ...]
+#                       [--coverage-max-width BITS] [--netlist FILE] [--tb FILE]
+#                       [--opt -O1|-O2|-O3] [--sc] [-GParam=Value ...]
 # The model class is V<NAME> (header OUTDIR/V<NAME>.h, library OUTDIR/V<NAME>__ALL.a). RTL
-# sources come from rtl/rtl.f unless --netlist gives a synthesized netlist.
+# sources come from rtl/rtl.f unless --netlist gives a synthesized netlist; --tb adds a test-only
+# module (tb/rtl/) on top of them.
 # --sc builds a SystemC module (`verilator --sc`, VM_SC=1, C++17) instead of a C++ class, linked
 # with the runtime built with VM_SC=1. Port types: bool for 1 bit, sc_uint<N> up to 64 bits
 # (--pins-sc-uint), sc_bv<N> above. Not --pins-sc-biguint: Verilator 5.006 writes sc_biguint
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
       }
       covwidth=$2; shift ;;
     --netlist) sources=("$2"); lintflags=(-Wno-fatal -Wno-lint -Wno-style); shift ;;
+    --tb) sources+=("$2"); shift ;;
     --opt) opt=$2; shift ;;
     --sc) mode=(--sc --pins-sc-uint -CFLAGS -std=c++17) ;;
     -G*) params+=("$1") ;;

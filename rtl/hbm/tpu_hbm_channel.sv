@@ -6,6 +6,8 @@
 //
 // Timing: Preset 0 is the spec's 2.0 Gb/s bin, 1 the 2.4 Gb/s bin, 2 the device checker's test
 // preset (every rule distinct); each value can also be set on its own.
+`include "tpu_hbm_timing.svh"
+
 module tpu_hbm_channel #(
   parameter int unsigned Preset         = 0,
   parameter int unsigned AddrBits       = 32,
@@ -22,28 +24,7 @@ module tpu_hbm_channel #(
   parameter int unsigned WrHigh         = 14,
   parameter int unsigned WrLow          = 2,
   parameter int unsigned RefUrgent      = 2,
-  parameter int unsigned TCl      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TCwl     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
-  parameter int unsigned TBl      = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
-  parameter int unsigned TRcdRd   = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TRcdWr   = (Preset == 1) ? 14 : (Preset == 2) ? 12 : 12,
-  parameter int unsigned TRp      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TRas     = (Preset == 1) ? 40 : (Preset == 2) ? 34 : 34,
-  parameter int unsigned TRc      = (Preset == 1) ? 57 : (Preset == 2) ? 52 : 48,
-  parameter int unsigned TCcdS    = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
-  parameter int unsigned TCcdL    = (Preset == 1) ? 4 : (Preset == 2) ? 4 : 4,
-  parameter int unsigned TRrdS    = (Preset == 1) ? 5 : (Preset == 2) ? 4 : 4,
-  parameter int unsigned TRrdL    = (Preset == 1) ? 5 : (Preset == 2) ? 6 : 4,
-  parameter int unsigned TFaw     = (Preset == 1) ? 19 : (Preset == 2) ? 24 : 15,
-  parameter int unsigned TWr      = (Preset == 1) ? 19 : (Preset == 2) ? 16 : 16,
-  parameter int unsigned TRtp     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
-  parameter int unsigned TWtrS    = (Preset == 1) ? 8 : (Preset == 2) ? 6 : 6,
-  parameter int unsigned TWtrL    = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
-  parameter int unsigned TRfc     = (Preset == 1) ? 421 : (Preset == 2) ? 350 : 350,
-  parameter int unsigned TRfcSb   = (Preset == 1) ? 193 : (Preset == 2) ? 160 : 160,
-  parameter int unsigned TRefi    = (Preset == 1) ? 4682 : (Preset == 2) ? 3900 : 3900,
-  parameter int unsigned TRefiSb  = (Preset == 1) ? 292 : (Preset == 2) ? 243 : 243,
-  parameter int unsigned TRrefd   = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
+  `TPU_HBM_TIMING_PARAMS(Preset),
   localparam int unsigned Pcs      = 2,
   localparam int unsigned BankBits = 4
 ) (
@@ -106,6 +87,10 @@ module tpu_hbm_channel #(
   localparam int unsigned TagBits = $clog2(RetDepth);
   localparam int unsigned BlkBits = ColBits - 1;
 
+  if (Preset >= tpu_hbm_pkg::NumPresets) begin : gen_bad_preset
+    $error("tpu_hbm_channel: Preset must be 0 (2.0 Gb/s), 1 (2.4 Gb/s) or 2 (test), got %0d",
+           Preset);
+  end
   if (RdQDepth > 255 || WrQDepth > 255) begin : gen_bad_depth
     $error("tpu_hbm_channel: queue depths above 255 do not fit the status outputs");
   end
@@ -164,28 +149,7 @@ module tpu_hbm_channel #(
       .WrQDepth(WrQDepth), .TagBits(TagBits), .PagePolicy(PagePolicy),
       .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow),
       .RefUrgent(RefUrgent),
-      .TCl(TCl),
-      .TCwl(TCwl),
-      .TBl(TBl),
-      .TRcdRd(TRcdRd),
-      .TRcdWr(TRcdWr),
-      .TRp(TRp),
-      .TRas(TRas),
-      .TRc(TRc),
-      .TCcdS(TCcdS),
-      .TCcdL(TCcdL),
-      .TRrdS(TRrdS),
-      .TRrdL(TRrdL),
-      .TFaw(TFaw),
-      .TWr(TWr),
-      .TRtp(TRtp),
-      .TWtrS(TWtrS),
-      .TWtrL(TWtrL),
-      .TRfc(TRfc),
-      .TRfcSb(TRfcSb),
-      .TRefi(TRefi),
-      .TRefiSb(TRefiSb),
-      .TRrefd(TRrefd)
+      `TPU_HBM_TIMING_PASS
     ) u_ctrl (
       .clk_i(clk_i), .rst_ni(rst_ni),
       .rd_valid_i(rd_valid), .rd_ready_o(rd_ready), .rd_bank_i(rd_bank), .rd_row_i(rd_row),

@@ -22,6 +22,8 @@
 // write queue at once). Reads and writes otherwise reorder freely (FR-FCFS: the oldest ready
 // row hit first, else the oldest ready row command); a request whose age reaches AgeCap is served
 // before any other of its queue.
+`include "tpu_hbm_timing.svh"
+
 module tpu_hbm_pc_ctrl #(
   parameter int unsigned RowBits        = 16,
   parameter int unsigned BgBits         = 2,   // bank groups = 2^BgBits
@@ -36,17 +38,9 @@ module tpu_hbm_pc_ctrl #(
   parameter int unsigned WrHigh         = 14,  // enter write drain at this many queued writes
   parameter int unsigned WrLow          = 2,   // leave it at this many (if reads wait)
   parameter int unsigned RefUrgent      = 2,   // refresh debt at which refresh preempts traffic
-  // Timing, cycles (defaults: the 2.0 Gb/s bin).
-  parameter int unsigned TCl = 14, parameter int unsigned TCwl = 5, parameter int unsigned TBl = 2,
-  parameter int unsigned TRcdRd = 14, parameter int unsigned TRcdWr = 12,
-  parameter int unsigned TRp = 14, parameter int unsigned TRas = 34, parameter int unsigned TRc = 48,
-  parameter int unsigned TCcdS = 2, parameter int unsigned TCcdL = 4,
-  parameter int unsigned TRrdS = 4, parameter int unsigned TRrdL = 4, parameter int unsigned TFaw = 15,
-  parameter int unsigned TWr = 16, parameter int unsigned TRtp = 5,
-  parameter int unsigned TWtrS = 6, parameter int unsigned TWtrL = 8,
-  parameter int unsigned TRfc = 350, parameter int unsigned TRfcSb = 160,
-  parameter int unsigned TRefi = 3900, parameter int unsigned TRefiSb = 243,
-  parameter int unsigned TRrefd = 8,
+  // Timing, cycles: every value defaults to the preset (tpu_hbm_pkg).
+  parameter int unsigned Preset         = tpu_hbm_pkg::Preset2000,
+  `TPU_HBM_TIMING_PARAMS(Preset),
   localparam int unsigned BankBits = BgBits + BaBits,
   localparam int unsigned Banks    = 1 << BankBits,
   localparam int unsigned BlkBits  = ColBits - 1,

@@ -3,6 +3,8 @@
 // pseudo-channel, so the user side carries the full peak (Channels x 32 bytes per cycle). Port
 // p = 2*channel + pc; each port addresses its own pseudo-channel from 0 (the mapping of a global
 // address onto ports is the master's: see tpu_hbm_interleave and the README).
+`include "tpu_hbm_timing.svh"
+
 module tpu_hbm_subsys #(
   parameter int unsigned Channels       = 8,
   parameter int unsigned Preset         = 0,
@@ -20,28 +22,7 @@ module tpu_hbm_subsys #(
   parameter int unsigned WrHigh         = 14,
   parameter int unsigned WrLow          = 2,
   parameter int unsigned RefUrgent      = 2,
-  parameter int unsigned TCl      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TCwl     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
-  parameter int unsigned TBl      = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
-  parameter int unsigned TRcdRd   = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TRcdWr   = (Preset == 1) ? 14 : (Preset == 2) ? 12 : 12,
-  parameter int unsigned TRp      = (Preset == 1) ? 17 : (Preset == 2) ? 14 : 14,
-  parameter int unsigned TRas     = (Preset == 1) ? 40 : (Preset == 2) ? 34 : 34,
-  parameter int unsigned TRc      = (Preset == 1) ? 57 : (Preset == 2) ? 52 : 48,
-  parameter int unsigned TCcdS    = (Preset == 1) ? 2 : (Preset == 2) ? 2 : 2,
-  parameter int unsigned TCcdL    = (Preset == 1) ? 4 : (Preset == 2) ? 4 : 4,
-  parameter int unsigned TRrdS    = (Preset == 1) ? 5 : (Preset == 2) ? 4 : 4,
-  parameter int unsigned TRrdL    = (Preset == 1) ? 5 : (Preset == 2) ? 6 : 4,
-  parameter int unsigned TFaw     = (Preset == 1) ? 19 : (Preset == 2) ? 24 : 15,
-  parameter int unsigned TWr      = (Preset == 1) ? 19 : (Preset == 2) ? 16 : 16,
-  parameter int unsigned TRtp     = (Preset == 1) ? 6 : (Preset == 2) ? 5 : 5,
-  parameter int unsigned TWtrS    = (Preset == 1) ? 8 : (Preset == 2) ? 6 : 6,
-  parameter int unsigned TWtrL    = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
-  parameter int unsigned TRfc     = (Preset == 1) ? 421 : (Preset == 2) ? 350 : 350,
-  parameter int unsigned TRfcSb   = (Preset == 1) ? 193 : (Preset == 2) ? 160 : 160,
-  parameter int unsigned TRefi    = (Preset == 1) ? 4682 : (Preset == 2) ? 3900 : 3900,
-  parameter int unsigned TRefiSb  = (Preset == 1) ? 292 : (Preset == 2) ? 243 : 243,
-  parameter int unsigned TRrefd   = (Preset == 1) ? 10 : (Preset == 2) ? 8 : 8,
+  `TPU_HBM_TIMING_PARAMS(Preset),
   localparam int unsigned Ports = 2 * Channels
 ) (
   input  logic clk_i,
@@ -109,28 +90,7 @@ module tpu_hbm_subsys #(
       .ColBits(ColBits), .AddrMap(AddrMap), .RdQDepth(RdQDepth), .WrQDepth(WrQDepth),
       .RetDepth(RetDepth), .PagePolicy(PagePolicy), .PerBankRefresh(PerBankRefresh),
       .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow), .RefUrgent(RefUrgent),
-        .TCl(TCl),
-        .TCwl(TCwl),
-        .TBl(TBl),
-        .TRcdRd(TRcdRd),
-        .TRcdWr(TRcdWr),
-        .TRp(TRp),
-        .TRas(TRas),
-        .TRc(TRc),
-        .TCcdS(TCcdS),
-        .TCcdL(TCcdL),
-        .TRrdS(TRrdS),
-        .TRrdL(TRrdL),
-        .TFaw(TFaw),
-        .TWr(TWr),
-        .TRtp(TRtp),
-        .TWtrS(TWtrS),
-        .TWtrL(TWtrL),
-        .TRfc(TRfc),
-        .TRfcSb(TRfcSb),
-        .TRefi(TRefi),
-        .TRefiSb(TRefiSb),
-        .TRrefd(TRrefd)
+      `TPU_HBM_TIMING_PASS
     ) u_channel (
       .clk_i(clk_i), .rst_ni(rst_ni),
       .aw_valid_i(aw_valid_i[c*2 +: 2]),
