@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator suite of accel_test.cpp (random workloads bit-exact against the golden model
+// The accelerator suite of accel_suite.h (random workloads bit-exact against the golden model
 // with zero HBM timing violations and consistent counters; every error code with the golden
 // model's code and pc and a recovery; legal edge programs) on the default configuration: a 16x16
 // array with the default buffers and queues (act 2048, wgt 2048, acc 4096, QueueDepth 32) and one
 // HBM2 channel, the engine tpusim runs as 16x16_1ch (sim/CMakeLists.txt), with larger shapes and
 // more iterations. Long tier only (`make test-long`).
-#define TPU_ACCEL_LONG_TIER
 #include "Vaccel_16x16_1ch.h"
-#include "accel_test.cpp"  // the suite (TYPED_TEST_SUITE_P AccelTest), without the fast tier
+#include "accel_suite.h"
 
 namespace tpu {
 namespace accel_suite {

@@ -1,0 +1,965 @@
+// SPDX-License-Identifier: Apache-2.0
+// The accelerator's test suite, as a typed-parameterized GoogleTest suite over tpu_accel
+// configurations (accel_test.cpp: the fast tier's small builds; accel_long_test.cpp: 16x16).
+// The accelerator (tpu_accel with the HBM2 device models, tpu/tb/accel_harness.h) against the
+// instruction-level golden model (isa::Machine), end to end:
+//  * RandomWorkloads: GEMMs (overwrite / preload / accumulate, fp32 / bf16 out, relu), dense
+//    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
+//    specials), in both numerics modes, bit-exact through the scoreboard, with zero JEDEC timing
+//    violations and consistent performance counters (the six stall classes add up to the cycles,
+//    the useful MACs and the instruction count are the program's, the DMA bytes are its beats);
+//  * IllegalPrograms*: hand-encoded programs that hit every error code 1..9 (each field rule,
+//    the precedence rules, dispatch-queue deadlocks, token overflow, a decode error after a
+//    runtime deadlock): the machine reports exactly the golden model's code and pc, does not
+//    hang, and then runs a legal workload correctly on the same simulation (it recovers);
+//  * LegalEdgePrograms: rows shorter than the buffers' (zero fill), buffer ranges and HBM
+//    ranges up to their last row / byte, a newer minor version, tokens left at END, bytes after
+//    END, QueueDepth GEMMs waiting for their LOADs, 255 pushes: all run, and what they store equals
+//    the golden model's bytes;
+//  * ShapeInvariance (fast tier only): the same GEMM, MLP and convolution (same data) on three
+//    array shapes give identical output bytes.
+//
+// Fast tier (accel_test): three small builds declared in tests/CMakeLists.txt, whose parameters
+// the configurations below repeat (and the field-rule tests would catch a mismatch: the machine
+// checks against its parameters, the golden model against the configuration):
+//   accel_4x4_q4  4x4,  act 64,  wgt 64,  acc 64, QueueDepth 4 (blocks, slots, full queues)
+//   accel_3x5     3x5,  act 32,  wgt 24,  acc 40, QueueDepth 8 (odd, non-square)
+//   accel_8x8     8x8,  act 256, wgt 128, acc 48, QueueDepth 32 (the default queues)
+// The long tier (accel_long_test.cpp, `make test-long`) instantiates the same suite on the
+// default 16x16 one-channel accelerator with larger shapes and more iterations.
+//
+// Reproducing: every test prints its run seed; `--seed=N` (or SEED=N) replays it. Every workload
+// is named in the failure with its shape, options, data seed and mode.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "tpu/host.h"
+#include "tpu/isa.h"
+#include "tpu/isa_model.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/accel_harness.h"
+#include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/accel_sim.h"
+#include "tpu/tb/fcov.h"
+#include "tpu/tb/rng.h"
+#include "tpu/tb/workloads.h"
+
+namespace tpu {
+namespace accel_suite {
+
+using host::Init;
+using host::OutFormat;
+using isa::Bytes;
+using isa::Deps;
+using isa::ErrorCode;
+using isa::Instr;
+using isa::MachineConfig;
+using tb::accel::Config;
+using tb::accel::Workload;
+namespace accel = tb::accel;
+
+// How big the random workloads of one configuration get, and how many there are.
+struct Limits {
+  int iterations = 4;  // rounds of (GEMM, dense, MLP, conv)
+  int max_m = 40, max_k = 24, max_n = 24;
+  int max_hw = 7, max_c = 6;  // convolution: input height/width, input channels
+  int max_hidden = 20;        // MLP hidden sizes
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+std::string CodeName(ErrorCode c) {
+  return isa::ErrorName(c);
+}
+
+Deps D(bool pop_prev, bool pop_next, bool push_prev, bool push_next) {
+  Deps d;
+  d.pop_prev = pop_prev;
+  d.pop_next = pop_next;
+  d.push_prev = push_prev;
+  d.push_next = push_next;
+  return d;
+}
+const Deps kPopPrev = D(true, false, false, false);
+const Deps kPopNext = D(false, true, false, false);
+const Deps kPushPrev = D(false, false, true, false);
+const Deps kPushNext = D(false, false, false, true);
+
+// HBM regions of the hand-written programs (the workloads use the low addresses).
+constexpr uint64_t kProgAddr = 0x100000;  // programs
+constexpr uint64_t kDataAddr = 0x200000;  // what their LOADs read (zeros unless written)
+constexpr uint64_t kOutAddr = 0x300000;   // where their STOREs write
+constexpr uint64_t kOutBytes = 0x2000;
+
+isa::Load Ld(uint8_t buffer, uint16_t dst, uint16_t rows, uint16_t elems, Deps d = {},
+             uint64_t addr = kDataAddr, uint32_t stride = 64) {
+  isa::Load l;
+  l.deps = d;
+  l.buffer = buffer;
+  l.hbm_addr = addr;
+  l.hbm_stride = stride;
+  l.dst = dst;
+  l.rows = rows;
+  l.elems = elems;
+  return l;
+}
+isa::Gemm G(uint16_t rows, uint16_t kv, uint16_t nv, bool load_w, Deps d = {}, uint16_t act = 0,
+            uint16_t wgt = 0, uint16_t acc = 0, bool accumulate = false) {
+  isa::Gemm g;
+  g.deps = d;
+  g.act = act;
+  g.wgt = wgt;
+  g.acc = acc;
+  g.rows = rows;
+  g.kv = kv;
+  g.nv = nv;
+  g.load_weights = load_w;
+  g.accumulate = accumulate;
+  return g;
+}
+isa::Store St(uint16_t acc, uint16_t rows, uint16_t elems, Deps d = {}, uint64_t addr = kOutAddr,
+              uint32_t stride = 64, uint8_t format = isa::kFmtFp32, uint8_t act = isa::kActNone) {
+  isa::Store s;
+  s.deps = d;
+  s.format = format;
+  s.activation = act;
+  s.hbm_addr = addr;
+  s.hbm_stride = stride;
+  s.acc = acc;
+  s.rows = rows;
+  s.elems = elems;
+  return s;
+}
+
+// HEADER (count = the program's length) + body [+ END], encoded.
+std::vector<Bytes> Program(const MachineConfig& cfg, const std::vector<Instr>& body,
+                           bool end = true) {
+  isa::Header h;
+  h.r = uint16_t(cfg.r);
+  h.c = uint16_t(cfg.c);
+  h.count = uint32_t(body.size() + 1 + (end ? 1 : 0));
+  std::vector<Bytes> p{isa::Encode(h)};
+  for (const auto& in : body) p.push_back(isa::Encode(in));
+  if (end) p.push_back(isa::Encode(isa::End{}));
+  return p;
+}
+// An instruction with one byte changed (reserved bytes, unknown opcodes).
+Bytes With(const Instr& in, int byte, uint8_t value) {
+  Bytes b = isa::Encode(in);
+  b[size_t(byte)] = value;
+  return b;
+}
+// A legal weight-loading GEMM that pushes / pops nothing.
+Instr Gw(const MachineConfig& c) {
+  return G(1, uint16_t(c.r), uint16_t(c.c), true);
+}
+
+std::string Disasm(const std::vector<Bytes>& prog, uint32_t pc) {
+  if (pc >= prog.size()) return "(past the program)";
+  const auto d = isa::Decode(prog[pc].data());
+  return d.ok() ? isa::Disassemble(d.instr) : fmt::format("(undecodable: {})", d.message);
+}
+
+// One hand-written program and where it is written and run.
+struct Case {
+  Case(std::string n, ErrorCode w, std::vector<Bytes> p)
+      : name(std::move(n)), want(w), prog(std::move(p)) {}
+  std::string name;
+  ErrorCode want = ErrorCode::kOk;  // what the golden model must say (a check on the case)
+  std::vector<Bytes> prog;
+  uint64_t write_addr = kProgAddr;  // where the bytes go
+  uint64_t run_addr = kProgAddr;    // the program address the host writes
+  std::optional<uint32_t> count;    // the length the host writes (default: prog.size())
+  uint32_t Count() const { return count ? *count : uint32_t(prog.size()); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The bench: one accelerator simulation per numerics mode (the mode is a register: the same
+// build), created lazily and re-created after a watchdog (a stuck machine is not reused).
+
+template <class V>
+class Bench {
+ public:
+  explicit Bench(Config cfg) : cfg_(std::move(cfg)) {}
+
+  const Config& config() const { return cfg_; }
+  Config ConfigFor(num::Mode mode) const {
+    Config c = cfg_;
+    c.machine.mode = mode;
+    return c;
+  }
+  accel::AccelSim<V>& Sim(num::Mode mode) {
+    auto& s = mode == num::Mode::kFtz ? ftz_ : ieee_;
+    if (!s) s = std::make_unique<accel::AccelSim<V>>(ConfigFor(mode), test::TestTrace());
+    return *s;
+  }
+  void Drop(num::Mode mode) { (mode == num::Mode::kFtz ? ftz_ : ieee_).reset(); }
+
+  // A watchdog bound generous enough for the workload: a few thousand cycles per instruction
+  // plus the array's and the DMA's minimum times, several times over.
+  static uint64_t CycleBound(const Config& cfg, const Workload& w) {
+    const uint64_t peak = uint64_t(cfg.machine.r) * cfg.machine.c;
+    return 200'000 + 2'000 * uint64_t(w.Instructions()) + 20 * (w.Macs() / peak) +
+           (w.InputBytes() + w.OutputBytes()) / 2;
+  }
+
+  // Runs `w` on the accelerator and on a fresh golden model; checks the machine's status, the
+  // HBM timing, the counters and every output bit. Returns the DUT's outputs (row-major), empty
+  // after a failure that left nothing to compare.
+  std::vector<std::vector<uint32_t>> Check(const Workload& w, num::Mode mode) {
+    const Config cfg = ConfigFor(mode);
+    SCOPED_TRACE(fmt::format("{} {} on {} ({}), data seed {}", w.kind, w.description, cfg.name,
+                             mode == num::Mode::kFtz ? "ftz" : "ieee", w.seed));
+    auto& sim = Sim(mode);
+    accel::Load(sim, w);
+    accel::RunOptions opt;
+    opt.max_cycles = CycleBound(cfg, w);
+    accel::Result r;
+    try {
+      r = accel::Run(sim, w, opt);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the accelerator did not finish: " << e.what();
+      Drop(mode);
+      return {};
+    }
+    EXPECT_EQ(CodeName(r.code), CodeName(ErrorCode::kOk))
+        << "at pc " << r.pc << ": "
+        << (r.pc < w.prog.instrs.size() ? isa::Disassemble(w.prog.instrs[r.pc]) : "");
+    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    CheckPerf(w, r.perf);
+    ++runs_, cycles_ += r.perf.cycles, macs_ += r.perf.macs, busy_ += r.perf.busy;
+
+    isa::Machine golden(cfg.machine);
+    const isa::RunResult g = accel::RunGolden(golden, w);
+    EXPECT_TRUE(g.ok()) << "golden model: " << g.message;
+    if (r.code != ErrorCode::kOk || !g.ok()) return {};
+    const accel::Report rep = accel::Compare(sim, golden, w);
+    EXPECT_TRUE(rep.pass) << rep.Format();
+    std::vector<std::vector<uint32_t>> out;
+    for (const auto& t : w.outputs) out.push_back(accel::ReadTensor(sim, t));
+    return out;
+  }
+
+  // The counters against the program: every busy cycle in exactly one class; the MACs, the
+  // instructions (HEADER .. END) and the DMA beats are the program's.
+  // "12 workloads, 345,678 cycles, 1,234,567 MACs (busy 45%)".
+  std::string Stats() const {
+    return fmt::format("{} workloads, {} cycles, {} MACs, array busy {:.1f}% of the cycles", runs_,
+                       cycles_, macs_, cycles_ ? 100.0 * double(busy_) / double(cycles_) : 0.0);
+  }
+
+  static void CheckPerf(const Workload& w, const accel::Perf& p) {
+    EXPECT_GT(p.cycles, 0u);
+    EXPECT_EQ(p.busy + p.weight_stall + p.input_stall + p.acc_hazard + p.store_stall + p.idle,
+              p.cycles)
+        << fmt::format("busy {} weight {} input {} hazard {} store {} idle {}", p.busy,
+                       p.weight_stall, p.input_stall, p.acc_hazard, p.store_stall, p.idle);
+    EXPECT_EQ(p.macs, w.Macs());
+    EXPECT_EQ(p.instructions, uint64_t(w.Instructions()));
+    // Each LOAD row and STORE row moves whole 32-byte beats from a 32-byte aligned address.
+    uint64_t load_bytes = 0, store_bytes = 0;
+    for (const auto& in : w.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in)) {
+        // An accumulator LOAD with stride 0 (a bias) reads its row once and repeats it.
+        const bool acc = l->buffer == isa::kBufAcc;
+        const uint64_t rows = acc && l->hbm_stride == 0 ? 1 : l->rows;
+        load_bytes += rows * host::RoundUp32(l->elems * (acc ? 4 : 2));
+      } else if (const auto* s = std::get_if<isa::Store>(&in)) {
+        const uint64_t size = s->format == isa::kFmtBf16 ? 2 : 4;
+        store_bytes += uint64_t(s->rows) * host::RoundUp32(s->elems * size);
+      }
+    }
+    EXPECT_EQ(p.hbm_write_bytes, store_bytes);
+    EXPECT_EQ(p.hbm_read_bytes, load_bytes + w.ProgramBytes())
+        << fmt::format("LOADs {} B + program {} B", load_bytes, w.ProgramBytes());
+  }
+
+ private:
+  Config cfg_;
+  std::unique_ptr<accel::AccelSim<V>> ieee_, ftz_;
+  uint64_t runs_ = 0, cycles_ = 0, macs_ = 0, busy_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Random workloads
+
+Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int kind) {
+  const uint64_t seed = rng.Next();
+  const auto values = rng.Range(0, 3) == 0 ? accel::Values::kSpecials : accel::Values::kFinite;
+  const int m = rng.Range(1, lim.max_m), k = rng.Range(1, lim.max_k), n = rng.Range(1, lim.max_n);
+  switch (kind) {
+    case 0:
+    case 1:
+    case 2: {
+      const Init init = Init(kind);  // overwrite, preload, accumulate
+      const OutFormat f =
+          init == Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
+      return accel::MakeGemm(cfg, m, k, n, init, f, rng.Bit(), seed, values);
+    }
+    case 3:
+      return accel::MakeDense(cfg, m, k, n, rng.Bit(), rng.Bit(),
+                              rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, seed, values);
+    case 4: {
+      std::vector<int> sizes{k};
+      const int hidden = rng.Range(1, 2);
+      for (int i = 0; i < hidden; ++i) sizes.push_back(rng.Range(1, lim.max_hidden));
+      sizes.push_back(n);
+      return accel::MakeMlp(cfg, std::max(1, m / 2), sizes, rng.Bit(), rng.Bit(), seed, values);
+    }
+    default: {
+      host::ConvShape s;
+      s.n = rng.Range(1, 2);
+      s.kh = rng.Range(1, 3);
+      s.kw = rng.Range(1, 3);
+      s.pad = rng.Range(0, 1);
+      s.stride = rng.Range(1, 2);
+      s.h = rng.Range(std::max(1, s.kh - 2 * s.pad), lim.max_hw);
+      s.w = rng.Range(std::max(1, s.kw - 2 * s.pad), lim.max_hw);
+      s.cin = rng.Range(1, lim.max_c);
+      s.cout = rng.Range(1, lim.max_n);
+      return accel::MakeConv(cfg, s, rng.Bit(), rng.Bit(), seed, values);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The suite, typed over a configuration: T::Model (the Verilated class), T::MakeConfig() (its
+// accel::Config), T::kName, T::TestLimits().
+
+template <class T>
+class AccelTest : public ::testing::Test {
+ protected:
+  using V = typename T::Model;
+
+  AccelTest() : bench_(T::MakeConfig()) {}
+  const MachineConfig& mc() const { return bench_.config().machine; }
+
+  // A small legal GEMM after an error: the machine must have recovered (queues, tokens, fetch,
+  // weights state), checked bit for bit.
+  void ExpectRecovers(const std::string& after, tb::Rng& rng) {
+    SCOPED_TRACE("the legal workload after " + after);
+    const Config cfg = bench_.config();
+    const Init init = Init(rng.Range(0, 2));
+    const Workload w = accel::MakeGemm(
+        cfg, rng.Range(1, 2 * cfg.machine.r + 3), rng.Range(1, 2 * cfg.machine.r + 1),
+        rng.Range(1, 2 * cfg.machine.c + 1), init, OutFormat::kFp32, false, rng.Next());
+    bench_.Check(w, num::Mode::kIeee);
+  }
+
+  // Runs a hand-written program on the accelerator and on the golden model (same bytes, same
+  // program address and length): the golden model must say `c.want` (the case hits what it is
+  // meant to), and the machine exactly the golden model's code and pc, without hanging. Returns
+  // the machine's result (nullopt when it hung).
+  std::optional<accel::Result> RunCase(const Case& c) {
+    SCOPED_TRACE(fmt::format("case '{}' on {}", c.name, bench_.config().name));
+    isa::Machine golden(mc());
+    std::vector<uint8_t> bytes;
+    for (const auto& b : c.prog) bytes.insert(bytes.end(), b.begin(), b.end());
+    if (!bytes.empty()) golden.WriteHbm(c.write_addr, bytes.data(), bytes.size());
+    const isa::RunResult g = golden.Run(c.run_addr, c.Count());
+    EXPECT_EQ(CodeName(g.code), CodeName(c.want)) << "the case is wrong: " << g.message;
+
+    auto& sim = bench_.Sim(num::Mode::kIeee);
+    // Clear the program area first: a stale longer program must not help a short one.
+    const std::vector<uint8_t> zeros(64 * 32, 0);
+    if (c.write_addr + zeros.size() <= mc().hbm_bytes) {
+      sim.WriteHbm(c.write_addr, zeros.data(), zeros.size());
+    }
+    if (!bytes.empty()) sim.WriteHbm(c.write_addr, bytes.data(), bytes.size());
+    accel::RunOptions opt;
+    opt.max_cycles = 200'000 + 4'000 * uint64_t(c.prog.size());
+    accel::Result r;
+    try {
+      r = sim.Run(c.run_addr, c.Count(), opt);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the machine hung (golden: " << CodeName(g.code) << " at pc " << g.pc
+                    << "): " << e.what();
+      bench_.Drop(num::Mode::kIeee);
+      return std::nullopt;
+    }
+    EXPECT_EQ(CodeName(r.code), CodeName(g.code))
+        << "machine pc " << r.pc << "; golden pc " << g.pc << ": " << g.message;
+    // The pc is the offending instruction's, or END's on success (both report it).
+    {
+      EXPECT_EQ(r.pc, g.pc) << "golden: " << CodeName(g.code) << ": " << g.message
+                            << "\n  machine's pc: " << Disasm(c.prog, r.pc)
+                            << "\n  golden's pc:  " << Disasm(c.prog, g.pc);
+    }
+    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    if (g.ok()) {
+      // A legal program: what it stored equals the golden model's bytes.
+      std::vector<uint8_t> got(kOutBytes), want(kOutBytes);
+      sim.ReadHbm(kOutAddr, got.data(), got.size());
+      golden.ReadHbm(kOutAddr, want.data(), want.size());
+      EXPECT_TRUE(got == want) << "stored bytes differ from the golden model's";
+      EXPECT_EQ(r.perf.instructions, uint64_t(g.pc) + 1);
+    }
+    return r;
+  }
+
+  // Every case, each followed by a legal workload.
+  void RunCases(const std::vector<Case>& cases) {
+    tb::Rng rng(test::TestSeed());
+    for (const Case& c : cases) {
+      // The workload's tensors and program live below kProgAddr: clear the stores' area only.
+      const std::vector<uint8_t> zeros(kOutBytes, 0);
+      bench_.Sim(num::Mode::kIeee).WriteHbm(kOutAddr, zeros.data(), zeros.size());
+      RunCase(c);
+      ExpectRecovers(c.name, rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+
+  Bench<V> bench_;
+};
+
+TYPED_TEST_SUITE_P(AccelTest);
+
+TYPED_TEST_P(AccelTest, RandomWorkloads) {
+  tb::Rng rng(test::TestSeed());
+  const Limits lim = TypeParam::TestLimits();
+  const Config cfg = this->bench_.config();
+  fmt::print("[  CONFIG  ] {}: {}\n", cfg.name, accel::Describe(cfg));
+  for (uint64_t it = 0; it < test::Scaled(uint64_t(lim.iterations)); ++it) {
+    // Every kind each round, in a random order and mode.
+    std::vector<int> kinds = {0, 1, 2, 3, 4, 5};
+    for (size_t i = kinds.size(); i > 1; --i)
+      std::swap(kinds[i - 1], kinds[rng.Range(0, int(i) - 1)]);
+    for (int kind : kinds) {
+      const num::Mode mode = rng.Range(0, 3) == 0 ? num::Mode::kFtz : num::Mode::kIeee;
+      const Workload w = RandomWorkload(this->bench_.ConfigFor(mode), rng, lim, kind);
+      this->bench_.Check(w, mode);
+      if (this->HasFailure()) return;  // the first failing workload is the reproduction
+    }
+  }
+  fmt::print("[  STATS   ] {}\n", this->bench_.Stats());
+}
+
+// ERR_OPCODE, ERR_RESERVED (reserved bytes and bits, illegal dependency flags) and their
+// precedence within an instruction.
+TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
+  const MachineConfig c = this->mc();
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1), gw = Gw(c), st = St(0, 1, 1), end = isa::End{};
+  std::vector<Case> cases;
+  auto add = [&](std::string name, ErrorCode want, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), want, std::move(prog)});
+  };
+  // Opcodes.
+  {
+    auto p = Program(c, {ld, gw, st});
+    p[2] = With(gw, 0, 0x00);
+    add("opcode 0x00", ErrorCode::kOpcode, p);
+    p = Program(c, {ld, gw, st});
+    p[3] = With(st, 0, 0x06);
+    add("opcode 0x06 (the first unused)", ErrorCode::kOpcode, p);
+    p = Program(c, {ld, gw, st});
+    p[4] = With(end, 0, 0xFF);
+    add("opcode 0xFF where END would be", ErrorCode::kOpcode, p);
+    p = Program(c, {ld});
+    p[1] = With(ld, 0, 0x86);
+    p[1][2] = 0xFF;  // an unknown opcode is reported before its reserved bytes
+    add("opcode before reserved", ErrorCode::kOpcode, p);
+  }
+  // Reserved bytes and bits, per kind.
+  {
+    struct R {
+      const char* what;
+      Instr in;
+      int byte;
+      uint8_t value;
+    };
+    const R rs[] = {{"LOAD byte 2", ld, 2, 0x01},         {"LOAD byte 3", ld, 3, 0x80},
+                    {"LOAD byte 5", ld, 5, 0x01},         {"LOAD byte 7", ld, 7, 0x40},
+                    {"LOAD byte 26", ld, 26, 0x01},       {"LOAD byte 31", ld, 31, 0x80},
+                    {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 2", gw, 16, 0x06},
+                    {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
+                    {"GEMM byte 31", gw, 31, 0x01},       {"STORE byte 6", st, 6, 0x01},
+                    {"STORE byte 7", st, 7, 0x20},        {"STORE byte 26", st, 26, 0x01},
+                    {"STORE byte 31", st, 31, 0x04},      {"END byte 4", end, 4, 0x01},
+                    {"END byte 31", end, 31, 0x80},       {"LOAD flag bit 4", ld, 1, 0x10},
+                    {"GEMM flag bit 7", gw, 1, 0x80}};
+    for (const R& r : rs) {
+      auto p = Program(c, {ld, gw, st});
+      const size_t at = std::holds_alternative<isa::Load>(r.in)    ? 1
+                        : std::holds_alternative<isa::Gemm>(r.in)  ? 2
+                        : std::holds_alternative<isa::Store>(r.in) ? 3
+                                                                   : 4;
+      p[at] = With(r.in, r.byte, r.value);
+      add(r.what, ErrorCode::kReserved, p);
+    }
+    // HEADER's reserved bytes and flags: pc 0.
+    auto p = Program(c, {ld});
+    p[0][2] = 0x01;
+    add("HEADER byte 2", ErrorCode::kReserved, p);
+    p = Program(c, {ld});
+    p[0][25] = 0x01;
+    add("HEADER byte 25", ErrorCode::kReserved, p);
+    p = Program(c, {ld});
+    p[0][1] = 0x04;
+    add("HEADER with push_prev", ErrorCode::kReserved, p);
+  }
+  // Dependency flags the module cannot use.
+  add("LOAD pop_prev (load has no prev)", ErrorCode::kReserved,
+      Program(c, {ld, Ld(isa::kBufWgt, 0, 1, 1, kPopPrev)}));
+  add("LOAD push_prev", ErrorCode::kReserved, Program(c, {Ld(isa::kBufAct, 0, 1, 1, kPushPrev)}));
+  add("STORE push_next (store has no next)", ErrorCode::kReserved,
+      Program(c, {gw, St(0, 1, 1, kPushNext)}));
+  add("STORE pop_next", ErrorCode::kReserved, Program(c, {gw, St(0, 1, 1, kPopNext)}));
+  {
+    isa::End e;
+    e.deps = kPopPrev;
+    add("END pop_prev", ErrorCode::kReserved, Program(c, {ld, e}, false));
+  }
+  // Reserved before the kind's rules: a LOAD with rows = 0 and a reserved byte.
+  {
+    auto p = Program(c, {ld});
+    p[1] = With(Ld(isa::kBufAct, 0, 0, 1), 30, 0x01);
+    add("reserved before field", ErrorCode::kReserved, p);
+  }
+  this->RunCases(cases);
+}
+
+// ERR_HEADER, ERR_SHAPE, ERR_NO_END (and the first END ends the program).
+TYPED_TEST_P(AccelTest, IllegalProgramsHeader) {
+  const MachineConfig c = this->mc();
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1), gw = Gw(c);
+  std::vector<Case> cases;
+  auto add = [&](std::string name, ErrorCode want, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), want, std::move(prog)});
+  };
+  {
+    auto p = Program(c, {ld});
+    p[0] = isa::Encode(ld);
+    add("no HEADER (a LOAD at pc 0)", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][0] = 0x07;
+    add("unknown opcode at pc 0", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][7] = 0x32;
+    add("magic TPU2", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][8] = 2;
+    add("major version 2", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][8] = 0, p[0][9] = 1;
+    add("major version 256", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][16] += 1;
+    add("HEADER count above the length", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][16] -= 1;  // the length covers the END; the count says one fewer
+    add("HEADER count below the length", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][12] = uint8_t(c.r + 1);
+    p[0][16] += 1;  // count before shape
+    add("count before shape", ErrorCode::kHeader, p);
+    p = Program(c, {ld});
+    p[0][19] = 0x01;  // a count of 2^24 + ...
+    add("HEADER count high byte", ErrorCode::kHeader, p);
+  }
+  {
+    isa::Header h2;
+    h2.r = uint16_t(c.r);
+    h2.c = uint16_t(c.c);
+    h2.count = 4;
+    add("a second HEADER", ErrorCode::kHeader, Program(c, {ld, h2}));
+  }
+  {
+    Case len0{"length 0", ErrorCode::kHeader, Program(c, {ld})};
+    len0.count = 0;
+    cases.push_back(len0);
+  }
+  {
+    auto p = Program(c, {ld});
+    p[0][12] = uint8_t(c.r + 1);
+    add("R + 1", ErrorCode::kShape, p);
+    p = Program(c, {ld});
+    p[0][14] = uint8_t(c.c + 1);
+    add("C + 1", ErrorCode::kShape, p);
+    p = Program(c, {ld});
+    p[0][13] = 1;  // R + 256
+    add("R + 256", ErrorCode::kShape, p);
+    p = Program(c, {ld});
+    std::swap(p[0][12], p[0][14]);
+    add("R and C swapped", c.r == c.c ? ErrorCode::kOk : ErrorCode::kShape, p);
+  }
+  add("no END", ErrorCode::kNoEnd, Program(c, {ld, gw, St(0, 1, 1)}, false));
+  add("HEADER only", ErrorCode::kNoEnd, Program(c, {}, false));
+  this->RunCases(cases);
+}
+
+// ERR_FIELD: every rule of every kind, the buffer ranges one past their last row, weight reuse.
+TYPED_TEST_P(AccelTest, IllegalProgramsField) {
+  const MachineConfig c = this->mc();
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1), gw = Gw(c);
+  std::vector<Case> cases;
+  auto add = [&](std::string name, std::vector<Instr> body) {
+    cases.push_back({std::move(name), ErrorCode::kField, Program(c, body)});
+  };
+  // LOAD.
+  add("LOAD buffer 3", {ld, Ld(3, 0, 1, 1)});
+  add("LOAD buffer 255", {Ld(255, 0, 1, 1)});
+  add("LOAD rows 0", {ld, Ld(isa::kBufWgt, 0, 0, 1)});
+  add("LOAD act elems 0", {Ld(isa::kBufAct, 0, 1, 0)});
+  add("LOAD act elems R+1", {Ld(isa::kBufAct, 0, 1, uint16_t(R + 1))});
+  add("LOAD wgt elems C+1", {Ld(isa::kBufWgt, 0, 1, uint16_t(C + 1))});
+  add("LOAD acc elems C+1", {gw, Ld(isa::kBufAcc, 0, 1, uint16_t(C + 1))});
+  add("LOAD acc elems 0", {Ld(isa::kBufAcc, 0, 1, 0)});
+  add("LOAD act dst+rows = ActDepth+1", {Ld(isa::kBufAct, uint16_t(A - 1), 2, R)});
+  add("LOAD wgt dst = WgtDepth", {Ld(isa::kBufWgt, W, 1, C)});
+  add("LOAD acc dst+rows = AccDepth+1", {Ld(isa::kBufAcc, 1, Acc, C)});
+  add("LOAD act rows 65535", {Ld(isa::kBufAct, 0, 65535, 1, {}, kDataAddr, 0)});
+  add("LOAD field before HBM", {Ld(isa::kBufAct, 0, 1, uint16_t(R + 1), {}, kDataAddr + 2, 3)});
+  // GEMM.
+  add("GEMM rows 0", {ld, G(0, R, C, true)});
+  add("GEMM kv 0", {G(1, 0, C, true)});
+  add("GEMM kv R+1", {G(1, uint16_t(R + 1), C, true)});
+  add("GEMM nv 0", {G(1, R, 0, true)});
+  add("GEMM nv C+1", {G(1, R, uint16_t(C + 1), true)});
+  add("GEMM act+rows = ActDepth+1", {G(2, R, C, true, {}, uint16_t(A - 1))});
+  add("GEMM wgt+kv = WgtDepth+1", {G(1, R, C, true, {}, 0, uint16_t(W - R + 1))});
+  add("GEMM acc+rows = AccDepth+1", {G(2, 1, 1, true, {}, 0, 0, uint16_t(Acc - 1))});
+  add("GEMM reuse before any load", {ld, G(1, R, C, false)});
+  if (C > 1)
+    add("GEMM reuse with another nv", {gw, G(1, R, C, false), G(1, R, uint16_t(C - 1), false)});
+  if (R > 1) add("GEMM reuse with another kv", {gw, G(1, uint16_t(R - 1), C, false)});
+  // Reuse still checks wgt + kv against WgtDepth (wgt is not read, but the rule holds).
+  add("GEMM reuse with wgt past WgtDepth", {gw, G(1, R, C, false, {}, 0, uint16_t(W - R + 1))});
+  // STORE.
+  add("STORE format 2", {gw, St(0, 1, 1, {}, kOutAddr, 64, 2)});
+  add("STORE activation 2", {gw, St(0, 1, 1, {}, kOutAddr, 64, isa::kFmtFp32, 2)});
+  add("STORE rows 0", {gw, St(0, 0, 1)});
+  add("STORE elems 0", {gw, St(0, 1, 0)});
+  add("STORE elems C+1", {gw, St(0, 1, uint16_t(C + 1))});
+  add("STORE acc+rows = AccDepth+1", {gw, St(uint16_t(Acc - 1), 2, 1)});
+  add("STORE stride 0 (one row)", {gw, St(0, 1, 1, {}, kOutAddr, 0)});
+  add("STORE bf16 stride 0", {gw, St(0, 3, C, {}, kOutAddr, 0, isa::kFmtBf16)});
+  if (C * 4 > 32) add("STORE fp32 stride 32 below the row", {gw, St(0, 2, C, {}, kOutAddr, 32)});
+  add("STORE field before HBM", {gw, St(0, 1, uint16_t(C + 1), {}, kOutAddr + 4, 48)});
+  // The lowest pc wins across modules: a STORE error after a LOAD error.
+  add("two errors: the lower pc", {Ld(isa::kBufAct, 0, 0, 1), gw, St(0, 0, 1)});
+  this->RunCases(cases);
+}
+
+// ERR_HBM: misaligned and out-of-range LOAD / STORE addresses and strides, and the program's own
+// address and extent.
+TYPED_TEST_P(AccelTest, IllegalProgramsHbm) {
+  const MachineConfig c = this->mc();
+  const auto C = uint16_t(c.c);
+  const uint64_t top = c.hbm_bytes;
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1), gw = Gw(c);
+  std::vector<Case> cases;
+  auto add = [&](std::string name, std::vector<Instr> body) {
+    cases.push_back({std::move(name), ErrorCode::kHbm, Program(c, body)});
+  };
+  add("LOAD hbm_addr + 16", {ld, Ld(isa::kBufWgt, 0, 1, 1, {}, kDataAddr + 16)});
+  add("LOAD hbm_addr + 1", {Ld(isa::kBufAct, 0, 1, 1, {}, kDataAddr + 1)});
+  add("LOAD stride 48", {Ld(isa::kBufAct, 0, 2, 1, {}, kDataAddr, 48)});
+  add("LOAD stride 16, one row", {Ld(isa::kBufAct, 0, 1, 1, {}, kDataAddr, 16)});
+  add("LOAD at HbmBytes", {Ld(isa::kBufAct, 0, 1, 1, {}, top)});
+  add("LOAD at 2^32", {Ld(isa::kBufAct, 0, 1, 1, {}, uint64_t(1) << 32)});
+  add("LOAD at 2^40 + its data address",
+      {Ld(isa::kBufAct, 0, 1, 1, {}, (uint64_t(1) << 40) + kDataAddr)});
+  add("LOAD at 2^64 - 32", {Ld(isa::kBufAct, 0, 1, 1, {}, ~uint64_t(31))});
+  add("LOAD last row past HbmBytes", {Ld(isa::kBufAct, 0, 3, 1, {}, top - 64, 32)});
+  add("LOAD acc row past HbmBytes", {gw, Ld(isa::kBufAcc, 0, 2, C, {}, top - 32, 32)});
+  add("LOAD huge stride", {Ld(isa::kBufWgt, 0, 2, C, {}, kDataAddr, 0xFFFFFFE0u)});
+  add("STORE hbm_addr + 8", {gw, St(0, 1, 1, {}, kOutAddr + 8)});
+  add("STORE stride 96 + 16", {gw, St(0, 2, 1, {}, kOutAddr, 112)});
+  add("STORE at HbmBytes", {gw, St(0, 1, 1, {}, top)});
+  add("STORE last row past HbmBytes", {gw, St(0, 2, C, {}, top - 64, 64)});
+  add("STORE at 2^33", {gw, St(0, 1, 1, {}, uint64_t(1) << 33)});
+  // The program itself.
+  {
+    Case m{"program address + 16", ErrorCode::kHbm, Program(c, {ld})};
+    m.run_addr = kProgAddr + 16;
+    cases.push_back(m);
+    Case m4{"program address + 4", ErrorCode::kHbm, Program(c, {ld})};
+    m4.run_addr = kProgAddr + 4;
+    cases.push_back(m4);
+    // Two valid instructions in the last 64 bytes, the length says 4: pc 2 is beyond HbmBytes.
+    Case b{"program beyond HbmBytes", ErrorCode::kHbm, Program(c, {ld}, false)};
+    b.write_addr = b.run_addr = top - 64;
+    b.count = 4;
+    b.prog[0][16] = 4;
+    cases.push_back(b);
+    // A program address above the address space must not alias to the valid program below it.
+    Case a{"program at 2^32 + a valid program's address", ErrorCode::kHbm, Program(c, {ld})};
+    a.run_addr = (uint64_t(1) << 32) + kProgAddr;
+    cases.push_back(a);
+    Case h{"program at HbmBytes + its address", ErrorCode::kHbm, Program(c, {ld})};
+    h.run_addr = top + kProgAddr;
+    cases.push_back(h);
+  }
+  // Field before HBM at the same pc; a lower-pc HBM error before a higher-pc field error.
+  add("HBM at pc 1, field at pc 2",
+      {Ld(isa::kBufAct, 0, 1, 1, {}, kDataAddr + 32 + 2), Ld(isa::kBufAct, 0, 0, 1)});
+  this->RunCases(cases);
+}
+
+// ERR_DEADLOCK and ERR_TOKEN_OVERFLOW, and their precedence against check errors found later in
+// program order (the check error wins: the golden model checks the whole program first).
+TYPED_TEST_P(AccelTest, IllegalProgramsTokens) {
+  const MachineConfig c = this->mc();
+  const int q = c.queue_depth;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1), gw = Gw(c);
+  const Instr g_reuse = G(1, R, C, false);
+  std::vector<Case> cases;
+  auto add = [&](std::string name, ErrorCode want, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), want, std::move(prog)});
+  };
+  // Pops with no producer.
+  add("GEMM pops load->compute, nothing pushes", ErrorCode::kDeadlock,
+      Program(c, {ld, G(1, R, C, true, kPopPrev)}));
+  add("STORE pops compute->store, nothing pushes", ErrorCode::kDeadlock,
+      Program(c, {gw, St(0, 1, 1, kPopPrev), ld}));
+  add("LOAD pops compute->load after work", ErrorCode::kDeadlock,
+      Program(c, {ld, gw, St(0, 1, 1), Ld(isa::kBufWgt, 0, 1, 1, kPopNext)}));
+  add("GEMM pops store->compute", ErrorCode::kDeadlock,
+      Program(c, {gw, St(0, 1, 1), G(1, R, C, false, kPopNext)}));
+  // Circular wait: store waits for compute, load for compute, compute for load.
+  add("circular wait", ErrorCode::kDeadlock,
+      Program(c, {St(0, 1, 1, D(true, false, true, false)), Ld(isa::kBufAct, 0, 1, 1, kPopNext),
+                  G(1, R, C, true, D(false, true, false, true))}));
+  // A push after the wait in the same module cannot help.
+  add("push after the wait in one module", ErrorCode::kDeadlock,
+      Program(c, {G(1, R, C, true, kPopNext), St(0, 1, 1, D(true, false, true, false)),
+                  G(1, R, C, false, kPushNext)}));
+  // Dispatch-queue deadlock: QueueDepth + 1 GEMMs popping load->compute, then their LOADs.
+  std::vector<Instr> dq;
+  for (int i = 0; i <= q; ++i) dq.push_back(G(1, R, C, true, kPopPrev));
+  for (int i = 0; i <= q; ++i) dq.push_back(Ld(isa::kBufAct, 0, 1, 1, kPushNext));
+  add(fmt::format("dispatch deadlock: {} GEMMs before their LOADs (QueueDepth {})", q + 1, q),
+      ErrorCode::kDeadlock, Program(c, dq));
+  // The same in the store module: a STORE blocked on a token, QueueDepth more STOREs behind it,
+  // then the GEMM that would push its token.
+  std::vector<Instr> sq{St(0, 1, 1, kPopPrev)};
+  for (int i = 0; i < q; ++i) sq.push_back(St(0, 1, 1));
+  sq.push_back(G(1, R, C, true, kPushNext));
+  add("dispatch deadlock in the store queue", ErrorCode::kDeadlock, Program(c, sq));
+  // Deadlocks followed, later in program order, by a check error: the check error wins.
+  {
+    std::vector<Instr> b{ld, G(1, R, C, true, kPopPrev)};
+    for (int i = 0; i < 40; ++i) b.push_back(Ld(isa::kBufWgt, 0, 1, 1));
+    b.push_back(St(0, 0, 1));
+    add("field error 40 instructions after a deadlock", ErrorCode::kField, Program(c, b));
+    auto p = Program(c, b);
+    p[p.size() - 2] = With(St(0, 1, 1), 0, 0x0E);
+    add("opcode error after a deadlock", ErrorCode::kOpcode, p);
+    b.back() = St(0, 1, 1, {}, kOutAddr + 32 + 16);
+    add("HBM error after a deadlock", ErrorCode::kHbm, Program(c, b));
+    b.pop_back();
+    add("no END after a deadlock", ErrorCode::kNoEnd, Program(c, b, false));
+    std::vector<Instr> d2 = dq;
+    d2.push_back(Ld(isa::kBufAct, 0, 1, 1));
+    auto p2 = Program(c, d2);
+    p2[p2.size() - 2] = With(Ld(isa::kBufAct, 0, 1, 1), 27, 0x01);
+    add("reserved byte after a dispatch deadlock", ErrorCode::kReserved, p2);
+    std::vector<Instr> d3 = dq;
+    d3.push_back(G(1, R, uint16_t(C + 1), true));
+    add("field error after a dispatch deadlock", ErrorCode::kField, Program(c, d3));
+    add("no END after a dispatch deadlock", ErrorCode::kNoEnd, Program(c, dq, false));
+  }
+  // Token overflow: 256 pushes into one queue with no pop, in each of the four queues.
+  {
+    std::vector<Instr> lc(256, Ld(isa::kBufAct, 0, 1, 1, kPushNext));
+    add("256 pushes load->compute", ErrorCode::kTokenOverflow, Program(c, lc));
+    std::vector<Instr> cs{G(1, R, C, true, kPushNext)};
+    for (int i = 1; i < 256; ++i) cs.push_back(G(1, R, C, false, kPushNext));
+    add("256 pushes compute->store", ErrorCode::kTokenOverflow, Program(c, cs));
+    std::vector<Instr> cl{G(1, R, C, true, kPushPrev)};
+    for (int i = 1; i < 260; ++i) cl.push_back(G(1, R, C, false, kPushPrev));
+    add("260 pushes compute->load", ErrorCode::kTokenOverflow, Program(c, cl));
+    std::vector<Instr> sc(256, St(0, 1, 1, kPushPrev));
+    add("256 pushes store->compute", ErrorCode::kTokenOverflow, Program(c, sc));
+    // An overflow before a deadlock later in the program: the overflow.
+    std::vector<Instr> od = lc;
+    od.push_back(St(0, 1, 1, kPopPrev));
+    add("overflow, then a deadlock", ErrorCode::kTokenOverflow, Program(c, od));
+    // An overflow before a check error later in the program: the check error.
+    std::vector<Instr> oc = lc;
+    for (int i = 0; i < 5; ++i) oc.push_back(ld);
+    oc.push_back(Ld(isa::kBufAct, 0, 1, 1, {}, c.hbm_bytes));
+    add("HBM error after an overflow", ErrorCode::kHbm, Program(c, oc));
+    // A deadlock that stops the modules before the pushes that would overflow: the deadlock
+    // (the overflow rule applies to the instructions that start).
+    std::vector<Instr> dl{G(1, R, C, true, kPopPrev)};
+    for (int i = 0; i < 256; ++i) dl.push_back(g_reuse);
+    for (int i = 0; i < 256; ++i) dl.push_back(Ld(isa::kBufAct, 0, 1, 1, kPushNext));
+    add("deadlock before an overflow", ErrorCode::kDeadlock, Program(c, dl));
+  }
+  this->RunCases(cases);
+}
+
+// Legal programs at the edges of the rules: they run, and their stored bytes equal the golden
+// model's. Each program writes every buffer row it reads (buffers are not assumed to survive
+// between programs), ordered by tokens; rewriting a row with the same bytes is the only race.
+TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
+  const MachineConfig c = this->mc();
+  const int q = c.queue_depth;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
+  const uint64_t top = c.hbm_bytes;
+  constexpr uint64_t kTopBytes = 2048;
+  // Data: random small finite bf16 values in the LOADs' region and at the top of HBM, written
+  // into both the accelerator and every golden model.
+  std::vector<uint8_t> data(8192), topdata(kTopBytes);
+  {
+    tb::Rng drng(test::TestSeed());
+    auto fill = [&](std::vector<uint8_t>& v) {
+      for (size_t i = 0; i < v.size(); i += 2) {
+        const uint16_t x = uint16_t(0x3C00 + drng.Range(0, 0x07FF)) ^ (drng.Bit() ? 0x8000 : 0);
+        std::memcpy(&v[i], &x, 2);
+      }
+    };
+    fill(data);
+    fill(topdata);
+  }
+  const Instr ld_act = Ld(isa::kBufAct, 0, 1, R);             // act row 0
+  const Instr ld_wgt = Ld(isa::kBufWgt, 0, R, C, kPushNext);  // weight rows 0 .. R-1, token
+
+  std::vector<Case> cases;
+  auto add = [&](std::string name, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), ErrorCode::kOk, std::move(prog)});
+  };
+  // Every buffer's last rows, HBM's last bytes (a LOAD and a STORE ending at HbmBytes), a bias
+  // broadcast (stride 0), accumulate, relu and bf16 stores.
+  add("last rows and last bytes",
+      Program(c, {Ld(isa::kBufAct, uint16_t(A - 2), 2, R, {}, kDataAddr, 64),
+                  Ld(isa::kBufWgt, uint16_t(W - R), R, C, kPushNext, top - 32 * R, 32),
+                  Ld(isa::kBufAcc, uint16_t(Acc - 2), 2, C, {}, kDataAddr + 512, 0),
+                  G(2, R, C, true, D(true, false, false, true), uint16_t(A - 2), uint16_t(W - R),
+                    uint16_t(Acc - 2), true),
+                  St(uint16_t(Acc - 2), 2, C, kPopPrev, kOutAddr, 64, isa::kFmtFp32, isa::kActRelu),
+                  St(uint16_t(Acc - 2), 2, C, {}, kOutAddr + 256, 32, isa::kFmtBf16),
+                  St(uint16_t(Acc - 1), 1, C, {}, top - 32 * (C > 8 ? 2 : 1), 64)}));
+  // Rows shorter than the buffers' (elems = 1): the rest of each activation, weight and
+  // accumulator row becomes +0 although the HBM bytes after the first element are not zero, and
+  // a GEMM over the full kv = R, nv = C reads those zeros.
+  add("short rows become +0",
+      Program(c, {Ld(isa::kBufAct, 0, 2, 1, {}, kDataAddr, 64),
+                  Ld(isa::kBufWgt, 0, R, 1, kPushNext, kDataAddr + 1024, 32),
+                  Ld(isa::kBufAcc, 0, 2, 1, {}, kDataAddr + 2048, 64),
+                  G(2, R, C, true, D(true, false, false, true), 0, 0, 0, true),
+                  St(0, 2, C, kPopPrev, kOutAddr, 64)}));
+  // A newer minor version; bytes after END are not fetched; a token left at END.
+  {
+    auto p = Program(
+        c, {ld_act, ld_wgt, G(1, R, C, true, kPopPrev), G(1, R, C, false, kPushNext, 0, 0, 1),
+            G(1, R, C, false, kPushNext), St(0, 2, C, kPopPrev)});
+    p[0][10] = 7;                            // minor version 7
+    p.push_back(With(isa::End{}, 0, 0xEE));  // junk after END, inside the length
+    p[0][16] += 1;
+    add("minor 7, junk after END, a token left", p);
+  }
+  // QueueDepth GEMMs waiting for the LOADs that follow them: the dispatcher fits them all. (The
+  // tokens order each LOAD before its GEMM against program order, so what the GEMMs compute is
+  // undefined: nothing is stored.)
+  {
+    std::vector<Instr> b;
+    const int n = std::min(q, int(Acc));
+    for (int i = 0; i < n; ++i) {
+      b.push_back(G(1, R, C, true, kPopPrev, 0, 0, uint16_t(i)));
+    }
+    for (int i = 0; i < n; ++i) {
+      b.push_back(ld_act);
+      b.push_back(ld_wgt);
+    }
+    add(fmt::format("{} GEMMs before their LOADs (QueueDepth {})", n, q), Program(c, b));
+  }
+  // 255 pushes never popped.
+  add("255 tokens left", Program(c, std::vector<Instr>(255, Ld(isa::kBufAct, 0, 1, 1, kPushNext))));
+  // 300 steps paced by a token back every 100 GEMMs: never more than 100 tokens in flight.
+  {
+    std::vector<Instr> b;
+    for (int i = 0; i < 300; ++i) {
+      b.push_back(Ld(isa::kBufAct, 0, 1, R, D(false, i >= 100 && i % 100 == 0, false, false)));
+      b.push_back(ld_wgt);
+      b.push_back(G(1, R, C, true, D(true, false, i % 100 == 99 && i < 200, i == 299), 0, 0,
+                    uint16_t(i % Acc), i >= Acc));
+    }
+    b.push_back(St(0, uint16_t(std::min<int>(Acc, 8)), C, kPopPrev));
+    add("300 steps paced by tokens", Program(c, b));
+  }
+
+  tb::Rng rng(test::TestSeed());
+  for (const Case& cs : cases) {
+    SCOPED_TRACE(cs.name);
+    auto& s = this->bench_.Sim(num::Mode::kIeee);
+    const std::vector<uint8_t> zeros(kOutBytes, 0);
+    s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+    s.WriteHbm(kDataAddr, data.data(), data.size());
+    s.WriteHbm(top - kTopBytes, topdata.data(), topdata.size());
+    isa::Machine golden(c);
+    golden.WriteHbm(kDataAddr, data.data(), data.size());
+    golden.WriteHbm(top - kTopBytes, topdata.data(), topdata.size());
+    std::vector<uint8_t> bytes;
+    for (const auto& b : cs.prog) bytes.insert(bytes.end(), b.begin(), b.end());
+    golden.WriteHbm(cs.write_addr, bytes.data(), bytes.size());
+    s.WriteHbm(cs.write_addr, bytes.data(), bytes.size());
+    const isa::RunResult g = golden.Run(cs.run_addr, cs.Count());
+    ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
+    accel::Result r;
+    try {
+      accel::RunOptions opt;
+      opt.max_cycles = 200'000 + 4'000 * uint64_t(cs.prog.size());
+      r = s.Run(cs.run_addr, cs.Count(), opt);
+    } catch (const std::exception& e) {
+      this->bench_.Drop(num::Mode::kIeee);
+      FAIL() << "the machine hung: " << e.what();
+    }
+    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(cs.prog, r.pc);
+    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    EXPECT_EQ(r.perf.instructions, uint64_t(g.pc) + 1);
+    EXPECT_EQ(r.perf.macs, g.counters.macs);
+    EXPECT_EQ(r.perf.busy + r.perf.weight_stall + r.perf.input_stall + r.perf.acc_hazard +
+                  r.perf.store_stall + r.perf.idle,
+              r.perf.cycles);
+    for (const auto& [addr, n] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {kOutAddr, kOutBytes}, {top - kTopBytes, kTopBytes}}) {
+      std::vector<uint8_t> got(n), want(n);
+      s.ReadHbm(addr, got.data(), n);
+      golden.ReadHbm(addr, want.data(), n);
+      for (uint64_t i = 0; i < n; i += 4) {
+        uint32_t gw = 0, ww = 0;
+        std::memcpy(&gw, &got[i], 4);
+        std::memcpy(&ww, &want[i], 4);
+        ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
+                                         addr + i, gw, ww);
+      }
+    }
+    this->ExpectRecovers(cs.name, rng);
+    if (this->HasFatalFailure()) return;
+  }
+}
+
+REGISTER_TYPED_TEST_SUITE_P(AccelTest, RandomWorkloads, IllegalProgramsDecode,
+                            IllegalProgramsHeader, IllegalProgramsField, IllegalProgramsHbm,
+                            IllegalProgramsTokens, LegalEdgePrograms);
+
+struct ConfigNames {
+  template <class T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+
+}  // namespace accel_suite
+}  // namespace tpu
