@@ -21,6 +21,7 @@ rtl/hbm/tpu_hbm_pc_ctrl.sv
 rtl/hbm/tpu_hbm_axi_port.sv
 rtl/hbm/tpu_hbm_channel.sv
 rtl/hbm/tpu_hbm_subsys.sv
+rtl/hbm/tpu_hbm_splitter.sv
 rtl/hbm/tpu_hbm_interleave.sv
 rtl/hbm/tpu_hbm_single.sv
 rtl/accel/tpu_accel_buf.sv

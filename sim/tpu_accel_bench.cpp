@@ -27,6 +27,7 @@
 
 #include "Vaccel_16x16_1ch.h"
 #include "Vaccel_16x16_8ch.h"
+#include "bench_util.h"
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
 #include "tpu/tb/accel_config.h"
@@ -122,48 +123,9 @@ double StreamBandwidth(Sim& sim, double mib) {
   return data / double(r.perf.cycles);
 }
 
-// The command line as typed, arguments the shell would split or expand in single quotes.
-std::string CommandLine(int argc, char** argv) {
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789-_=./,:+@%") != std::string::npos) {
-      std::string q = "'";
-      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-      a = q + "'";
-    }
-    cmd += (i ? " " : "") + a;
-  }
-  return cmd;
-}
-
-// --csv: one row per (configuration, workload), with the run's metadata in '#' lines as
-// key=value; the configuration's roofline (compute peak, measured stream bandwidth) is repeated
-// on each of its rows.
-class Csv {
- public:
-  void Open(const std::string& path, int argc, char** argv) {
-    f_.open(path);
-    if (!f_) {
-      fmt::print(stderr, "tpu_accel_bench: --csv: cannot write '{}'\n", path);
-      std::exit(2);
-    }
-    char date[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    f_ << fmt::format("# tool=tpu_accel_bench\n# command={}\n# date={}\n", CommandLine(argc, argv),
-                      date);
-  }
-  bool is_open() const { return f_.is_open(); }
-  std::ofstream& f() { return f_; }
-
- private:
-  std::ofstream f_;
-};
-
 template <class V>
-bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed, Csv& csv) {
+bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed,
+           bench::CsvFile& csv) {
   const Config cfg = ConfigFromName(name);
   fmt::print("\n== {} ==\n", Describe(cfg));
   bool ok = true;
@@ -215,15 +177,15 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
         big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
     if (csv.is_open()) {
       // Workload names hold no comma or quote (Shapes() above).
-      csv.f() << fmt::format("{},{},{},{},{:.4f},", name, s.name, peak, cfg.PeakBytesPerCycle(),
-                             bw);
-      csv.f() << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},", p.macs,
-                             p.hbm_read_bytes, p.hbm_write_bytes, p.cycles, attained, bound,
-                             100.0 * attained / bound, 100.0 * attained / peak, intensity);
-      csv.f() << fmt::format("{},{},{},{},{},{},{},{:.3f},{}\n", p.busy, p.weight_stall,
-                             p.input_stall, p.acc_hazard, p.store_stall, p.idle, p.instructions,
-                             r.wall_seconds, pass ? "PASS" : "FAIL");
-      csv.f().flush();
+      csv.stream() << fmt::format("{},{},{},{},{:.4f},", name, s.name, peak,
+                                  cfg.PeakBytesPerCycle(), bw);
+      csv.stream() << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},", p.macs,
+                                  p.hbm_read_bytes, p.hbm_write_bytes, p.cycles, attained, bound,
+                                  100.0 * attained / bound, 100.0 * attained / peak, intensity);
+      csv.stream() << fmt::format("{},{},{},{},{},{},{},{:.3f},{}\n", p.busy, p.weight_stall,
+                                  p.input_stall, p.acc_hazard, p.store_stall, p.idle,
+                                  p.instructions, r.wall_seconds, pass ? "PASS" : "FAIL");
+      csv.stream().flush();
     }
     if (!pass) {
       fmt::print("    {} {} pc {}; golden {}; {}\n{}", s.name, isa::ErrorName(r.code), r.pc,
@@ -292,14 +254,22 @@ int main(int argc, char** argv) {
     }
     shapes = kept;
   }
-  Csv csv;
+  // --csv: one row per (configuration, workload); the configuration's roofline (compute peak,
+  // measured stream bandwidth) is repeated on each of its rows.
+  bench::CsvFile csv;
   if (!csv_path.empty()) {
-    csv.Open(csv_path, argc, argv);
-    csv.f() << fmt::format("# seed={}\n# quick={}\n# only={}\n", seed, int(quick), only);
-    csv.f() << "config,workload,peak_macs_per_cycle,port_bytes_per_cycle,stream_bytes_per_cycle,"
-               "macs,read_bytes,write_bytes,cycles,macs_per_cycle,bound,of_bound_pct,util_pct,"
-               "macs_per_byte,busy,weight_stall,input_stall,acc_hazard,store_stall,idle,"
-               "instructions,seconds,check\n";
+    try {
+      csv.Open(csv_path, "tpu_accel_bench", argc, argv);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tpu_accel_bench: {}\n", e.what());
+      return 2;
+    }
+    csv.stream() << fmt::format("# seed={}\n# quick={}\n# only={}\n", seed, int(quick), only);
+    csv.stream()
+        << "config,workload,peak_macs_per_cycle,port_bytes_per_cycle,stream_bytes_per_cycle,"
+           "macs,read_bytes,write_bytes,cycles,macs_per_cycle,bound,of_bound_pct,util_pct,"
+           "macs_per_byte,busy,weight_stall,input_stall,acc_hazard,store_stall,idle,"
+           "instructions,seconds,check\n";
   }
   std::string header = fmt::format("tpu_accel_bench --seed {}{}", seed, quick ? " --quick" : "");
   if (configs_given) header += fmt::format(" --configs {}", fmt::join(configs, ","));

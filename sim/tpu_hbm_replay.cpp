@@ -26,6 +26,7 @@
 
 #include "Vhbm_stack.h"
 #include "Vhbm_stack_pb.h"
+#include "bench_util.h"
 #include "tpu/tb/hbm_harness.h"
 #include "tpu/tb/rng.h"
 
@@ -234,62 +235,31 @@ void PrintRow(const Result& r) {
   std::fflush(stdout);
 }
 
-// The command line as typed, arguments the shell would split or expand in single quotes.
-std::string CommandLine(int argc, char** argv) {
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789-_=./,:+@%") != std::string::npos) {
-      std::string q = "'";
-      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-      a = q + "'";
-    }
-    cmd += (i ? " " : "") + a;
-  }
-  return cmd;
-}
-
 // --csv: the rows of the table, with the run's metadata in '#' lines as key=value.
 class Csv {
  public:
   void Open(const std::string& path, int argc, char** argv) {
-    f_.open(path);
-    if (!f_) throw std::runtime_error(fmt::format("--csv: cannot write '{}'", path));
-    char date[32];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    f_ << fmt::format("# tool=tpu_hbm_replay\n# command={}\n# date={}\n", CommandLine(argc, argv),
-                      date);
+    f_.Open(path, "tpu_hbm_replay", argc, argv);
   }
-  void Meta(const std::string& key, const std::string& value) {
-    if (f_.is_open()) f_ << fmt::format("# {}={}\n", key, value);
-  }
+  void Meta(const std::string& key, const std::string& value) { f_.Meta(key, value); }
   void Header() {
-    if (!f_.is_open()) return;
-    f_ << "traffic,refresh,requests,cycles,pct_peak,peak_channels,avg_read_latency,"
-          "max_read_latency,row_hit_pct,act,refab,refpb,mode_switches,write_mode_pct,"
-          "refused_rd_pct,refused_wr_pct,violations,seconds\n";
+    f_.Line(
+        "traffic,refresh,requests,cycles,pct_peak,peak_channels,avg_read_latency,"
+        "max_read_latency,row_hit_pct,act,refab,refpb,mode_switches,write_mode_pct,"
+        "refused_rd_pct,refused_wr_pct,violations,seconds");
   }
   void Row(const Result& r) {
-    if (!f_.is_open()) return;
     // A trace file's name becomes the traffic column: keep the CSV's columns intact.
-    std::string name = r.name;
-    if (name.find_first_of(",\"\n") != std::string::npos) {
-      std::string q = "\"";
-      for (const char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      name = q + "\"";
-    }
-    f_ << fmt::format(
-        "{},{},{},{},{:.3f},{},{:.2f},{},{:.2f},{},{},{},{},{:.2f},{:.2f},{:.2f},{},{:.3f}\n", name,
-        r.refresh, r.requests, r.cycles, r.pct_peak, r.name == "onebank" ? 1 : 8, r.avg_lat,
-        r.max_lat, r.hit_rate, r.act, r.refab, r.refpb, r.mode_switches, r.write_mode_pct,
-        r.refused_rd_pct, r.refused_wr_pct, r.violations, r.seconds);
-    f_.flush();
+    f_.Line(fmt::format(
+        "{},{},{},{},{:.3f},{},{:.2f},{},{:.2f},{},{},{},{},{:.2f},{:.2f},{:.2f},{},{:.3f}",
+        bench::CsvField(r.name), r.refresh, r.requests, r.cycles, r.pct_peak,
+        r.name == "onebank" ? 1 : 8, r.avg_lat, r.max_lat, r.hit_rate, r.act, r.refab, r.refpb,
+        r.mode_switches, r.write_mode_pct, r.refused_rd_pct, r.refused_wr_pct, r.violations,
+        r.seconds));
   }
 
  private:
-  std::ofstream f_;
+  bench::CsvFile f_;
 };
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "Vmxu_b32.h"
 #include "Vmxu_b4.h"
 #include "Vmxu_b8.h"
+#include "bench_util.h"
 #include "tpu/gemm.h"
 #include "tpu/tb/gemm_data.h"
 #include "tpu/tb/mxu_plan.h"
@@ -114,38 +115,6 @@ double BuildSeconds(int n) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The command line as typed, arguments the shell would split or expand in single quotes.
-std::string CommandLine(int argc, char** argv) {
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789-_=./,:+@%") != std::string::npos) {
-      std::string q = "'";
-      for (const char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-      a = q + "'";
-    }
-    cmd += (i ? " " : "") + a;
-  }
-  return cmd;
-}
-
-// --csv: opened before the runs, so that a path that cannot be written fails at once. Lines
-// starting with '#' carry the run's metadata as key=value (gnuplot and the report skip them).
-std::ofstream OpenCsv(const std::string& path, int argc, char** argv) {
-  std::ofstream f(path);
-  if (!f) {
-    fmt::print(stderr, "tpu_mxu_bench: --csv: cannot write '{}'\n", path);
-    std::exit(2);
-  }
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  f << fmt::format("# tool=tpu_mxu_bench\n# command={}\n# date={}\n", CommandLine(argc, argv),
-                   date);
-  return f;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,9 +133,18 @@ int main(int argc, char** argv) {
   std::string csv_path;
   app.add_option("--csv", csv_path, "also write the utilization table to this CSV file");
   CLI11_PARSE(app, argc, argv);
-  std::ofstream csv;
+  // --csv: opened before the runs, so that a path that cannot be written fails at once.
+  bench::CsvFile csv_file;
   if (!csv_path.empty()) {
-    csv = OpenCsv(csv_path, argc, argv);
+    try {
+      csv_file.Open(csv_path, "tpu_mxu_bench", argc, argv);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tpu_mxu_bench: {}\n", e.what());
+      return 2;
+    }
+  }
+  std::ofstream& csv = csv_file.stream();
+  if (csv.is_open()) {
     csv << fmt::format("# seed={}\n# quick={}\n# checked={}\n# jobs={}\n", seed, int(quick),
                        int(!no_check), jobs);
     csv << "rows,cols,m,k,n,macs,cycles,limit,scalesim,util_pct,util_scalesim_pct,"

@@ -45,8 +45,7 @@ module tpu_hbm_interleave #(
   localparam int unsigned PortBits    = $clog2(Ports),
   localparam int unsigned PortIdxBits = (PortBits == 0) ? 1 : PortBits,
   localparam int unsigned OutBits     = $clog2(MaxOutstanding),
-  localparam int unsigned WfBits      = $clog2(WDepth),
-  localparam int unsigned BeatBits    = AddrBits - 5
+  localparam int unsigned WfBits      = $clog2(WDepth)
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,
@@ -131,105 +130,30 @@ module tpu_hbm_interleave #(
   end
 
   // ----------------------------------------------------------------------------------------------
-  // Address helpers. Inside the module, addresses are global beat addresses (byte address / 32).
-  // ----------------------------------------------------------------------------------------------
-  // Bursts no port would take (see the header).
-  function automatic logic bad_burst(logic [AddrBits-1:0] a, logic [7:0] len, logic [2:0] size,
-                                     logic [1:0] burst);
-    bad_burst = burst != tpu_pkg::AxiBurstIncr || size != 3'd5 || a[4:0] != '0 ||
-                (9'(a[11:5]) + 9'(len)) > 9'd127 || (a >> (PortAddrBits + PortBits)) != '0;
-  endfunction
-
-  // The port a beat address maps to (beat bit 0 is the half of the 64-byte block).
-  function automatic logic [PortIdxBits-1:0] port_of(logic [BeatBits-1:0] b);
-    port_of = PortIdxBits'(b >> 1) & PortIdxBits'(Ports - 1);
-  endfunction
-
-  // The port-local byte address of a beat address.
-  function automatic logic [MAddrBits-1:0] local_of(logic [BeatBits-1:0] b);
-    logic [BeatBits-1:0] blk;
-    blk      = b >> (1 + PortBits);
-    local_of = MAddrBits'({blk, b[0], 5'b00000});
-  endfunction
-
-  // ----------------------------------------------------------------------------------------------
   // Write splitter: one burst at a time, one piece per cycle into a port's AW register, the W
   // FIFO (whose data goes where) and the B tracker (whose B to wait for).
   // ----------------------------------------------------------------------------------------------
-  logic                   ws_busy_q;
-  logic                   ws_err_q;
-  logic [IdBits-1:0]      ws_id_q;
-  logic [BeatBits-1:0]    ws_addr_q;   // beat address of the next piece
-  logic [8:0]             ws_left_q;   // beats still to split
-  logic                   ws_two;      // the next piece has two beats
-  logic                   ws_last;     // ... and ends the burst
+  logic                   ws_go, ws_two, ws_last, ws_err;
   logic [PortIdxBits-1:0] ws_port;
-  logic                   ws_go;       // issue it now
-  logic                   maw_free;    // the AW register of ws_port is empty or emptying
+  logic [8:0]             ws_left;
+  logic [IdBits-1:0]      ws_id;
+  logic                   bt_full, wf_full;
 
-  logic [Ports-1:0]       maw_valid_q;
-  logic [IdBits-1:0]      maw_id_q  [Ports];
-  logic [MAddrBits-1:0]   maw_addr_q[Ports];
-  logic                   maw_two_q [Ports];
-
-  logic bt_full, wf_full;
-
-  always_comb begin
-    ws_two   = !ws_addr_q[0] && ws_left_q >= 9'd2;
-    ws_last  = ws_left_q == (ws_two ? 9'd2 : 9'd1);
-    ws_port  = port_of(ws_addr_q);
-    maw_free = 1'b0;
-    for (int unsigned p = 0; p < Ports; p++) begin
-      if (ws_port == PortIdxBits'(p)) maw_free = !maw_valid_q[p] || m_aw_ready_i[p];
-    end
-    ws_go = ws_busy_q && !bt_full && !wf_full && (ws_err_q || maw_free);
-  end
-
-  assign s_aw_ready_o = !ws_busy_q || (ws_go && (ws_err_q || ws_last));
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ws_busy_q <= 1'b0;
-      ws_err_q  <= 1'b0;
-      ws_id_q   <= '0;
-      ws_addr_q <= '0;
-      ws_left_q <= '0;
-    end else begin
-      if (ws_go) begin
-        ws_addr_q <= ws_addr_q + BeatBits'(ws_two ? 2 : 1);
-        ws_left_q <= ws_left_q - (ws_two ? 9'd2 : 9'd1);
-        if (ws_err_q || ws_last) ws_busy_q <= 1'b0;
-      end
-      if (s_aw_valid_i && s_aw_ready_o) begin
-        ws_busy_q <= 1'b1;
-        ws_err_q  <= bad_burst(s_aw_addr_i, s_aw_len_i, s_aw_size_i, s_aw_burst_i);
-        ws_id_q   <= s_aw_id_i;
-        ws_addr_q <= s_aw_addr_i[AddrBits-1:5];
-        ws_left_q <= {1'b0, s_aw_len_i} + 9'd1;
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      maw_valid_q <= '0;
-      for (int unsigned p = 0; p < Ports; p++) begin
-        maw_id_q[p]   <= '0;
-        maw_addr_q[p] <= '0;
-        maw_two_q[p]  <= 1'b0;
-      end
-    end else begin
-      for (int unsigned p = 0; p < Ports; p++) begin
-        if (m_aw_ready_i[p]) maw_valid_q[p] <= 1'b0;
-        if (ws_go && !ws_err_q && ws_port == PortIdxBits'(p)) begin
-          maw_valid_q[p] <= 1'b1;
-          maw_id_q[p]    <= ws_id_q;
-          maw_addr_q[p]  <= local_of(ws_addr_q);
-          maw_two_q[p]   <= ws_two;
-        end
-      end
-    end
-  end
+  tpu_hbm_splitter #(
+    .Ports(Ports), .AddrBits(AddrBits), .PortAddrBits(PortAddrBits), .MAddrBits(MAddrBits),
+    .IdBits(IdBits)
+  ) u_aw_split (
+    .clk_i(clk_i), .rst_ni(rst_ni),
+    .s_valid_i(s_aw_valid_i), .s_ready_o(s_aw_ready_o), .s_id_i(s_aw_id_i),
+    .s_addr_i(s_aw_addr_i), .s_len_i(s_aw_len_i), .s_size_i(s_aw_size_i),
+    .s_burst_i(s_aw_burst_i),
+    .stall_i(bt_full || wf_full),
+    .piece_o(ws_go), .piece_port_o(ws_port), .piece_two_o(ws_two), .piece_last_o(ws_last),
+    .piece_err_o(ws_err), .piece_left_o(ws_left), .piece_id_o(ws_id),
+    .m_valid_o(m_aw_valid_o), .m_ready_i(m_aw_ready_i), .m_id_o(m_aw_id_o),
+    .m_addr_o(m_aw_addr_o), .m_len_o(m_aw_len_o), .m_size_o(m_aw_size_o),
+    .m_burst_o(m_aw_burst_o)
+  );
 
   // ----------------------------------------------------------------------------------------------
   // W FIFO and steering: the oldest piece's beats go to its port (or are dropped for a refused
@@ -295,9 +219,9 @@ module tpu_hbm_interleave #(
   always_ff @(posedge clk_i) begin
     if (ws_go) begin
       wf_port_q[wf_tail_q]  <= ws_port;
-      wf_beats_q[wf_tail_q] <= ws_err_q ? 8'(ws_left_q - 9'd1) : {7'd0, ws_two};
-      wf_drain_q[wf_tail_q] <= ws_err_q;
-      wf_last_q[wf_tail_q]  <= ws_err_q || ws_last;
+      wf_beats_q[wf_tail_q] <= ws_err ? 8'(ws_left - 9'd1) : {7'd0, ws_two};
+      wf_drain_q[wf_tail_q] <= ws_err;
+      wf_last_q[wf_tail_q]  <= ws_last;
     end
   end
 
@@ -407,9 +331,9 @@ module tpu_hbm_interleave #(
   always_ff @(posedge clk_i) begin
     if (ws_go) begin
       bt_port_q[bt_tail_q]  <= ws_port;
-      bt_id_q[bt_tail_q]    <= ws_id_q;
-      bt_last_q[bt_tail_q]  <= ws_err_q || ws_last;
-      bt_local_q[bt_tail_q] <= ws_err_q;
+      bt_id_q[bt_tail_q]    <= ws_id;
+      bt_last_q[bt_tail_q]  <= ws_last;
+      bt_local_q[bt_tail_q] <= ws_err;
     end
   end
 
@@ -417,77 +341,27 @@ module tpu_hbm_interleave #(
   // Read splitter: one burst at a time, one piece per cycle into a port's AR register and the R
   // tracker (a refused burst: one local entry that answers all its beats).
   // ----------------------------------------------------------------------------------------------
-  logic                   rs_busy_q;
-  logic                   rs_err_q;
-  logic [IdBits-1:0]      rs_id_q;
-  logic [BeatBits-1:0]    rs_addr_q;
-  logic [8:0]             rs_left_q;
-  logic                   rs_two, rs_last, rs_go, mar_free;
+  logic                   rs_go, rs_two, rs_last, rs_err;
   logic [PortIdxBits-1:0] rs_port;
+  logic [8:0]             rs_left;
+  logic [IdBits-1:0]      rs_id;
+  logic                   rt_full;
 
-  logic [Ports-1:0]       mar_valid_q;
-  logic [IdBits-1:0]      mar_id_q  [Ports];
-  logic [MAddrBits-1:0]   mar_addr_q[Ports];
-  logic                   mar_two_q [Ports];
-
-  logic rt_full;
-
-  always_comb begin
-    rs_two   = !rs_addr_q[0] && rs_left_q >= 9'd2;
-    rs_last  = rs_left_q == (rs_two ? 9'd2 : 9'd1);
-    rs_port  = port_of(rs_addr_q);
-    mar_free = 1'b0;
-    for (int unsigned p = 0; p < Ports; p++) begin
-      if (rs_port == PortIdxBits'(p)) mar_free = !mar_valid_q[p] || m_ar_ready_i[p];
-    end
-    rs_go = rs_busy_q && !rt_full && (rs_err_q || mar_free);
-  end
-
-  assign s_ar_ready_o = !rs_busy_q || (rs_go && (rs_err_q || rs_last));
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rs_busy_q <= 1'b0;
-      rs_err_q  <= 1'b0;
-      rs_id_q   <= '0;
-      rs_addr_q <= '0;
-      rs_left_q <= '0;
-    end else begin
-      if (rs_go) begin
-        rs_addr_q <= rs_addr_q + BeatBits'(rs_two ? 2 : 1);
-        rs_left_q <= rs_left_q - (rs_two ? 9'd2 : 9'd1);
-        if (rs_err_q || rs_last) rs_busy_q <= 1'b0;
-      end
-      if (s_ar_valid_i && s_ar_ready_o) begin
-        rs_busy_q <= 1'b1;
-        rs_err_q  <= bad_burst(s_ar_addr_i, s_ar_len_i, s_ar_size_i, s_ar_burst_i);
-        rs_id_q   <= s_ar_id_i;
-        rs_addr_q <= s_ar_addr_i[AddrBits-1:5];
-        rs_left_q <= {1'b0, s_ar_len_i} + 9'd1;
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      mar_valid_q <= '0;
-      for (int unsigned p = 0; p < Ports; p++) begin
-        mar_id_q[p]   <= '0;
-        mar_addr_q[p] <= '0;
-        mar_two_q[p]  <= 1'b0;
-      end
-    end else begin
-      for (int unsigned p = 0; p < Ports; p++) begin
-        if (m_ar_ready_i[p]) mar_valid_q[p] <= 1'b0;
-        if (rs_go && !rs_err_q && rs_port == PortIdxBits'(p)) begin
-          mar_valid_q[p] <= 1'b1;
-          mar_id_q[p]    <= rs_id_q;
-          mar_addr_q[p]  <= local_of(rs_addr_q);
-          mar_two_q[p]   <= rs_two;
-        end
-      end
-    end
-  end
+  tpu_hbm_splitter #(
+    .Ports(Ports), .AddrBits(AddrBits), .PortAddrBits(PortAddrBits), .MAddrBits(MAddrBits),
+    .IdBits(IdBits)
+  ) u_ar_split (
+    .clk_i(clk_i), .rst_ni(rst_ni),
+    .s_valid_i(s_ar_valid_i), .s_ready_o(s_ar_ready_o), .s_id_i(s_ar_id_i),
+    .s_addr_i(s_ar_addr_i), .s_len_i(s_ar_len_i), .s_size_i(s_ar_size_i),
+    .s_burst_i(s_ar_burst_i),
+    .stall_i(rt_full),
+    .piece_o(rs_go), .piece_port_o(rs_port), .piece_two_o(rs_two), .piece_last_o(rs_last),
+    .piece_err_o(rs_err), .piece_left_o(rs_left), .piece_id_o(rs_id),
+    .m_valid_o(m_ar_valid_o), .m_ready_i(m_ar_ready_i), .m_id_o(m_ar_id_o),
+    .m_addr_o(m_ar_addr_o), .m_len_o(m_ar_len_o), .m_size_o(m_ar_size_o),
+    .m_burst_o(m_ar_burst_o)
+  );
 
   // ----------------------------------------------------------------------------------------------
   // R tracker and merger: beats from the oldest piece's port only.
@@ -559,29 +433,11 @@ module tpu_hbm_interleave #(
   always_ff @(posedge clk_i) begin
     if (rs_go) begin
       rt_port_q[rt_tail_q]  <= rs_port;
-      rt_id_q[rt_tail_q]    <= rs_id_q;
-      rt_beats_q[rt_tail_q] <= rs_err_q ? 8'(rs_left_q - 9'd1) : {7'd0, rs_two};
-      rt_last_q[rt_tail_q]  <= rs_err_q || rs_last;
-      rt_local_q[rt_tail_q] <= rs_err_q;
+      rt_id_q[rt_tail_q]    <= rs_id;
+      rt_beats_q[rt_tail_q] <= rs_err ? 8'(rs_left - 9'd1) : {7'd0, rs_two};
+      rt_last_q[rt_tail_q]  <= rs_last;
+      rt_local_q[rt_tail_q] <= rs_err;
     end
-  end
-
-  // ----------------------------------------------------------------------------------------------
-  // Master-port outputs
-  // ----------------------------------------------------------------------------------------------
-  for (genvar p = 0; p < Ports; p++) begin : gen_a
-    assign m_aw_valid_o[p]                    = maw_valid_q[p];
-    assign m_aw_id_o[p*IdBits +: IdBits]      = maw_id_q[p];
-    assign m_aw_addr_o[p*MAddrBits +: MAddrBits] = maw_addr_q[p];
-    assign m_aw_len_o[p*8 +: 8]               = {7'd0, maw_two_q[p]};
-    assign m_aw_size_o[p*3 +: 3]              = 3'd5;
-    assign m_aw_burst_o[p*2 +: 2]             = tpu_pkg::AxiBurstIncr;
-    assign m_ar_valid_o[p]                    = mar_valid_q[p];
-    assign m_ar_id_o[p*IdBits +: IdBits]      = mar_id_q[p];
-    assign m_ar_addr_o[p*MAddrBits +: MAddrBits] = mar_addr_q[p];
-    assign m_ar_len_o[p*8 +: 8]               = {7'd0, mar_two_q[p]};
-    assign m_ar_size_o[p*3 +: 3]              = 3'd5;
-    assign m_ar_burst_o[p*2 +: 2]             = tpu_pkg::AxiBurstIncr;
   end
 
   // The ports' B IDs are not needed (the tracker knows the burst); the assertions check them.
@@ -593,60 +449,38 @@ module tpu_hbm_interleave #(
   // ----------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
   // Slave side: what this module drives holds while it waits; what the master drives likewise.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_r_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    s_r_valid_o && !s_r_ready_i |=> s_r_valid_o && $stable(s_r_data_o) &&
                    $stable(s_r_id_o) && $stable(s_r_resp_o) && $stable(s_r_last_o))
     else $error("tpu_hbm_interleave: R beat changed while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_b_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    s_b_valid_o && !s_b_ready_i |=> s_b_valid_o && $stable(s_b_id_o) &&
                    $stable(s_b_resp_o))
     else $error("tpu_hbm_interleave: B changed while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   s_aw_valid_i && !s_aw_ready_o |=> s_aw_valid_i && $stable(s_aw_id_i) &&
-                   $stable(s_aw_addr_i) && $stable(s_aw_len_i) && $stable(s_aw_size_i) &&
-                   $stable(s_aw_burst_i))
-    else $error("tpu_hbm_interleave: the master changed AW while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   s_ar_valid_i && !s_ar_ready_o |=> s_ar_valid_i && $stable(s_ar_id_i) &&
-                   $stable(s_ar_addr_i) && $stable(s_ar_len_i) && $stable(s_ar_size_i) &&
-                   $stable(s_ar_burst_i))
-    else $error("tpu_hbm_interleave: the master changed AR while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_w_in_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    s_w_valid_i && !s_w_ready_o |=> s_w_valid_i && $stable(s_w_data_i) &&
                    $stable(s_w_strb_i) && $stable(s_w_last_i))
     else $error("tpu_hbm_interleave: the master changed W while waiting");
 
   // Master side, per port: requests hold while they wait; answers belong to the tracked piece.
   for (genvar p = 0; p < Ports; p++) begin : gen_assert
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-                     m_aw_valid_o[p] && !m_aw_ready_i[p] |=> m_aw_valid_o[p] &&
-                     $stable(m_aw_id_o[p*IdBits +: IdBits]) &&
-                     $stable(m_aw_addr_o[p*MAddrBits +: MAddrBits]) &&
-                     $stable(m_aw_len_o[p*8 +: 8]))
-      else $error("tpu_hbm_interleave: AW of port %0d changed while waiting", p);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
-                     m_ar_valid_o[p] && !m_ar_ready_i[p] |=> m_ar_valid_o[p] &&
-                     $stable(m_ar_id_o[p*IdBits +: IdBits]) &&
-                     $stable(m_ar_addr_o[p*MAddrBits +: MAddrBits]) &&
-                     $stable(m_ar_len_o[p*8 +: 8]))
-      else $error("tpu_hbm_interleave: AR of port %0d changed while waiting", p);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
+    a_w_out_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                      m_w_valid_o[p] && !m_w_ready_i[p] |=> m_w_valid_o[p] &&
                      $stable(m_w_data_o[p*256 +: 256]) && $stable(m_w_strb_o[p*32 +: 32]) &&
                      $stable(m_w_last_o[p]))
       else $error("tpu_hbm_interleave: W of port %0d changed while waiting", p);
-    assert property (@(posedge clk_i) disable iff (!rst_ni)
+    a_b_is_tracked: assert property (@(posedge clk_i) disable iff (!rst_ni)
                      m_b_valid_i[p] && m_b_ready_o[p] |->
                      m_b_id_i[p*IdBits +: IdBits] == bt_id)
       else $error("tpu_hbm_interleave: B of port %0d is not the tracked piece's", p);
   end
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_r_is_tracked: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    r_fire && !rt_local |-> pr_last == r_piece_end && pr_id == rt_id)
     else $error("tpu_hbm_interleave: a port's R beat does not match the tracked piece");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_wlast_fifo_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    we_push |-> we_cnt_q != (OutBits + 1)'(MaxOutstanding))
     else $error("tpu_hbm_interleave: WLAST-error FIFO overflow");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
+  a_b_after_last_w: assert property (@(posedge clk_i) disable iff (!rst_ni)
                    bt_valid && !bt_local && bt_last && pb_valid |-> we_valid)
     else $error("tpu_hbm_interleave: a write's last B came before its last W beat");
 `endif
