@@ -4,6 +4,7 @@
 +incdir+rtl/include
 rtl/tpu_pkg.sv
 rtl/hbm/tpu_hbm_pkg.sv
+rtl/accel/tpu_isa_pkg.sv
 rtl/common/tpu_fifo.sv
 rtl/numerics/tpu_normalize.sv
 rtl/numerics/tpu_pipe_reg.sv

@@ -16,6 +16,15 @@ package tpu_pkg;
   localparam int unsigned ModeIeee    = 1;
   localparam int unsigned ModeFtz     = 2;
 
+  // The matrix unit's cycle classes (tpu_mxu perf_class_o): what the unit did in a cycle.
+  localparam int unsigned MxuClassBits       = 3;
+  localparam logic [2:0]  MxuClassInactive   = 3'd0;  // idle: nothing queued or in flight
+  localparam logic [2:0]  MxuClassBusy       = 3'd1;  // a row issued
+  localparam logic [2:0]  MxuClassWeightLoad = 3'd2;  // no row ready: a weight tile is loading
+  localparam logic [2:0]  MxuClassStarved    = 3'd3;  // a row ready, no activation beat
+  localparam logic [2:0]  MxuClassHazard     = 3'd4;  // a row waits for an accumulator write
+  localparam logic [2:0]  MxuClassDrain      = 3'd5;  // nothing left to issue, results in flight
+
   // HBM2 memory-side commands (tpu_hbm_* modules). Row bus: ACT, PRE, PREA, REFab, REFpb;
   // column bus: RD, RDA, WR, WRA. Plain constants (not an enum) so Yosys 0.23 reads them.
   localparam int unsigned HbmRowCmdBits = 3;

@@ -40,6 +40,7 @@ namespace {
 using namespace tpu::tb::accel;
 namespace isa = tpu::isa;
 namespace host = tpu::host;
+namespace bench = tpu::bench;
 
 struct Shape {
   std::string name;

@@ -75,19 +75,8 @@ CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t ro
 }  // namespace
 
 const char* ErrorName(ErrorCode e) {
-  switch (e) {
-    case ErrorCode::kOk: return "OK";
-    case ErrorCode::kOpcode: return "ERR_OPCODE";
-    case ErrorCode::kReserved: return "ERR_RESERVED";
-    case ErrorCode::kHeader: return "ERR_HEADER";
-    case ErrorCode::kShape: return "ERR_SHAPE";
-    case ErrorCode::kField: return "ERR_FIELD";
-    case ErrorCode::kHbm: return "ERR_HBM";
-    case ErrorCode::kDeadlock: return "ERR_DEADLOCK";
-    case ErrorCode::kTokenOverflow: return "ERR_TOKEN_OVERFLOW";
-    case ErrorCode::kNoEnd: return "ERR_NO_END";
-  }
-  return "ERR_?";
+  const auto i = static_cast<size_t>(e);
+  return i < kErrorNames.size() ? kErrorNames[i] : "ERR_?";
 }
 
 const char* ModuleName(Module m) {
@@ -161,42 +150,44 @@ Module ModuleOf(const Instr& in) {
 
 Bytes Encode(const Instr& in) {
   Bytes b{};
-  b[0] = uint8_t(OpcodeOf(in));
-  b[1] = DepsOf(in).Bits();
+  b[kOpcodeByte] = uint8_t(OpcodeOf(in));
+  b[kFlagsByte] = DepsOf(in).Bits();
   uint8_t* p = b.data();
   std::visit(Overloaded{[&](const Header& h) {
-                          for (int i = 0; i < 4; ++i) p[4 + i] = h.magic[i];
-                          Put(p, 8, 2, h.major);
-                          Put(p, 10, 2, h.minor);
-                          Put(p, 12, 2, h.r);
-                          Put(p, 14, 2, h.c);
-                          Put(p, 16, 4, h.count);
+                          for (int i = 0; i < 4; ++i) p[kHeaderMagicByte + i] = h.magic[i];
+                          Put(p, kHeaderMajorByte, 2, h.major);
+                          Put(p, kHeaderMinorByte, 2, h.minor);
+                          Put(p, kHeaderRowsByte, 2, h.r);
+                          Put(p, kHeaderColsByte, 2, h.c);
+                          Put(p, kHeaderCountByte, 4, h.count);
                         },
                         [&](const Load& l) {
-                          p[4] = l.buffer;
-                          Put(p, 8, 8, l.hbm_addr);
-                          Put(p, 16, 4, l.hbm_stride);
-                          Put(p, 20, 2, l.dst);
-                          Put(p, 22, 2, l.rows);
-                          Put(p, 24, 2, l.elems);
+                          p[kLoadBufferByte] = l.buffer;
+                          Put(p, kLoadHbmAddrByte, 8, l.hbm_addr);
+                          Put(p, kLoadHbmStrideByte, 4, l.hbm_stride);
+                          Put(p, kLoadDstByte, 2, l.dst);
+                          Put(p, kLoadRowsByte, 2, l.rows);
+                          Put(p, kLoadElemsByte, 2, l.elems);
                         },
                         [&](const Gemm& g) {
-                          Put(p, 4, 2, g.act);
-                          Put(p, 6, 2, g.wgt);
-                          Put(p, 8, 2, g.acc);
-                          Put(p, 10, 2, g.rows);
-                          Put(p, 12, 2, g.kv);
-                          Put(p, 14, 2, g.nv);
-                          p[16] = uint8_t((g.accumulate ? 1 : 0) | (g.load_weights ? 2 : 0));
+                          Put(p, kGemmActByte, 2, g.act);
+                          Put(p, kGemmWgtByte, 2, g.wgt);
+                          Put(p, kGemmAccByte, 2, g.acc);
+                          Put(p, kGemmRowsByte, 2, g.rows);
+                          Put(p, kGemmKvByte, 2, g.kv);
+                          Put(p, kGemmNvByte, 2, g.nv);
+                          p[kGemmModeByte] =
+                              uint8_t((g.accumulate ? 1 << kGemmAccumulateBit : 0) |
+                                      (g.load_weights ? 1 << kGemmLoadWeightsBit : 0));
                         },
                         [&](const Store& s) {
-                          p[4] = s.format;
-                          p[5] = s.activation;
-                          Put(p, 8, 8, s.hbm_addr);
-                          Put(p, 16, 4, s.hbm_stride);
-                          Put(p, 20, 2, s.acc);
-                          Put(p, 22, 2, s.rows);
-                          Put(p, 24, 2, s.elems);
+                          p[kStoreFormatByte] = s.format;
+                          p[kStoreActivationByte] = s.activation;
+                          Put(p, kStoreHbmAddrByte, 8, s.hbm_addr);
+                          Put(p, kStoreHbmStrideByte, 4, s.hbm_stride);
+                          Put(p, kStoreAccByte, 2, s.acc);
+                          Put(p, kStoreRowsByte, 2, s.rows);
+                          Put(p, kStoreElemsByte, 2, s.elems);
                         },
                         [&](const End&) {}},
              in);
@@ -210,34 +201,34 @@ DecodeResult Decode(const uint8_t* b) {
     r.message = std::move(msg);
     return r;
   };
-  const uint8_t op = b[0];
+  const uint8_t op = b[kOpcodeByte];
   const char* name = nullptr;
   switch (op) {
-    case 0x01: name = "HEADER"; break;
-    case 0x02: name = "LOAD"; break;
-    case 0x03: name = "GEMM"; break;
-    case 0x04: name = "STORE"; break;
-    case 0x05: name = "END"; break;
+    case uint8_t(Opcode::kHeader): name = "HEADER"; break;
+    case uint8_t(Opcode::kLoad): name = "LOAD"; break;
+    case uint8_t(Opcode::kGemm): name = "GEMM"; break;
+    case uint8_t(Opcode::kStore): name = "STORE"; break;
+    case uint8_t(Opcode::kEnd): name = "END"; break;
     default: return fail(ErrorCode::kOpcode, fmt::format("opcode=0x{:02X} is unknown", op));
   }
   std::string msg;
-  if (b[1] & 0xF0) {
-    return fail(
-        ErrorCode::kReserved,
-        fmt::format("{} reserved dependency-flag bits 4-7 set (flags=0x{:02X})", name, b[1]));
+  if (b[kFlagsByte] & 0xF0) {
+    return fail(ErrorCode::kReserved,
+                fmt::format("{} reserved dependency-flag bits 4-7 set (flags=0x{:02X})", name,
+                            b[kFlagsByte]));
   }
-  const Deps deps = Deps::FromBits(b[1]);
+  const Deps deps = Deps::FromBits(b[kFlagsByte]);
   switch (Opcode(op)) {
     case Opcode::kHeader: {
       if (Reserved(b, {{4, 16}}, &msg)) break;
       Header h;
       h.deps = deps;
-      for (int i = 0; i < 4; ++i) h.magic[i] = b[4 + i];
-      h.major = uint16_t(Get(b, 8, 2));
-      h.minor = uint16_t(Get(b, 10, 2));
-      h.r = uint16_t(Get(b, 12, 2));
-      h.c = uint16_t(Get(b, 14, 2));
-      h.count = uint32_t(Get(b, 16, 4));
+      for (int i = 0; i < 4; ++i) h.magic[i] = b[kHeaderMagicByte + i];
+      h.major = uint16_t(Get(b, kHeaderMajorByte, 2));
+      h.minor = uint16_t(Get(b, kHeaderMinorByte, 2));
+      h.r = uint16_t(Get(b, kHeaderRowsByte, 2));
+      h.c = uint16_t(Get(b, kHeaderColsByte, 2));
+      h.count = uint32_t(Get(b, kHeaderCountByte, 4));
       r.instr = h;
       break;
     }
@@ -245,31 +236,31 @@ DecodeResult Decode(const uint8_t* b) {
       if (Reserved(b, {{4, 1}, {8, 18}}, &msg)) break;
       Load l;
       l.deps = deps;
-      l.buffer = b[4];
-      l.hbm_addr = Get(b, 8, 8);
-      l.hbm_stride = uint32_t(Get(b, 16, 4));
-      l.dst = uint16_t(Get(b, 20, 2));
-      l.rows = uint16_t(Get(b, 22, 2));
-      l.elems = uint16_t(Get(b, 24, 2));
+      l.buffer = b[kLoadBufferByte];
+      l.hbm_addr = Get(b, kLoadHbmAddrByte, 8);
+      l.hbm_stride = uint32_t(Get(b, kLoadHbmStrideByte, 4));
+      l.dst = uint16_t(Get(b, kLoadDstByte, 2));
+      l.rows = uint16_t(Get(b, kLoadRowsByte, 2));
+      l.elems = uint16_t(Get(b, kLoadElemsByte, 2));
       r.instr = l;
       break;
     }
     case Opcode::kGemm: {
       if (Reserved(b, {{4, 13}}, &msg)) break;
-      if (b[16] & 0xFC) {
-        msg = fmt::format("reserved bits 2-7 of byte 16 set (0x{:02X})", b[16]);
+      if (b[kGemmModeByte] & ~((1 << kGemmAccumulateBit) | (1 << kGemmLoadWeightsBit))) {
+        msg = fmt::format("reserved bits 2-7 of byte 16 set (0x{:02X})", b[kGemmModeByte]);
         break;
       }
       Gemm g;
       g.deps = deps;
-      g.act = uint16_t(Get(b, 4, 2));
-      g.wgt = uint16_t(Get(b, 6, 2));
-      g.acc = uint16_t(Get(b, 8, 2));
-      g.rows = uint16_t(Get(b, 10, 2));
-      g.kv = uint16_t(Get(b, 12, 2));
-      g.nv = uint16_t(Get(b, 14, 2));
-      g.accumulate = (b[16] & 1) != 0;
-      g.load_weights = (b[16] & 2) != 0;
+      g.act = uint16_t(Get(b, kGemmActByte, 2));
+      g.wgt = uint16_t(Get(b, kGemmWgtByte, 2));
+      g.acc = uint16_t(Get(b, kGemmAccByte, 2));
+      g.rows = uint16_t(Get(b, kGemmRowsByte, 2));
+      g.kv = uint16_t(Get(b, kGemmKvByte, 2));
+      g.nv = uint16_t(Get(b, kGemmNvByte, 2));
+      g.accumulate = (b[kGemmModeByte] >> kGemmAccumulateBit) & 1;
+      g.load_weights = (b[kGemmModeByte] >> kGemmLoadWeightsBit) & 1;
       r.instr = g;
       break;
     }
@@ -277,13 +268,13 @@ DecodeResult Decode(const uint8_t* b) {
       if (Reserved(b, {{4, 2}, {8, 18}}, &msg)) break;
       Store s;
       s.deps = deps;
-      s.format = b[4];
-      s.activation = b[5];
-      s.hbm_addr = Get(b, 8, 8);
-      s.hbm_stride = uint32_t(Get(b, 16, 4));
-      s.acc = uint16_t(Get(b, 20, 2));
-      s.rows = uint16_t(Get(b, 22, 2));
-      s.elems = uint16_t(Get(b, 24, 2));
+      s.format = b[kStoreFormatByte];
+      s.activation = b[kStoreActivationByte];
+      s.hbm_addr = Get(b, kStoreHbmAddrByte, 8);
+      s.hbm_stride = uint32_t(Get(b, kStoreHbmStrideByte, 4));
+      s.acc = uint16_t(Get(b, kStoreAccByte, 2));
+      s.rows = uint16_t(Get(b, kStoreRowsByte, 2));
+      s.elems = uint16_t(Get(b, kStoreElemsByte, 2));
       r.instr = s;
       break;
     }

@@ -14,11 +14,10 @@
 //                                  │                     │
 //                            tpu_hbm_single (AXI4, 32 B/cycle) ──► HBM2 device(s)
 //
-// Performance counters (registers 0x040 + 8*i, see tpu_accel_regs), cleared by start:
-//   0 cycles (busy), 1 busy (the array issued a row), 2 weight stall, 3 input stall,
-//   4 accumulator hazard, 5 store stall, 6 idle: every busy cycle counts in exactly one of 1..6;
-//   7 useful MACs, 8 bytes read on the DMA port (32 per beat), 9 bytes written (32 per beat),
-//   10 instructions consumed (HEADER and END included).
+// Performance counters (register COUNTERS + 8*i, cleared by start; the list is
+// rtl/accel/isa.json, as tpu_isa_pkg::Cnt*): cycles while busy, six stall classes (busy, weight,
+// input, accumulator hazard, store, idle: every busy cycle counts in exactly one), useful MACs,
+// DMA bytes read and written (32 per beat), instructions consumed (HEADER and END included).
 module tpu_accel #(
   parameter int unsigned Rows           = 16,
   parameter int unsigned Cols           = 16,
@@ -43,7 +42,7 @@ module tpu_accel #(
   localparam int unsigned ColBits       = 5,
   // The address space behind the port: 2^(5+ColBits+4+RowBits) bytes per pseudo-channel.
   localparam int unsigned HbmAddrBits   = 5 + ColBits + 4 + RowBits + $clog2(Ports),
-  localparam int unsigned NCnt          = 11
+  localparam int unsigned NCnt          = tpu_isa_pkg::NumCounters
 ) (
   input  logic                                        clk_i,
   input  logic                                        rst_ni,
@@ -147,7 +146,7 @@ module tpu_accel #(
     .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AW]),
     .ar_len_o(c_ar_len[0 +: 8]),
     .r_valid_i(c_r_valid[0]), .r_data_i(r_data), .r_resp_err_i(r_err),
-    .q_push_o(q_push), .q_data_o(q_data), .q_full_i(q_full),
+    .queue_push_o(q_push), .queue_data_o(q_data), .queue_full_i(q_full),
     .fin_i(fin), .stuck_i(stuck), .blocked_i(blocked), .head_pc_i(head_pc),
     .rt_err_i(rt_err), .rt_code_i(rt_code), .rt_pc_i(rt_pc)
   );
@@ -192,12 +191,12 @@ module tpu_accel #(
   logic [31:0] ld_err_pc, cp_err_pc, st_err_pc;
   always_comb begin
     rt_err  = 1'b0;
-    rt_code = 4'd0;
+    rt_code = tpu_isa_pkg::ErrOk;
     rt_pc   = 32'hFFFF_FFFF;
     for (int unsigned t = 0; t < 4; t++) begin
       if (tok_over[t] && tok_pc[32*t +: 32] <= rt_pc) begin
         rt_err  = 1'b1;
-        rt_code = 4'd8;
+        rt_code = tpu_isa_pkg::ErrTokenOverflow;
         rt_pc   = tok_pc[32*t +: 32];
       end
     end
@@ -205,13 +204,13 @@ module tpu_accel #(
     // checks every LOAD/STORE range and alignment, tpu_accel_burst splits at 4 KB).
     /*verilator coverage_off*/
     if (ld_err && ld_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = 4'd6; rt_pc = ld_err_pc;
+      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = ld_err_pc;
     end
     if (cp_err && cp_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = 4'd6; rt_pc = cp_err_pc;
+      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = cp_err_pc;
     end
     if (st_err && st_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = 4'd6; rt_pc = st_err_pc;
+      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = st_err_pc;
     end
     /*verilator coverage_on*/
   end
@@ -244,8 +243,8 @@ module tpu_accel #(
     .DescDepth(LoadDepth)
   ) u_load (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
-    .q_valid_i(!q_empty[0]), .q_instr_i(q_head[0 +: 256]), .q_pc_i(q_head[256 +: 32]),
-    .q_pop_o(q_pop[0]),
+    .head_valid_i(!q_empty[0]), .head_instr_i(q_head[0 +: 256]), .head_pc_i(q_head[256 +: 32]),
+    .head_pop_o(q_pop[0]),
     .tok_next_i(tok_avail[1]), .pop_next_o(ld_pop_next), .push_next_o(ld_push_next),
     .push_pc_o(ld_push_pc),
     .fin_o(fin[0]), .stuck_o(stuck[0]), .blocked_o(blocked[0]), .head_pc_o(head_pc[0 +: 32]),
@@ -278,8 +277,8 @@ module tpu_accel #(
     .AddrW(AW)
   ) u_compute (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
-    .q_valid_i(!q_empty[1]), .q_instr_i(q_head[288 +: 256]), .q_pc_i(q_head[544 +: 32]),
-    .q_pop_o(q_pop[1]),
+    .head_valid_i(!q_empty[1]), .head_instr_i(q_head[288 +: 256]), .head_pc_i(q_head[544 +: 32]),
+    .head_pop_o(q_pop[1]),
     .tok_prev_i(tok_avail[0]), .tok_next_i(tok_avail[3]),
     .pop_prev_o(cp_pop_prev), .pop_next_o(cp_pop_next),
     .push_prev_o(cp_push_prev), .push_next_o(cp_push_next), .push_pc_o(cp_push_pc),
@@ -313,8 +312,8 @@ module tpu_accel #(
 
   tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW)) u_store (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
-    .q_valid_i(!q_empty[2]), .q_instr_i(q_head[576 +: 256]), .q_pc_i(q_head[832 +: 32]),
-    .q_pop_o(q_pop[2]),
+    .head_valid_i(!q_empty[2]), .head_instr_i(q_head[576 +: 256]), .head_pc_i(q_head[832 +: 32]),
+    .head_pop_o(q_pop[2]),
     .tok_prev_i(tok_avail[2]), .pop_prev_o(st_pop_prev), .push_prev_o(st_push_prev),
     .push_pc_o(st_push_pc),
     .fin_o(fin[2]), .stuck_o(stuck[2]), .blocked_o(blocked[2]), .head_pc_o(head_pc[64 +: 32]),
@@ -425,21 +424,29 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   // Performance counters
   // ---------------------------------------------------------------------------------------------
-  logic [2:0] cls;   // 1 busy, 2 weight, 3 input, 4 hazard, 5 store, 6 idle
+  // The stall class of a busy cycle (a counter index, tpu_isa_pkg::CntBusy .. CntIdle): the
+  // matrix unit's class while it works, else why the compute module is not feeding it.
+  logic [2:0] cls;
   always_comb begin
     case (mxu_class)
-      3'd1:    cls = 3'd1;
-      3'd2:    cls = 3'd2;
-      3'd3:    cls = 3'd3;
-      3'd4:    cls = 3'd4;
-      default: begin
-        if (cp_wait_store)     cls = 3'd5;
-        else if (cp_wait_load) cls = cp_head_loadw ? 3'd2 : 3'd3;
-        else if (cp_acc_load)  cls = 3'd3;
-        else                   cls = 3'd6;
+      tpu_pkg::MxuClassBusy:       cls = 3'(tpu_isa_pkg::CntBusy);
+      tpu_pkg::MxuClassWeightLoad: cls = 3'(tpu_isa_pkg::CntWeightStall);
+      tpu_pkg::MxuClassStarved:    cls = 3'(tpu_isa_pkg::CntInputStall);
+      tpu_pkg::MxuClassHazard:     cls = 3'(tpu_isa_pkg::CntAccHazard);
+      default: begin  // inactive or draining
+        if (cp_wait_store)     cls = 3'(tpu_isa_pkg::CntStoreStall);
+        else if (cp_wait_load) cls = cp_head_loadw ? 3'(tpu_isa_pkg::CntWeightStall)
+                                                   : 3'(tpu_isa_pkg::CntInputStall);
+        else if (cp_acc_load)  cls = 3'(tpu_isa_pkg::CntInputStall);
+        else                   cls = 3'(tpu_isa_pkg::CntIdle);
       end
     endcase
   end
+
+  // Counter i's 64 bits in cnt_q and counters.
+  function automatic int unsigned cnt_lsb(input int unsigned i);
+    cnt_lsb = 64 * i;
+  endfunction
 
   logic [NCnt*64-1:0] cnt_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -448,23 +455,33 @@ module tpu_accel #(
     end else if (perf_clear) begin
       cnt_q <= '0;
     end else if (busy) begin
-      cnt_q[0 +: 64] <= cnt_q[0 +: 64] + 64'd1;
-      cnt_q[64*cls +: 64] <= cnt_q[64*cls +: 64] + 64'd1;
-      if (r_valid && r_ready) cnt_q[64*8 +: 64] <= cnt_q[64*8 +: 64] + 64'd32;
-      if (w_fire)             cnt_q[64*9 +: 64] <= cnt_q[64*9 +: 64] + 64'd32;
-      if (instr)              cnt_q[64*10 +: 64] <= cnt_q[64*10 +: 64] + 64'd1;
+      cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] <=
+          cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] + 64'd1;
+      cnt_q[cnt_lsb(32'(cls)) +: 64] <= cnt_q[cnt_lsb(32'(cls)) +: 64] + 64'd1;
+      if (r_valid && r_ready) begin
+        cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] <=
+            cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] + 64'd32;
+      end
+      if (w_fire) begin
+        cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] <=
+            cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] + 64'd32;
+      end
+      if (instr) begin
+        cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] <=
+            cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] + 64'd1;
+      end
     end
   end
   always_comb begin
     counters = cnt_q;
-    counters[64*7 +: 64] = mxu_macs;
+    counters[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64] = mxu_macs;
   end
 
   assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);
 
   // verilator lint_off UNUSED
   logic unused;
-  assign unused = ^{ref_debt, wr_mode, r_last, b_id, cnt_q[64*7 +: 64]};
+  assign unused = ^{ref_debt, wr_mode, r_last, b_id, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
   // verilator lint_on UNUSED
 
 endmodule

@@ -46,9 +46,9 @@ module tpu_accel_cmd #(
   input  logic [255:0]           r_data_i,
   input  logic                   r_resp_err_i,
   // Dispatch: queue 0 load, 1 compute, 2 store
-  output logic [2:0]             q_push_o,
-  output logic [287:0]           q_data_o,      // {pc, instruction}
-  input  logic [2:0]             q_full_i,
+  output logic [2:0]             queue_push_o,
+  output logic [287:0]           queue_data_o,      // {pc, instruction}
+  input  logic [2:0]             queue_full_i,
   // Module status
   input  logic [2:0]             fin_i,
   input  logic [2:0]             stuck_i,
@@ -60,7 +60,12 @@ module tpu_accel_cmd #(
   input  logic [31:0]            rt_pc_i
 );
 
-  localparam logic [3:0] ErrHeader = 4'd3, ErrHbm = 4'd6, ErrDeadlock = 4'd7, ErrNoEnd = 4'd9;
+  // Error codes: tpu_isa_pkg (generated from rtl/accel/isa.json).
+  localparam logic [3:0] ErrOk       = tpu_isa_pkg::ErrOk;
+  localparam logic [3:0] ErrHeader   = tpu_isa_pkg::ErrHeader;
+  localparam logic [3:0] ErrHbm      = tpu_isa_pkg::ErrHbm;
+  localparam logic [3:0] ErrDeadlock = tpu_isa_pkg::ErrDeadlock;
+  localparam logic [3:0] ErrNoEnd    = tpu_isa_pkg::ErrNoEnd;
   typedef enum logic [1:0] {SIdle, SRun, SFinish} state_e;
 
   state_e      state_q, state_d;
@@ -139,26 +144,26 @@ module tpu_accel_cmd #(
 
   assign checking   = state_q == SRun && !final_q && !ended_q;
   assign head_valid = checking && !f_empty && 33'(dpc_q) < 33'(count_q);
-  assign is_end     = fhead[7:0] == 8'h05;
-  assign is_gemm    = fhead[7:0] == 8'h03;
-  assign room       = is_end ? (q_full_i == 3'b000)
-                    : (unit == 2'd3) || !q_full_i[unit];
+  assign is_end     = tpu_isa_pkg::instr_opcode(fhead[255:0]) == tpu_isa_pkg::OpEnd;
+  assign is_gemm    = tpu_isa_pkg::instr_opcode(fhead[255:0]) == tpu_isa_pkg::OpGemm;
+  assign room       = is_end ? (queue_full_i == 3'b000)
+                    : (unit == 2'd3) || !queue_full_i[unit];
 
   // The head is good (no fetch or decode error) and may be consumed: always in check-only mode,
   // when its queue has room otherwise.
   logic good, dispatch;
-  assign good         = head_valid && !fhead[256] && derr == 4'd0;
+  assign good         = head_valid && !fhead[256] && derr == ErrOk;
   assign consume      = good && (pend_q || room);
   assign dispatch     = consume && !pend_q;
   assign disp_blocked = good && !pend_q && !room;
   assign instr_o      = consume;
 
-  assign q_data_o = {dpc_q, fhead[255:0]};
+  assign queue_data_o = {dpc_q, fhead[255:0]};
   always_comb begin
-    q_push_o = 3'b000;
+    queue_push_o = 3'b000;
     if (dispatch) begin
-      if (is_end)              q_push_o = 3'b111;
-      else if (unit != 2'd3)   q_push_o[unit] = 1'b1;
+      if (is_end)              queue_push_o = 3'b111;
+      else if (unit != 2'd3)   queue_push_o[unit] = 1'b1;
     end
   end
 
@@ -181,7 +186,7 @@ module tpu_accel_cmd #(
   logic [31:0] dpc;
   always_comb begin
     dfail = 1'b0;
-    dcode = 4'd0;
+    dcode = ErrOk;
     dpc   = dpc_q;
     if (checking) begin
       if (33'(dpc_q) >= 33'(count_q)) begin
@@ -197,7 +202,7 @@ module tpu_accel_cmd #(
         dfail = 1'b1;
         dcode = ErrHbm;
       /*verilator coverage_on*/
-      end else if (head_valid && derr != 4'd0) begin
+      end else if (head_valid && derr != ErrOk) begin
         dfail = 1'b1;
         dcode = derr;
       end else if (consume && is_end && pend_q) begin
@@ -261,10 +266,10 @@ module tpu_accel_cmd #(
       if (state_q == SRun && !f_stop && faddr >= (66'd1 << HbmAddrBits)) beyond_q <= 1'b1;
       if (consume) begin
         dpc_q <= dpc_q + 32'd1;
-        if (is_gemm && fhead[129]) begin
+        if (is_gemm && fhead[tpu_isa_pkg::GemmLoadWeightsBit]) begin
           w_loaded_q <= 1'b1;
-          w_kv_q     <= fhead[111:96];
-          w_nv_q     <= fhead[127:112];
+          w_kv_q     <= tpu_isa_pkg::gemm_kv(fhead[255:0]);
+          w_nv_q     <= tpu_isa_pkg::gemm_nv(fhead[255:0]);
         end
         if (is_end && !pend_q) begin
           ended_q <= 1'b1;
@@ -283,7 +288,7 @@ module tpu_accel_cmd #(
           dpc_q      <= '0;
           w_loaded_q <= 1'b0;
           pc_q       <= '0;
-          code_q     <= 4'd0;
+          code_q     <= ErrOk;
           final_q    <= 1'b0;
           if (count_i == 32'd0) begin
             final_q <= 1'b1;

@@ -32,10 +32,10 @@ module tpu_accel_compute #(
   input  logic                flush_i,
   input  logic                halt_i,
   // Instruction queue head
-  input  logic                q_valid_i,
-  input  logic [255:0]        q_instr_i,
-  input  logic [31:0]         q_pc_i,
-  output logic                q_pop_o,
+  input  logic                head_valid_i,
+  input  logic [255:0]        head_instr_i,
+  input  logic [31:0]         head_pc_i,
+  output logic                head_pop_o,
   // Tokens
   input  logic                tok_prev_i,    // load->compute holds a token
   input  logic                tok_next_i,    // store->compute holds a token
@@ -104,41 +104,41 @@ module tpu_accel_compute #(
   logic        acc_busy_q, in_flight, gemm_go, accld_go, end_go;
   logic [15:0] g_act, g_wgt, g_acc, g_rows, g_kv, g_nv;
 
-  assign op        = q_instr_i[7:0];
-  assign is_gemm   = op == 8'h03;
-  assign is_accld  = op == 8'h02;   // the dispatcher sends only buffer-2 LOADs here
-  assign is_end    = op == 8'h05;
-  assign need_prev = q_instr_i[8];
-  assign need_next = q_instr_i[9];
+  assign op        = tpu_isa_pkg::instr_opcode(head_instr_i);
+  assign is_gemm   = op == tpu_isa_pkg::OpGemm;
+  assign is_accld  = op == tpu_isa_pkg::OpLoad;  // the dispatcher sends only accumulator LOADs here
+  assign is_end    = op == tpu_isa_pkg::OpEnd;
+  assign need_prev = head_instr_i[tpu_isa_pkg::FlagPopPrev];
+  assign need_next = head_instr_i[tpu_isa_pkg::FlagPopNext];
   assign toks_ok   = (!need_prev || tok_prev_i) && (!need_next || tok_next_i);
-  assign loadw     = q_instr_i[129];
-  assign g_act     = q_instr_i[47:32];
-  assign g_wgt     = q_instr_i[63:48];
-  assign g_acc     = q_instr_i[79:64];
-  assign g_rows    = q_instr_i[95:80];
-  assign g_kv      = q_instr_i[111:96];
-  assign g_nv      = q_instr_i[127:112];
+  assign loadw     = head_instr_i[tpu_isa_pkg::GemmLoadWeightsBit];
+  assign g_act     = tpu_isa_pkg::gemm_act(head_instr_i);
+  assign g_wgt     = tpu_isa_pkg::gemm_wgt(head_instr_i);
+  assign g_acc     = tpu_isa_pkg::gemm_acc(head_instr_i);
+  assign g_rows    = tpu_isa_pkg::gemm_rows(head_instr_i);
+  assign g_kv      = tpu_isa_pkg::gemm_kv(head_instr_i);
+  assign g_nv      = tpu_isa_pkg::gemm_nv(head_instr_i);
 
   assign in_flight = !done_empty || acc_busy_q || !mxu_idle_i || wbusy || abusy;
   logic can_start;
-  assign can_start = q_valid_i && !halt_i && !fin_q;
+  assign can_start = head_valid_i && !halt_i && !fin_q;
 
   assign gemm_go  = can_start && is_gemm && toks_ok && !acc_busy_q && mxu_cmd_ready_i &&
                     !done_full && !ajob_full && (!loadw || !wjob_full);
   assign accld_go = can_start && is_accld && toks_ok && !in_flight;
   assign end_go   = can_start && is_end && !in_flight;
 
-  assign q_pop_o    = gemm_go || accld_go || end_go;
+  assign head_pop_o    = gemm_go || accld_go || end_go;
   assign pop_prev_o = (gemm_go || accld_go) && need_prev;
   assign pop_next_o = (gemm_go || accld_go) && need_next;
   assign fin_o      = fin_q;
-  assign head_pc_o  = q_pc_i;
-  assign blocked_o  = q_valid_i && !is_end && !toks_ok;
-  assign stuck_o    = !in_flight && (!q_valid_i || blocked_o || halt_i || fin_q);
+  assign head_pc_o  = head_pc_i;
+  assign blocked_o  = head_valid_i && !is_end && !toks_ok;
+  assign stuck_o    = !in_flight && (!head_valid_i || blocked_o || halt_i || fin_q);
 
-  assign wait_load_o  = q_valid_i && !is_end && need_prev && !tok_prev_i;
-  assign wait_store_o = q_valid_i && !is_end && need_next && !tok_next_i;
-  assign head_loadw_o = q_valid_i && is_gemm && loadw;
+  assign wait_load_o  = head_valid_i && !is_end && need_prev && !tok_prev_i;
+  assign wait_store_o = head_valid_i && !is_end && need_next && !tok_next_i;
+  assign head_loadw_o = head_valid_i && is_gemm && loadw;
   assign acc_load_o   = acc_busy_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -155,7 +155,7 @@ module tpu_accel_compute #(
   assign mxu_cmd_kv_o     = KvW'(g_kv);
   assign mxu_cmd_nv_o     = NvW'(g_nv);
   assign mxu_cmd_addr_o   = AccAW'(g_acc);
-  assign mxu_cmd_acc_o    = q_instr_i[128];
+  assign mxu_cmd_acc_o    = head_instr_i[tpu_isa_pkg::GemmAccumulateBit];
   assign mxu_cmd_load_w_o = loadw;
 
   tpu_accel_stream #(.AW(WgtAW), .W(Cols * 16)) u_wstream (
@@ -177,7 +177,7 @@ module tpu_accel_compute #(
   logic [33:0] done_head;
   tpu_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(gemm_go), .data_i({q_instr_i[10], q_instr_i[11], q_pc_i}), .full_o(done_full),
+    .push_i(gemm_go), .data_i({head_instr_i[tpu_isa_pkg::FlagPushPrev], head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i}), .full_o(done_full),
     .pop_i (mxu_done_i), .data_o(done_head), .empty_o(done_empty), .count_o()
   );
 
@@ -191,16 +191,16 @@ module tpu_accel_compute #(
   logic [Cols*32-1:0] row_q;
   logic              accld_done;
 
-  assign bpr = 4'((17'(q_instr_i[207:192]) * 17'd4 + 17'd31) >> 5);
+  assign bpr = 4'((17'(tpu_isa_pkg::load_elems(head_instr_i)) * 17'd4 + 17'd31) >> 5);
 
   tpu_accel_burst #(.AddrW(AddrW)) u_burst (
     .clk_i, .rst_ni, .flush_i,
     .start_i   (accld_go),
-    .addr_i    (AddrW'(q_instr_i[127:64])),
-    .stride_i  (q_instr_i[159:128]),
-    .rows_i    (q_instr_i[191:176]),
+    .addr_i    (AddrW'(tpu_isa_pkg::load_hbm_addr(head_instr_i))),
+    .stride_i  (tpu_isa_pkg::load_hbm_stride(head_instr_i)),
+    .rows_i    (tpu_isa_pkg::load_rows(head_instr_i)),
     .bpr_i     (bpr),
-    .once_i    (q_instr_i[159:128] == 32'd0),
+    .once_i    (tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0),
     .busy_o    (),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
@@ -241,14 +241,14 @@ module tpu_accel_compute #(
     end else begin
       if (accld_go) begin
         acc_busy_q <= 1'b1;
-        l_dst_q    <= q_instr_i[175:160];
-        l_rows_q   <= q_instr_i[191:176];
-        l_elems_q  <= q_instr_i[207:192];
+        l_dst_q    <= tpu_isa_pkg::load_dst(head_instr_i);
+        l_rows_q   <= tpu_isa_pkg::load_rows(head_instr_i);
+        l_elems_q  <= tpu_isa_pkg::load_elems(head_instr_i);
         l_bpr_q    <= bpr;
-        l_once_q   <= q_instr_i[159:128] == 32'd0;
-        l_pprev_q  <= q_instr_i[10];
-        l_pnext_q  <= q_instr_i[11];
-        l_pc_q     <= q_pc_i;
+        l_once_q   <= tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0;
+        l_pprev_q  <= head_instr_i[tpu_isa_pkg::FlagPushPrev];
+        l_pnext_q  <= head_instr_i[tpu_isa_pkg::FlagPushNext];
+        l_pc_q     <= head_pc_i;
         l_row_q    <= '0;
         l_chunk_q  <= '0;
       end

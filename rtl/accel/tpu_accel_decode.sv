@@ -21,39 +21,52 @@ module tpu_accel_decode #(
   output logic [1:0]   unit_o          // 0 load, 1 compute, 2 store, 3 command (HEADER) / all (END)
 );
 
-  localparam logic [3:0] ErrOpcode = 4'd1, ErrReserved = 4'd2, ErrHeader = 4'd3,
-                         ErrShape = 4'd4, ErrField = 4'd5, ErrHbm = 4'd6;
-  localparam logic [7:0] OpHeader = 8'h01, OpLoad = 8'h02, OpGemm = 8'h03, OpStore = 8'h04,
-                         OpEnd = 8'h05;
+  // Field names, opcodes and error codes: tpu_isa_pkg (generated from rtl/accel/isa.json).
+  localparam logic [3:0] ErrOk     = tpu_isa_pkg::ErrOk;
+  localparam logic [3:0] ErrOpcode = tpu_isa_pkg::ErrOpcode;
+  localparam logic [3:0] ErrResvd  = tpu_isa_pkg::ErrReserved;
+  localparam logic [3:0] ErrHeader = tpu_isa_pkg::ErrHeader;
+  localparam logic [3:0] ErrShape  = tpu_isa_pkg::ErrShape;
+  localparam logic [3:0] ErrField  = tpu_isa_pkg::ErrField;
+  localparam logic [3:0] ErrHbm    = tpu_isa_pkg::ErrHbm;
 
   logic [7:0]  op, flags;
   logic [31:0] used, nonzero;
-  logic [15:0] f4, f6, f8, f10, f12, f14, f20, f22, f24;
-  logic [63:0] addr;
-  logic [31:0] stride;
-  logic [7:0]  b4, b5, b16;
   logic        pop_prev, pop_next, push_prev, push_next;
 
-  assign op        = instr_i[7:0];
-  assign flags     = instr_i[15:8];
-  assign pop_prev  = flags[0];
-  assign pop_next  = flags[1];
-  assign push_prev = flags[2];
-  assign push_next = flags[3];
-  assign b4        = instr_i[39:32];
-  assign b5        = instr_i[47:40];
-  assign b16       = instr_i[135:128];
-  assign f4        = instr_i[47:32];
-  assign f6        = instr_i[63:48];
-  assign f8        = instr_i[79:64];
-  assign f10       = instr_i[95:80];
-  assign f12       = instr_i[111:96];
-  assign f14       = instr_i[127:112];
-  assign f20       = instr_i[175:160];
-  assign f22       = instr_i[191:176];
-  assign f24       = instr_i[207:192];
-  assign addr      = instr_i[127:64];
-  assign stride    = instr_i[159:128];
+  assign op        = tpu_isa_pkg::instr_opcode(instr_i);
+  assign flags     = tpu_isa_pkg::instr_flags(instr_i);
+  assign pop_prev  = instr_i[tpu_isa_pkg::FlagPopPrev];
+  assign pop_next  = instr_i[tpu_isa_pkg::FlagPopNext];
+  assign push_prev = instr_i[tpu_isa_pkg::FlagPushPrev];
+  assign push_next = instr_i[tpu_isa_pkg::FlagPushNext];
+
+  // The fields each rule reads, by opcode.
+  logic [7:0]  load_buffer, store_format, store_activation, gemm_mode;
+  logic [15:0] load_dst, load_rows, load_elems, store_acc, store_rows, store_elems;
+  logic [15:0] gemm_act, gemm_wgt, gemm_acc, gemm_rows, gemm_kv, gemm_nv;
+  logic [63:0] load_addr, store_addr;
+  logic [31:0] load_stride, store_stride;
+  assign load_buffer      = tpu_isa_pkg::load_buffer(instr_i);
+  assign load_addr        = tpu_isa_pkg::load_hbm_addr(instr_i);
+  assign load_stride      = tpu_isa_pkg::load_hbm_stride(instr_i);
+  assign load_dst         = tpu_isa_pkg::load_dst(instr_i);
+  assign load_rows        = tpu_isa_pkg::load_rows(instr_i);
+  assign load_elems       = tpu_isa_pkg::load_elems(instr_i);
+  assign gemm_act         = tpu_isa_pkg::gemm_act(instr_i);
+  assign gemm_wgt         = tpu_isa_pkg::gemm_wgt(instr_i);
+  assign gemm_acc         = tpu_isa_pkg::gemm_acc(instr_i);
+  assign gemm_rows        = tpu_isa_pkg::gemm_rows(instr_i);
+  assign gemm_kv          = tpu_isa_pkg::gemm_kv(instr_i);
+  assign gemm_nv          = tpu_isa_pkg::gemm_nv(instr_i);
+  assign gemm_mode        = tpu_isa_pkg::gemm_mode(instr_i);
+  assign store_format     = tpu_isa_pkg::store_format(instr_i);
+  assign store_activation = tpu_isa_pkg::store_activation(instr_i);
+  assign store_addr       = tpu_isa_pkg::store_hbm_addr(instr_i);
+  assign store_stride     = tpu_isa_pkg::store_hbm_stride(instr_i);
+  assign store_acc        = tpu_isa_pkg::store_acc(instr_i);
+  assign store_rows       = tpu_isa_pkg::store_rows(instr_i);
+  assign store_elems      = tpu_isa_pkg::store_elems(instr_i);
 
   for (genvar i = 0; i < 32; i++) begin : gen_nz
     assign nonzero[i] = instr_i[8*i +: 8] != 8'd0;
@@ -61,24 +74,24 @@ module tpu_accel_decode #(
 
   // The bytes each opcode names (bytes 0 and 1 always).
   always_comb begin
-    used = 32'h0000_0003;
+    used = tpu_isa_pkg::UsedEnd;
     case (op)
-      OpHeader: used = 32'h000F_FFF3;   // bytes 4..19
-      OpLoad:   used = 32'h03FF_FF13;   // byte 4, bytes 8..25
-      OpGemm:   used = 32'h0001_FFF3;   // bytes 4..16
-      OpStore:  used = 32'h03FF_FF33;   // bytes 4, 5, 8..25
-      default:  used = 32'h0000_0003;
+      tpu_isa_pkg::OpHeader: used = tpu_isa_pkg::UsedHeader;
+      tpu_isa_pkg::OpLoad:   used = tpu_isa_pkg::UsedLoad;
+      tpu_isa_pkg::OpGemm:   used = tpu_isa_pkg::UsedGemm;
+      tpu_isa_pkg::OpStore:  used = tpu_isa_pkg::UsedStore;
+      default:               used = tpu_isa_pkg::UsedEnd;
     endcase
   end
 
-  // Which module executes the instruction (LOAD by buffer: 2 is the compute module's).
+  // Which module executes the instruction (a LOAD to the accumulators is the compute module's).
   always_comb begin
     unit_o = 2'd3;
     case (op)
-      OpLoad:  unit_o = (b4 == 8'd2) ? 2'd1 : 2'd0;
-      OpGemm:  unit_o = 2'd1;
-      OpStore: unit_o = 2'd2;
-      default: unit_o = 2'd3;
+      tpu_isa_pkg::OpLoad:  unit_o = (load_buffer == tpu_isa_pkg::BufAcc) ? 2'd1 : 2'd0;
+      tpu_isa_pkg::OpGemm:  unit_o = 2'd1;
+      tpu_isa_pkg::OpStore: unit_o = 2'd2;
+      default:              unit_o = 2'd3;
     endcase
   end
 
@@ -95,68 +108,76 @@ module tpu_accel_decode #(
 
   logic [17:0] ld_row_bytes, st_row_bytes;
   logic [16:0] ld_depth, ld_max;
-  assign ld_row_bytes = (b4 == 8'd2) ? 18'(f24) * 18'd4 : 18'(f24) * 18'd2;
-  assign st_row_bytes = (b4 == 8'd1) ? 18'(f24) * 18'd2 : 18'(f24) * 18'd4;
+  assign ld_row_bytes = (load_buffer == tpu_isa_pkg::BufAcc) ? 18'(load_elems) * 18'd4
+                                                             : 18'(load_elems) * 18'd2;
+  assign st_row_bytes = (store_format == tpu_isa_pkg::FmtBf16) ? 18'(store_elems) * 18'd2
+                                                               : 18'(store_elems) * 18'd4;
   always_comb begin
     ld_depth = 17'(ActDepth);
     ld_max   = 17'(Rows);
-    if (b4 == 8'd1) begin
+    if (load_buffer == tpu_isa_pkg::BufWgt) begin
       ld_depth = 17'(WgtDepth);
       ld_max   = 17'(Cols);
-    end else if (b4 == 8'd2) begin
+    end else if (load_buffer == tpu_isa_pkg::BufAcc) begin
       ld_depth = 17'(AccDepth);
       ld_max   = 17'(Cols);
     end
   end
 
+  logic gemm_mode_bad;
+  assign gemm_mode_bad = (gemm_mode & ~tpu_isa_pkg::GemmModeDefined) != 8'd0;
+
   always_comb begin
-    err_o = 4'd0;
-    if (pc_zero_i && op != OpHeader) begin
+    err_o = ErrOk;
+    if (pc_zero_i && op != tpu_isa_pkg::OpHeader) begin
       err_o = ErrHeader;
-    end else if (op < OpHeader || op > OpEnd) begin
+    end else if (op < tpu_isa_pkg::OpHeader || op > tpu_isa_pkg::OpEnd) begin
       err_o = ErrOpcode;
     end else if (flags[7:4] != 4'd0 || (nonzero & ~used) != 32'd0 ||
-                 (op == OpGemm && b16[7:2] != 6'd0) ||
-                 ((op == OpHeader || op == OpEnd) && flags[3:0] != 4'd0) ||
+                 (op == tpu_isa_pkg::OpGemm && gemm_mode_bad) ||
+                 ((op == tpu_isa_pkg::OpHeader || op == tpu_isa_pkg::OpEnd) &&
+                  flags[3:0] != 4'd0) ||
                  (unit_o == 2'd0 && (pop_prev || push_prev)) ||
                  (unit_o == 2'd2 && (pop_next || push_next))) begin
-      err_o = ErrReserved;
+      err_o = ErrResvd;
     end else begin
       case (op)
-        OpHeader: begin
-          if (!pc_zero_i)                                  err_o = ErrHeader;
-          else if (instr_i[63:32] != 32'h3155_5054)        err_o = ErrHeader;  // "TPU1"
-          else if (instr_i[79:64] != 16'd1)                err_o = ErrHeader;  // major
-          else if (instr_i[159:128] != count_i)            err_o = ErrHeader;
-          else if (32'(instr_i[111:96]) != Rows ||
-                   32'(instr_i[127:112]) != Cols)          err_o = ErrShape;
+        tpu_isa_pkg::OpHeader: begin
+          if (!pc_zero_i)                                           err_o = ErrHeader;
+          else if (tpu_isa_pkg::header_magic(instr_i) != tpu_isa_pkg::Magic) err_o = ErrHeader;
+          else if (tpu_isa_pkg::header_major(instr_i) != tpu_isa_pkg::VersionMajor)
+            err_o = ErrHeader;
+          else if (tpu_isa_pkg::header_count(instr_i) != count_i)   err_o = ErrHeader;
+          else if (32'(tpu_isa_pkg::header_rows(instr_i)) != Rows ||
+                   32'(tpu_isa_pkg::header_cols(instr_i)) != Cols)  err_o = ErrShape;
         end
-        OpLoad: begin
-          if (b4 > 8'd2)                                    err_o = ErrField;
-          else if (f22 == 16'd0)                            err_o = ErrField;
-          else if (f24 == 16'd0 || 17'(f24) > ld_max)       err_o = ErrField;
-          else if (17'(f20) + 17'(f22) > ld_depth)          err_o = ErrField;
-          else if (hbm_bad(addr, stride, f22, ld_row_bytes)) err_o = ErrHbm;
+        tpu_isa_pkg::OpLoad: begin
+          if (load_buffer > tpu_isa_pkg::BufAcc)                    err_o = ErrField;
+          else if (load_rows == 16'd0)                              err_o = ErrField;
+          else if (load_elems == 16'd0 || 17'(load_elems) > ld_max) err_o = ErrField;
+          else if (17'(load_dst) + 17'(load_rows) > ld_depth)       err_o = ErrField;
+          else if (hbm_bad(load_addr, load_stride, load_rows, ld_row_bytes)) err_o = ErrHbm;
         end
-        OpGemm: begin
-          if (f10 == 16'd0)                                 err_o = ErrField;
-          else if (f12 == 16'd0 || 32'(f12) > Rows)         err_o = ErrField;
-          else if (f14 == 16'd0 || 32'(f14) > Cols)         err_o = ErrField;
-          else if (32'(f4) + 32'(f10) > ActDepth)           err_o = ErrField;
-          else if (32'(f6) + 32'(f12) > WgtDepth)           err_o = ErrField;
-          else if (32'(f8) + 32'(f10) > AccDepth)           err_o = ErrField;
-          else if (!b16[1] && (!w_loaded_i || f12 != w_kv_i || f14 != w_nv_i)) err_o = ErrField;
+        tpu_isa_pkg::OpGemm: begin
+          if (gemm_rows == 16'd0)                                   err_o = ErrField;
+          else if (gemm_kv == 16'd0 || 32'(gemm_kv) > Rows)         err_o = ErrField;
+          else if (gemm_nv == 16'd0 || 32'(gemm_nv) > Cols)         err_o = ErrField;
+          else if (32'(gemm_act) + 32'(gemm_rows) > ActDepth)       err_o = ErrField;
+          else if (32'(gemm_wgt) + 32'(gemm_kv) > WgtDepth)         err_o = ErrField;
+          else if (32'(gemm_acc) + 32'(gemm_rows) > AccDepth)       err_o = ErrField;
+          else if (!instr_i[tpu_isa_pkg::GemmLoadWeightsBit] &&
+                   (!w_loaded_i || gemm_kv != w_kv_i || gemm_nv != w_nv_i)) err_o = ErrField;
         end
-        OpStore: begin
-          if (b4 > 8'd1)                                    err_o = ErrField;
-          else if (b5 > 8'd1)                               err_o = ErrField;
-          else if (f22 == 16'd0)                            err_o = ErrField;
-          else if (f24 == 16'd0 || 32'(f24) > Cols)         err_o = ErrField;
-          else if (32'(f20) + 32'(f22) > AccDepth)          err_o = ErrField;
-          else if (stride < 32'(st_row_bytes))              err_o = ErrField;
-          else if (hbm_bad(addr, stride, f22, st_row_bytes)) err_o = ErrHbm;
+        tpu_isa_pkg::OpStore: begin
+          if (store_format > tpu_isa_pkg::FmtBf16)                  err_o = ErrField;
+          else if (store_activation > 8'd1)                         err_o = ErrField;
+          else if (store_rows == 16'd0)                             err_o = ErrField;
+          else if (store_elems == 16'd0 || 32'(store_elems) > Cols) err_o = ErrField;
+          else if (32'(store_acc) + 32'(store_rows) > AccDepth)     err_o = ErrField;
+          else if (store_stride < 32'(st_row_bytes))                err_o = ErrField;
+          else if (hbm_bad(store_addr, store_stride, store_rows, st_row_bytes)) err_o = ErrHbm;
         end
-        default: err_o = 4'd0;  // END
+        default: err_o = ErrOk;  // END
       endcase
     end
   end

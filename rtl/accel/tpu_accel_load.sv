@@ -22,10 +22,10 @@ module tpu_accel_load #(
   input  logic                flush_i,
   input  logic                halt_i,       // start no instruction
   // Instruction queue head
-  input  logic                q_valid_i,
-  input  logic [255:0]        q_instr_i,
-  input  logic [31:0]         q_pc_i,
-  output logic                q_pop_o,
+  input  logic                head_valid_i,
+  input  logic [255:0]        head_instr_i,
+  input  logic [31:0]         head_pc_i,
+  output logic                head_pop_o,
   // Tokens
   input  logic                tok_next_i,   // compute->load holds a token
   output logic                pop_next_o,
@@ -66,25 +66,25 @@ module tpu_accel_load #(
   logic [3:0]  bpr;
   logic        fin_q;
 
-  assign op       = q_instr_i[7:0];
-  assign is_end   = op == 8'h05;
-  assign need_tok = q_instr_i[9];           // pop_next
-  assign dst      = q_instr_i[175:160];
-  assign rows     = q_instr_i[191:176];
-  assign elems    = q_instr_i[207:192];
+  assign op       = tpu_isa_pkg::instr_opcode(head_instr_i);
+  assign is_end   = op == tpu_isa_pkg::OpEnd;
+  assign need_tok = head_instr_i[tpu_isa_pkg::FlagPopNext];
+  assign dst      = tpu_isa_pkg::load_dst(head_instr_i);
+  assign rows     = tpu_isa_pkg::load_rows(head_instr_i);
+  assign elems    = tpu_isa_pkg::load_elems(head_instr_i);
   assign bpr      = 4'((17'(elems) * 17'd2 + 17'd31) >> 5);
 
-  assign start = q_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !desc_full &&
+  assign start = head_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !desc_full &&
                  (!need_tok || tok_next_i);
   logic end_go;
-  assign end_go = q_valid_i && is_end && !halt_i && !fin_q && !gen_busy && desc_empty;
+  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !gen_busy && desc_empty;
 
-  assign q_pop_o    = start || end_go;
+  assign head_pop_o    = start || end_go;
   assign pop_next_o = start && need_tok;
   assign fin_o      = fin_q;
-  assign head_pc_o  = q_pc_i;
-  assign blocked_o  = q_valid_i && !is_end && need_tok && !tok_next_i;
-  assign stuck_o    = !gen_busy && desc_empty && (!q_valid_i || blocked_o || halt_i || fin_q);
+  assign head_pc_o  = head_pc_i;
+  assign blocked_o  = head_valid_i && !is_end && need_tok && !tok_next_i;
+  assign stuck_o    = !gen_busy && desc_empty && (!head_valid_i || blocked_o || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)       fin_q <= 1'b0;
@@ -95,8 +95,8 @@ module tpu_accel_load #(
   tpu_accel_burst #(.AddrW(AddrW)) u_burst (
     .clk_i, .rst_ni, .flush_i,
     .start_i   (start),
-    .addr_i    (AddrW'(q_instr_i[127:64])),
-    .stride_i  (q_instr_i[159:128]),
+    .addr_i    (AddrW'(tpu_isa_pkg::load_hbm_addr(head_instr_i))),
+    .stride_i  (tpu_isa_pkg::load_hbm_stride(head_instr_i)),
     .rows_i    (rows),
     .bpr_i     (bpr),
     .once_i    (1'b0),
@@ -119,7 +119,8 @@ module tpu_accel_load #(
   logic [31:0]      d_pc;
   logic             beat, last_beat;
 
-  assign desc_in = {q_instr_i[32], dst, rows, elems, bpr, q_instr_i[11], q_pc_i};
+  assign desc_in = {tpu_isa_pkg::load_buffer(head_instr_i) == tpu_isa_pkg::BufWgt, dst, rows, elems, bpr,
+                     head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i};
   assign {d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
 
   tpu_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (

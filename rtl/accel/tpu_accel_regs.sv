@@ -3,24 +3,14 @@
 // one read at a time; writes take effect when both AW and W have arrived. Reads of undefined
 // addresses return 0; writes to read-only registers are ignored (OKAY either way).
 //
-//   0x000 MAGIC      RO  0x31555054 ("TPU1" in memory order)
-//   0x004 VERSION    RO  {major, minor} of the instruction set (0x0001_0000)
-//   0x008 SHAPE      RO  {Cols, Rows}
-//   0x00C CHANNELS   RO  HBM channels behind the port
-//   0x010 CTRL       W   bit 0 start (ignored while busy), bit 1 FTZ mode (read back), bit 2
-//                        clear the performance counters (also done by start)
-//   0x014 STATUS     RO  bit 0 busy, bit 1 done (since the last start), bit 2 error
-//   0x018 ERR_CODE   RO  tpu::isa::ErrorCode of the last run (0 OK)
-//   0x01C ERR_PC     RO  the offending instruction's index
-//   0x020 PROG_LO    RW  program address, bits 31:0
-//   0x024 PROG_HI    RW  program address, bits 63:32
-//   0x028 PROG_LEN   RW  program length in instructions
-//   0x040 + 8*i      RO  performance counter i, low word; +4 the high word (see tpu_accel)
+// The register map (addresses, bits, meaning) is rtl/accel/isa.json, here as tpu_isa_pkg::Reg*;
+// docs/accel.md has its table: MAGIC, VERSION, SHAPE, CHANNELS, CTRL, STATUS, ERR_CODE, ERR_PC,
+// PROG_LO, PROG_HI, PROG_LEN, and performance counter i at COUNTERS + 8*i (+4: the high word).
 module tpu_accel_regs #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
   parameter int unsigned Channels = 1,
-  parameter int unsigned NCnt     = 12
+  parameter int unsigned NCnt     = tpu_isa_pkg::NumCounters
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -66,8 +56,10 @@ module tpu_accel_regs #(
   assign r_valid_o  = r_pend_q;
   assign r_data_o   = rdata_q;
 
-  assign start_o      = wr && aw_addr_i == 12'h010 && w_data_i[0] && !busy_i;
-  assign perf_clear_o = (wr && aw_addr_i == 12'h010 && w_data_i[2]) || start_o;
+  logic ctrl_wr;
+  assign ctrl_wr      = wr && aw_addr_i == tpu_isa_pkg::RegCtrl;
+  assign start_o      = ctrl_wr && w_data_i[tpu_isa_pkg::CtrlStartBit] && !busy_i;
+  assign perf_clear_o = (ctrl_wr && w_data_i[tpu_isa_pkg::CtrlClearBit]) || start_o;
   assign ftz_o        = ftz_q;
   assign prog_addr_o  = prog_q;
   assign prog_len_o   = len_q;
@@ -75,21 +67,27 @@ module tpu_accel_regs #(
   always_comb begin
     rd = 32'd0;
     case (ar_addr_i)
-      12'h000: rd = 32'h3155_5054;
-      12'h004: rd = 32'h0001_0000;
-      12'h008: rd = {16'(Cols), 16'(Rows)};
-      12'h00C: rd = 32'(Channels);
-      12'h010: rd = {30'd0, ftz_q, 1'b0};
-      12'h014: rd = {29'd0, done_i && err_code_i != 4'd0, done_i, busy_i};
-      12'h018: rd = 32'(err_code_i);
-      12'h01C: rd = err_pc_i;
-      12'h020: rd = prog_q[31:0];
-      12'h024: rd = prog_q[63:32];
-      12'h028: rd = len_q;
+      tpu_isa_pkg::RegMagic:    rd = tpu_isa_pkg::Magic;
+      tpu_isa_pkg::RegVersion:  rd = {{tpu_isa_pkg::VersionMajor, tpu_isa_pkg::VersionMinor}};
+      tpu_isa_pkg::RegShape:    rd = {{16'(Cols), 16'(Rows)}};
+      tpu_isa_pkg::RegChannels: rd = 32'(Channels);
+      tpu_isa_pkg::RegCtrl:     rd = 32'(ftz_q) << tpu_isa_pkg::CtrlFtzBit;
+      tpu_isa_pkg::RegStatus: begin
+        rd = (32'(busy_i) << tpu_isa_pkg::StatusBusyBit) |
+             (32'(done_i) << tpu_isa_pkg::StatusDoneBit) |
+             (32'(done_i && err_code_i != tpu_isa_pkg::ErrOk) << tpu_isa_pkg::StatusErrorBit);
+      end
+      tpu_isa_pkg::RegErrCode:  rd = 32'(err_code_i);
+      tpu_isa_pkg::RegErrPc:    rd = err_pc_i;
+      tpu_isa_pkg::RegProgLo:   rd = prog_q[31:0];
+      tpu_isa_pkg::RegProgHi:   rd = prog_q[63:32];
+      tpu_isa_pkg::RegProgLen:  rd = len_q;
       default: begin
         for (int unsigned i = 0; i < NCnt; i++) begin
-          if (ar_addr_i == 12'(32'h040 + 8 * i)) rd = counters_i[64*i +: 32];
-          if (ar_addr_i == 12'(32'h044 + 8 * i)) rd = counters_i[64*i+32 +: 32];
+          if (ar_addr_i == tpu_isa_pkg::RegCounters + 12'(8 * i)) rd = counters_i[64*i +: 32];
+          if (ar_addr_i == tpu_isa_pkg::RegCounters + 12'(8 * i + 4)) begin
+            rd = counters_i[64*i+32 +: 32];
+          end
         end
       end
     endcase
@@ -107,10 +105,10 @@ module tpu_accel_regs #(
       if (wr) begin
         b_pend_q <= 1'b1;
         case (aw_addr_i)
-          12'h010: if (!busy_i) ftz_q <= w_data_i[1];
-          12'h020: prog_q[31:0]  <= w_data_i;
-          12'h024: prog_q[63:32] <= w_data_i;
-          12'h028: len_q <= w_data_i;
+          tpu_isa_pkg::RegCtrl:    if (!busy_i) ftz_q <= w_data_i[tpu_isa_pkg::CtrlFtzBit];
+          tpu_isa_pkg::RegProgLo:  prog_q[31:0]  <= w_data_i;
+          tpu_isa_pkg::RegProgHi:  prog_q[63:32] <= w_data_i;
+          tpu_isa_pkg::RegProgLen: len_q <= w_data_i;
           default: ;
         endcase
       end else if (b_ready_i) begin

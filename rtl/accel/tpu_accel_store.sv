@@ -25,10 +25,10 @@ module tpu_accel_store #(
   input  logic                halt_i,
   input  logic                ftz_i,
   // Instruction queue head
-  input  logic                q_valid_i,
-  input  logic [255:0]        q_instr_i,
-  input  logic [31:0]         q_pc_i,
-  output logic                q_pop_o,
+  input  logic                head_valid_i,
+  input  logic [255:0]        head_instr_i,
+  input  logic [31:0]         head_pc_i,
+  output logic                head_pop_o,
   // Tokens
   input  logic                tok_prev_i,
   output logic                pop_prev_o,
@@ -73,28 +73,28 @@ module tpu_accel_store #(
   logic [3:0]  bpr;
   logic        bf16;
 
-  assign op        = q_instr_i[7:0];
-  assign is_end    = op == 8'h05;
-  assign need_tok  = q_instr_i[8];     // pop_prev
-  assign bf16      = q_instr_i[32];
-  assign rows      = q_instr_i[191:176];
-  assign elems     = q_instr_i[207:192];
+  assign op        = tpu_isa_pkg::instr_opcode(head_instr_i);
+  assign is_end    = op == tpu_isa_pkg::OpEnd;
+  assign need_tok  = head_instr_i[tpu_isa_pkg::FlagPopPrev];
+  assign bf16      = tpu_isa_pkg::store_format(head_instr_i) == tpu_isa_pkg::FmtBf16;
+  assign rows      = tpu_isa_pkg::store_rows(head_instr_i);
+  assign elems     = tpu_isa_pkg::store_elems(head_instr_i);
   assign row_bytes = bf16 ? 9'(elems) * 9'd2 : 9'(elems) * 9'd4;
   assign bpr       = 4'((row_bytes + 9'd31) >> 5);
 
   logic in_flight;
   assign in_flight = gen_busy || !bdesc_empty || !wdesc_empty || wside_busy;
 
-  assign start  = q_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !bdesc_full &&
+  assign start  = head_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !bdesc_full &&
                   !wdesc_full && (!need_tok || tok_prev_i);
-  assign end_go = q_valid_i && is_end && !halt_i && !fin_q && !in_flight;
+  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !in_flight;
 
-  assign q_pop_o    = start || end_go;
+  assign head_pop_o    = start || end_go;
   assign pop_prev_o = start && need_tok;
   assign fin_o      = fin_q;
-  assign head_pc_o  = q_pc_i;
-  assign blocked_o  = q_valid_i && !is_end && need_tok && !tok_prev_i;
-  assign stuck_o    = !in_flight && (!q_valid_i || blocked_o || halt_i || fin_q);
+  assign head_pc_o  = head_pc_i;
+  assign blocked_o  = head_valid_i && !is_end && need_tok && !tok_prev_i;
+  assign stuck_o    = !in_flight && (!head_valid_i || blocked_o || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      fin_q <= 1'b0;
@@ -109,8 +109,8 @@ module tpu_accel_store #(
   tpu_accel_burst #(.AddrW(AddrW)) u_burst (
     .clk_i, .rst_ni, .flush_i,
     .start_i   (start),
-    .addr_i    (AddrW'(q_instr_i[127:64])),
-    .stride_i  (q_instr_i[159:128]),
+    .addr_i    (AddrW'(tpu_isa_pkg::store_hbm_addr(head_instr_i))),
+    .stride_i  (tpu_isa_pkg::store_hbm_stride(head_instr_i)),
     .rows_i    (rows),
     .bpr_i     (bpr),
     .once_i    (1'b0),
@@ -143,8 +143,8 @@ module tpu_accel_store #(
       b_seq_q  <= '0;
     end else begin
       if (start) begin
-        cur_push_q <= q_instr_i[10];
-        cur_pc_q   <= q_pc_i;
+        cur_push_q <= head_instr_i[tpu_isa_pkg::FlagPushPrev];
+        cur_pc_q   <= head_pc_i;
       end
       if (aw_fire)   aw_seq_q <= aw_seq_q + 32'd1;
       if (b_valid_i) b_seq_q  <= b_seq_q + 32'd1;
@@ -190,7 +190,8 @@ module tpu_accel_store #(
   logic              s_bf16, s_relu, rd_take;
   tpu_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(start), .data_i({q_instr_i[175:160], rows, elems, bf16, q_instr_i[40]}),
+    .push_i(start), .data_i({tpu_isa_pkg::store_acc(head_instr_i), rows, elems, bf16,
+                                   tpu_isa_pkg::store_activation(head_instr_i) != 8'd0}),
     .full_o(wdesc_full),
     .pop_i (rd_take), .data_o(wdesc), .empty_o(wdesc_empty), .count_o()
   );

@@ -441,12 +441,13 @@ module tpu_mxu_ctrl #(
   assign perf_drain_o  = drain_q;
 
   always_comb begin
-    perf_class_o = 3'd0;
+    perf_class_o = tpu_pkg::MxuClassInactive;
     if (active) begin
-      if (issue)                         perf_class_o = 3'd1;
-      else if (q_cnt_q != 2'd0)          perf_class_o = a_valid_i ? 3'd4 : 3'd3;
-      else if (ld_busy_q || cmd_valid_i) perf_class_o = 3'd2;
-      else                               perf_class_o = 3'd5;
+      if (issue)                         perf_class_o = tpu_pkg::MxuClassBusy;
+      else if (q_cnt_q != 2'd0)          perf_class_o = a_valid_i ? tpu_pkg::MxuClassHazard
+                                                                  : tpu_pkg::MxuClassStarved;
+      else if (ld_busy_q || cmd_valid_i) perf_class_o = tpu_pkg::MxuClassWeightLoad;
+      else                               perf_class_o = tpu_pkg::MxuClassDrain;
     end
   end
 

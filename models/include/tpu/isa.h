@@ -12,37 +12,16 @@
 #include <string>
 #include <variant>
 
+#include "tpu/isa_defs.h"
 #include "tpu/numerics.h"
 
 namespace tpu::isa {
 
-inline constexpr int kInstrBytes = 32;
-inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
-inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
+// The encoding constants (kInstrBytes, the version, kMagic, Opcode, ErrorCode, field offsets)
+// and the register map come from rtl/accel/isa.json through the generated tpu/isa_defs.h.
 inline constexpr uint32_t kHbmAlign = 32;    // hbm_addr and hbm_stride must be multiples of it
 inline constexpr uint32_t kMaxTokens = 255;  // per queue
 
-enum class Opcode : uint8_t {
-  kHeader = 0x01,
-  kLoad = 0x02,
-  kGemm = 0x03,
-  kStore = 0x04,
-  kEnd = 0x05,
-};
-
-enum class ErrorCode : uint8_t {
-  kOk = 0,
-  kOpcode = 1,
-  kReserved = 2,
-  kHeader = 3,
-  kShape = 4,
-  kField = 5,
-  kHbm = 6,
-  kDeadlock = 7,
-  kTokenOverflow = 8,
-  kNoEnd = 9,
-};
 const char* ErrorName(ErrorCode e);  // "OK", "ERR_OPCODE", ...
 
 // The machine a program runs on (or is compiled for).

@@ -33,27 +33,8 @@
 
 namespace tpu::tb::accel {
 
-// Register map (rtl/accel/tpu_accel_regs.sv).
-namespace reg {
-inline constexpr uint32_t kMagic = 0x000, kVersion = 0x004, kShape = 0x008, kChannels = 0x00C;
-inline constexpr uint32_t kCtrl = 0x010, kStatus = 0x014, kErrCode = 0x018, kErrPc = 0x01C;
-inline constexpr uint32_t kProgLo = 0x020, kProgHi = 0x024, kProgLen = 0x028;
-inline constexpr uint32_t kCounters = 0x040;  // + 8 * i: low word, + 4: high word
-enum Counter {
-  kCycles = 0,
-  kBusy,
-  kWeightStall,
-  kInputStall,
-  kAccHazard,
-  kStoreStall,
-  kIdle,
-  kMacs,
-  kReadBytes,
-  kWriteBytes,
-  kInstructions,
-  kNumCounters
-};
-}  // namespace reg
+// The register map and the performance counters (rtl/accel/isa.json, tpu/isa_defs.h).
+namespace reg = isa::reg;
 
 // The performance counters, read through `counter(i)` (counter i's 64-bit value).
 template <class F>
