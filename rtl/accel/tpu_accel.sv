@@ -18,6 +18,7 @@
 // rtl/accel/isa.json, as tpu_isa_pkg::Cnt*): cycles while busy, six stall classes (busy, weight,
 // input, accumulator hazard, store, idle: every busy cycle counts in exactly one), useful MACs,
 // DMA bytes read and written (32 per beat), instructions consumed (HEADER and END included).
+`include "tpu_hbm_mem.svh"
 module tpu_accel #(
   parameter int unsigned Rows           = 16,
   parameter int unsigned Cols           = 16,
@@ -65,21 +66,7 @@ module tpu_accel #(
   output logic                                        hbm_busy_o,  // requests still queued in
                                                                    // the HBM controllers
   // Memory side, per channel (see tpu_hbm_subsys)
-  output logic [Channels-1:0]                         row_valid_o,
-  output logic [Channels*tpu_pkg::HbmRowCmdBits-1:0]  row_cmd_o,
-  output logic [Channels-1:0]                         row_pc_o,
-  output logic [Channels*4-1:0]                       row_bank_o,
-  output logic [Channels*RowBits-1:0]                 row_row_o,
-  output logic [Channels-1:0]                         col_valid_o,
-  output logic [Channels*tpu_pkg::HbmColCmdBits-1:0]  col_cmd_o,
-  output logic [Channels-1:0]                         col_pc_o,
-  output logic [Channels*4-1:0]                       col_bank_o,
-  output logic [Channels*ColBits-1:0]                 col_col_o,
-  output logic [Ports-1:0]                            wdata_valid_o,
-  output logic [Ports*256-1:0]                        wdata_o,
-  output logic [Ports*32-1:0]                         wstrb_o,
-  input  logic [Ports-1:0]                            rdata_valid_i,
-  input  logic [Ports*256-1:0]                        rdata_i
+  `TPU_HBM_MEM_PORTS(Channels, RowBits, ColBits)
 );
 
   localparam int unsigned AW     = HbmAddrBits;
@@ -404,7 +391,7 @@ module tpu_accel #(
     .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow),
     .MaxOutstanding(HbmOutstanding)
   ) u_hbm (
-    .clk_i, .rst_ni,
+    .clk_i(clk_i), .rst_ni(rst_ni),
     .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_id_i('0), .aw_addr_i(40'(aw_addr)),
     .aw_len_i(aw_len), .aw_size_i(3'd5), .aw_burst_i(tpu_pkg::AxiBurstIncr),
     .w_valid_i(w_valid), .w_ready_o(w_ready), .w_data_i(w_data), .w_strb_i(w_strb),
@@ -415,9 +402,7 @@ module tpu_accel #(
     .ar_size_i(3'd5), .ar_burst_i(tpu_pkg::AxiBurstIncr),
     .r_valid_o(r_valid), .r_ready_i(r_ready), .r_id_o(r_id), .r_data_o(r_data),
     .r_resp_o(r_resp), .r_last_o(r_last),
-    .row_valid_o, .row_cmd_o, .row_pc_o, .row_bank_o, .row_row_o,
-    .col_valid_o, .col_cmd_o, .col_pc_o, .col_bank_o, .col_col_o,
-    .wdata_valid_o, .wdata_o, .wstrb_o, .rdata_valid_i, .rdata_i,
+    `TPU_HBM_MEM_PASS,
     .rq_count_o(rq_count), .wq_count_o(wq_count), .ref_debt_o(ref_debt), .wr_mode_o(wr_mode)
   );
 

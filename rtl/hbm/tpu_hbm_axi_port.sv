@@ -14,6 +14,7 @@
 //       bank groups first, so consecutive blocks run at nCCDS and a block stays in one bank;
 //   AddrMap 1 ("RoBaBgCo"): block, bank group, bank, row: a stream stays in one row of one bank
 //       (all row hits, but nCCDL-bound).
+`include "tpu_axi.svh"
 module tpu_hbm_axi_port #(
   parameter int unsigned AddrBits = 32,
   parameter int unsigned IdBits   = 6,
@@ -30,37 +31,8 @@ module tpu_hbm_axi_port #(
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // AXI4 write address, data, response.
-  input  logic                aw_valid_i,
-  output logic                aw_ready_o,
-  input  logic [IdBits-1:0]   aw_id_i,
-  input  logic [AddrBits-1:0] aw_addr_i,
-  input  logic [7:0]          aw_len_i,
-  input  logic [2:0]          aw_size_i,
-  input  logic [1:0]          aw_burst_i,
-  input  logic                w_valid_i,
-  output logic                w_ready_o,
-  input  logic [255:0]        w_data_i,
-  input  logic [31:0]         w_strb_i,
-  input  logic                w_last_i,
-  output logic                b_valid_o,
-  input  logic                b_ready_i,
-  output logic [IdBits-1:0]   b_id_o,
-  output logic [1:0]          b_resp_o,
-  // AXI4 read address and data.
-  input  logic                ar_valid_i,
-  output logic                ar_ready_o,
-  input  logic [IdBits-1:0]   ar_id_i,
-  input  logic [AddrBits-1:0] ar_addr_i,
-  input  logic [7:0]          ar_len_i,
-  input  logic [2:0]          ar_size_i,
-  input  logic [1:0]          ar_burst_i,
-  output logic                r_valid_o,
-  input  logic                r_ready_i,
-  output logic [IdBits-1:0]   r_id_o,
-  output logic [255:0]        r_data_o,
-  output logic [1:0]          r_resp_o,
-  output logic                r_last_o,
+  // AXI4 slave port (the controller's pseudo-channel, port-local addresses).
+  `TPU_AXI_SLAVE_PORTS(, 1, IdBits, AddrBits),
   // Block requests to the controller.
   output logic                rd_valid_o,
   input  logic                rd_ready_i,

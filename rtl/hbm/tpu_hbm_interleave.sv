@@ -34,6 +34,7 @@
 // data; for a write, its W beats are taken and dropped and B is SLVERR. A write burst whose WLAST
 // does not match its AWLEN is written as counted (the pieces carry their own WLAST) and answered
 // SLVERR. B never comes before the burst's last W beat was taken.
+`include "tpu_axi.svh"
 module tpu_hbm_interleave #(
   parameter int unsigned Ports          = 16,  // master ports (power of two, 1..32)
   parameter int unsigned AddrBits       = 40,  // global (slave-side) byte address width
@@ -50,65 +51,9 @@ module tpu_hbm_interleave #(
   input  logic                       clk_i,
   input  logic                       rst_ni,
   // AXI4 slave port (global addresses).
-  input  logic                       s_aw_valid_i,
-  output logic                       s_aw_ready_o,
-  input  logic [IdBits-1:0]          s_aw_id_i,
-  input  logic [AddrBits-1:0]        s_aw_addr_i,
-  input  logic [7:0]                 s_aw_len_i,
-  input  logic [2:0]                 s_aw_size_i,
-  input  logic [1:0]                 s_aw_burst_i,
-  input  logic                       s_w_valid_i,
-  output logic                       s_w_ready_o,
-  input  logic [255:0]               s_w_data_i,
-  input  logic [31:0]                s_w_strb_i,
-  input  logic                       s_w_last_i,
-  output logic                       s_b_valid_o,
-  input  logic                       s_b_ready_i,
-  output logic [IdBits-1:0]          s_b_id_o,
-  output logic [1:0]                 s_b_resp_o,
-  input  logic                       s_ar_valid_i,
-  output logic                       s_ar_ready_o,
-  input  logic [IdBits-1:0]          s_ar_id_i,
-  input  logic [AddrBits-1:0]        s_ar_addr_i,
-  input  logic [7:0]                 s_ar_len_i,
-  input  logic [2:0]                 s_ar_size_i,
-  input  logic [1:0]                 s_ar_burst_i,
-  output logic                       s_r_valid_o,
-  input  logic                       s_r_ready_i,
-  output logic [IdBits-1:0]          s_r_id_o,
-  output logic [255:0]               s_r_data_o,
-  output logic [1:0]                 s_r_resp_o,
-  output logic                       s_r_last_o,
+  `TPU_AXI_SLAVE_PORTS(s_, 1, IdBits, AddrBits),
   // AXI4 master ports, one per pseudo-channel, lanes flattened (port p in bits [p*W +: W]).
-  output logic [Ports-1:0]           m_aw_valid_o,
-  input  logic [Ports-1:0]           m_aw_ready_i,
-  output logic [Ports*IdBits-1:0]    m_aw_id_o,
-  output logic [Ports*MAddrBits-1:0] m_aw_addr_o,
-  output logic [Ports*8-1:0]         m_aw_len_o,
-  output logic [Ports*3-1:0]         m_aw_size_o,
-  output logic [Ports*2-1:0]         m_aw_burst_o,
-  output logic [Ports-1:0]           m_w_valid_o,
-  input  logic [Ports-1:0]           m_w_ready_i,
-  output logic [Ports*256-1:0]       m_w_data_o,
-  output logic [Ports*32-1:0]        m_w_strb_o,
-  output logic [Ports-1:0]           m_w_last_o,
-  input  logic [Ports-1:0]           m_b_valid_i,
-  output logic [Ports-1:0]           m_b_ready_o,
-  input  logic [Ports*IdBits-1:0]    m_b_id_i,
-  input  logic [Ports*2-1:0]         m_b_resp_i,
-  output logic [Ports-1:0]           m_ar_valid_o,
-  input  logic [Ports-1:0]           m_ar_ready_i,
-  output logic [Ports*IdBits-1:0]    m_ar_id_o,
-  output logic [Ports*MAddrBits-1:0] m_ar_addr_o,
-  output logic [Ports*8-1:0]         m_ar_len_o,
-  output logic [Ports*3-1:0]         m_ar_size_o,
-  output logic [Ports*2-1:0]         m_ar_burst_o,
-  input  logic [Ports-1:0]           m_r_valid_i,
-  output logic [Ports-1:0]           m_r_ready_o,
-  input  logic [Ports*IdBits-1:0]    m_r_id_i,
-  input  logic [Ports*256-1:0]       m_r_data_i,
-  input  logic [Ports*2-1:0]         m_r_resp_i,
-  input  logic [Ports-1:0]           m_r_last_i
+  `TPU_AXI_MASTER_PORTS(m_, Ports, IdBits, MAddrBits)
 );
 
   if (Ports < 1 || Ports > 32 || (1 << PortBits) != Ports) begin : gen_bad_ports
