@@ -147,14 +147,14 @@ function(tpu_verilate NAME)
 endfunction()
 
 # tpu_synth_netlist(NAME): the Yosys netlist of synthesis configuration NAME
-# (scripts/synth/configs.txt), as ${CMAKE_BINARY_DIR}/synth/NAME.v, module NAME.
+# (rtl/builds.json, synth), as ${CMAKE_BINARY_DIR}/synth/NAME.v, module NAME.
 function(tpu_synth_netlist NAME OUT_VAR)
   set(out ${CMAKE_BINARY_DIR}/synth/${NAME}.v)
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${PROJECT_SOURCE_DIR}/scripts/synth.sh --out ${CMAKE_BINARY_DIR}/synth ${NAME}
     DEPENDS ${TPU_RTL_FILES} ${PROJECT_SOURCE_DIR}/scripts/synth.sh
-            ${PROJECT_SOURCE_DIR}/scripts/synth/configs.txt
+            ${PROJECT_SOURCE_DIR}/rtl/builds.json ${PROJECT_SOURCE_DIR}/scripts/builds.py
     COMMENT "Synthesizing ${NAME} (Yosys)"
     VERBATIM)
   set(${OUT_VAR} ${out} PARENT_SCOPE)

@@ -24,12 +24,12 @@ echo "verilator --lint-only -Wall, every module as top:"
 for f in "${files[@]}"; do
   for m in $(sed -n 's/^\s*module\s\+\([A-Za-z0-9_]\+\).*/\1/p' "$f"); do lint "$m"; done
 done
-echo "synthesis configurations (scripts/synth/configs.txt):"
+echo "synthesis configurations (rtl/builds.json):"
 while read -r name top _min params; do
   args=()
   for p in $params; do args+=("-G$p"); done
   lint "$top" "${args[@]}"
-done < <(grep -v '^\s*#' scripts/synth/configs.txt | grep -v '^\s*$')
+done < <(python3 scripts/builds.py synth)
 
 echo "Yosys 0.23 subset (conventions rule 9):"
 check() {  # check PATTERN REASON

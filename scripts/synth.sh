@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Synthesizes the configurations of scripts/synth/configs.txt with Yosys (generic gates) and
+# Synthesizes the configurations of rtl/builds.json ('synth') with Yosys (generic gates) and
 # prints cells, flip-flops and the longest combinational path (logic levels) of each.
 #   scripts/synth.sh [--out DIR] [NAME ...]     (default: every configuration, into build/synth)
 # Fails on a Yosys error, an inferred latch, or a top below its configured minimum cell count
@@ -16,7 +16,8 @@ mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | grep 
                     sed "s|^|$root/|")
 mapfile -t incs < <(sed -n "s|^+incdir+\(.*\)|-I$root/\1|p" "$root/rtl/rtl.f")
 
-mapfile -t configs < <(grep -v '^\s*#' "$root/scripts/synth/configs.txt" | grep -v '^\s*$')
+mapfile -t configs < <(python3 "$root/scripts/builds.py" synth)
+[ ${#configs[@]} -gt 0 ] || exit 2
 selected=("$@")
 fail=0
 found=0
@@ -63,7 +64,7 @@ for line in "${configs[@]}"; do
     "${levels:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$status"
 done
 if [ "$found" -eq 0 ]; then
-  echo "synth.sh: no configuration named: ${selected[*]} (see scripts/synth/configs.txt)" >&2
+  echo "synth.sh: no configuration named: ${selected[*]} (see rtl/builds.json, synth)" >&2
   exit 2
 fi
 exit $fail

@@ -16,7 +16,7 @@
 //    golden model. `--backend rtl` resolves the configuration to its engine name, builds
 //    <build>/sim/tpusim-<name> on first use (`cmake --build`; an undeclared configuration is first
 //    added to the CMake cache variable TPU_EXTRA_ENGINES) and execv's it with the same arguments.
-//  * `tpusim-<name>` (TPUSIM_ENGINE_CLASS defined, see sim/CMakeLists.txt): the engine, linked
+//  * `tpusim-<name>` (TPUSIM_ENGINE_CLASS defined, rtl/builds.json): the engine, linked
 //    with the Verilated accelerator of one configuration; it runs both back ends.
 //
 // Exit status: 0 PASS, 1 mismatch or machine error, 2 bad usage.
@@ -285,8 +285,8 @@ int RunCommand(const std::vector<std::string>& args, bool quiet = false) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-// The engines sim/CMakeLists.txt declared: "name Param=Value ..." per line of
-// <build>/sim/tpusim_engines.txt. Empty when the name is not declared.
+// The engines CMake declared (rtl/builds.json, sim/CMakeLists.txt): "name Param=Value ..." per line
+// of <build>/sim/tpusim_engines.txt. Empty when the name is not declared.
 std::optional<std::string> DeclaredParams(const std::string& bin, const std::string& name) {
   std::ifstream f(bin + "/sim/tpusim_engines.txt");
   for (std::string line; std::getline(f, line);) {
@@ -335,10 +335,10 @@ int Launch(const Config& cfg, int argc, char** argv, bool trace) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto declared = DeclaredParams(bin, name);
     if (declared && *declared != params) {
-      throw UsageError(fmt::format(
-          "the engine table in sim/CMakeLists.txt gives {} the parameters\n  {}\nbut the "
-          "configuration library says\n  {}\nfix the table",
-          name, *declared, params));
+      throw UsageError(
+          fmt::format("the engine table (rtl/builds.json) gives {} the parameters\n  {}\nbut the "
+                      "configuration library says\n  {}\nre-run cmake, or fix rtl/builds.json",
+                      name, *declared, params));
     }
     if (!declared) {
       // Not declared: add it to TPU_EXTRA_ENGINES ("name:P=V,P=V;...") and re-run CMake.

@@ -3,7 +3,7 @@
 // with zero HBM timing violations and consistent counters; every error code with the golden
 // model's code and pc and a recovery; legal edge programs) on the default configuration: a 16x16
 // array with the default buffers and queues (act 2048, wgt 2048, acc 4096, QueueDepth 32) and one
-// HBM2 channel, the engine tpusim runs as 16x16_1ch (sim/CMakeLists.txt), with larger shapes and
+// HBM2 channel, the engine tpusim runs as 16x16_1ch (rtl/builds.json), with larger shapes and
 // more iterations. Long tier only (`make test-long`).
 #include "Vaccel_16x16_1ch.h"
 #include "accel_suite.h"

@@ -19,9 +19,8 @@
 //  * ShapeInvariance (fast tier only): the same GEMM, MLP and convolution (same data) on three
 //    array shapes give identical output bytes.
 //
-// Fast tier (accel_test): three small builds declared in tests/CMakeLists.txt, whose parameters
-// the configurations below repeat (and the field-rule tests would catch a mismatch: the machine
-// checks against its parameters, the golden model against the configuration):
+// Fast tier (accel_test): three small builds of rtl/builds.json, whose configurations the tests
+// read from the same entries (accel::ConfigFromBuild):
 //   accel_4x4_q4  4x4,  act 64,  wgt 64,  acc 64, QueueDepth 4 (blocks, slots, full queues)
 //   accel_3x5     3x5,  act 32,  wgt 24,  acc 40, QueueDepth 8 (odd, non-square)
 //   accel_8x8     8x8,  act 256, wgt 128, acc 48, QueueDepth 32 (the default queues)

@@ -8,49 +8,32 @@
 #include "accel_suite.h"
 
 // ---------------------------------------------------------------------------------------------
-// Fast tier: the three small builds of tests/CMakeLists.txt.
+// Fast tier: the three small builds of rtl/builds.json.
 
 namespace tpu {
 namespace accel_suite {
 namespace {
 
-// The JSON of each build's parameters (tests/CMakeLists.txt); channels 1, HbmBytes 2^31.
-Config FromJson(const char* json, const char* name) {
-  Config c = accel::ConfigFromJson(json, name);
-  EXPECT_EQ(c.machine.hbm_bytes, accel::kHbmBytesPerChannel);
-  return c;
-}
+// Each build's configuration is its parameters in rtl/builds.json (accel::ConfigFromBuild).
 
 struct Accel4x4Q4 {
   using Model = Vaccel_4x4_q4;
   static constexpr const char* kName = "accel_4x4_q4";
-  static Config MakeConfig() {
-    return FromJson(R"({"rows": 4, "cols": 4, "act_depth": 64, "wgt_depth": 64,
-                        "acc_depth": 64, "queue_depth": 4, "channels": 1})",
-                    kName);
-  }
+  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 80, 40, 40, 9, 8, 24}; }
 };
 
 struct Accel3x5 {
   using Model = Vaccel_3x5;
   static constexpr const char* kName = "accel_3x5";
-  static Config MakeConfig() {
-    return FromJson(R"({"rows": 3, "cols": 5, "act_depth": 32, "wgt_depth": 24,
-                        "acc_depth": 40, "queue_depth": 8, "channels": 1})",
-                    kName);
-  }
+  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 60, 30, 30, 8, 7, 20}; }
 };
 
 struct Accel8x8 {
   using Model = Vaccel_8x8;
   static constexpr const char* kName = "accel_8x8";
-  static Config MakeConfig() {
-    return FromJson(R"({"rows": 8, "cols": 8, "act_depth": 256, "wgt_depth": 128,
-                        "acc_depth": 48, "queue_depth": 32, "channels": 1})",
-                    kName);
-  }
+  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
 

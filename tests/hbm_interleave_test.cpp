@@ -33,7 +33,7 @@ using tb::hbm::AxiTxn;
 constexpr int kOkay = 0;
 constexpr int kSlvErr = 2;
 
-// The configuration of the vl_hbm_single build (tb/CMakeLists.txt): one channel, Preset 0.
+// The configuration of the vl_hbm_single build (rtl/builds.json): one channel, Preset 0.
 AddressMap Map() {
   return {1, 16, 5, 0};
 }

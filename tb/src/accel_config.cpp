@@ -41,8 +41,9 @@ void Finish(Config& c) {
 bool AllDefault(const Config& c, bool with_mode) {
   const auto& m = c.machine;
   return m.act_depth == kDefaultActDepth && m.wgt_depth == kDefaultWgtDepth &&
-         m.acc_depth == kDefaultAccDepth && m.queue_depth == kDefaultQueueDepth && c.preset == 0 &&
-         c.per_bank_refresh && (!with_mode || m.mode == num::Mode::kIeee);
+         m.acc_depth == kDefaultAccDepth && m.queue_depth == kDefaultQueueDepth &&
+         c.preset == kDefaultPreset && c.per_bank_refresh == kDefaultPerBankRefresh &&
+         (!with_mode || m.mode == num::Mode::kIeee);
 }
 
 std::string Hashed(const Config& c, bool with_mode) {
@@ -88,10 +89,41 @@ Config MakeConfig(int rows, int cols, int channels) {
   c.machine.queue_depth = kDefaultQueueDepth;
   c.machine.mode = num::Mode::kIeee;
   c.channels = channels;
-  c.preset = 0;
-  c.per_bank_refresh = true;
+  c.preset = kDefaultPreset;
+  c.per_bank_refresh = kDefaultPerBankRefresh;
   Finish(c);
   return c;
+}
+
+Config ConfigFromBuild(const std::string& model) {
+  for (const builds::Model& m : builds::kModels) {
+    if (model != m.name) continue;
+    if (std::string(m.top) != "tpu_accel") {
+      Bad(fmt::format("build '{}' is a {}, not an accelerator (rtl/builds.json)", model, m.top));
+    }
+    // The RTL's defaults are accel_defaults: start there, and take the parameters the machine's
+    // configuration knows (the others, such as FetchDepth, are not visible to programs).
+    Config c = MakeConfig(16, 16, 1);
+    std::stringstream list(m.params);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const size_t eq = item.find('=');
+      const std::string key = item.substr(0, eq);
+      const int v = std::stoi(item.substr(eq + 1));
+      if (key == "Rows") c.machine.r = v;
+      if (key == "Cols") c.machine.c = v;
+      if (key == "Channels") c.channels = v;
+      if (key == "ActDepth") c.machine.act_depth = v;
+      if (key == "WgtDepth") c.machine.wgt_depth = v;
+      if (key == "AccDepth") c.machine.acc_depth = v;
+      if (key == "QueueDepth") c.machine.queue_depth = v;
+      if (key == "Preset") c.preset = v;
+      if (key == "PerBankRefresh") c.per_bank_refresh = v != 0;
+    }
+    Finish(c);
+    return c;
+  }
+  Bad(fmt::format("rtl/builds.json has no model named '{}'", model));
 }
 
 Config ConfigFromName(const std::string& name) {

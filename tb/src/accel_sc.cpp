@@ -213,7 +213,7 @@ AccelSc::AccelSc(sc_core::sc_module_name name, const Config& cfg, HostProgram ho
   if (params != TPU_ACCEL_SC_PARAMS) {
     throw std::invalid_argument(
         fmt::format("AccelSc: configuration {} has the parameters {}, but the SystemC model was "
-                    "built with {} (tb/CMakeLists.txt, TPU_ACCEL_SC_PARAMS)",
+                    "built with {} (rtl/builds.json, accel_sc_4x4)",
                     cfg.name, params, TPU_ACCEL_SC_PARAMS));
   }
   if (!host_) throw std::invalid_argument("AccelSc: no host program");

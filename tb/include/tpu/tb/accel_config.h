@@ -23,20 +23,26 @@
 #include <string>
 #include <vector>
 
+#include "tpu/builds.h"
 #include "tpu/tb/accel_sim.h"
 
 namespace tpu::tb::accel {
 
-inline constexpr int kDefaultActDepth = 2048;
-inline constexpr int kDefaultWgtDepth = 2048;
-inline constexpr int kDefaultAccDepth = 4096;
-inline constexpr int kDefaultQueueDepth = 32;
+// The defaults of a named configuration (rtl/builds.json, accel_defaults).
+inline constexpr int kDefaultActDepth = builds::kAccelDefaultActDepth;
+inline constexpr int kDefaultWgtDepth = builds::kAccelDefaultWgtDepth;
+inline constexpr int kDefaultAccDepth = builds::kAccelDefaultAccDepth;
+inline constexpr int kDefaultQueueDepth = builds::kAccelDefaultQueueDepth;
+inline constexpr int kDefaultPreset = builds::kAccelDefaultPreset;
+inline constexpr bool kDefaultPerBankRefresh = builds::kAccelDefaultPerBankRefresh != 0;
 inline constexpr uint64_t kHbmBytesPerChannel = uint64_t(1) << 31;
 
 // The default configuration of an R×C array with N channels (checks the ranges).
 Config MakeConfig(int rows, int cols, int channels);
 // "RxC_Nch".
 Config ConfigFromName(const std::string& name);
+// The configuration of a Verilated accelerator model of rtl/builds.json (e.g. "accel_3x5").
+Config ConfigFromBuild(const std::string& model);
 // A JSON object (the text); `what` names the source in messages (e.g. the file name).
 Config ConfigFromJson(const std::string& text, const std::string& what = "config");
 // Reads and parses a JSON file.

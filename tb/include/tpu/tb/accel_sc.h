@@ -12,7 +12,7 @@
 //                   ──backdoor────────────────────────────────────►
 //
 // The SystemC build is one configuration (ModelConfig(): a 4x4 array, 64-row buffers, 4-deep
-// queues, one HBM2 channel, 2.0 Gb/s, per-bank refresh; tb/CMakeLists.txt, TPU_ACCEL_SC_PARAMS).
+// queues, one HBM2 channel, 2.0 Gb/s, per-bank refresh; rtl/builds.json, accel_sc_4x4).
 // The memory-side buses of tpu_accel are flat vectors over the two pseudo-channels
 // (PC p in bits [p*256 +: 256] of wdata/rdata, [p*32 +: 32] of wstrb, bit p of the valids; the
 // 512-bit ones are sc_bv, see scripts/verilate.sh --sc); small SC_METHODs split them into
