@@ -469,4 +469,30 @@ module tpu_accel #(
   assign unused = ^{ref_debt, wr_mode, r_last, b_id, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
   // verilator lint_on UNUSED
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // A token queue never goes below zero (a pop takes an available token) and a push into a
+  // full one is the token-overflow error, never a wrap.
+  for (genvar t = 0; t < 4; t++) begin : gen_tok_assert
+    a_pop_available: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                      tok_pop[t] |-> tok_avail[t])
+      else $error("tpu_accel: token queue %0d popped while empty", t);
+    a_no_wrap: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                tok_push[t] && !tok_pop[t] && tok_cnt_q[8*t +: 8] == 8'd255
+                                |-> tok_over[t])
+      else $error("tpu_accel: token queue %0d would wrap", t);
+  end
+  // The DMA port: write requests and data hold while they wait.
+  a_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              aw_valid && !aw_ready |=> aw_valid && $stable(aw_addr) &&
+                                                        $stable(aw_len))
+    else $error("tpu_accel: the store DMA changed AW while waiting");
+  a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             w_valid && !w_ready |=> w_valid && $stable(w_data) &&
+                                                     $stable(w_strb) && $stable(w_last))
+    else $error("tpu_accel: the store DMA changed W while waiting");
+`endif
+
 endmodule

@@ -88,4 +88,23 @@ module tpu_accel_burst #(
     end
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // A burst request holds while it waits; no burst crosses 4 KB or exceeds MaxBurst.
+  a_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               req_valid_o && !req_ready_i && !flush_i
+                               |=> req_valid_o && $stable(req_addr_o) && $stable(req_len_o))
+    else $error("tpu_accel_burst: a burst changed while waiting for ready");
+  logic [13:0] req_end;  // one past the burst's last byte, within its 4 KB page
+  assign req_end = 14'(req_addr_o[11:0]) + (14'(req_len_o) + 14'd1) * 14'd32;
+  a_req_in_4k: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                req_valid_o |-> req_end <= 14'd4096 && 32'(req_len_o) < MaxBurst)
+    else $error("tpu_accel_burst: burst at 0x%0h of %0d beats crosses 4 KB or is too long",
+                req_addr_o, req_len_o + 8'd1);
+  a_start_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) start_i |-> !busy_o)
+    else $error("tpu_accel_burst: a transfer started while busy");
+`endif
+
 endmodule

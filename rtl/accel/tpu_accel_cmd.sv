@@ -323,4 +323,22 @@ module tpu_accel_cmd #(
     end
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // Dispatch only into a queue with room; the fetch request holds while it waits; an error code
+  // is reported only with a finished run.
+  a_push_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                (queue_push_o & queue_full_i) == 3'b000)
+    else $error("tpu_accel_cmd: dispatch %b into full queues %b", queue_push_o, queue_full_i);
+  a_fetch_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 ar_valid_o && !ar_ready_i
+                                 |=> ar_valid_o && $stable(ar_addr_o) && $stable(ar_len_o))
+    else $error("tpu_accel_cmd: the program fetch changed while waiting");
+  a_state_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  state_q inside {SIdle, SRun, SFinish})
+    else $error("tpu_accel_cmd: state %0d", state_q);
+`endif
+
 endmodule

@@ -123,4 +123,23 @@ module tpu_accel_regs #(
     end
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // AXI4-Lite: a response holds until taken, and the host holds its requests while they wait.
+  a_b_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             b_valid_o && !b_ready_i |=> b_valid_o)
+    else $error("tpu_accel_regs: B dropped while waiting");
+  a_r_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             r_valid_o && !r_ready_i |=> r_valid_o && $stable(r_data_o))
+    else $error("tpu_accel_regs: R changed while waiting");
+  a_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              aw_valid_i && !aw_ready_o |=> aw_valid_i && $stable(aw_addr_i))
+    else $error("tpu_accel_regs: the host changed AW while waiting");
+  a_ar_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              ar_valid_i && !ar_ready_o |=> ar_valid_i && $stable(ar_addr_i))
+    else $error("tpu_accel_regs: the host changed AR while waiting");
+`endif
+
 endmodule

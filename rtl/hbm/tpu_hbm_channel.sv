@@ -119,10 +119,12 @@ module tpu_hbm_channel #(
       .rdata_valid_o(rdata_valid), .rdata_tag_o(rdata_tag), .rdata_beat_o(rdata_beat),
       .rdata_data_o(rdata_data), .fwd_valid_o(fwd_valid), .fwd_tag_o(fwd_tag),
       .fwd_data_o(fwd_data),
-      .row_req_o(row_req[p]), .row_cmd_o(row_cmd[p*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits]),
+      .row_req_o(row_req[p]),
+      .row_cmd_o(row_cmd[p*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits]),
       .row_bank_o(row_bank[p*BankBits +: BankBits]), .row_row_o(row_row[p*RowBits +: RowBits]),
       .row_gnt_i(row_gnt[p]),
-      .col_req_o(col_req[p]), .col_cmd_o(col_cmd[p*tpu_pkg::HbmColCmdBits +: tpu_pkg::HbmColCmdBits]),
+      .col_req_o(col_req[p]),
+      .col_cmd_o(col_cmd[p*tpu_pkg::HbmColCmdBits +: tpu_pkg::HbmColCmdBits]),
       .col_bank_o(col_bank[p*BankBits +: BankBits]), .col_col_o(col_col[p*ColBits +: ColBits]),
       .col_gnt_i(col_gnt[p]),
       .wdata_valid_o(wdata_valid_o[p]), .wdata_o(wdata_o[p*256 +: 256]),
@@ -158,8 +160,7 @@ module tpu_hbm_channel #(
     end else begin
       if (row_gnt != '0) row_prio_q <= !row_pick;
       if (col_gnt != '0) col_prio_q <= !col_pick;
-      row_busy_q <= row_gnt != '0 &&
-                    row_cmd[row_pick*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits] == tpu_pkg::HbmAct;
+      row_busy_q <= row_gnt != '0 && row_cmd_o == tpu_pkg::HbmAct;
     end
   end
 
@@ -173,5 +174,23 @@ module tpu_hbm_channel #(
   assign col_cmd_o   = col_cmd[col_pick*tpu_pkg::HbmColCmdBits +: tpu_pkg::HbmColCmdBits];
   assign col_bank_o  = col_bank[col_pick*BankBits +: BankBits];
   assign col_col_o   = col_col[col_pick*ColBits +: ColBits];
+
+  // ----------------------------------------------------------------------------------------------
+  // Assertions
+  // ----------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // The command buses: one command per bus and cycle, only to a pseudo-channel that asked, and
+  // nothing on the row bus in an ACT's second cycle.
+  a_row_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    $onehot0(row_gnt) && (row_gnt & ~row_req) == '0)
+    else $error("tpu_hbm_channel: row-bus grants %b for requests %b", row_gnt, row_req);
+  a_col_one_grant: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    $onehot0(col_gnt) && (col_gnt & ~col_req) == '0)
+    else $error("tpu_hbm_channel: column-bus grants %b for requests %b", col_gnt, col_req);
+  a_act_holds_row_bus: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                        row_valid_o && row_cmd_o == tpu_pkg::HbmAct
+                                        |=> !row_valid_o)
+    else $error("tpu_hbm_channel: a row command in the second cycle of an ACT");
+`endif
 
 endmodule
