@@ -6,6 +6,8 @@ rtl/tpu_pkg.sv
 rtl/hbm/tpu_hbm_pkg.sv
 rtl/accel/tpu_isa_pkg.sv
 rtl/common/tpu_fifo.sv
+rtl/common/tpu_stream_reg.sv
+rtl/common/tpu_rr_arbiter.sv
 rtl/numerics/tpu_normalize.sv
 rtl/numerics/tpu_pipe_reg.sv
 rtl/numerics/tpu_fp_unpack.sv

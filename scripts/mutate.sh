@@ -4,8 +4,9 @@
 # models there, and runs the fast-tier RTL suites on it: the MAC and converter suites for faults
 # in rtl/numerics, the matrix-unit suite for faults in rtl/array, the HBM suites (controller and
 # interleaver, with the device model's timing checks, and the presets' check) for faults in
-# rtl/hbm, the accelerator's suite for faults in rtl/accel and rtl/common. Every mutant must be
-# killed (a test fails); a survivor means the tests have a hole. About a minute (MAC) or two
+# rtl/hbm, the accelerator's suite for faults in rtl/accel, the accelerator's and the interleaver's
+# for faults in rtl/common. Every mutant must be killed (a test fails); a survivor means the tests
+# have a hole. About a minute (MAC) or two
 # (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
 set -uo pipefail
@@ -34,7 +35,8 @@ for i in "${!specs[@]}"; do
   case $file in
     rtl/array/*) suites=(mxu_test) ;;
     rtl/hbm/*) suites=(hbm_test hbm_interleave_test hbm_timing_test) ;;
-    rtl/accel/* | rtl/common/*) suites=(accel_test) ;;
+    rtl/accel/*) suites=(accel_test) ;;
+    rtl/common/*) suites=(accel_test hbm_interleave_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&

@@ -341,42 +341,23 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   // Read arbiter (round robin over the clients) and response routing by ID
   // ---------------------------------------------------------------------------------------------
-  logic [1:0]        rr_q, gnt, gnt_q;
-  logic              lock_q;
+  logic [1:0]        gnt;
   logic              ar_valid, ar_ready, r_valid, r_ready, r_last;
   logic [IdBits-1:0] r_id, b_id;
   logic [1:0]        r_resp;
 
-  // The first requesting client at or after the round-robin pointer; a request that waits for
-  // ready keeps the grant (AXI: AR holds until the handshake).
-  logic [1:0] pick;
-  always_comb begin
-    pick = rr_q;
-    for (int unsigned k = 0; k < 3; k++) begin
-      if (c_ar_valid[2'((32'(rr_q) + 2 - k) % 3)]) pick = 2'((32'(rr_q) + 2 - k) % 3);
-    end
-  end
-  assign gnt = lock_q ? gnt_q : pick;
+  // A request that waits for ready keeps the grant (AXI: AR holds until the handshake).
+  tpu_rr_arbiter #(.N(3), .Sticky(1'b1)) u_read_arb (
+    .clk_i, .rst_ni, .req_i(c_ar_valid), .take_i(ar_valid && ar_ready), .idx_o(gnt),
+    .valid_o(ar_valid)
+  );
 
-  assign ar_valid = |c_ar_valid;
   for (genvar c = 0; c < 3; c++) begin : gen_ar_ready
     assign c_ar_ready[c] = ar_ready && gnt == 2'(c) && c_ar_valid[c];
     assign c_r_valid[c]  = r_valid && r_id == IdBits'(c);
   end
   assign r_ready = c_r_ready[r_id[1:0]];
   assign r_err   = r_resp == tpu_pkg::AxiRespSlvErr;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rr_q   <= 2'd0;
-      gnt_q  <= 2'd0;
-      lock_q <= 1'b0;
-    end else begin
-      if (ar_valid && ar_ready) rr_q <= (gnt == 2'd2) ? 2'd0 : gnt + 2'd1;
-      lock_q <= ar_valid && !ar_ready;
-      gnt_q  <= gnt;
-    end
-  end
 
   // ---------------------------------------------------------------------------------------------
   // HBM2 subsystem behind one port

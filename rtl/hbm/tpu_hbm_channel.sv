@@ -140,26 +140,30 @@ module tpu_hbm_channel #(
   // ----------------------------------------------------------------------------------------------
   // Command-bus arbiter: round robin per bus; an ACT blocks the row bus in the next cycle
   // ----------------------------------------------------------------------------------------------
-  logic row_prio_q, col_prio_q, row_busy_q;
+  logic row_busy_q;          // the second cycle of an ACT
   logic row_pick, col_pick;  // the pseudo-channel granted
+  logic row_any, col_any;    // some pseudo-channel requests
+
+  tpu_rr_arbiter #(.N(2)) u_row_arb (
+    .clk_i, .rst_ni, .req_i(row_req), .take_i(row_gnt != '0), .idx_o(row_pick),
+    .valid_o(row_any)
+  );
+  tpu_rr_arbiter #(.N(2)) u_col_arb (
+    .clk_i, .rst_ni, .req_i(col_req), .take_i(col_gnt != '0), .idx_o(col_pick),
+    .valid_o(col_any)
+  );
 
   always_comb begin
-    row_gnt  = '0;
-    col_gnt  = '0;
-    row_pick = row_req[row_prio_q] ? row_prio_q : !row_prio_q;
-    col_pick = col_req[col_prio_q] ? col_prio_q : !col_prio_q;
-    if (!row_busy_q && row_req[row_pick]) row_gnt[row_pick] = 1'b1;
-    if (col_req[col_pick]) col_gnt[col_pick] = 1'b1;
+    row_gnt = '0;
+    col_gnt = '0;
+    if (!row_busy_q && row_any) row_gnt[row_pick] = 1'b1;
+    if (col_any) col_gnt[col_pick] = 1'b1;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      row_prio_q <= 1'b0;
-      col_prio_q <= 1'b0;
       row_busy_q <= 1'b0;
     end else begin
-      if (row_gnt != '0) row_prio_q <= !row_pick;
-      if (col_gnt != '0) col_prio_q <= !col_pick;
       row_busy_q <= row_gnt != '0 && row_cmd_o == tpu_pkg::HbmAct;
     end
   end

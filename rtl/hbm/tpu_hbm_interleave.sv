@@ -76,13 +76,13 @@ module tpu_hbm_interleave #(
 
   // ----------------------------------------------------------------------------------------------
   // Write splitter: one burst at a time, one piece per cycle into a port's AW register, the W
-  // FIFO (whose data goes where) and the B tracker (whose B to wait for).
+  // route FIFO (whose data goes where) and the B tracker (whose B to wait for).
   // ----------------------------------------------------------------------------------------------
-  logic                   ws_go, ws_two, ws_last, ws_err;
-  logic [PortIdxBits-1:0] ws_port;
-  logic [8:0]             ws_left;
-  logic [IdBits-1:0]      ws_id;
-  logic                   bt_full, wf_full;
+  logic                   aw_piece, aw_piece_two, aw_piece_last, aw_piece_err;
+  logic [PortIdxBits-1:0] aw_piece_port;
+  logic [8:0]             aw_piece_left;
+  logic [IdBits-1:0]      aw_piece_id;
+  logic                   b_track_full, w_route_full;
 
   tpu_hbm_splitter #(
     .Ports(Ports), .AddrBits(AddrBits), .PortAddrBits(PortAddrBits), .MAddrBits(MAddrBits),
@@ -92,52 +92,58 @@ module tpu_hbm_interleave #(
     .s_valid_i(s_aw_valid_i), .s_ready_o(s_aw_ready_o), .s_id_i(s_aw_id_i),
     .s_addr_i(s_aw_addr_i), .s_len_i(s_aw_len_i), .s_size_i(s_aw_size_i),
     .s_burst_i(s_aw_burst_i),
-    .stall_i(bt_full || wf_full),
-    .piece_o(ws_go), .piece_port_o(ws_port), .piece_two_o(ws_two), .piece_last_o(ws_last),
-    .piece_err_o(ws_err), .piece_left_o(ws_left), .piece_id_o(ws_id),
+    .stall_i(b_track_full || w_route_full),
+    .piece_o(aw_piece), .piece_port_o(aw_piece_port), .piece_two_o(aw_piece_two),
+    .piece_last_o(aw_piece_last), .piece_err_o(aw_piece_err), .piece_left_o(aw_piece_left),
+    .piece_id_o(aw_piece_id),
     .m_valid_o(m_aw_valid_o), .m_ready_i(m_aw_ready_i), .m_id_o(m_aw_id_o),
     .m_addr_o(m_aw_addr_o), .m_len_o(m_aw_len_o), .m_size_o(m_aw_size_o),
     .m_burst_o(m_aw_burst_o)
   );
 
   // ----------------------------------------------------------------------------------------------
-  // W FIFO and steering: the oldest piece's beats go to its port (or are dropped for a refused
-  // burst: one entry of up to 256 beats), each piece ending with WLAST.
+  // W route FIFO and steering: the oldest piece's beats go to its port (or are dropped for a
+  // refused burst: one entry of up to 256 beats), each piece ending with WLAST.
+  // Entry: {port, beats - 1, drain (a refused burst: take and drop), the burst's last piece}.
   // ----------------------------------------------------------------------------------------------
-  logic [PortIdxBits-1:0] wf_port_q [WDepth];
-  logic [7:0]             wf_beats_q[WDepth];  // beats - 1
-  logic                   wf_drain_q[WDepth];  // a refused burst: take and drop
-  logic                   wf_last_q [WDepth];  // the burst's last piece
-  logic [WfBits-1:0]      wf_head_q, wf_tail_q;
-  logic [WfBits:0]        wf_cnt_q;
-  logic [7:0]             w_cnt_q;             // beats of the head piece taken
+  localparam int unsigned RouteW = PortIdxBits + 10;
+
+  logic                   w_route_empty, w_route_valid, w_route_drain, w_route_last, w_route_pop;
+  logic [PortIdxBits-1:0] w_route_port;
+  logic [7:0]             w_route_beats;
+  logic [RouteW-1:0]      w_route_head;
+  logic [7:0]             w_count_q;           // beats of the head piece taken
   logic                   w_err_q;             // a WLAST mismatch earlier in the current burst
+  logic                   w_piece_end, w_burst_end, w_mismatch, w_fire;
+  logic                   port_w_ready;        // the head piece's port takes a beat
 
-  logic                   wf_valid, wf_drain, w_piece_end, w_burst_end, w_mismatch, w_fire, wf_pop;
-  logic [PortIdxBits-1:0] wf_port;
-  logic                   wp_ready;            // the head piece's port takes a beat
-
-  assign wf_full = wf_cnt_q == (WfBits + 1)'(WDepth);
+  tpu_fifo #(.Width(RouteW), .Depth(WDepth)) u_w_route (
+    .clk_i, .rst_ni, .flush_i(1'b0),
+    .push_i(aw_piece),
+    .data_i({aw_piece_port, aw_piece_err ? 8'(aw_piece_left - 9'd1) : {7'd0, aw_piece_two},
+             aw_piece_err, aw_piece_last}),
+    .full_o(w_route_full),
+    .pop_i(w_route_pop), .data_o(w_route_head), .empty_o(w_route_empty), .count_o()
+  );
 
   always_comb begin
-    wf_valid    = wf_cnt_q != '0;
-    wf_port     = wf_port_q[wf_head_q];
-    wf_drain    = wf_drain_q[wf_head_q];
-    w_piece_end = w_cnt_q == wf_beats_q[wf_head_q];
-    w_burst_end = w_piece_end && wf_last_q[wf_head_q];
-    wp_ready    = 1'b0;
+    w_route_valid = !w_route_empty;
+    {w_route_port, w_route_beats, w_route_drain, w_route_last} = w_route_head;
+    w_piece_end   = w_count_q == w_route_beats;
+    w_burst_end   = w_piece_end && w_route_last;
+    port_w_ready  = 1'b0;
     for (int unsigned p = 0; p < Ports; p++) begin
-      if (wf_port == PortIdxBits'(p)) wp_ready = m_w_ready_i[p];
+      if (w_route_port == PortIdxBits'(p)) port_w_ready = m_w_ready_i[p];
     end
-    s_w_ready_o = wf_valid && (wf_drain || wp_ready);
+    s_w_ready_o = w_route_valid && (w_route_drain || port_w_ready);
     w_fire      = s_w_valid_i && s_w_ready_o;
-    wf_pop      = w_fire && w_piece_end;
+    w_route_pop = w_fire && w_piece_end;
     w_mismatch  = s_w_last_i != w_burst_end;
   end
 
   for (genvar p = 0; p < Ports; p++) begin : gen_w
-    assign m_w_valid_o[p]            = s_w_valid_i && wf_valid && !wf_drain &&
-                                       wf_port == PortIdxBits'(p);
+    assign m_w_valid_o[p]            = s_w_valid_i && w_route_valid && !w_route_drain &&
+                                       w_route_port == PortIdxBits'(p);
     assign m_w_data_o[p*256 +: 256]  = s_w_data_i;
     assign m_w_strb_o[p*32 +: 32]    = s_w_strb_i;
     assign m_w_last_o[p]             = w_piece_end;
@@ -145,140 +151,89 @@ module tpu_hbm_interleave #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wf_head_q <= '0;
-      wf_tail_q <= '0;
-      wf_cnt_q  <= '0;
-      w_cnt_q   <= '0;
+      w_count_q <= '0;
       w_err_q   <= 1'b0;
-    end else begin
-      if (ws_go) wf_tail_q <= wf_tail_q + 1'b1;
-      if (wf_pop) wf_head_q <= wf_head_q + 1'b1;
-      wf_cnt_q <= wf_cnt_q + (WfBits + 1)'(ws_go) - (WfBits + 1)'(wf_pop);
-      if (w_fire) begin
-        w_cnt_q <= w_piece_end ? 8'd0 : w_cnt_q + 8'd1;
-        w_err_q <= w_burst_end ? 1'b0 : (w_err_q || w_mismatch);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (ws_go) begin
-      wf_port_q[wf_tail_q]  <= ws_port;
-      wf_beats_q[wf_tail_q] <= ws_err ? 8'(ws_left - 9'd1) : {7'd0, ws_two};
-      wf_drain_q[wf_tail_q] <= ws_err;
-      wf_last_q[wf_tail_q]  <= ws_last;
+    end else if (w_fire) begin
+      w_count_q <= w_piece_end ? 8'd0 : w_count_q + 8'd1;
+      w_err_q   <= w_burst_end ? 1'b0 : (w_err_q || w_mismatch);
     end
   end
 
   // WLAST errors of bursts whose data is all taken, in burst order (at most one per burst in the
   // B tracker, so MaxOutstanding entries never overflow).
-  logic                 we_q[MaxOutstanding];
-  logic [OutBits-1:0]   we_head_q, we_tail_q;
-  logic [OutBits:0]     we_cnt_q;
-  logic                 we_push, we_pop, we_valid;
+  logic wlast_err_push, wlast_err_pop, wlast_err_empty, wlast_err_valid, wlast_err;
 
-  assign we_push  = w_fire && w_burst_end;
-  assign we_valid = we_cnt_q != '0;
+  assign wlast_err_push  = w_fire && w_burst_end;
+  assign wlast_err_valid = !wlast_err_empty;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      we_head_q <= '0;
-      we_tail_q <= '0;
-      we_cnt_q  <= '0;
-    end else begin
-      if (we_push) we_tail_q <= we_tail_q + 1'b1;
-      if (we_pop) we_head_q <= we_head_q + 1'b1;
-      we_cnt_q <= we_cnt_q + (OutBits + 1)'(we_push) - (OutBits + 1)'(we_pop);
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (we_push) we_q[we_tail_q] <= w_err_q || w_mismatch;
-  end
+  tpu_fifo #(.Width(1), .Depth(MaxOutstanding)) u_wlast_err (
+    .clk_i, .rst_ni, .flush_i(1'b0),
+    .push_i(wlast_err_push), .data_i(w_err_q || w_mismatch), .full_o(),
+    .pop_i(wlast_err_pop), .data_o(wlast_err), .empty_o(wlast_err_empty), .count_o()
+  );
 
   // ----------------------------------------------------------------------------------------------
   // B tracker and merger: the pieces' B responses in issue order, one B per burst.
+  // Entry: {port, ID, the burst's last piece, local (a refused burst: no piece was sent)}.
   // ----------------------------------------------------------------------------------------------
-  logic [PortIdxBits-1:0] bt_port_q [MaxOutstanding];
-  logic [IdBits-1:0]      bt_id_q   [MaxOutstanding];
-  logic                   bt_last_q [MaxOutstanding];  // the burst's last piece
-  logic                   bt_local_q[MaxOutstanding];  // a refused burst (no piece was sent)
-  logic [OutBits-1:0]     bt_head_q, bt_tail_q;
-  logic [OutBits:0]       bt_cnt_q;
+  localparam int unsigned BTrackW = PortIdxBits + IdBits + 2;
+
   logic                   b_err_q;                     // an error in an earlier piece of the burst
-  logic                   sb_valid_q;
-  logic [IdBits-1:0]      sb_id_q;
-  logic [1:0]             sb_resp_q;
+  logic                   b_out_ready;                 // the output register can take a B
 
-  logic                   bt_valid, bt_local, bt_last, bt_pop, b_end, b_can_end, pb_valid;
-  logic [PortIdxBits-1:0] bt_port;
-  logic [IdBits-1:0]      bt_id;
-  logic [1:0]             pb_resp;
+  logic                   b_track_empty, b_track_valid, b_track_local, b_track_last, b_track_pop;
+  logic                   b_end, b_can_end, port_b_valid;
+  logic [PortIdxBits-1:0] b_track_port;
+  logic [IdBits-1:0]      b_track_id;
+  logic [BTrackW-1:0]     b_track_head;
+  logic [1:0]             port_b_resp;
 
-  assign bt_full = bt_cnt_q == (OutBits + 1)'(MaxOutstanding);
+  tpu_fifo #(.Width(BTrackW), .Depth(MaxOutstanding)) u_b_track (
+    .clk_i, .rst_ni, .flush_i(1'b0),
+    .push_i(aw_piece), .data_i({aw_piece_port, aw_piece_id, aw_piece_last, aw_piece_err}),
+    .full_o(b_track_full),
+    .pop_i(b_track_pop), .data_o(b_track_head), .empty_o(b_track_empty), .count_o()
+  );
 
   always_comb begin
-    bt_valid = bt_cnt_q != '0;
-    bt_port  = bt_port_q[bt_head_q];
-    bt_local = bt_local_q[bt_head_q];
-    bt_last  = bt_last_q[bt_head_q];
-    bt_id    = bt_id_q[bt_head_q];
-    pb_valid = 1'b0;
-    pb_resp  = '0;
+    b_track_valid = !b_track_empty;
+    {b_track_port, b_track_id, b_track_last, b_track_local} = b_track_head;
+    port_b_valid  = 1'b0;
+    port_b_resp   = '0;
     for (int unsigned p = 0; p < Ports; p++) begin
-      if (bt_port == PortIdxBits'(p)) begin
-        pb_valid = m_b_valid_i[p];
-        pb_resp  = m_b_resp_i[p*2 +: 2];
+      if (b_track_port == PortIdxBits'(p)) begin
+        port_b_valid = m_b_valid_i[p];
+        port_b_resp  = m_b_resp_i[p*2 +: 2];
       end
     end
     // The burst's B goes into the output register once its data is all taken.
-    b_can_end = (!sb_valid_q || s_b_ready_i) && we_valid;
-    bt_pop    = bt_valid && (bt_local ? b_can_end : (pb_valid && (!bt_last || b_can_end)));
-    b_end     = bt_pop && bt_last;
-    we_pop    = b_end;
+    b_can_end     = b_out_ready && wlast_err_valid;
+    b_track_pop   = b_track_valid &&
+                    (b_track_local ? b_can_end : (port_b_valid && (!b_track_last || b_can_end)));
+    b_end         = b_track_pop && b_track_last;
+    wlast_err_pop = b_end;
   end
 
   for (genvar p = 0; p < Ports; p++) begin : gen_b
-    assign m_b_ready_o[p] = bt_valid && !bt_local && (!bt_last || b_can_end) &&
-                            bt_port == PortIdxBits'(p);
+    assign m_b_ready_o[p] = b_track_valid && !b_track_local && (!b_track_last || b_can_end) &&
+                            b_track_port == PortIdxBits'(p);
   end
 
-  assign s_b_valid_o = sb_valid_q;
-  assign s_b_id_o    = sb_id_q;
-  assign s_b_resp_o  = sb_resp_q;
+  // The burst's B: SLVERR if it was refused, any piece's B was not OKAY or its WLAST was wrong.
+  tpu_stream_reg #(.Width(IdBits + 2)) u_b_out (
+    .clk_i, .rst_ni,
+    .in_valid_i(b_end), .in_ready_o(b_out_ready),
+    .in_data_i({b_track_id,
+                (b_track_local || b_err_q || port_b_resp != tpu_pkg::AxiRespOkay || wlast_err)
+                ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay}),
+    .out_valid_o(s_b_valid_o), .out_ready_i(s_b_ready_i), .out_data_o({s_b_id_o, s_b_resp_o})
+  );
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      bt_head_q  <= '0;
-      bt_tail_q  <= '0;
-      bt_cnt_q   <= '0;
-      b_err_q    <= 1'b0;
-      sb_valid_q <= 1'b0;
-      sb_id_q    <= '0;
-      sb_resp_q  <= '0;
-    end else begin
-      if (ws_go) bt_tail_q <= bt_tail_q + 1'b1;
-      if (bt_pop) bt_head_q <= bt_head_q + 1'b1;
-      bt_cnt_q <= bt_cnt_q + (OutBits + 1)'(ws_go) - (OutBits + 1)'(bt_pop);
-      if (s_b_ready_i) sb_valid_q <= 1'b0;
-      if (bt_pop) begin
-        b_err_q <= b_end ? 1'b0 : (b_err_q || pb_resp != tpu_pkg::AxiRespOkay);
-      end
-      if (b_end) begin
-        sb_valid_q <= 1'b1;
-        sb_id_q    <= bt_id;
-        sb_resp_q  <= (bt_local || b_err_q || pb_resp != tpu_pkg::AxiRespOkay || we_q[we_head_q])
-                     ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (ws_go) begin
-      bt_port_q[bt_tail_q]  <= ws_port;
-      bt_id_q[bt_tail_q]    <= ws_id;
-      bt_last_q[bt_tail_q]  <= ws_last;
-      bt_local_q[bt_tail_q] <= ws_err;
+      b_err_q <= 1'b0;
+    end else if (b_track_pop) begin
+      b_err_q <= b_end ? 1'b0 : (b_err_q || port_b_resp != tpu_pkg::AxiRespOkay);
     end
   end
 
@@ -286,11 +241,11 @@ module tpu_hbm_interleave #(
   // Read splitter: one burst at a time, one piece per cycle into a port's AR register and the R
   // tracker (a refused burst: one local entry that answers all its beats).
   // ----------------------------------------------------------------------------------------------
-  logic                   rs_go, rs_two, rs_last, rs_err;
-  logic [PortIdxBits-1:0] rs_port;
-  logic [8:0]             rs_left;
-  logic [IdBits-1:0]      rs_id;
-  logic                   rt_full;
+  logic                   ar_piece, ar_piece_two, ar_piece_last, ar_piece_err;
+  logic [PortIdxBits-1:0] ar_piece_port;
+  logic [8:0]             ar_piece_left;
+  logic [IdBits-1:0]      ar_piece_id;
+  logic                   r_track_full;
 
   tpu_hbm_splitter #(
     .Ports(Ports), .AddrBits(AddrBits), .PortAddrBits(PortAddrBits), .MAddrBits(MAddrBits),
@@ -300,9 +255,10 @@ module tpu_hbm_interleave #(
     .s_valid_i(s_ar_valid_i), .s_ready_o(s_ar_ready_o), .s_id_i(s_ar_id_i),
     .s_addr_i(s_ar_addr_i), .s_len_i(s_ar_len_i), .s_size_i(s_ar_size_i),
     .s_burst_i(s_ar_burst_i),
-    .stall_i(rt_full),
-    .piece_o(rs_go), .piece_port_o(rs_port), .piece_two_o(rs_two), .piece_last_o(rs_last),
-    .piece_err_o(rs_err), .piece_left_o(rs_left), .piece_id_o(rs_id),
+    .stall_i(r_track_full),
+    .piece_o(ar_piece), .piece_port_o(ar_piece_port), .piece_two_o(ar_piece_two),
+    .piece_last_o(ar_piece_last), .piece_err_o(ar_piece_err), .piece_left_o(ar_piece_left),
+    .piece_id_o(ar_piece_id),
     .m_valid_o(m_ar_valid_o), .m_ready_i(m_ar_ready_i), .m_id_o(m_ar_id_o),
     .m_addr_o(m_ar_addr_o), .m_len_o(m_ar_len_o), .m_size_o(m_ar_size_o),
     .m_burst_o(m_ar_burst_o)
@@ -310,78 +266,67 @@ module tpu_hbm_interleave #(
 
   // ----------------------------------------------------------------------------------------------
   // R tracker and merger: beats from the oldest piece's port only.
+  // Entry: {port, ID, beats - 1, the burst's last piece, local (a refused burst: answered here)}.
   // ----------------------------------------------------------------------------------------------
-  logic [PortIdxBits-1:0] rt_port_q [MaxOutstanding];
-  logic [IdBits-1:0]      rt_id_q   [MaxOutstanding];
-  logic [7:0]             rt_beats_q[MaxOutstanding];  // beats - 1
-  logic                   rt_last_q [MaxOutstanding];  // the burst's last piece
-  logic                   rt_local_q[MaxOutstanding];  // a refused burst: answered here
-  logic [OutBits-1:0]     rt_head_q, rt_tail_q;
-  logic [OutBits:0]       rt_cnt_q;
-  logic [7:0]             r_cnt_q;                     // beats of the head piece sent
+  localparam int unsigned RTrackW = PortIdxBits + IdBits + 10;
 
-  logic                   rt_valid, rt_local, r_piece_end, r_fire, rt_pop, pr_valid, pr_last;
-  logic [PortIdxBits-1:0] rt_port;
-  logic [255:0]           pr_data;
-  logic [1:0]             pr_resp;
-  logic [IdBits-1:0]      pr_id, rt_id;
+  logic [7:0]             r_count_q;                   // beats of the head piece sent
+  logic                   r_track_empty, r_track_valid, r_track_local, r_track_last, r_track_pop;
+  logic                   r_piece_end, r_fire, port_r_valid, port_r_last;
+  logic [PortIdxBits-1:0] r_track_port;
+  logic [7:0]             r_track_beats;
+  logic [RTrackW-1:0]     r_track_head;
+  logic [255:0]           port_r_data;
+  logic [1:0]             port_r_resp;
+  logic [IdBits-1:0]      port_r_id, r_track_id;
 
-  assign rt_full = rt_cnt_q == (OutBits + 1)'(MaxOutstanding);
+  tpu_fifo #(.Width(RTrackW), .Depth(MaxOutstanding)) u_r_track (
+    .clk_i, .rst_ni, .flush_i(1'b0),
+    .push_i(ar_piece),
+    .data_i({ar_piece_port, ar_piece_id,
+             ar_piece_err ? 8'(ar_piece_left - 9'd1) : {7'd0, ar_piece_two}, ar_piece_last,
+             ar_piece_err}),
+    .full_o(r_track_full),
+    .pop_i(r_track_pop), .data_o(r_track_head), .empty_o(r_track_empty), .count_o()
+  );
 
   always_comb begin
-    rt_valid = rt_cnt_q != '0;
-    rt_port  = rt_port_q[rt_head_q];
-    rt_local = rt_local_q[rt_head_q];
-    pr_valid = 1'b0;
-    pr_data  = '0;
-    pr_resp  = '0;
-    pr_id    = '0;
-    pr_last  = 1'b0;
+    r_track_valid = !r_track_empty;
+    {r_track_port, r_track_id, r_track_beats, r_track_last, r_track_local} = r_track_head;
+    port_r_valid  = 1'b0;
+    port_r_data   = '0;
+    port_r_resp   = '0;
+    port_r_id     = '0;
+    port_r_last   = 1'b0;
     for (int unsigned p = 0; p < Ports; p++) begin
-      if (rt_port == PortIdxBits'(p)) begin
-        pr_valid = m_r_valid_i[p];
-        pr_data  = m_r_data_i[p*256 +: 256];
-        pr_resp  = m_r_resp_i[p*2 +: 2];
-        pr_id    = m_r_id_i[p*IdBits +: IdBits];
-        pr_last  = m_r_last_i[p];
+      if (r_track_port == PortIdxBits'(p)) begin
+        port_r_valid = m_r_valid_i[p];
+        port_r_data  = m_r_data_i[p*256 +: 256];
+        port_r_resp  = m_r_resp_i[p*2 +: 2];
+        port_r_id    = m_r_id_i[p*IdBits +: IdBits];
+        port_r_last  = m_r_last_i[p];
       end
     end
-    r_piece_end = r_cnt_q == rt_beats_q[rt_head_q];
-    s_r_valid_o = rt_valid && (rt_local || pr_valid);
-    rt_id       = rt_id_q[rt_head_q];
-    s_r_id_o    = rt_id;
-    s_r_data_o  = rt_local ? '0 : pr_data;
-    s_r_resp_o  = rt_local ? tpu_pkg::AxiRespSlvErr : pr_resp;
-    s_r_last_o  = rt_last_q[rt_head_q] && r_piece_end;
+    r_piece_end = r_count_q == r_track_beats;
+    s_r_valid_o = r_track_valid && (r_track_local || port_r_valid);
+    s_r_id_o    = r_track_id;
+    s_r_data_o  = r_track_local ? '0 : port_r_data;
+    s_r_resp_o  = r_track_local ? tpu_pkg::AxiRespSlvErr : port_r_resp;
+    s_r_last_o  = r_track_last && r_piece_end;
     r_fire      = s_r_valid_o && s_r_ready_i;
-    rt_pop      = r_fire && r_piece_end;
+    r_track_pop = r_fire && r_piece_end;
   end
 
   for (genvar p = 0; p < Ports; p++) begin : gen_r
-    assign m_r_ready_o[p] = rt_valid && !rt_local && s_r_ready_i && rt_port == PortIdxBits'(p);
+    assign m_r_ready_o[p] = r_track_valid && !r_track_local && s_r_ready_i &&
+                            r_track_port == PortIdxBits'(p);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      rt_head_q <= '0;
-      rt_tail_q <= '0;
-      rt_cnt_q  <= '0;
-      r_cnt_q   <= '0;
-    end else begin
-      if (rs_go) rt_tail_q <= rt_tail_q + 1'b1;
-      if (rt_pop) rt_head_q <= rt_head_q + 1'b1;
-      rt_cnt_q <= rt_cnt_q + (OutBits + 1)'(rs_go) - (OutBits + 1)'(rt_pop);
-      if (r_fire) r_cnt_q <= r_piece_end ? 8'd0 : r_cnt_q + 8'd1;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (rs_go) begin
-      rt_port_q[rt_tail_q]  <= rs_port;
-      rt_id_q[rt_tail_q]    <= rs_id;
-      rt_beats_q[rt_tail_q] <= rs_err ? 8'(rs_left - 9'd1) : {7'd0, rs_two};
-      rt_last_q[rt_tail_q]  <= rs_last;
-      rt_local_q[rt_tail_q] <= rs_err;
+      r_count_q <= '0;
+    end else if (r_fire) begin
+      r_count_q <= r_piece_end ? 8'd0 : r_count_q + 8'd1;
     end
   end
 
@@ -416,17 +361,16 @@ module tpu_hbm_interleave #(
       else $error("tpu_hbm_interleave: W of port %0d changed while waiting", p);
     a_b_is_tracked: assert property (@(posedge clk_i) disable iff (!rst_ni)
                      m_b_valid_i[p] && m_b_ready_o[p] |->
-                     m_b_id_i[p*IdBits +: IdBits] == bt_id)
+                     m_b_id_i[p*IdBits +: IdBits] == b_track_id)
       else $error("tpu_hbm_interleave: B of port %0d is not the tracked piece's", p);
   end
   a_r_is_tracked: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   r_fire && !rt_local |-> pr_last == r_piece_end && pr_id == rt_id)
+                   r_fire && !r_track_local |-> port_r_last == r_piece_end &&
+                                    port_r_id == r_track_id)
     else $error("tpu_hbm_interleave: a port's R beat does not match the tracked piece");
-  a_wlast_fifo_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   we_push |-> we_cnt_q != (OutBits + 1)'(MaxOutstanding))
-    else $error("tpu_hbm_interleave: WLAST-error FIFO overflow");
   a_b_after_last_w: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   bt_valid && !bt_local && bt_last && pb_valid |-> we_valid)
+                   b_track_valid && !b_track_local && b_track_last && port_b_valid |->
+                   wlast_err_valid)
     else $error("tpu_hbm_interleave: a write's last B came before its last W beat");
 `endif
 

@@ -135,8 +135,10 @@ module tpu_hbm_pc_ctrl #(
     $error("tpu_hbm_pc_ctrl: RefUrgent must be 1..6 so the refresh debt stays below 8 (got %0d)",
            RefUrgent);
   end
-  if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 || TCl + TBl + 2 <= TCwl) begin : gen_bad_t
-    $error("tpu_hbm_pc_ctrl: timing out of the supported range (nCL 2..63, nCWL 1..31, nRFC < 960)");
+  if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 ||
+      TCl + TBl + 2 <= TCwl) begin : gen_bad_t
+    $error({"tpu_hbm_pc_ctrl: timing out of the supported range ",
+            "(nCL 2..63, nCWL 1..31, nRFC < 960)"});
   end
   if (TRcdRd == 0 || TRcdWr == 0 || TRp == 0 || TRas == 0 || TRc == 0 || TCcdS == 0 ||
       TCcdL == 0 || TRrdS == 0 || TRrdL == 0 || TFaw == 0 || TWr == 0 || TRtp == 0 ||
@@ -250,7 +252,8 @@ module tpu_hbm_pc_ctrl #(
 
   // Refresh wants the bank(s) when debt is due; urgent refresh also stops column commands.
   assign ref_want   = (ref_debt_q >= 4'(RefUrgent)) ||
-                      (ref_debt_q != '0 && (PerBankRefresh != 0 || (rq_cnt_q == '0 && wq_cnt_q == '0)));
+                      (ref_debt_q != '0 &&
+                       (PerBankRefresh != 0 || (rq_cnt_q == '0 && wq_cnt_q == '0)));
   assign ref_urgent = ref_debt_q >= 4'(RefUrgent);
 
   always_comb begin
@@ -301,8 +304,8 @@ module tpu_hbm_pc_ctrl #(
   logic wr_mode_d;
   logic starve_turn_q;  // with both heads starved: 0 serves the read, 1 the write
   logic [4:0] rq_empty_cnt_q;  // cycles the read queue has been empty (saturating)
-  logic idle_q;
-  assign idle_q = rq_empty_cnt_q == 5'd31;
+  logic rd_idle;  // the read queue has been empty for 31 cycles or more
+  assign rd_idle = rq_empty_cnt_q == 5'd31;
   always_comb begin
     if (rq_starved && wq_starved) begin
       wr_mode_d = starve_turn_q;
@@ -314,7 +317,7 @@ module tpu_hbm_pc_ctrl #(
       // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
       wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || rq_dep_any ||
                   (rq_cnt_q == '0 && (wq_cnt_q >= WqBits'((WrHigh + WrLow) / 2) ||
-                                      (wq_cnt_q != '0 && idle_q)));
+                                      (wq_cnt_q != '0 && rd_idle)));
     end else begin
       wr_mode_d = !(wq_cnt_q == '0 ||
                     (wq_cnt_q <= WqBits'(WrLow) && rq_cnt_q != '0 && !rq_dep_any));
@@ -399,7 +402,8 @@ module tpu_hbm_pc_ctrl #(
 
   assign col_req_o  = col_sel_v;
   assign col_bank_o = csel_bank;
-  assign col_col_o  = {(wr_mode_q ? wq_blk_q[WqIdx'(col_sel)] : rq_blk_q[RqIdx'(col_sel)]), col_beat};
+  assign col_col_o  = {(wr_mode_q ? wq_blk_q[WqIdx'(col_sel)] : rq_blk_q[RqIdx'(col_sel)]),
+                       col_beat};
   assign col_cmd_o  = wr_mode_q ? (col_auto ? tpu_pkg::HbmWra : tpu_pkg::HbmWr)
                                 : (col_auto ? tpu_pkg::HbmRda : tpu_pkg::HbmRd);
 
@@ -518,95 +522,170 @@ module tpu_hbm_pc_ctrl #(
   assign fwd_data_o  = slot_data_q[rd_m_slot];
 
   // ----------------------------------------------------------------------------------------------
-  // Queue updates
+  // Queue updates: in-place updates, then collapse over the leaving entry, then append. A write's
+  // dependants are released when its last beat issues.
   // ----------------------------------------------------------------------------------------------
-  // A write's dependants are released when its last beat issues.
+  logic                rq_v_d    [RdQDepth];
+  logic [BankBits-1:0] rq_bank_d [RdQDepth];
+  logic [RowBits-1:0]  rq_row_d  [RdQDepth];
+  logic [BlkBits-1:0]  rq_blk_d  [RdQDepth];
+  logic [1:0]          rq_need_d [RdQDepth];
+  logic [TagBits-1:0]  rq_tag_d  [RdQDepth];
+  logic                rq_dep_d  [RdQDepth];
+  logic [SlotBits-1:0] rq_dslot_d[RdQDepth];
+  logic [AgeBits-1:0]  rq_age_d  [RdQDepth];
+  logic [RqBits-1:0]   rq_cnt_d, rq_kept;  // entries after this cycle; entries that stay
+
+  always_comb begin
+    for (int unsigned i = 0; i < RdQDepth; i++) begin
+      int unsigned s;  // the entry that moves into place i
+      s = (rq_rm_v && i >= 32'(rq_rm)) ? i + 1 : i;
+      rq_v_d[i]     = 1'b0;
+      rq_bank_d[i]  = rq_bank_q[i];
+      rq_row_d[i]   = rq_row_q[i];
+      rq_blk_d[i]   = rq_blk_q[i];
+      rq_tag_d[i]   = rq_tag_q[i];
+      rq_dslot_d[i] = rq_dslot_q[i];
+      rq_need_d[i]  = rq_need_q[i];
+      rq_dep_d[i]   = rq_dep_q[i];
+      rq_age_d[i]   = rq_age_q[i];
+      if (s < RdQDepth) begin
+        rq_v_d[i]     = rq_v_q[s];
+        rq_bank_d[i]  = rq_bank_q[s];
+        rq_row_d[i]   = rq_row_q[s];
+        rq_blk_d[i]   = rq_blk_q[s];
+        rq_tag_d[i]   = rq_tag_q[s];
+        rq_dslot_d[i] = rq_dslot_q[s];
+        rq_need_d[i]  = (col_fire && !wr_mode_q && s == 32'(col_sel)) ?
+                        (rq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : rq_need_q[s];
+        rq_dep_d[i]   = rq_dep_q[s] && !(wq_rm_v && rq_dslot_q[s] == wq_rm_slot);
+        rq_age_d[i]   = (rq_age_q[s] == AgeBits'(AgeMax)) ? rq_age_q[s] : rq_age_q[s] + 1'b1;
+      end
+    end
+    rq_kept = rq_cnt_q - RqBits'(rq_rm_v);
+    if (rd_push) begin
+      rq_v_d[RqIdx'(rq_kept)]     = 1'b1;
+      rq_bank_d[RqIdx'(rq_kept)]  = rd_bank_i;
+      rq_row_d[RqIdx'(rq_kept)]   = rd_row_i;
+      rq_blk_d[RqIdx'(rq_kept)]   = rd_blk_i;
+      rq_need_d[RqIdx'(rq_kept)]  = rd_beats_i;
+      rq_tag_d[RqIdx'(rq_kept)]   = rd_tag_i;
+      rq_dep_d[RqIdx'(rq_kept)]   = rd_m_v;
+      rq_dslot_d[RqIdx'(rq_kept)] = rd_m_slot;
+      rq_age_d[RqIdx'(rq_kept)]   = '0;
+    end
+    rq_cnt_d = rq_kept + RqBits'(rd_push);
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rq_cnt_q <= '0;
       for (int unsigned i = 0; i < RdQDepth; i++) begin
-        rq_v_q[i] <= 1'b0; rq_bank_q[i] <= '0; rq_row_q[i] <= '0; rq_blk_q[i] <= '0;
-        rq_need_q[i] <= '0; rq_tag_q[i] <= '0; rq_dep_q[i] <= 1'b0; rq_dslot_q[i] <= '0;
-        rq_age_q[i] <= '0;
+        rq_v_q[i]     <= 1'b0;
+        rq_bank_q[i]  <= '0;
+        rq_row_q[i]   <= '0;
+        rq_blk_q[i]   <= '0;
+        rq_need_q[i]  <= '0;
+        rq_tag_q[i]   <= '0;
+        rq_dep_q[i]   <= 1'b0;
+        rq_dslot_q[i] <= '0;
+        rq_age_q[i]   <= '0;
       end
     end else begin
-      logic [RqBits-1:0] n;
-      // In-place updates, then collapse over the leaving entry, then append.
+      rq_cnt_q <= rq_cnt_d;
       for (int unsigned i = 0; i < RdQDepth; i++) begin
-        int unsigned s;
-        s = (rq_rm_v && i >= 32'(rq_rm)) ? i + 1 : i;
-        if (s < RdQDepth) begin
-          rq_v_q[i]     <= rq_v_q[s];
-          rq_bank_q[i]  <= rq_bank_q[s];
-          rq_row_q[i]   <= rq_row_q[s];
-          rq_blk_q[i]   <= rq_blk_q[s];
-          rq_tag_q[i]   <= rq_tag_q[s];
-          rq_dslot_q[i] <= rq_dslot_q[s];
-          rq_need_q[i]  <= (col_fire && !wr_mode_q && s == 32'(col_sel)) ?
-                           (rq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : rq_need_q[s];
-          rq_dep_q[i]   <= rq_dep_q[s] && !(wq_rm_v && rq_dslot_q[s] == wq_rm_slot);
-          rq_age_q[i]   <= (rq_age_q[s] == AgeBits'(AgeMax)) ? rq_age_q[s] : rq_age_q[s] + 1'b1;
-        end else begin
-          rq_v_q[i] <= 1'b0;
-        end
+        rq_v_q[i]     <= rq_v_d[i];
+        rq_bank_q[i]  <= rq_bank_d[i];
+        rq_row_q[i]   <= rq_row_d[i];
+        rq_blk_q[i]   <= rq_blk_d[i];
+        rq_need_q[i]  <= rq_need_d[i];
+        rq_tag_q[i]   <= rq_tag_d[i];
+        rq_dep_q[i]   <= rq_dep_d[i];
+        rq_dslot_q[i] <= rq_dslot_d[i];
+        rq_age_q[i]   <= rq_age_d[i];
       end
-      n = rq_cnt_q - RqBits'(rq_rm_v);
-      if (rd_push) begin
-        rq_v_q[RqIdx'(n)]     <= 1'b1;
-        rq_bank_q[RqIdx'(n)]  <= rd_bank_i;
-        rq_row_q[RqIdx'(n)]   <= rd_row_i;
-        rq_blk_q[RqIdx'(n)]   <= rd_blk_i;
-        rq_need_q[RqIdx'(n)]  <= rd_beats_i;
-        rq_tag_q[RqIdx'(n)]   <= rd_tag_i;
-        rq_dep_q[RqIdx'(n)]   <= rd_m_v;
-        rq_dslot_q[RqIdx'(n)] <= rd_m_slot;
-        rq_age_q[RqIdx'(n)]   <= '0;
-      end
-      rq_cnt_q <= n + RqBits'(rd_push);
     end
+  end
+
+  logic                wq_v_d    [WrQDepth];
+  logic [BankBits-1:0] wq_bank_d [WrQDepth];
+  logic [RowBits-1:0]  wq_row_d  [WrQDepth];
+  logic [BlkBits-1:0]  wq_blk_d  [WrQDepth];
+  logic [1:0]          wq_need_d [WrQDepth];
+  logic [SlotBits-1:0] wq_slot_d [WrQDepth];
+  logic                wq_dep_d  [WrQDepth];
+  logic [SlotBits-1:0] wq_dslot_d[WrQDepth];
+  logic [AgeBits-1:0]  wq_age_d  [WrQDepth];
+  logic [WqBits-1:0]   wq_cnt_d, wq_kept;
+
+  always_comb begin
+    for (int unsigned i = 0; i < WrQDepth; i++) begin
+      int unsigned s;  // the entry that moves into place i
+      s = (wq_rm_v && i >= 32'(wq_rm)) ? i + 1 : i;
+      wq_v_d[i]     = 1'b0;
+      wq_bank_d[i]  = wq_bank_q[i];
+      wq_row_d[i]   = wq_row_q[i];
+      wq_blk_d[i]   = wq_blk_q[i];
+      wq_slot_d[i]  = wq_slot_q[i];
+      wq_dslot_d[i] = wq_dslot_q[i];
+      wq_need_d[i]  = wq_need_q[i];
+      wq_dep_d[i]   = wq_dep_q[i];
+      wq_age_d[i]   = wq_age_q[i];
+      if (s < WrQDepth) begin
+        wq_v_d[i]     = wq_v_q[s];
+        wq_bank_d[i]  = wq_bank_q[s];
+        wq_row_d[i]   = wq_row_q[s];
+        wq_blk_d[i]   = wq_blk_q[s];
+        wq_slot_d[i]  = wq_slot_q[s];
+        wq_dslot_d[i] = wq_dslot_q[s];
+        wq_need_d[i]  = (col_fire && wr_mode_q && s == 32'(col_sel)) ?
+                        (wq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : wq_need_q[s];
+        wq_dep_d[i]   = wq_dep_q[s] && !(wq_rm_v && wq_dslot_q[s] == wq_rm_slot);
+        wq_age_d[i]   = (wq_age_q[s] == AgeBits'(AgeMax)) ? wq_age_q[s] : wq_age_q[s] + 1'b1;
+      end
+    end
+    wq_kept = wq_cnt_q - WqBits'(wq_rm_v);
+    if (wr_push) begin
+      wq_v_d[WqIdx'(wq_kept)]     = 1'b1;
+      wq_bank_d[WqIdx'(wq_kept)]  = wr_bank_i;
+      wq_row_d[WqIdx'(wq_kept)]   = wr_row_i;
+      wq_blk_d[WqIdx'(wq_kept)]   = wr_blk_i;
+      wq_need_d[WqIdx'(wq_kept)]  = wr_beats;
+      wq_slot_d[WqIdx'(wq_kept)]  = slot_free;
+      wq_dep_d[WqIdx'(wq_kept)]   = wr_m_v;
+      wq_dslot_d[WqIdx'(wq_kept)] = wr_m_slot;
+      wq_age_d[WqIdx'(wq_kept)]   = '0;
+    end
+    wq_cnt_d = wq_kept + WqBits'(wr_push);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       wq_cnt_q <= '0;
       for (int unsigned i = 0; i < WrQDepth; i++) begin
-        wq_v_q[i] <= 1'b0; wq_bank_q[i] <= '0; wq_row_q[i] <= '0; wq_blk_q[i] <= '0;
-        wq_need_q[i] <= '0; wq_slot_q[i] <= '0; wq_dep_q[i] <= 1'b0; wq_dslot_q[i] <= '0;
-        wq_age_q[i] <= '0;
+        wq_v_q[i]     <= 1'b0;
+        wq_bank_q[i]  <= '0;
+        wq_row_q[i]   <= '0;
+        wq_blk_q[i]   <= '0;
+        wq_need_q[i]  <= '0;
+        wq_slot_q[i]  <= '0;
+        wq_dep_q[i]   <= 1'b0;
+        wq_dslot_q[i] <= '0;
+        wq_age_q[i]   <= '0;
       end
     end else begin
-      logic [WqBits-1:0] n;
+      wq_cnt_q <= wq_cnt_d;
       for (int unsigned i = 0; i < WrQDepth; i++) begin
-        int unsigned s;
-        s = (wq_rm_v && i >= 32'(wq_rm)) ? i + 1 : i;
-        if (s < WrQDepth) begin
-          wq_v_q[i]     <= wq_v_q[s];
-          wq_bank_q[i]  <= wq_bank_q[s];
-          wq_row_q[i]   <= wq_row_q[s];
-          wq_blk_q[i]   <= wq_blk_q[s];
-          wq_slot_q[i]  <= wq_slot_q[s];
-          wq_dslot_q[i] <= wq_dslot_q[s];
-          wq_need_q[i]  <= (col_fire && wr_mode_q && s == 32'(col_sel)) ?
-                           (wq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : wq_need_q[s];
-          wq_dep_q[i]   <= wq_dep_q[s] && !(wq_rm_v && wq_dslot_q[s] == wq_rm_slot);
-          wq_age_q[i]   <= (wq_age_q[s] == AgeBits'(AgeMax)) ? wq_age_q[s] : wq_age_q[s] + 1'b1;
-        end else begin
-          wq_v_q[i] <= 1'b0;
-        end
+        wq_v_q[i]     <= wq_v_d[i];
+        wq_bank_q[i]  <= wq_bank_d[i];
+        wq_row_q[i]   <= wq_row_d[i];
+        wq_blk_q[i]   <= wq_blk_d[i];
+        wq_need_q[i]  <= wq_need_d[i];
+        wq_slot_q[i]  <= wq_slot_d[i];
+        wq_dep_q[i]   <= wq_dep_d[i];
+        wq_dslot_q[i] <= wq_dslot_d[i];
+        wq_age_q[i]   <= wq_age_d[i];
       end
-      n = wq_cnt_q - WqBits'(wq_rm_v);
-      if (wr_push) begin
-        wq_v_q[WqIdx'(n)]     <= 1'b1;
-        wq_bank_q[WqIdx'(n)]  <= wr_bank_i;
-        wq_row_q[WqIdx'(n)]   <= wr_row_i;
-        wq_blk_q[WqIdx'(n)]   <= wr_blk_i;
-        wq_need_q[WqIdx'(n)]  <= wr_beats;
-        wq_slot_q[WqIdx'(n)]  <= slot_free;
-        wq_dep_q[WqIdx'(n)]   <= wr_m_v;
-        wq_dslot_q[WqIdx'(n)] <= wr_m_slot;
-        wq_age_q[WqIdx'(n)]   <= '0;
-      end
-      wq_cnt_q <= n + WqBits'(wr_push);
     end
   end
 
@@ -636,149 +715,196 @@ module tpu_hbm_pc_ctrl #(
   end
 
   // ----------------------------------------------------------------------------------------------
-  // Bank state and timing counters
+  // Bank state and timing counters: each counter holds the cycles still to wait before a command
+  // of its kind; it counts down to 0 and a command raises it to the wait that command imposes.
   // ----------------------------------------------------------------------------------------------
   function automatic logic [CntW-1:0] dec(logic [CntW-1:0] c);
     dec = (c == '0) ? c : c - 1'b1;
   endfunction
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      open_q <= '0;
-      for (int unsigned b = 0; b < Banks; b++) begin
-        open_row_q[b] <= '0;
-        c_act_q[b] <= '0; c_rd_q[b] <= '0; c_wr_q[b] <= '0; c_pre_q[b] <= '0;
-      end
-      for (int unsigned g = 0; g < Groups; g++) begin
-        c_act_bg_q[g] <= '0; c_col_bg_q[g] <= '0; c_rdw_bg_q[g] <= '0;
-      end
-      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= '0;
-      c_act_any_q <= '0; c_col_any_q <= '0; c_rdw_any_q <= '0; c_wrr_any_q <= '0; c_ref_q <= '0;
-    end else begin
-      logic [CntW-1:0] n_act[Banks], n_rd[Banks], n_wr[Banks], n_pre[Banks];
-      logic [CntW-1:0] n_act_bg[Groups], n_col_bg[Groups], n_rdw_bg[Groups];
-      logic [CntW-1:0] n_faw[4];
-      logic [CntW-1:0] n_act_any, n_col_any, n_rdw_any, n_wrr_any, n_ref;
-      logic [Banks-1:0] n_open;
-      logic faw_loaded;
-      for (int unsigned b = 0; b < Banks; b++) begin
-        n_act[b] = dec(c_act_q[b]); n_rd[b] = dec(c_rd_q[b]);
-        n_wr[b] = dec(c_wr_q[b]); n_pre[b] = dec(c_pre_q[b]);
-      end
-      for (int unsigned g = 0; g < Groups; g++) begin
-        n_act_bg[g] = dec(c_act_bg_q[g]); n_col_bg[g] = dec(c_col_bg_q[g]);
-        n_rdw_bg[g] = dec(c_rdw_bg_q[g]);
-      end
-      for (int unsigned k = 0; k < 4; k++) n_faw[k] = dec(c_faw_q[k]);
-      n_act_any = dec(c_act_any_q); n_col_any = dec(c_col_any_q);
-      n_rdw_any = dec(c_rdw_any_q); n_wrr_any = dec(c_wrr_any_q); n_ref = dec(c_ref_q);
-      n_open = open_q;
+  // The wait before an ACT after an auto-precharge: the precharge starts once `after` cycles and
+  // the bank's pending precharge wait (nRAS) have passed, then nRP.
+  function automatic logic [CntW-1:0] auto_pre_act(logic [CntW-1:0] pre_wait, int unsigned after);
+    auto_pre_act = CntW'(((32'(pre_wait) > after) ? 32'(pre_wait) : after) + TRp - 1);
+  endfunction
 
-      if (row_fire) begin
-        unique case (row_cmd_o)
-          tpu_pkg::HbmAct: begin
-            n_open[row_bank_o] = 1'b1;
-            open_row_q[row_bank_o] <= row_row_o;
-            n_act[row_bank_o] = cmax(n_act[row_bank_o], CntW'(TRc - 1));
-            n_rd[row_bank_o]  = cmax(n_rd[row_bank_o], CntW'(TRcdRd - 1));
-            n_wr[row_bank_o]  = cmax(n_wr[row_bank_o], CntW'(TRcdWr - 1));
-            n_pre[row_bank_o] = cmax(n_pre[row_bank_o], CntW'(TRas - 1));
-            n_act_any = cmax(n_act_any, CntW'(TRrdS - 1));
-            n_act_bg[row_bank_o[BankBits-1:BaBits]] = cmax(n_act_bg[row_bank_o[BankBits-1:BaBits]], CntW'(TRrdL - 1));
-            faw_loaded = 1'b0;
-            for (int unsigned k = 0; k < 4; k++) begin
-              if (!faw_loaded && c_faw_q[k] == '0) begin
-                n_faw[k] = CntW'(TFaw - 1);
-                faw_loaded = 1'b1;
-              end
-            end
-          end
-          tpu_pkg::HbmPre: begin
-            n_open[row_bank_o] = 1'b0;
-            n_act[row_bank_o] = cmax(n_act[row_bank_o], CntW'(TRp - 1));
-          end
-          tpu_pkg::HbmPreA: begin
-            n_open = '0;
-            for (int unsigned b = 0; b < Banks; b++) n_act[b] = cmax(n_act[b], CntW'(TRp - 1));
-          end
-          tpu_pkg::HbmRefAb: begin
-            for (int unsigned b = 0; b < Banks; b++) n_act[b] = cmax(n_act[b], CntW'(TRfc - 1));
-            n_ref = cmax(n_ref, CntW'(TRfc - 1));
-          end
-          tpu_pkg::HbmRefPb: begin
-            for (int unsigned b = 0; b < Banks; b++) begin
-              n_act[b] = cmax(n_act[b], CntW'((BankBits'(b) == row_bank_o) ? TRfcSb - 1 : TRrefd - 1));
-            end
-            n_ref = cmax(n_ref, CntW'(TRrefd - 1));
-          end
-          /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // row commands are 0..4
-        endcase
-      end
+  logic [Banks-1:0]  open_d;
+  logic [CntW-1:0]   c_act_d[Banks], c_rd_d[Banks], c_wr_d[Banks], c_pre_d[Banks];
+  logic [CntW-1:0]   c_act_bg_d[Groups], c_col_bg_d[Groups], c_rdw_bg_d[Groups];
+  logic [CntW-1:0]   c_faw_d[4];
+  logic [CntW-1:0]   c_act_any_d, c_col_any_d, c_rdw_any_d, c_wrr_any_d, c_ref_d;
+  logic [BgBits-1:0] row_group, col_group;
+  logic              faw_loaded;
 
-      if (col_fire) begin
-        logic [BgBits-1:0] g;
-        g = col_bank_o[BankBits-1:BaBits];
-        n_col_any = cmax(n_col_any, CntW'(TCcdS - 1));
-        n_col_bg[g] = cmax(n_col_bg[g], CntW'(TCcdL - 1));
-        if (!wr_mode_q) begin
-          n_pre[col_bank_o] = cmax(n_pre[col_bank_o], CntW'(TRtp - 1));
-          n_wrr_any = cmax(n_wrr_any, CntW'(TRtw - 1));
-          if (col_auto) begin
-            n_open[col_bank_o] = 1'b0;
-            n_act[col_bank_o] = cmax(n_act[col_bank_o], CntW'(((32'(c_pre_q[col_bank_o]) > TRtp) ? 32'(c_pre_q[col_bank_o]) : TRtp) + TRp - 1));
-          end
-        end else begin
-          n_pre[col_bank_o] = cmax(n_pre[col_bank_o], CntW'(TCwl + TBl + TWr - 1));
-          n_rdw_any = cmax(n_rdw_any, CntW'(TCwl + TBl + TWtrS - 1));
-          n_rdw_bg[g] = cmax(n_rdw_bg[g], CntW'(TCwl + TBl + TWtrL - 1));
-          if (col_auto) begin
-            n_open[col_bank_o] = 1'b0;
-            n_act[col_bank_o] = cmax(n_act[col_bank_o], CntW'(((32'(c_pre_q[col_bank_o]) > TCwl + TBl + TWr) ? 32'(c_pre_q[col_bank_o])
-                                                                : TCwl + TBl + TWr) + TRp - 1));
+  always_comb begin
+    row_group = row_bank_o[BankBits-1:BaBits];
+    col_group = col_bank_o[BankBits-1:BaBits];
+    for (int unsigned b = 0; b < Banks; b++) begin
+      c_act_d[b] = dec(c_act_q[b]);
+      c_rd_d[b]  = dec(c_rd_q[b]);
+      c_wr_d[b]  = dec(c_wr_q[b]);
+      c_pre_d[b] = dec(c_pre_q[b]);
+    end
+    for (int unsigned g = 0; g < Groups; g++) begin
+      c_act_bg_d[g] = dec(c_act_bg_q[g]);
+      c_col_bg_d[g] = dec(c_col_bg_q[g]);
+      c_rdw_bg_d[g] = dec(c_rdw_bg_q[g]);
+    end
+    for (int unsigned k = 0; k < 4; k++) c_faw_d[k] = dec(c_faw_q[k]);
+    c_act_any_d = dec(c_act_any_q);
+    c_col_any_d = dec(c_col_any_q);
+    c_rdw_any_d = dec(c_rdw_any_q);
+    c_wrr_any_d = dec(c_wrr_any_q);
+    c_ref_d     = dec(c_ref_q);
+    open_d      = open_q;
+    faw_loaded  = 1'b0;
+
+    if (row_fire) begin
+      unique case (row_cmd_o)
+        tpu_pkg::HbmAct: begin
+          open_d[row_bank_o]    = 1'b1;
+          c_act_d[row_bank_o]   = cmax(c_act_d[row_bank_o], CntW'(TRc - 1));
+          c_rd_d[row_bank_o]    = cmax(c_rd_d[row_bank_o], CntW'(TRcdRd - 1));
+          c_wr_d[row_bank_o]    = cmax(c_wr_d[row_bank_o], CntW'(TRcdWr - 1));
+          c_pre_d[row_bank_o]   = cmax(c_pre_d[row_bank_o], CntW'(TRas - 1));
+          c_act_any_d           = cmax(c_act_any_d, CntW'(TRrdS - 1));
+          c_act_bg_d[row_group] = cmax(c_act_bg_d[row_group], CntW'(TRrdL - 1));
+          for (int unsigned k = 0; k < 4; k++) begin
+            if (!faw_loaded && c_faw_q[k] == '0) begin
+              c_faw_d[k] = CntW'(TFaw - 1);
+              faw_loaded = 1'b1;
+            end
           end
         end
-      end
+        tpu_pkg::HbmPre: begin
+          open_d[row_bank_o]  = 1'b0;
+          c_act_d[row_bank_o] = cmax(c_act_d[row_bank_o], CntW'(TRp - 1));
+        end
+        tpu_pkg::HbmPreA: begin
+          open_d = '0;
+          for (int unsigned b = 0; b < Banks; b++) c_act_d[b] = cmax(c_act_d[b], CntW'(TRp - 1));
+        end
+        tpu_pkg::HbmRefAb: begin
+          for (int unsigned b = 0; b < Banks; b++) c_act_d[b] = cmax(c_act_d[b], CntW'(TRfc - 1));
+          c_ref_d = cmax(c_ref_d, CntW'(TRfc - 1));
+        end
+        tpu_pkg::HbmRefPb: begin
+          for (int unsigned b = 0; b < Banks; b++) begin
+            c_act_d[b] = cmax(c_act_d[b],
+                              CntW'((BankBits'(b) == row_bank_o) ? TRfcSb - 1 : TRrefd - 1));
+          end
+          c_ref_d = cmax(c_ref_d, CntW'(TRrefd - 1));
+        end
+        /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // row commands are 0..4
+      endcase
+    end
 
-      open_q <= n_open;
+    if (col_fire) begin
+      c_col_any_d           = cmax(c_col_any_d, CntW'(TCcdS - 1));
+      c_col_bg_d[col_group] = cmax(c_col_bg_d[col_group], CntW'(TCcdL - 1));
+      if (!wr_mode_q) begin
+        c_pre_d[col_bank_o] = cmax(c_pre_d[col_bank_o], CntW'(TRtp - 1));
+        c_wrr_any_d         = cmax(c_wrr_any_d, CntW'(TRtw - 1));
+        if (col_auto) begin
+          open_d[col_bank_o]  = 1'b0;
+          c_act_d[col_bank_o] = cmax(c_act_d[col_bank_o], auto_pre_act(c_pre_q[col_bank_o], TRtp));
+        end
+      end else begin
+        c_pre_d[col_bank_o]   = cmax(c_pre_d[col_bank_o], CntW'(TCwl + TBl + TWr - 1));
+        c_rdw_any_d           = cmax(c_rdw_any_d, CntW'(TCwl + TBl + TWtrS - 1));
+        c_rdw_bg_d[col_group] = cmax(c_rdw_bg_d[col_group], CntW'(TCwl + TBl + TWtrL - 1));
+        if (col_auto) begin
+          open_d[col_bank_o]  = 1'b0;
+          c_act_d[col_bank_o] = cmax(c_act_d[col_bank_o],
+                                     auto_pre_act(c_pre_q[col_bank_o], TCwl + TBl + TWr));
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      open_q      <= '0;
+      c_act_any_q <= '0;
+      c_col_any_q <= '0;
+      c_rdw_any_q <= '0;
+      c_wrr_any_q <= '0;
+      c_ref_q     <= '0;
       for (int unsigned b = 0; b < Banks; b++) begin
-        c_act_q[b] <= n_act[b]; c_rd_q[b] <= n_rd[b]; c_wr_q[b] <= n_wr[b]; c_pre_q[b] <= n_pre[b];
+        open_row_q[b] <= '0;
+        c_act_q[b]    <= '0;
+        c_rd_q[b]     <= '0;
+        c_wr_q[b]     <= '0;
+        c_pre_q[b]    <= '0;
       end
       for (int unsigned g = 0; g < Groups; g++) begin
-        c_act_bg_q[g] <= n_act_bg[g]; c_col_bg_q[g] <= n_col_bg[g]; c_rdw_bg_q[g] <= n_rdw_bg[g];
+        c_act_bg_q[g] <= '0;
+        c_col_bg_q[g] <= '0;
+        c_rdw_bg_q[g] <= '0;
       end
-      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= n_faw[k];
-      c_act_any_q <= n_act_any; c_col_any_q <= n_col_any; c_rdw_any_q <= n_rdw_any;
-      c_wrr_any_q <= n_wrr_any; c_ref_q <= n_ref;
+      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= '0;
+    end else begin
+      open_q      <= open_d;
+      c_act_any_q <= c_act_any_d;
+      c_col_any_q <= c_col_any_d;
+      c_rdw_any_q <= c_rdw_any_d;
+      c_wrr_any_q <= c_wrr_any_d;
+      c_ref_q     <= c_ref_d;
+      if (row_fire && row_cmd_o == tpu_pkg::HbmAct) open_row_q[row_bank_o] <= row_row_o;
+      for (int unsigned b = 0; b < Banks; b++) begin
+        c_act_q[b] <= c_act_d[b];
+        c_rd_q[b]  <= c_rd_d[b];
+        c_wr_q[b]  <= c_wr_d[b];
+        c_pre_q[b] <= c_pre_d[b];
+      end
+      for (int unsigned g = 0; g < Groups; g++) begin
+        c_act_bg_q[g] <= c_act_bg_d[g];
+        c_col_bg_q[g] <= c_col_bg_d[g];
+        c_rdw_bg_q[g] <= c_rdw_bg_d[g];
+      end
+      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= c_faw_d[k];
     end
   end
 
   // ----------------------------------------------------------------------------------------------
-  // Refresh debt: +1 per refresh due (every nREFI, or 16 per nREFI), -1 per refresh
+  // Refresh debt: +1 per refresh due (every nREFI, or 16 per nREFI), -1 per refresh; the mode
+  // and the starvation turn
   // ----------------------------------------------------------------------------------------------
-  logic ref_done;
-  assign ref_done = row_fire && (row_cmd_o == tpu_pkg::HbmRefAb || row_cmd_o == tpu_pkg::HbmRefPb);
+  logic                ref_done, ref_tick, starve_turn_d;
+  logic [RefIntW-1:0]  ref_acc, ref_tick_d;
+  logic [3:0]          ref_debt_d;
+  logic [BankBits-1:0] ref_bank_d;
+  logic [4:0]          rq_empty_cnt_d;
+
+  always_comb begin
+    ref_done   = row_fire && (row_cmd_o == tpu_pkg::HbmRefAb || row_cmd_o == tpu_pkg::HbmRefPb);
+    ref_acc    = ref_tick_q + RefIntW'(RefAdd);
+    ref_tick   = ref_acc >= RefIntW'(TRefi);
+    ref_tick_d = ref_tick ? ref_acc - RefIntW'(TRefi) : ref_acc;
+    ref_debt_d = ref_debt_q + (ref_tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
+    ref_bank_d = ref_done ? ref_bank_q + 1'b1 : ref_bank_q;
+    rq_empty_cnt_d = (rq_cnt_q != '0) ? 5'd0 : (rd_idle ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
+    starve_turn_d  = starve_turn_q;
+    if (!rq_starved && !wq_starved) starve_turn_d = 1'b0;  // a fresh contest starts with reads
+    if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_d = 1'b1;
+    if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_d = 1'b0;
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      ref_tick_q <= '0;
-      ref_debt_q <= '0;
-      ref_bank_q <= '0;
-      wr_mode_q  <= 1'b0;
-      starve_turn_q <= 1'b0;
+      ref_tick_q     <= '0;
+      ref_debt_q     <= '0;
+      ref_bank_q     <= '0;
+      wr_mode_q      <= 1'b0;
+      starve_turn_q  <= 1'b0;
       rq_empty_cnt_q <= '0;
     end else begin
-      logic tick;
-      logic [RefIntW-1:0] acc;
-      acc  = ref_tick_q + RefIntW'(RefAdd);
-      tick = acc >= RefIntW'(TRefi);
-      ref_tick_q <= tick ? acc - RefIntW'(TRefi) : acc;
-      ref_debt_q <= ref_debt_q + (tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
-      if (ref_done) ref_bank_q <= ref_bank_q + 1'b1;
-      wr_mode_q <= wr_mode_d;
-      rq_empty_cnt_q <= (rq_cnt_q != '0) ? 5'd0 : (idle_q ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
-      if (!rq_starved && !wq_starved) starve_turn_q <= 1'b0;  // a fresh contest starts with reads
-      if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_q <= 1'b1;
-      if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_q <= 1'b0;
+      ref_tick_q     <= ref_tick_d;
+      ref_debt_q     <= ref_debt_d;
+      ref_bank_q     <= ref_bank_d;
+      wr_mode_q      <= wr_mode_d;
+      starve_turn_q  <= starve_turn_d;
+      rq_empty_cnt_q <= rq_empty_cnt_d;
     end
   end
 
@@ -812,8 +938,10 @@ module tpu_hbm_pc_ctrl #(
   end
 
   assign wdata_valid_o = wd_out_v;
-  assign wdata_o       = wd_out_beat ? slot_data_q[wd_out_slot][511:256] : slot_data_q[wd_out_slot][255:0];
-  assign wstrb_o       = wd_out_beat ? slot_strb_q[wd_out_slot][63:32] : slot_strb_q[wd_out_slot][31:0];
+  assign wdata_o       = wd_out_beat ? slot_data_q[wd_out_slot][511:256]
+                                     : slot_data_q[wd_out_slot][255:0];
+  assign wstrb_o       = wd_out_beat ? slot_strb_q[wd_out_slot][63:32]
+                                     : slot_strb_q[wd_out_slot][31:0];
 
   assign rdata_valid_o = rd_v_q[TCl-1];
   assign rdata_tag_o   = rd_tag_q[TCl-1];
@@ -830,27 +958,33 @@ module tpu_hbm_pc_ctrl #(
   // ----------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
   // Read data comes back exactly nCL after its RD.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) rdata_valid_i == rdata_valid_o)
-    else $error("tpu_hbm_pc_ctrl: read data %s at RL", rdata_valid_i ? "without a read" : "missing");
+  a_read_data_at_rl: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                      rdata_valid_i == rdata_valid_o)
+    else $error("tpu_hbm_pc_ctrl: read data %s at RL",
+                rdata_valid_i ? "without a read" : "missing");
   // Refresh debt never reaches the spec's bound.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) ref_debt_q < 4'd8)
+  a_refresh_debt: assert property (@(posedge clk_i) disable iff (!rst_ni) ref_debt_q < 4'd8)
     else $error("tpu_hbm_pc_ctrl: refresh debt %0d", ref_debt_q);
   // Requests hold while waiting.
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_tag_i) && $stable(rd_bank_i) && $stable(rd_row_i) && $stable(rd_blk_i))
+  a_read_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_tag_i) &&
+                                $stable(rd_bank_i) && $stable(rd_row_i) && $stable(rd_blk_i))
     else $error("tpu_hbm_pc_ctrl: read request changed while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   wr_valid_i && !wr_ready_o |=> wr_valid_i && $stable(wr_bank_i) && $stable(wr_row_i) && $stable(wr_blk_i))
+  a_write_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 wr_valid_i && !wr_ready_o |=> wr_valid_i &&
+                                 $stable(wr_bank_i) && $stable(wr_row_i) && $stable(wr_blk_i))
     else $error("tpu_hbm_pc_ctrl: write request changed while waiting");
   // A granted command is one that was asked for; the row bus stays free in an ACT's second cycle.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) !(row_gnt_i && !row_req_o) && !(col_gnt_i && !col_req_o))
+  a_grant_requested: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                      !(row_gnt_i && !row_req_o) && !(col_gnt_i && !col_req_o))
     else $error("tpu_hbm_pc_ctrl: grant without a request");
   logic row_busy_q;  // second cycle of an ACT this PC issued
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) row_busy_q <= 1'b0;
     else         row_busy_q <= row_fire && row_cmd_o == tpu_pkg::HbmAct;
   end
-  assert property (@(posedge clk_i) disable iff (!rst_ni) row_busy_q |-> !row_gnt_i)
+  a_act_holds_row_bus: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                        row_busy_q |-> !row_gnt_i)
     else $error("tpu_hbm_pc_ctrl: row command granted in an ACT's second cycle");
   // No request stays past the age cap for long: once a queue's head reaches it, it is served
   // within StarveLimit. (A read that waits for a queued write to its block is bounded by the
@@ -866,18 +1000,24 @@ module tpu_hbm_pc_ctrl #(
       wq_starve_cnt <= (wq_starved && !(wq_rm_v && wq_rm == '0)) ? wq_starve_cnt + 1 : 0;
     end
   end
-  assert property (@(posedge clk_i) disable iff (!rst_ni) rq_starve_cnt < StarveLimit && wq_starve_cnt < StarveLimit)
-    else $error("tpu_hbm_pc_ctrl: a %s older than the age cap (%0d) waited %0d more cycles (mode %s, %0d reads and %0d writes queued, head ages %0d / %0d, refresh debt %0d)",
+  a_starved_served: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     rq_starve_cnt < StarveLimit && wq_starve_cnt < StarveLimit)
+    else $error({"tpu_hbm_pc_ctrl: a %s older than the age cap (%0d) waited %0d more cycles ",
+                 "(mode %s, %0d reads and %0d writes queued, head ages %0d / %0d, ",
+                 "refresh debt %0d)"},
                 rq_starve_cnt >= StarveLimit ? "read" : "write", AgeCap,
                 rq_starve_cnt > wq_starve_cnt ? rq_starve_cnt : wq_starve_cnt,
-                wr_mode_q ? "write" : "read", rq_cnt_q, wq_cnt_q, rq_age_q[0], wq_age_q[0], ref_debt_q);
+                wr_mode_q ? "write" : "read", rq_cnt_q, wq_cnt_q, rq_age_q[0], wq_age_q[0],
+                ref_debt_q);
   logic head_too_old;  // (Verilator 5.006 cannot take unpacked-array selects in an assertion)
   assign head_too_old = (rq_v_q[0] && rq_age_q[0] == AgeBits'(AgeMax)) ||
                         (wq_v_q[0] && wq_age_q[0] == AgeBits'(AgeMax));
-  assert property (@(posedge clk_i) disable iff (!rst_ni) !head_too_old)
-    else $error("tpu_hbm_pc_ctrl: a request waited %0d cycles (the age cap is %0d)", AgeMax, AgeCap);
+  a_age_bounded: assert property (@(posedge clk_i) disable iff (!rst_ni) !head_too_old)
+    else $error("tpu_hbm_pc_ctrl: a request waited %0d cycles (the age cap is %0d)", AgeMax,
+                AgeCap);
   // A read request asks for at least one beat.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) rd_fire |-> rd_beats_i != 2'b00)
+  a_read_has_beats: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     rd_fire |-> rd_beats_i != 2'b00)
     else $error("tpu_hbm_pc_ctrl: read request for no beat");
 `endif
 

@@ -86,10 +86,7 @@ module tpu_hbm_splitter #(
   logic                   go;          // issue it now
   logic                   port_free;   // the request register of `port` is empty or emptying
 
-  logic [Ports-1:0]       req_valid_q;
-  logic [IdBits-1:0]      req_id_q  [Ports];
-  logic [MAddrBits-1:0]   req_addr_q[Ports];
-  logic                   req_two_q [Ports];
+  logic [Ports-1:0]       req_ready;   // each port's request register can take a piece
 
   always_comb begin
     two       = !addr_q[0] && left_q >= 9'd2;
@@ -97,7 +94,7 @@ module tpu_hbm_splitter #(
     port      = port_of(addr_q);
     port_free = 1'b0;
     for (int unsigned p = 0; p < Ports; p++) begin
-      if (port == PortIdxBits'(p)) port_free = !req_valid_q[p] || m_ready_i[p];
+      if (port == PortIdxBits'(p)) port_free = req_ready[p];
     end
     go = busy_q && !stall_i && (err_q || port_free);
   end
@@ -137,32 +134,21 @@ module tpu_hbm_splitter #(
   // ----------------------------------------------------------------------------------------------
   // One request register per master port
   // ----------------------------------------------------------------------------------------------
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      req_valid_q <= '0;
-      for (int unsigned p = 0; p < Ports; p++) begin
-        req_id_q[p]   <= '0;
-        req_addr_q[p] <= '0;
-        req_two_q[p]  <= 1'b0;
-      end
-    end else begin
-      for (int unsigned p = 0; p < Ports; p++) begin
-        if (m_ready_i[p]) req_valid_q[p] <= 1'b0;
-        if (go && !err_q && port == PortIdxBits'(p)) begin
-          req_valid_q[p] <= 1'b1;
-          req_id_q[p]    <= id_q;
-          req_addr_q[p]  <= local_of(addr_q);
-          req_two_q[p]   <= two;
-        end
-      end
-    end
-  end
-
   for (genvar p = 0; p < Ports; p++) begin : gen_port
-    assign m_valid_o[p]                       = req_valid_q[p];
-    assign m_id_o[p*IdBits +: IdBits]         = req_id_q[p];
-    assign m_addr_o[p*MAddrBits +: MAddrBits] = req_addr_q[p];
-    assign m_len_o[p*8 +: 8]                  = {7'd0, req_two_q[p]};
+    logic [IdBits-1:0]    req_id;
+    logic [MAddrBits-1:0] req_addr;
+    logic                 req_two;
+
+    tpu_stream_reg #(.Width(IdBits + MAddrBits + 1)) u_req (
+      .clk_i, .rst_ni,
+      .in_valid_i(go && !err_q && port == PortIdxBits'(p)), .in_ready_o(req_ready[p]),
+      .in_data_i({id_q, local_of(addr_q), two}),
+      .out_valid_o(m_valid_o[p]), .out_ready_i(m_ready_i[p]),
+      .out_data_o({req_id, req_addr, req_two})
+    );
+    assign m_id_o[p*IdBits +: IdBits]         = req_id;
+    assign m_addr_o[p*MAddrBits +: MAddrBits] = req_addr;
+    assign m_len_o[p*8 +: 8]                  = {7'd0, req_two};
     assign m_size_o[p*3 +: 3]                 = 3'd5;
     assign m_burst_o[p*2 +: 2]                = tpu_pkg::AxiBurstIncr;
   end

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// The project's one round-robin arbiter: grants the first requester at or after its pointer
+// (idx_o; valid_o when any requests), and when the grant is taken (take_i) the pointer moves to
+// the requester after the granted one, so every requester is served within N grants.
+// With Sticky = 1 a grant that was not taken stays with its requester in the next cycle (an
+// AXI request must hold until its handshake); with Sticky = 0 the choice is made every cycle.
+module tpu_rr_arbiter #(
+  parameter int unsigned N      = 2,
+  parameter bit          Sticky = 1'b0,
+  localparam int unsigned IdxW  = (N > 1) ? $clog2(N) : 1
+) (
+  input  logic            clk_i,
+  input  logic            rst_ni,
+  input  logic [N-1:0]    req_i,
+  input  logic            take_i,   // the granted requester's request is served this cycle
+  output logic [IdxW-1:0] idx_o,    // the granted requester (the pointer when none requests)
+  output logic            valid_o   // some requester requests
+);
+
+  if (N < 1) begin : gen_bad_n
+    $error("tpu_rr_arbiter: N must be at least 1 (got %0d)", N);
+  end
+
+  logic [IdxW-1:0] ptr_q, held_q, pick;
+  logic            hold_q;
+
+  // The first requester at or after the pointer (scanned from the far end, the last match wins).
+  always_comb begin
+    pick = ptr_q;
+    for (int unsigned k = 0; k < N; k++) begin
+      if (req_i[(32'(ptr_q) + N - 1 - k) % N]) pick = IdxW'((32'(ptr_q) + N - 1 - k) % N);
+    end
+  end
+
+  assign valid_o = |req_i;
+  assign idx_o   = (Sticky && hold_q) ? held_q : pick;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ptr_q  <= '0;
+      held_q <= '0;
+      hold_q <= 1'b0;
+    end else begin
+      if (take_i) ptr_q <= (32'(idx_o) == N - 1) ? '0 : idx_o + 1'b1;
+      held_q <= idx_o;
+      hold_q <= valid_o && !take_i;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // verilator lint_off SYNCASYNCNET
+  a_take_granted: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                   take_i |-> req_i[idx_o])
+    else $error("tpu_rr_arbiter: grant %0d taken without its request (requests %b)", idx_o,
+                req_i);
+  a_pointer_in_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                       32'(ptr_q) < N)
+    else $error("tpu_rr_arbiter: pointer %0d of %0d requesters", ptr_q, N);
+  // verilator lint_on SYNCASYNCNET
+`endif
+
+endmodule
