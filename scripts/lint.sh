@@ -49,6 +49,19 @@ check '\{\s*(<<|>>)' "no streaming operators (Yosys 0.23 syntax error)"
 check '^\s*return\b' "no return in functions (assign to the function name)"
 check '\]\s*\[[^]]*:[^]]*\]\s*\w+\s*[;,=]' "no 2-D packed arrays (logic [a:b][c:d])"
 
+echo "RTL lines (conventions):"
+long=$(for f in "${files[@]}"; do
+         python3 -c 'import sys
+for i, l in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    if len(l.rstrip("\n")) > 100: print(f"{sys.argv[1]}:{i}: {len(l.rstrip())} columns")' "$f"
+       done)
+if [ -n "$long" ]; then
+  printf '  FAIL  lines over 100 columns\n%s\n' "$long"
+  fail=1
+else
+  printf '  ok    no line over 100 columns\n'
+fi
+
 echo "clang-format (.clang-format) on the C++ sources:"
 mapfile -t cxx < <(find models tb tests sim -name '*.cpp' -o -name '*.h' | sort)
 if out=$(clang-format --dry-run --Werror "${cxx[@]}" 2>&1); then

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host library (models/src/host.cpp): compiled GEMM, dense, MLP and convolution programs run
-// on the instruction-level model (tpu::isa::Machine) and match the golden numerics bit for bit on
-// several array shapes and tight buffer depths; the counters match the work; bad input throws.
+// The host library (models/host/src/host.cpp): compiled GEMM, dense, MLP and convolution programs
+// run on the instruction-level model (tpu::isa::Machine) and match the golden numerics bit for bit
+// on several array shapes and tight buffer depths; the counters match the work; bad input throws.
 #include "tpu/host.h"
 
 #include <fmt/format.h>

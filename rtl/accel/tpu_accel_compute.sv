@@ -177,7 +177,10 @@ module tpu_accel_compute #(
   logic [33:0] done_head;
   tpu_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(gemm_go), .data_i({head_instr_i[tpu_isa_pkg::FlagPushPrev], head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i}), .full_o(done_full),
+    .push_i(gemm_go),
+    .data_i({head_instr_i[tpu_isa_pkg::FlagPushPrev], head_instr_i[tpu_isa_pkg::FlagPushNext],
+             head_pc_i}),
+    .full_o(done_full),
     .pop_i (mxu_done_i), .data_o(done_head), .empty_o(done_empty), .count_o()
   );
 

@@ -119,8 +119,8 @@ module tpu_accel_load #(
   logic [31:0]      d_pc;
   logic             beat, last_beat;
 
-  assign desc_in = {tpu_isa_pkg::load_buffer(head_instr_i) == tpu_isa_pkg::BufWgt, dst, rows, elems, bpr,
-                     head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i};
+  assign desc_in = {tpu_isa_pkg::load_buffer(head_instr_i) == tpu_isa_pkg::BufWgt, dst, rows,
+                     elems, bpr, head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i};
   assign {d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
 
   tpu_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (

@@ -119,7 +119,8 @@ module tpu_hbm_axi_port #(
   assign w_ready_o  = (w_state_q == WData && (!pc_full_q || (pc_going && !pc_last_q))) ||
                       w_state_q == WDrain;
   assign wr_valid_o = pc_full_q;
-  assign wr_bank_o  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};  // bank group high
+  // The bank number: bank group high, bank address low.
+  assign wr_bank_o  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};
   assign wr_blk_o   = pc_addr_q[BlkBase +: BlkBits];
   assign wr_row_o   = pc_addr_q[BankBits + BlkBits +: RowBits];
   assign wr_data_o  = pc_data_q;
@@ -185,7 +186,8 @@ module tpu_hbm_axi_port #(
             if (w_left_q == 9'd1) w_state_q <= WIdle;
           end
         end
-        /*verilator coverage_off*/ default: w_state_q <= WIdle; /*verilator coverage_on*/  // 3-state enum
+        // A 3-state enum: the default is unreachable.
+        /*verilator coverage_off*/ default: w_state_q <= WIdle; /*verilator coverage_on*/
       endcase
       // A new burst (possibly in the cycle the previous one's last block goes).
       if (aw_valid_i && aw_ready_o) begin
@@ -231,14 +233,14 @@ module tpu_hbm_axi_port #(
   logic [8:0]          ar_left_q;
   logic                ar_err_q;
 
-  logic [IdBits-1:0]   rs_id_q     [RetDepth];
-  logic [1:0]          rs_beats_q  [RetDepth];
-  logic [1:0]          rs_arrived_q[RetDepth];
-  logic                rs_err_q    [RetDepth];
-  logic                rs_last_q   [RetDepth];
-  logic [511:0]        rs_data_q   [RetDepth];
-  logic [TagBits-1:0]  rs_head_q, rs_tail_q;
-  logic [TagBits:0]    rs_cnt_q;
+  logic [IdBits-1:0]   slot_id_q     [RetDepth];
+  logic [1:0]          slot_beats_q  [RetDepth];
+  logic [1:0]          slot_arrived_q[RetDepth];
+  logic                slot_err_q    [RetDepth];
+  logic                slot_last_q   [RetDepth];
+  logic [511:0]        slot_data_q   [RetDepth];
+  logic [TagBits-1:0]  slot_head_q, slot_tail_q;
+  logic [TagBits:0]    slot_cnt_q;
   logic [1:0]          r_sent_q;   // beats of the head slot already sent
 
   // The next block of the current burst.
@@ -256,14 +258,14 @@ module tpu_hbm_axi_port #(
   end
 
   logic slot_free, blk_go;
-  assign slot_free  = rs_cnt_q != (TagBits + 1)'(RetDepth);
+  assign slot_free  = slot_cnt_q != (TagBits + 1)'(RetDepth);
   assign ar_ready_o = !ar_busy_q || (blk_go && blk_last);  // back to back with the last block
   assign rd_valid_o = ar_busy_q && !ar_err_q && slot_free;
   assign rd_bank_o  = {ar_addr_q[1 + BgBase +: BgBits], ar_addr_q[1 + BaBase +: BaBits]};
   assign rd_blk_o   = ar_addr_q[1 + BlkBase +: BlkBits];
   assign rd_row_o   = ar_addr_q[1 + BankBits + BlkBits +: RowBits];
   assign rd_beats_o = blk_beats;
-  assign rd_tag_o   = rs_tail_q;
+  assign rd_tag_o   = slot_tail_q;
   assign blk_go     = ar_busy_q && slot_free && (ar_err_q || rd_ready_i);
 
   // R channel: the head slot once every beat it asked for has arrived.
@@ -271,18 +273,20 @@ module tpu_hbm_axi_port #(
   logic       r_beat;      // which half goes out now
   logic       r_slot_done; // this beat is the slot's last
   logic [1:0] head_todo;
-  assign head_todo   = rs_beats_q[rs_head_q] & ~r_sent_q;
-  assign head_ready  = rs_cnt_q != '0 &&
-                       (rs_err_q[rs_head_q] || (rs_arrived_q[rs_head_q] & rs_beats_q[rs_head_q]) ==
-                                               rs_beats_q[rs_head_q]);
+  assign head_todo   = slot_beats_q[slot_head_q] & ~r_sent_q;
+  assign head_ready  = slot_cnt_q != '0 &&
+                       (slot_err_q[slot_head_q] ||
+                        (slot_arrived_q[slot_head_q] & slot_beats_q[slot_head_q]) ==
+                        slot_beats_q[slot_head_q]);
   assign r_beat      = !head_todo[0];
   assign r_slot_done = head_todo != 2'b11;
   assign r_valid_o   = head_ready;
-  assign r_id_o      = rs_id_q[rs_head_q];
-  assign r_data_o    = rs_err_q[rs_head_q] ? '0 :
-                       (r_beat ? rs_data_q[rs_head_q][511:256] : rs_data_q[rs_head_q][255:0]);
-  assign r_resp_o    = rs_err_q[rs_head_q] ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
-  assign r_last_o    = rs_last_q[rs_head_q] && r_slot_done;
+  assign r_id_o      = slot_id_q[slot_head_q];
+  assign r_data_o    = slot_err_q[slot_head_q] ? '0 :
+                       (r_beat ? slot_data_q[slot_head_q][511:256]
+                               : slot_data_q[slot_head_q][255:0]);
+  assign r_resp_o    = slot_err_q[slot_head_q] ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
+  assign r_last_o    = slot_last_q[slot_head_q] && r_slot_done;
 
   logic r_fire, r_free;
   assign r_fire = r_valid_o && r_ready_i;
@@ -295,22 +299,22 @@ module tpu_hbm_axi_port #(
       ar_addr_q <= '0;
       ar_left_q <= '0;
       ar_err_q  <= 1'b0;
-      rs_head_q <= '0;
-      rs_tail_q <= '0;
-      rs_cnt_q  <= '0;
+      slot_head_q <= '0;
+      slot_tail_q <= '0;
+      slot_cnt_q  <= '0;
       r_sent_q  <= '0;
       for (int unsigned i = 0; i < RetDepth; i++) begin
-        rs_id_q[i] <= '0; rs_beats_q[i] <= '0; rs_arrived_q[i] <= '0; rs_err_q[i] <= 1'b0;
-        rs_last_q[i] <= 1'b0;
+        slot_id_q[i] <= '0; slot_beats_q[i] <= '0; slot_arrived_q[i] <= '0; slot_err_q[i] <= 1'b0;
+        slot_last_q[i] <= 1'b0;
       end
     end else begin
       if (blk_go) begin
-        rs_id_q[rs_tail_q]      <= ar_id_q;
-        rs_beats_q[rs_tail_q]   <= blk_beats;
-        rs_arrived_q[rs_tail_q] <= 2'b00;
-        rs_err_q[rs_tail_q]     <= ar_err_q;
-        rs_last_q[rs_tail_q]    <= blk_last;
-        rs_tail_q               <= rs_tail_q + 1'b1;
+        slot_id_q[slot_tail_q]      <= ar_id_q;
+        slot_beats_q[slot_tail_q]   <= blk_beats;
+        slot_arrived_q[slot_tail_q] <= 2'b00;
+        slot_err_q[slot_tail_q]     <= ar_err_q;
+        slot_last_q[slot_tail_q]    <= blk_last;
+        slot_tail_q               <= slot_tail_q + 1'b1;
         ar_addr_q <= ar_addr_q + BeatBits'((blk_beats == 2'b11) ? 2 : 1);
         ar_left_q <= ar_left_q - ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
         if (blk_last) ar_busy_q <= 1'b0;
@@ -325,34 +329,37 @@ module tpu_hbm_axi_port #(
       end
       // Arrivals (after the allocation above: a forwarded block arrives in its allocation cycle).
       if (rdata_valid_i) begin
-        rs_arrived_q[rdata_tag_i][rdata_beat_i] <= 1'b1;
+        slot_arrived_q[rdata_tag_i][rdata_beat_i] <= 1'b1;
       end
-      if (fwd_valid_i) rs_arrived_q[fwd_tag_i] <= 2'b11;
+      if (fwd_valid_i) slot_arrived_q[fwd_tag_i] <= 2'b11;
       if (r_fire) r_sent_q <= r_slot_done ? 2'b00 : (r_sent_q | (r_beat ? 2'b10 : 2'b01));
-      if (r_free) rs_head_q <= rs_head_q + 1'b1;
-      rs_cnt_q <= rs_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
+      if (r_free) slot_head_q <= slot_head_q + 1'b1;
+      slot_cnt_q <= slot_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
     end
   end
 
   always_ff @(posedge clk_i) begin
     if (rdata_valid_i) begin
-      if (rdata_beat_i) rs_data_q[rdata_tag_i][511:256] <= rdata_data_i;
-      else              rs_data_q[rdata_tag_i][255:0]   <= rdata_data_i;
+      if (rdata_beat_i) slot_data_q[rdata_tag_i][511:256] <= rdata_data_i;
+      else              slot_data_q[rdata_tag_i][255:0]   <= rdata_data_i;
     end
-    if (fwd_valid_i) rs_data_q[fwd_tag_i] <= fwd_data_i;
+    if (fwd_valid_i) slot_data_q[fwd_tag_i] <= fwd_data_i;
   end
 
   // ----------------------------------------------------------------------------------------------
   // Assertions
   // ----------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   r_valid_o && !r_ready_i |=> r_valid_o && $stable(r_data_o) && $stable(r_id_o) && $stable(r_last_o))
+  a_r_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             r_valid_o && !r_ready_i |=> r_valid_o && $stable(r_data_o) &&
+                             $stable(r_id_o) && $stable(r_last_o))
     else $error("tpu_hbm_axi_port: R beat changed while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   b_valid_o && !b_ready_i |=> b_valid_o && $stable(b_id_o) && $stable(b_resp_o))
+  a_b_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             b_valid_o && !b_ready_i |=> b_valid_o && $stable(b_id_o) &&
+                             $stable(b_resp_o))
     else $error("tpu_hbm_axi_port: B changed while waiting");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) rdata_valid_i |-> rs_cnt_q != '0)
+  a_read_data_has_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                         rdata_valid_i |-> slot_cnt_q != '0)
     else $error("tpu_hbm_axi_port: read data for no slot");
 `endif
 
