@@ -726,10 +726,8 @@ def link_latest(out):
 # ---------------------------------------------------------------------------------------------
 
 
-def main(argv):
-    args = parse_args(argv)
-    shard = shard_from_env()
-    build = os.path.abspath(args.build)
+def select_tests(args, build, shard):
+    """The tests to run (filter, then shard) and the count before sharding."""
     all_tests = list_tests(build, args.tier, partial=bool(args.filter))
     match = make_filter(args.filter)
     tests = [t for t in all_tests if match(t)]
@@ -740,90 +738,42 @@ def main(argv):
     n_filtered = len(tests)
     if shard:
         tests = [t for k, t in enumerate(tests) if k % shard[1] == shard[0]]
-    shard_text = (f"{shard[0]} of {shard[1]} (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)"
-                  if shard else "-")
-    if args.list:
-        for t in tests:
-            print(f"{t.program}/{t.name}")
-        of = f" (shard {shard_text}, of {n_filtered})" if shard else ""
-        print(f"{len(tests)} tests{of}", file=sys.stderr)
-        return 0
+    return tests, n_filtered
 
+
+def choose_first_seed(args):
+    """--seed, else TPU_SEED, else a fresh random 48-bit seed."""
     if args.seed is not None:
-        first_seed = args.seed
-    elif os.environ.get("TPU_SEED", ""):
+        return args.seed
+    if os.environ.get("TPU_SEED", ""):
         try:
-            first_seed = int(os.environ["TPU_SEED"], 0)
+            return int(os.environ["TPU_SEED"], 0)
         except ValueError:
             raise UsageError(f"TPU_SEED='{os.environ['TPU_SEED']}' is not an integer") from None
-    else:
-        first_seed = random.SystemRandom().getrandbits(48)
-    env = passthrough_env()
-    start_wall = datetime.datetime.now().astimezone()
-    stamp = start_wall.strftime("%Y%m%d-%H%M%S")
-    out, default_out = make_out_dir(args, args.tier, shard, stamp)
-    hist = load_history(os.path.join(build, "regress"))
+    return random.SystemRandom().getrandbits(48)
 
-    seed_range = (f"{first_seed}..{first_seed + args.seeds - 1}" if args.seeds > 1 else
-                  str(first_seed))
-    print(f"regress: {args.tier} tier, {len(tests)} tests"
-          + (f" (shard {shard_text}, of {n_filtered})" if shard else "")
-          + (f" matching '{args.filter}'" if args.filter else "")
-          + f", {args.jobs} jobs, timeout {args.timeout:g} s per run", flush=True)
-    print(f"regress: run seed {first_seed} (random tests run seeds {seed_range}; "
-          f"reproduce this run with SEED={first_seed})", flush=True)
-    if env:
-        print("regress: passing " + " ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    print(f"regress: output {shell_path(out)}", flush=True)
 
-    runner = Runner(tests, args, out, first_seed, env, hist)
-    interrupted = None  # (killed runs, runs never started) after Ctrl-C or SIGTERM
+def run_all(runner):
+    """Runs every test; Ctrl-C or SIGTERM (how batch systems stop a job) stops the run and
+    returns (killed runs, runs never started) instead of None, so a partial report is written."""
 
-    def on_term(signum, frame):  # batch systems stop a job with SIGTERM: treat it as Ctrl-C
+    def on_term(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
-    t0 = time.monotonic()
     try:
         runner.run()
     except KeyboardInterrupt:
         interrupted = runner.abort()
         print("\nregress: interrupted; killed the running tests, writing a partial report",
               flush=True)
-    wall = time.monotonic() - t0
+        return interrupted
+    return None
 
-    runs = runner.done
-    suffix = f" (shard {shard[0]}/{shard[1]})" if shard else ""
-    title = f"Regression {args.tier} {stamp}"
-    if shard:
-        title += f", shard {shard[0]} of {shard[1]}"
-    if interrupted:
-        title += " (interrupted)"
-    meta = {
-        "title": title,
-        "suffix": suffix,
-        "tier": args.tier,
-        "first_seed": first_seed,
-        "seeds": args.seeds,
-        "jobs": args.jobs,
-        "timeout": args.timeout,
-        "shard": shard_text,
-        "env": env,
-        "commit": git_commit(),
-        "host": socket.gethostname(),
-        "start": start_wall.isoformat(timespec="seconds"),
-        "build": build,
-        "wall": wall,
-        "interrupted": bool(interrupted),
-        "command": "scripts/regress.py " + " ".join(shlex.quote(a) for a in argv),
-    }
-    write_junit(os.path.join(out, "junit.xml"), meta, runs)
-    write_report(os.path.join(out, "report.md"), meta, runs, tests)
-    write_results(os.path.join(out, "results.json"), meta, runs)
-    if default_out:
-        link_latest(out)
 
-    # Summary
+def print_summary(runs, tests, env, interrupted, wall, first_seed, out):
+    """The per-program table, the failing tests with their reproduce commands, the verdict.
+    Returns the exit status."""
     fails = [r for r in runs if r.status == "fail"]
     print()
     print("\n".join(table(["program", "tests", "runs", "pass", "fail", "skip", "time (s)"],
@@ -858,6 +808,76 @@ def main(argv):
     if interrupted:
         return 130
     return 1 if fails else 0
+
+
+def main(argv):
+    args = parse_args(argv)
+    shard = shard_from_env()
+    build = os.path.abspath(args.build)
+    tests, n_filtered = select_tests(args, build, shard)
+    shard_text = (f"{shard[0]} of {shard[1]} (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)"
+                  if shard else "-")
+    if args.list:
+        for t in tests:
+            print(f"{t.program}/{t.name}")
+        of = f" (shard {shard_text}, of {n_filtered})" if shard else ""
+        print(f"{len(tests)} tests{of}", file=sys.stderr)
+        return 0
+
+    first_seed = choose_first_seed(args)
+    env = passthrough_env()
+    start_wall = datetime.datetime.now().astimezone()
+    stamp = start_wall.strftime("%Y%m%d-%H%M%S")
+    out, default_out = make_out_dir(args, args.tier, shard, stamp)
+    hist = load_history(os.path.join(build, "regress"))
+
+    seed_range = (f"{first_seed}..{first_seed + args.seeds - 1}" if args.seeds > 1 else
+                  str(first_seed))
+    print(f"regress: {args.tier} tier, {len(tests)} tests"
+          + (f" (shard {shard_text}, of {n_filtered})" if shard else "")
+          + (f" matching '{args.filter}'" if args.filter else "")
+          + f", {args.jobs} jobs, timeout {args.timeout:g} s per run", flush=True)
+    print(f"regress: run seed {first_seed} (random tests run seeds {seed_range}; "
+          f"reproduce this run with SEED={first_seed})", flush=True)
+    if env:
+        print("regress: passing " + " ".join(f"{k}={v}" for k, v in env.items()), flush=True)
+    print(f"regress: output {shell_path(out)}", flush=True)
+
+    runner = Runner(tests, args, out, first_seed, env, hist)
+    t0 = time.monotonic()
+    interrupted = run_all(runner)
+    wall = time.monotonic() - t0
+
+    runs = runner.done
+    title = f"Regression {args.tier} {stamp}"
+    if shard:
+        title += f", shard {shard[0]} of {shard[1]}"
+    if interrupted:
+        title += " (interrupted)"
+    meta = {
+        "title": title,
+        "suffix": f" (shard {shard[0]}/{shard[1]})" if shard else "",
+        "tier": args.tier,
+        "first_seed": first_seed,
+        "seeds": args.seeds,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "shard": shard_text,
+        "env": env,
+        "commit": git_commit(),
+        "host": socket.gethostname(),
+        "start": start_wall.isoformat(timespec="seconds"),
+        "build": build,
+        "wall": wall,
+        "interrupted": bool(interrupted),
+        "command": "scripts/regress.py " + " ".join(shlex.quote(a) for a in argv),
+    }
+    write_junit(os.path.join(out, "junit.xml"), meta, runs)
+    write_report(os.path.join(out, "report.md"), meta, runs, tests)
+    write_results(os.path.join(out, "results.json"), meta, runs)
+    if default_out:
+        link_latest(out)
+    return print_summary(runs, tests, env, interrupted, wall, first_seed, out)
 
 
 if __name__ == "__main__":

@@ -485,13 +485,18 @@ void PrintPerf(const Options& o, const Config& cfg, const Workload& w, const Res
 
 // ---------------------------------------------------------------------------------------------
 
-int Main(int argc, char** argv) {
-  Options o;
-  CLI::App app{
-      "tpusim: runs a workload on the TPU-style accelerator (RTL or golden model) and checks "
-      "every output bit against the golden model"};
+// The subcommands, defined on `app` with their options stored in `o`.
+struct Commands {
+  CLI::App* gemm = nullptr;
+  CLI::App* mlp = nullptr;
+  CLI::App* conv = nullptr;
+  CLI::App* run = nullptr;
+};
+
+Commands DefineCommands(CLI::App& app, Options& o) {
+  Commands c;
   app.require_subcommand(1);
-  auto* gemm = app.add_subcommand("gemm", "C = A·B (+ C0) with random bf16 operands");
+  auto* gemm = c.gemm = app.add_subcommand("gemm", "C = A·B (+ C0) with random bf16 operands");
   gemm->add_option("--m", o.m, "rows of A and C")->required()->check(CLI::Range(1, 1 << 22));
   gemm->add_option("--k", o.k, "columns of A, rows of B")
       ->required()
@@ -505,7 +510,8 @@ int Main(int argc, char** argv) {
   gemm->add_flag("--relu", o.relu, "relu on the store path");
   AddCommon(gemm, o, true);
 
-  auto* mlp = app.add_subcommand("mlp", "a multi-layer perceptron, every layer's output checked");
+  auto* mlp = c.mlp =
+      app.add_subcommand("mlp", "a multi-layer perceptron, every layer's output checked");
   mlp->add_option("--m", o.m, "batch rows")->required()->check(CLI::Range(1, 1 << 22));
   mlp->add_option("--sizes", o.sizes, "layer sizes in,hidden...,out (e.g. 256,512,10)")
       ->required()
@@ -515,7 +521,8 @@ int Main(int argc, char** argv) {
   mlp->add_flag("--relu", o.relu, "relu on the hidden layers");
   AddCommon(mlp, o, true);
 
-  auto* conv = app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights) by im2col");
+  auto* conv = c.conv =
+      app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights) by im2col");
   auto& s = o.conv;
   conv->add_option("--n", s.n, "batch")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   conv->add_option("--h", s.h, "input height")->required()->check(CLI::Range(1, 1 << 16));
@@ -534,7 +541,7 @@ int Main(int argc, char** argv) {
   conv->add_flag("--relu", o.relu, "relu on the output");
   AddCommon(conv, o, true);
 
-  auto* run = app.add_subcommand(
+  auto* run = c.run = app.add_subcommand(
       "run", "C = A·B (+ C) on float32 .npy matrices (A, B rounded to bf16 per the contract)");
   run->add_option("--a", o.a_file, "A: M x K float32 .npy")->required()->check(CLI::ExistingFile);
   run->add_option("--b", o.b_file, "B: K x N float32 .npy")->required()->check(CLI::ExistingFile);
@@ -543,6 +550,120 @@ int Main(int argc, char** argv) {
   run->add_option("--out", o.out_file, "the result, M x N float32 .npy")->required();
   AddCommon(run, o, false);
 
+  return c;
+}
+
+// The workload the parsed subcommand asks for; `sub` gets the subcommand's name. Bad input (a
+// shape that does not fit, a malformed .npy file) is a UsageError.
+Workload MakeWorkload(const Options& o, const Config& cfg, const Commands& cmd, uint64_t seed,
+                      std::string* sub) {
+  const auto& s = o.conv;
+  try {
+    if (cmd.gemm->parsed()) {
+      *sub = "gemm";
+      const host::Init init = o.init == "preload"      ? host::Init::kPreload
+                              : o.init == "accumulate" ? host::Init::kAccumulate
+                                                       : host::Init::kOverwrite;
+      return MakeGemm(cfg, o.m, o.k, o.n, init,
+                      o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, o.relu, seed);
+    }
+    if (cmd.mlp->parsed()) {
+      *sub = "mlp";
+      if (o.sizes.size() < 2) throw UsageError("--sizes needs at least two sizes (in,out)");
+      return MakeMlp(cfg, o.m, o.sizes, o.bias, o.relu, seed);
+    }
+    if (cmd.conv->parsed()) {
+      *sub = "conv";
+      if (s.OutH() < 1 || s.OutW() < 1 || s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw) {
+        throw UsageError(fmt::format("conv: the {}x{} kernel does not fit the padded {}x{} input",
+                                     s.kh, s.kw, s.h + 2 * s.pad, s.w + 2 * s.pad));
+      }
+      return MakeConv(cfg, s, o.bias, o.relu, seed);
+    }
+    *sub = "run";
+    const HostMatrix a = LoadMatrix(o.a_file, "A");
+    const HostMatrix b = LoadMatrix(o.b_file, "B");
+    if (b.rows != a.cols) {
+      throw UsageError(
+          fmt::format("{} (B): {} rows, but {} (A) has {} columns: B must be K x N "
+                      "with K = A's columns",
+                      o.b_file, b.rows, o.a_file, a.cols));
+    }
+    std::optional<HostMatrix> c;
+    if (!o.c_file.empty()) {
+      c = LoadMatrix(o.c_file, "C");
+      if (c->rows != a.rows || c->cols != b.cols) {
+        throw UsageError(fmt::format("{} (C): shape ({}, {}), but A·B is ({}, {})", o.c_file,
+                                     c->rows, c->cols, a.rows, b.cols));
+      }
+    }
+    return MakeFromHost(cfg, a.rows, a.cols, b.cols, a.v, b.v, c ? &c->v : nullptr);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// What is about to run: workload, seed, configuration, back end, sizes and tensors.
+void PrintHeader(const Options& o, const Config& cfg, const Workload& w, const std::string& sub,
+                 uint64_t seed) {
+  fmt::print("tpusim {}: {}", sub, w.description);
+  if (sub != "run") fmt::print(", seed {} (reproduce: --seed {})", seed, seed);
+  fmt::print("\n");
+  fmt::print("config:   {}: {}\n", cfg.name, Describe(cfg));
+  fmt::print("backend:  {}\n", o.backend == "model"
+                                   ? "model (the instruction-level golden model; no clock)"
+                                   : fmt::format("rtl (engine tpusim-{})", EngineName(cfg)));
+  fmt::print("workload: {} MACs, {} instructions ({} B of program), inputs {} B, outputs {} B\n",
+             Num(w.Macs()), Num(w.Instructions()), Num(w.ProgramBytes()), Num(w.InputBytes()),
+             Num(w.OutputBytes()));
+  std::string in, out;
+  for (const auto& t : w.inputs) in += (in.empty() ? "" : ", ") + t.Describe();
+  for (const auto& t : w.outputs) out += (out.empty() ? "" : ", ") + t.Describe();
+  fmt::print("tensors:  in {}; out {}\n", in, out);
+}
+
+// The machine's error code, the HBM timing checks and (unless --no-check) every output against
+// the golden model; prints what failed. Returns whether the run passed.
+bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, const Result& r) {
+  bool pass = true;
+  std::string dut_message;
+  if (auto* ms = dynamic_cast<ModelSim*>(&dut)) dut_message = ms->last_run().message;
+  if (r.code != isa::ErrorCode::kOk) {
+    pass = false;
+    PrintError("machine", r.code, r.pc, dut_message, w);
+  }
+  if (r.hbm_violations != 0) {
+    pass = false;
+    fmt::print("HBM: {} JEDEC timing violations:\n{}\n", r.hbm_violations, r.violations);
+  }
+
+  bool reported = false;  // a FAIL line is out already
+  if (o.check) {
+    isa::Machine golden(cfg.machine);
+    const isa::RunResult g = RunGolden(golden, w);
+    if (!g.ok()) {
+      pass = false;
+      PrintError("golden model", g.code, g.pc, g.message, w);
+    } else if (r.code == isa::ErrorCode::kOk) {
+      const Report rep = Compare(dut, golden, w);
+      pass = pass && rep.pass;
+      fmt::print("{}\n", rep.Format());
+      reported = !rep.pass;
+    }
+  } else if (pass) {
+    fmt::print("done (not checked: --no-check)\n");
+  }
+  if (!pass && !reported) fmt::print("FAIL\n");
+
+  return pass;
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "tpusim: runs a workload on the TPU-style accelerator (RTL or golden model) and checks "
+      "every output bit against the golden model"};
+  const Commands cmd = DefineCommands(app, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -571,67 +692,9 @@ int Main(int argc, char** argv) {
 
   // The workload.
   const uint64_t seed = o.seed ? *o.seed : tb::ChooseSeed();
-  Workload w;
   std::string sub;
-  try {
-    if (gemm->parsed()) {
-      sub = "gemm";
-      const host::Init init = o.init == "preload"      ? host::Init::kPreload
-                              : o.init == "accumulate" ? host::Init::kAccumulate
-                                                       : host::Init::kOverwrite;
-      w = MakeGemm(cfg, o.m, o.k, o.n, init,
-                   o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, o.relu, seed);
-    } else if (mlp->parsed()) {
-      sub = "mlp";
-      if (o.sizes.size() < 2) throw UsageError("--sizes needs at least two sizes (in,out)");
-      w = MakeMlp(cfg, o.m, o.sizes, o.bias, o.relu, seed);
-    } else if (conv->parsed()) {
-      sub = "conv";
-      if (s.OutH() < 1 || s.OutW() < 1 || s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw) {
-        throw UsageError(fmt::format("conv: the {}x{} kernel does not fit the padded {}x{} input",
-                                     s.kh, s.kw, s.h + 2 * s.pad, s.w + 2 * s.pad));
-      }
-      w = MakeConv(cfg, s, o.bias, o.relu, seed);
-    } else {
-      sub = "run";
-      const HostMatrix a = LoadMatrix(o.a_file, "A");
-      const HostMatrix b = LoadMatrix(o.b_file, "B");
-      if (b.rows != a.cols) {
-        throw UsageError(
-            fmt::format("{} (B): {} rows, but {} (A) has {} columns: B must be K x N "
-                        "with K = A's columns",
-                        o.b_file, b.rows, o.a_file, a.cols));
-      }
-      std::optional<HostMatrix> c;
-      if (!o.c_file.empty()) {
-        c = LoadMatrix(o.c_file, "C");
-        if (c->rows != a.rows || c->cols != b.cols) {
-          throw UsageError(fmt::format("{} (C): shape ({}, {}), but A·B is ({}, {})", o.c_file,
-                                       c->rows, c->cols, a.rows, b.cols));
-        }
-      }
-      w = MakeFromHost(cfg, a.rows, a.cols, b.cols, a.v, b.v, c ? &c->v : nullptr);
-    }
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-
-  if (!o.quiet) {
-    fmt::print("tpusim {}: {}", sub, w.description);
-    if (sub != "run") fmt::print(", seed {} (reproduce: --seed {})", seed, seed);
-    fmt::print("\n");
-    fmt::print("config:   {}: {}\n", cfg.name, Describe(cfg));
-    fmt::print("backend:  {}\n", o.backend == "model"
-                                     ? "model (the instruction-level golden model; no clock)"
-                                     : fmt::format("rtl (engine tpusim-{})", EngineName(cfg)));
-    fmt::print("workload: {} MACs, {} instructions ({} B of program), inputs {} B, outputs {} B\n",
-               Num(w.Macs()), Num(w.Instructions()), Num(w.ProgramBytes()), Num(w.InputBytes()),
-               Num(w.OutputBytes()));
-    std::string in, out;
-    for (const auto& t : w.inputs) in += (in.empty() ? "" : ", ") + t.Describe();
-    for (const auto& t : w.outputs) out += (out.empty() ? "" : ", ") + t.Describe();
-    fmt::print("tensors:  in {}; out {}\n", in, out);
-  }
+  const Workload w = MakeWorkload(o, cfg, cmd, seed, &sub);
+  if (!o.quiet) PrintHeader(o, cfg, w, sub, seed);
 
   // The back end.
   std::unique_ptr<Sim> dut;
@@ -661,35 +724,7 @@ int Main(int argc, char** argv) {
   }
   progress.Done();
 
-  bool pass = true;
-  std::string dut_message;
-  if (auto* ms = dynamic_cast<ModelSim*>(dut.get())) dut_message = ms->last_run().message;
-  if (r.code != isa::ErrorCode::kOk) {
-    pass = false;
-    PrintError("machine", r.code, r.pc, dut_message, w);
-  }
-  if (r.hbm_violations != 0) {
-    pass = false;
-    fmt::print("HBM: {} JEDEC timing violations:\n{}\n", r.hbm_violations, r.violations);
-  }
-
-  bool reported = false;  // a FAIL line is out already
-  if (o.check) {
-    isa::Machine golden(cfg.machine);
-    const isa::RunResult g = RunGolden(golden, w);
-    if (!g.ok()) {
-      pass = false;
-      PrintError("golden model", g.code, g.pc, g.message, w);
-    } else if (r.code == isa::ErrorCode::kOk) {
-      const Report rep = Compare(*dut, golden, w);
-      pass = pass && rep.pass;
-      fmt::print("{}\n", rep.Format());
-      reported = !rep.pass;
-    }
-  } else if (pass) {
-    fmt::print("done (not checked: --no-check)\n");
-  }
-  if (!pass && !reported) fmt::print("FAIL\n");
+  const bool pass = CheckRun(o, cfg, w, *dut, r);
 
   if (sub == "run" && r.code == isa::ErrorCode::kOk) {
     const Tensor& c = w.Output("C");

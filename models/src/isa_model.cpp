@@ -50,134 +50,179 @@ using Clock = std::array<uint32_t, kModules>;
 // modules' queues (at most `queue_depth` instructions dispatched but not started each; END goes
 // into all three and needs room in all three); a module starts its oldest dispatched instruction
 // when all its pops succeed. A bounded Kahn network: where it stops does not depend on the order
-// in which the loop below lets the dispatcher and the modules move.
-RunResult CheckTokens(const std::vector<Instr>& prog, int queue_depth) {
-  std::array<std::vector<Step>, kModules> streams;
-  for (uint32_t pc = 1; pc < prog.size(); ++pc) {
-    const Instr& in = prog[pc];
-    const Module mod = ModuleOf(in);
-    const Deps& d = DepsOf(in);
-    for (int m = 0; m < kModules; ++m) {
-      if (mod != Module::kAll && int(mod) != m) continue;
-      Step s{pc, {-1, -1}, {-1, -1}, mod == Module::kAll};
-      if (d.pop_prev) s.pops[0] = PopQueue(m, true);
-      if (d.pop_next) s.pops[1] = PopQueue(m, false);
-      if (d.push_prev) s.pushes[0] = PushQueue(m, true);
-      if (d.push_next) s.pushes[1] = PushQueue(m, false);
-      streams[m].push_back(s);
-    }
+// in which Run() lets the dispatcher and the modules move.
+class TokenChecker {
+ public:
+  TokenChecker(const std::vector<Instr>& prog, int queue_depth)
+      : prog_(prog), queue_depth_(queue_depth) {
+    SplitStreams();
+    CountPops();
   }
-  // pop_prefix[q][n]: pops of q among the first n instructions of q's consumer.
-  std::array<std::vector<uint32_t>, 4> pop_prefix;
-  for (int q = 0; q < 4; ++q) {
-    const auto& st = streams[Consumer(q)];
-    pop_prefix[q].assign(st.size() + 1, 0);
-    for (size_t i = 0; i < st.size(); ++i) {
-      const bool pops = st[i].pops[0] == q || st[i].pops[1] == q;
-      pop_prefix[q][i + 1] = pop_prefix[q][i] + (pops ? 1 : 0);
-    }
-  }
-  std::array<uint64_t, 4> avail{};           // tokens in each queue
-  std::array<std::vector<Clock>, 4> pushed;  // clock of each push, in order
-  std::array<uint64_t, 4> popped{};
-  std::array<size_t, kModules> pos{};         // instructions started by each module
-  std::array<size_t, kModules> dispatched{};  // instructions dispatched to each module
-  std::array<Clock, kModules> clock{};
-  uint32_t dpc = 1;  // the next instruction to dispatch (prog.back() is the END)
-  auto full = [&](int m) { return dispatched[m] - pos[m] >= size_t(queue_depth); };
-  uint32_t overflow_pc = std::numeric_limits<uint32_t>::max();
-  std::string overflow_msg;
-  for (;;) {
-    bool progress = false, all_done = true;
-    // The dispatcher, in program order, while the target queue(s) have room.
-    while (dpc < prog.size()) {
-      const Module mod = ModuleOf(prog[dpc]);
-      if (mod == Module::kAll) {
-        if (full(0) || full(1) || full(2)) break;
-        for (auto& n : dispatched) ++n;
-      } else {
-        if (full(int(mod))) break;
-        ++dispatched[size_t(mod)];
+
+  RunResult Run() {
+    for (;;) {
+      bool progress = Dispatch();
+      bool all_done = true;
+      for (int m = 0; m < kModules; ++m) {
+        progress |= StartReady(m);
+        all_done &= pos_[m] < dispatched_[m] && streams_[m][pos_[m]].end;
       }
-      ++dpc;
+      if (!all_done && progress) continue;
+      if (overflow_pc_ != kNoPc)
+        return {ErrorCode::kTokenOverflow, overflow_pc_, overflow_msg_, {}};
+      if (all_done) return {};
+      return Deadlock();
+    }
+  }
+
+ private:
+  static constexpr uint32_t kNoPc = std::numeric_limits<uint32_t>::max();
+
+  // Each module's instructions in program order (END in all three).
+  void SplitStreams() {
+    for (uint32_t pc = 1; pc < prog_.size(); ++pc) {
+      const Instr& in = prog_[pc];
+      const Module mod = ModuleOf(in);
+      const Deps& d = DepsOf(in);
+      for (int m = 0; m < kModules; ++m) {
+        if (mod != Module::kAll && int(mod) != m) continue;
+        Step s{pc, {-1, -1}, {-1, -1}, mod == Module::kAll};
+        if (d.pop_prev) s.pops[0] = PopQueue(m, true);
+        if (d.pop_next) s.pops[1] = PopQueue(m, false);
+        if (d.push_prev) s.pushes[0] = PushQueue(m, true);
+        if (d.push_next) s.pushes[1] = PushQueue(m, false);
+        streams_[m].push_back(s);
+      }
+    }
+  }
+
+  // pop_prefix_[q][n]: pops of q among the first n instructions of q's consumer.
+  void CountPops() {
+    for (int q = 0; q < 4; ++q) {
+      const auto& st = streams_[Consumer(q)];
+      pop_prefix_[q].assign(st.size() + 1, 0);
+      for (size_t i = 0; i < st.size(); ++i) {
+        const bool pops = st[i].pops[0] == q || st[i].pops[1] == q;
+        pop_prefix_[q][i + 1] = pop_prefix_[q][i] + (pops ? 1 : 0);
+      }
+    }
+  }
+
+  bool Full(int m) const { return dispatched_[m] - pos_[m] >= size_t(queue_depth_); }
+
+  // The dispatcher, in program order, while the target queue(s) have room.
+  bool Dispatch() {
+    bool progress = false;
+    while (dpc_ < prog_.size()) {
+      const Module mod = ModuleOf(prog_[dpc_]);
+      if (mod == Module::kAll) {
+        if (Full(0) || Full(1) || Full(2)) break;
+        for (auto& n : dispatched_) ++n;
+      } else {
+        if (Full(int(mod))) break;
+        ++dispatched_[size_t(mod)];
+      }
+      ++dpc_;
       progress = true;
     }
-    for (int m = 0; m < kModules; ++m) {
-      auto& st = streams[m];
-      while (pos[m] < dispatched[m]) {
-        const Step& s = st[pos[m]];
-        if (s.end) break;  // END: this module is done
-        bool blocked = false;
-        for (int q : s.pops) blocked |= q >= 0 && avail[q] == 0;
-        if (blocked) break;
-        Clock c = clock[m];
-        for (int q : s.pops) {
-          if (q < 0) continue;
-          --avail[q];
-          const Clock& pc = pushed[q][popped[q]++];
-          for (int k = 0; k < kModules; ++k) c[k] = std::max(c[k], pc[k]);
-        }
-        c[m] = uint32_t(pos[m] + 1);
-        clock[m] = c;
-        for (int q : s.pushes) {
-          if (q < 0) continue;
-          ++avail[q];
-          pushed[q].push_back(c);
-          const uint64_t p = pushed[q].size();
-          const uint64_t must_pop = pop_prefix[q][c[Consumer(q)]];
-          if (p - must_pop > kMaxTokens && s.pc < overflow_pc) {
-            overflow_pc = s.pc;
-            overflow_msg = fmt::format(
-                "{} push #{} into the {} queue: only {} of its pops must come first, so the "
-                "queue may hold {} tokens (at most {})",
-                Disassemble(prog[s.pc]), p, kQueueName[q], must_pop, p - must_pop, kMaxTokens);
-          }
-        }
-        ++pos[m];
-        progress = true;
+    return progress;
+  }
+
+  // Module m starts its dispatched instructions while their pops succeed (END: it is done).
+  bool StartReady(int m) {
+    bool progress = false;
+    while (pos_[m] < dispatched_[m]) {
+      const Step& s = streams_[m][pos_[m]];
+      if (s.end) break;
+      bool blocked = false;
+      for (int q : s.pops) blocked |= q >= 0 && avail_[q] == 0;
+      if (blocked) break;
+      Clock c = clock_[m];
+      for (int q : s.pops) {
+        if (q < 0) continue;
+        --avail_[q];
+        const Clock& pc = pushed_[q][popped_[q]++];
+        for (int k = 0; k < kModules; ++k) c[k] = std::max(c[k], pc[k]);
       }
-      const bool done = pos[m] < dispatched[m] && st[pos[m]].end;
-      all_done &= done;
+      c[m] = uint32_t(pos_[m] + 1);
+      clock_[m] = c;
+      for (int q : s.pushes) {
+        if (q >= 0) Push(q, s, c);
+      }
+      ++pos_[m];
+      progress = true;
     }
-    if (all_done || !progress) {
-      if (overflow_pc != std::numeric_limits<uint32_t>::max()) {
-        return {ErrorCode::kTokenOverflow, overflow_pc, overflow_msg, {}};
-      }
-      if (all_done) return {};
-      // Every dispatched head that is not END waits on a pop (there is one: a full queue the
-      // dispatcher waits on holds at least one instruction that is not END, and once END is
-      // dispatched everything is).
-      uint32_t pc = std::numeric_limits<uint32_t>::max();
-      std::string why;
-      for (int m = 0; m < kModules; ++m) {
-        if (pos[m] == dispatched[m]) continue;
-        const Step& s = streams[m][pos[m]];
-        if (s.end || s.pc >= pc) continue;
-        pc = s.pc;
-        int q = s.pops[0] >= 0 && avail[s.pops[0]] == 0 ? s.pops[0] : s.pops[1];
-        why = fmt::format("{} in the {} module waits on the empty {} queue", Disassemble(prog[pc]),
-                          ModuleName(Module(m)), kQueueName[q]);
-      }
-      if (dpc < prog.size()) {
-        const Module mod = ModuleOf(prog[dpc]);
-        int m = int(mod);
-        if (mod == Module::kAll) m = full(0) ? 0 : full(1) ? 1 : 2;
-        why += fmt::format(
-            "; the dispatcher is blocked: the {} queue is full ({} instructions dispatched but "
-            "not started, QueueDepth={}), so {} at pc {} cannot be dispatched",
-            ModuleName(Module(m)), dispatched[m] - pos[m], queue_depth, Disassemble(prog[dpc]),
-            dpc);
-      }
-      std::string others;
-      for (int m = 0; m < kModules; ++m) {
-        const Step& s = streams[m][pos[m]];
-        others += fmt::format("{}{} at {}{}", m ? ", " : "", ModuleName(Module(m)),
-                              s.end ? fmt::format("END ({})", s.pc) : fmt::format("{}", s.pc),
-                              pos[m] == dispatched[m] ? " (not dispatched)" : "");
-      }
-      return {ErrorCode::kDeadlock, pc, fmt::format("deadlock: {} (modules: {})", why, others), {}};
+    return progress;
+  }
+
+  // A push by step s at vector clock c: the tokens of q that may be outstanding are the pushes
+  // so far minus the pops that must precede this push; more than kMaxTokens is an overflow.
+  void Push(int q, const Step& s, const Clock& c) {
+    ++avail_[q];
+    pushed_[q].push_back(c);
+    const uint64_t p = pushed_[q].size();
+    const uint64_t must_pop = pop_prefix_[q][c[Consumer(q)]];
+    if (p - must_pop > kMaxTokens && s.pc < overflow_pc_) {
+      overflow_pc_ = s.pc;
+      overflow_msg_ = fmt::format(
+          "{} push #{} into the {} queue: only {} of its pops must come first, so the "
+          "queue may hold {} tokens (at most {})",
+          Disassemble(prog_[s.pc]), p, kQueueName[q], must_pop, p - must_pop, kMaxTokens);
     }
   }
+
+  // Every dispatched head that is not END waits on a pop (there is one: a full queue the
+  // dispatcher waits on holds at least one instruction that is not END, and once END is
+  // dispatched everything is). The error names the earliest waiting instruction.
+  RunResult Deadlock() const {
+    uint32_t pc = kNoPc;
+    std::string why;
+    for (int m = 0; m < kModules; ++m) {
+      if (pos_[m] == dispatched_[m]) continue;
+      const Step& s = streams_[m][pos_[m]];
+      if (s.end || s.pc >= pc) continue;
+      pc = s.pc;
+      int q = s.pops[0] >= 0 && avail_[s.pops[0]] == 0 ? s.pops[0] : s.pops[1];
+      why = fmt::format("{} in the {} module waits on the empty {} queue", Disassemble(prog_[pc]),
+                        ModuleName(Module(m)), kQueueName[q]);
+    }
+    if (dpc_ < prog_.size()) {
+      const Module mod = ModuleOf(prog_[dpc_]);
+      int m = int(mod);
+      if (mod == Module::kAll) m = Full(0) ? 0 : Full(1) ? 1 : 2;
+      why += fmt::format(
+          "; the dispatcher is blocked: the {} queue is full ({} instructions dispatched but "
+          "not started, QueueDepth={}), so {} at pc {} cannot be dispatched",
+          ModuleName(Module(m)), dispatched_[m] - pos_[m], queue_depth_, Disassemble(prog_[dpc_]),
+          dpc_);
+    }
+    std::string others;
+    for (int m = 0; m < kModules; ++m) {
+      const Step& s = streams_[m][pos_[m]];
+      others += fmt::format("{}{} at {}{}", m ? ", " : "", ModuleName(Module(m)),
+                            s.end ? fmt::format("END ({})", s.pc) : fmt::format("{}", s.pc),
+                            pos_[m] == dispatched_[m] ? " (not dispatched)" : "");
+    }
+    return {ErrorCode::kDeadlock, pc, fmt::format("deadlock: {} (modules: {})", why, others), {}};
+  }
+
+  const std::vector<Instr>& prog_;
+  const int queue_depth_;
+  std::array<std::vector<Step>, kModules> streams_;
+  std::array<std::vector<uint32_t>, 4> pop_prefix_;
+  std::array<uint64_t, 4> avail_{};           // tokens in each queue
+  std::array<std::vector<Clock>, 4> pushed_;  // clock of each push, in order
+  std::array<uint64_t, 4> popped_{};
+  std::array<size_t, kModules> pos_{};         // instructions started by each module
+  std::array<size_t, kModules> dispatched_{};  // instructions dispatched to each module
+  std::array<Clock, kModules> clock_{};
+  uint32_t dpc_ = 1;  // the next instruction to dispatch (prog.back() is the END)
+  uint32_t overflow_pc_ = kNoPc;
+  std::string overflow_msg_;
+};
+
+RunResult CheckTokens(const std::vector<Instr>& prog, int queue_depth) {
+  return TokenChecker(prog, queue_depth).Run();
 }
 
 uint64_t GetLe(const uint8_t* p, int n) {

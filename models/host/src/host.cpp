@@ -87,133 +87,169 @@ class Emitter {
         op.b.ntile != nt_w) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    const LayerPlan lp = PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w);
-    const int KT = lp.k_tiles, NT = lp.n_tiles, mb = lp.mb, nb = lp.nb;
-    const int MB = lp.m_blocks, NB = lp.n_blocks;
-    const int B = MB * NB;
-    const uint64_t G = lp.gemms;
-    const int D = lp.depth;
-    const bool init = op.init != GemmOp::InitKind::kNone;
-    const int osize = op.out.elem_bytes;
-    uint64_t g = 0, a_group = 0;
+    Layer ly{op, PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w, barrier_after};
+    const LayerPlan& lp = ly.plan;
     int b = 0;
-    for (int mi = 0; mi < MB; ++mi) {
-      const int m0 = mi * mb, rows = std::min(mb, op.m - m0);
-      for (int ni = 0; ni < NB; ++ni, ++b) {
-        const int nt0 = ni * nb, nts = std::min(nb, NT - nt0);
-        const int acc_base = (b % t_.acc_halves) * t_.acc_half_rows;
-        bool acc_wait = b >= t_.acc_halves;  // the STOREs of block b - halves must be done
+    for (int mi = 0; mi < lp.m_blocks; ++mi) {
+      for (int ni = 0; ni < lp.n_blocks; ++ni, ++b) {
+        Block blk;
+        blk.index = b;
+        blk.m0 = mi * lp.mb;
+        blk.rows = std::min(lp.mb, op.m - blk.m0);
+        blk.nt0 = ni * lp.nb;
+        blk.nts = std::min(lp.nb, lp.n_tiles - blk.nt0);
+        blk.acc_base = (b % t_.acc_halves) * t_.acc_half_rows;
+        blk.acc_wait = b >= t_.acc_halves;  // the STOREs of block b - halves must be done
         ++st_->blocks;
-        if (init) {
-          for (int j = 0; j < nts; ++j) {
-            const int nt = nt0 + j;
-            isa::Load l;
-            l.buffer = isa::kBufAcc;
-            if (op.init == GemmOp::InitKind::kC0) {
-              l.hbm_addr = op.c0.RowAddr(nt, m0);
-              l.hbm_stride = uint32_t(op.c0.Pitch());
-            } else {
-              l.hbm_addr = op.c0.RowAddr(nt, 0);
-              l.hbm_stride = 0;  // the bias on every row
-            }
-            l.dst = uint16_t(acc_base + j * rows);
-            l.rows = uint16_t(rows);
-            l.elems = uint16_t(op.out.TileCols(nt));
-            l.deps.pop_next = acc_wait;
-            acc_wait = false;
-            p_->Emit(l);
-            ++st_->acc_loads;
-          }
-        }
-        for (int kt = 0; kt < KT; ++kt, ++a_group) {
-          const int kv = op.a.TileCols(kt);
-          const int act_row = int(a_group % uint64_t(lp.act_slots)) * lp.act_slot_rows;
-          for (int j = 0; j < nts; ++j, ++g) {
-            const int nt = nt0 + j, nv = op.out.TileCols(nt);
-            const int wgt_row = int(g % t_.wgt_slots) * kt_w;
-            std::vector<isa::Load> loads;
-            if (j == 0) {
-              isa::Load x;
-              x.buffer = isa::kBufAct;
-              x.hbm_addr = op.a.RowAddr(kt, m0);
-              x.hbm_stride = uint32_t(op.a.Pitch());
-              x.dst = uint16_t(act_row);
-              x.rows = uint16_t(rows);
-              x.elems = uint16_t(kv);
-              loads.push_back(x);
-            }
-            isa::Load w;
-            w.buffer = isa::kBufWgt;
-            w.hbm_addr = op.b.RowAddr(kt, nt, 0);
-            w.hbm_stride = uint32_t(op.b.Pitch());
-            w.dst = uint16_t(wgt_row);
-            w.rows = uint16_t(kv);
-            w.elems = uint16_t(nv);
-            loads.push_back(w);
-            loads.front().deps.pop_next = g >= uint64_t(D) || (g == 0 && after_barrier_);
-            loads.back().deps.push_next = true;
-            for (const auto& l : loads) p_->Emit(l);
-            st_->loads += loads.size();
-
-            isa::Gemm gm;
-            gm.act = uint16_t(act_row);
-            gm.wgt = uint16_t(wgt_row);
-            gm.acc = uint16_t(acc_base + j * rows);
-            gm.rows = uint16_t(rows);
-            gm.kv = uint16_t(kv);
-            gm.nv = uint16_t(nv);
-            gm.accumulate = kt > 0 || init;
-            gm.load_weights = true;
-            gm.deps.pop_prev = true;
-            gm.deps.pop_next = acc_wait;
-            acc_wait = false;
-            gm.deps.push_prev = g + D < G;
-            gm.deps.push_next = kt == KT - 1 && j == nts - 1;
-            p_->Emit(gm);
-            ++st_->gemms;
-            st_->macs += uint64_t(rows) * kv * nv;
-          }
-        }
-        for (int j = 0; j < nts; ++j) {
-          const int nt = nt0 + j, nv = op.out.TileCols(nt);
-          isa::Store s;
-          s.format = osize == 2 ? isa::kFmtBf16 : isa::kFmtFp32;
-          s.activation = op.relu ? isa::kActRelu : isa::kActNone;
-          s.hbm_addr = op.out.RowAddr(nt, m0);
-          s.hbm_stride = uint32_t(op.out.Pitch());
-          s.acc = uint16_t(acc_base + j * rows);
-          s.rows = uint16_t(rows);
-          s.elems = uint16_t(nv);
-          s.deps.pop_prev = j == 0;
-          s.deps.push_prev =
-              j == nts - 1 && (b + t_.acc_halves < B || (b == B - 1 && barrier_after));
-          p_->Emit(s);
-          ++st_->stores;
-          st_->bytes_written += uint64_t(rows) * nv * osize;
-        }
+        if (op.init != GemmOp::InitKind::kNone) EmitInitLoads(ly, &blk);
+        for (int kt = 0; kt < lp.k_tiles; ++kt) EmitKStep(&ly, &blk, kt);
+        EmitStores(ly, blk);
       }
     }
     after_barrier_ = false;
-    if (barrier_after) {
-      // Compute: wait for the last STORE (all of this layer's output is in HBM), then release the
-      // load module. A 1-row accumulator LOAD: every accumulator row is free at this point, and
-      // the next layer writes row 0 before it reads it.
-      isa::Load l;
-      l.buffer = isa::kBufAcc;
-      l.hbm_addr = op.out.base;
-      l.hbm_stride = 0;
-      l.dst = 0;
-      l.rows = 1;
-      l.elems = 1;
-      l.deps.pop_next = true;
-      l.deps.push_prev = true;
-      p_->Emit(l);
-      ++st_->acc_loads;
-      after_barrier_ = true;
-    }
+    if (barrier_after) EmitBarrier(op);
   }
 
  private:
+  // The layer being emitted, with its running GEMM and activation-group counts.
+  struct Layer {
+    const GemmOp& op;
+    LayerPlan plan;
+    int kt_w;            // the weight tile's rows
+    bool barrier_after;  // another layer reads this one's output
+    uint64_t g = 0;      // GEMMs emitted so far
+    uint64_t a_group = 0;
+  };
+  // One output block: rows [m0, m0 + rows) of tiles [nt0, nt0 + nts), in the accumulator from
+  // acc_base; acc_wait: its first accumulator write must wait for an earlier block's STOREs.
+  struct Block {
+    int index = 0, m0 = 0, rows = 0, nt0 = 0, nts = 0, acc_base = 0;
+    bool acc_wait = false;
+  };
+
+  // The accumulator's initial value of each tile of the block: C0's rows or the bias row.
+  void EmitInitLoads(const Layer& ly, Block* blk) {
+    const GemmOp& op = ly.op;
+    for (int j = 0; j < blk->nts; ++j) {
+      const int nt = blk->nt0 + j;
+      isa::Load l;
+      l.buffer = isa::kBufAcc;
+      if (op.init == GemmOp::InitKind::kC0) {
+        l.hbm_addr = op.c0.RowAddr(nt, blk->m0);
+        l.hbm_stride = uint32_t(op.c0.Pitch());
+      } else {
+        l.hbm_addr = op.c0.RowAddr(nt, 0);
+        l.hbm_stride = 0;  // the bias on every row
+      }
+      l.dst = uint16_t(blk->acc_base + j * blk->rows);
+      l.rows = uint16_t(blk->rows);
+      l.elems = uint16_t(op.out.TileCols(nt));
+      l.deps.pop_next = blk->acc_wait;
+      blk->acc_wait = false;
+      p_->Emit(l);
+      ++st_->acc_loads;
+    }
+  }
+
+  // One K tile of the block: its activation LOAD (once), then per N tile a weight LOAD and the
+  // GEMM into that tile's accumulator rows.
+  void EmitKStep(Layer* ly, Block* blk, int kt) {
+    const GemmOp& op = ly->op;
+    const LayerPlan& lp = ly->plan;
+    const int depth = lp.depth;
+    const bool init = op.init != GemmOp::InitKind::kNone;
+    const int kv = op.a.TileCols(kt);
+    const int act_row = int(ly->a_group++ % uint64_t(lp.act_slots)) * lp.act_slot_rows;
+    for (int j = 0; j < blk->nts; ++j, ++ly->g) {
+      const uint64_t g = ly->g;
+      const int nt = blk->nt0 + j, nv = op.out.TileCols(nt);
+      const int wgt_row = int(g % t_.wgt_slots) * ly->kt_w;
+      std::vector<isa::Load> loads;
+      if (j == 0) {
+        isa::Load x;
+        x.buffer = isa::kBufAct;
+        x.hbm_addr = op.a.RowAddr(kt, blk->m0);
+        x.hbm_stride = uint32_t(op.a.Pitch());
+        x.dst = uint16_t(act_row);
+        x.rows = uint16_t(blk->rows);
+        x.elems = uint16_t(kv);
+        loads.push_back(x);
+      }
+      isa::Load w;
+      w.buffer = isa::kBufWgt;
+      w.hbm_addr = op.b.RowAddr(kt, nt, 0);
+      w.hbm_stride = uint32_t(op.b.Pitch());
+      w.dst = uint16_t(wgt_row);
+      w.rows = uint16_t(kv);
+      w.elems = uint16_t(nv);
+      loads.push_back(w);
+      loads.front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
+      loads.back().deps.push_next = true;
+      for (const auto& l : loads) p_->Emit(l);
+      st_->loads += loads.size();
+
+      isa::Gemm gm;
+      gm.act = uint16_t(act_row);
+      gm.wgt = uint16_t(wgt_row);
+      gm.acc = uint16_t(blk->acc_base + j * blk->rows);
+      gm.rows = uint16_t(blk->rows);
+      gm.kv = uint16_t(kv);
+      gm.nv = uint16_t(nv);
+      gm.accumulate = kt > 0 || init;
+      gm.load_weights = true;
+      gm.deps.pop_prev = true;
+      gm.deps.pop_next = blk->acc_wait;
+      blk->acc_wait = false;
+      gm.deps.push_prev = g + depth < lp.gemms;
+      gm.deps.push_next = kt == lp.k_tiles - 1 && j == blk->nts - 1;
+      p_->Emit(gm);
+      ++st_->gemms;
+      st_->macs += uint64_t(blk->rows) * kv * nv;
+    }
+  }
+
+  // The block's output, one STORE per N tile.
+  void EmitStores(const Layer& ly, const Block& blk) {
+    const GemmOp& op = ly.op;
+    const int osize = op.out.elem_bytes;
+    const int blocks = ly.plan.m_blocks * ly.plan.n_blocks;
+    for (int j = 0; j < blk.nts; ++j) {
+      const int nt = blk.nt0 + j, nv = op.out.TileCols(nt);
+      isa::Store s;
+      s.format = osize == 2 ? isa::kFmtBf16 : isa::kFmtFp32;
+      s.activation = op.relu ? isa::kActRelu : isa::kActNone;
+      s.hbm_addr = op.out.RowAddr(nt, blk.m0);
+      s.hbm_stride = uint32_t(op.out.Pitch());
+      s.acc = uint16_t(blk.acc_base + j * blk.rows);
+      s.rows = uint16_t(blk.rows);
+      s.elems = uint16_t(nv);
+      s.deps.pop_prev = j == 0;
+      s.deps.push_prev = j == blk.nts - 1 && (blk.index + t_.acc_halves < blocks ||
+                                              (blk.index == blocks - 1 && ly.barrier_after));
+      p_->Emit(s);
+      ++st_->stores;
+      st_->bytes_written += uint64_t(blk.rows) * nv * osize;
+    }
+  }
+
+  // Compute: wait for the last STORE (all of this layer's output is in HBM), then release the
+  // load module. A 1-row accumulator LOAD: every accumulator row is free at this point, and the
+  // next layer writes row 0 before it reads it.
+  void EmitBarrier(const GemmOp& op) {
+    isa::Load l;
+    l.buffer = isa::kBufAcc;
+    l.hbm_addr = op.out.base;
+    l.hbm_stride = 0;
+    l.dst = 0;
+    l.rows = 1;
+    l.elems = 1;
+    l.deps.pop_next = true;
+    l.deps.push_prev = true;
+    p_->Emit(l);
+    ++st_->acc_loads;
+    after_barrier_ = true;
+  }
+
   Program* p_;
   Stats* st_;
   Tiling t_;
