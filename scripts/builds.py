@@ -4,11 +4,14 @@
 
   scripts/builds.py synth     one synthesis configuration a line: name top min_cells Param=Value...
   scripts/builds.py models    one Verilated model a line: name top Param=Value...
+  scripts/builds.py check     the accelerator defaults equal tpu_accel.sv's parameter defaults,
+                              and every parameter a build sets is one its top module declares
 
 A malformed file, a duplicate name or a missing field is a one-line error (exit 2).
 """
 import json
 import os
+import re
 import sys
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rtl", "builds.json")
@@ -36,6 +39,65 @@ def params(b):
     return " ".join(b["params"])
 
 
+def module_params(top):
+    """The parameters (name -> default text) of module `top`, from the files of rtl/rtl.f."""
+    root = os.path.dirname(PATH)
+    with open(os.path.join(root, "rtl.f"), encoding="utf-8") as f:
+        files = [l.strip() for l in f if l.strip() and not l.lstrip().startswith(("//", "+"))]
+    for rel in files:
+        with open(os.path.join(root, "..", rel), encoding="utf-8") as f:
+            text = f.read()
+        m = re.search(r"^module\s+" + re.escape(top) + r"\b(.*?)\)\s*;", text, re.S | re.M)
+        if m:
+            header = m.group(1)
+            for macro in re.findall(r"`(\w+)", header):  # parameter lists written as macros
+                header += macro_text(macro)
+            return dict(re.findall(PARAM, header))
+    sys.exit(f"builds.py: no module {top} in the files of rtl/rtl.f")
+
+
+PARAM = r"parameter\s+(?:int\s+unsigned|int|bit)\s+(\w+)\s*=\s*([^,\n)\\]+)"
+
+
+def macro_text(name):
+    """The body of macro `name` in rtl/include/*.svh ('' when there is none)."""
+    inc = os.path.join(os.path.dirname(PATH), "include")
+    for f in sorted(os.listdir(inc)):
+        with open(os.path.join(inc, f), encoding="utf-8") as fh:
+            text = fh.read()
+        m = re.search(r"`define\s+" + re.escape(name) + r"\b((?:.*\\\n)*.*)", text)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def check(d):
+    bad = []
+    for key in ("models", "synth"):
+        for b in d[key]:
+            if "netlist" in b or "tb" in b:  # a gate-level netlist or a test bench top
+                continue
+            declared = module_params(b["top"])
+            for p in b["params"]:
+                name = p.split("=", 1)[0]
+                if name not in declared:
+                    bad.append(f"{key} {b['name']}: {b['top']} has no parameter {name}")
+    accel = module_params("tpu_accel")
+    for p in d.get("accel_defaults", []):
+        name, value = p.split("=", 1)
+        if name not in accel:
+            bad.append(f"accel_defaults: tpu_accel has no parameter {name}")
+        elif accel[name].strip() != value:
+            bad.append(f"accel_defaults: {name}={value}, but tpu_accel.sv's default is "
+                       f"{accel[name].strip()}")
+    for line in bad:
+        print(f"builds.py: {line}", file=sys.stderr)
+    if not bad:
+        print(f"builds.py: {sum(len(d[k]) for k in ('models', 'synth'))} builds and "
+              f"{len(d.get('accel_defaults', []))} accelerator defaults agree with the RTL")
+    return 1 if bad else 0
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else ""
     d = load()
@@ -45,8 +107,10 @@ def main():
     elif what == "models":
         for b in d["models"]:
             print(f"{b['name']} {b['top']} {params(b)}".rstrip())
+    elif what == "check":
+        return check(d)
     else:
-        sys.exit("usage: scripts/builds.py synth|models")
+        sys.exit("usage: scripts/builds.py synth|models|check")
     return 0
 
 

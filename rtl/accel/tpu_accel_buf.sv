@@ -29,4 +29,15 @@ module tpu_accel_buf #(
     if (re_i) rdata_o <= mem_q[raddr_i];
   end
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // The decoder refuses rows beyond the buffer, so no access ever falls outside it.
+  a_write_in_range: assert property (@(posedge clk_i) !(we_i && 32'(waddr_i) >= Depth))
+    else $error("tpu_accel_buf: write address %0d beyond depth %0d", waddr_i, Depth);
+  a_read_in_range: assert property (@(posedge clk_i) !(re_i && 32'(raddr_i) >= Depth))
+    else $error("tpu_accel_buf: read address %0d beyond depth %0d", raddr_i, Depth);
+`endif
+
 endmodule

@@ -75,4 +75,25 @@ module tpu_accel_stream #(
   assign out_valid_o = !d_empty;
   assign busy_o      = act_q || !job_empty || rd_q || !d_empty;
 
+  // ---------------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  // verilator lint_off SYNCASYNCNET
+  // Jobs of at least one row, only into room; a row shown to the port holds until taken; a read
+  // goes out only with room for its row.
+  a_job_rows: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               job_valid_i && !flush_i |-> job_count_i != '0 && !job_full_o)
+    else $error("tpu_accel_stream: job of %0d rows (queue full: %b)", job_count_i, job_full_o);
+  a_out_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                               out_valid_o && !out_ready_i && !flush_i
+                               |=> out_valid_o && $stable(out_data_o) || flush_i)
+    else $error("tpu_accel_stream: the row changed while waiting");
+  a_data_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                32'(d_cnt) + 32'(rd_q) <= DataDepth)
+    else $error("tpu_accel_stream: %0d rows queued and %0d in flight, room for %0d", d_cnt,
+                rd_q, DataDepth);
+  // verilator lint_on SYNCASYNCNET
+`endif
+
 endmodule
