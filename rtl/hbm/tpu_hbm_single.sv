@@ -6,6 +6,7 @@
 // One port carries 32 bytes per cycle, a channel's peak: with Channels = 1 a sequential stream can
 // keep both pseudo-channels busy; with more channels the single port is the limit (masters that
 // need the stack's full bandwidth use tpu_hbm_subsys's ports directly).
+`include "tpu_hbm_timing.svh"
 `include "tpu_axi.svh"
 `include "tpu_hbm_mem.svh"
 module tpu_hbm_single #(
@@ -13,18 +14,7 @@ module tpu_hbm_single #(
   parameter int unsigned Preset         = 0,
   parameter int unsigned AddrBits       = 40,  // global byte address width of the AXI port
   parameter int unsigned IdBits         = 6,
-  parameter int unsigned RowBits        = 16,
-  parameter int unsigned ColBits        = 5,
-  parameter int unsigned AddrMap        = 0,
-  parameter int unsigned RdQDepth       = 16,  // per pseudo-channel (as tpu_hbm_subsys)
-  parameter int unsigned WrQDepth       = 16,
-  parameter int unsigned RetDepth       = 64,
-  parameter int unsigned PagePolicy     = 2,   // 0 open, 1 close, 2 adaptive
-  parameter int unsigned PerBankRefresh = 0,
-  parameter int unsigned AgeCap         = 1024,
-  parameter int unsigned WrHigh         = 14,
-  parameter int unsigned WrLow          = 2,
-  parameter int unsigned RefUrgent      = 2,
+  `TPU_HBM_CONFIG_PARAMS,
   parameter int unsigned MaxOutstanding = 32,  // pieces in flight per direction (interleaver)
   parameter int unsigned WDepth         = 8,
   localparam int unsigned Ports        = 2 * Channels,
@@ -60,10 +50,7 @@ module tpu_hbm_single #(
   // ----------------------------------------------------------------------------------------------
   tpu_hbm_subsys #(
     .Channels(Channels), .Preset(Preset), .AddrBits(MAddrBits), .IdBits(IdBits),
-    .RowBits(RowBits), .ColBits(ColBits), .AddrMap(AddrMap), .RdQDepth(RdQDepth),
-    .WrQDepth(WrQDepth), .RetDepth(RetDepth), .PagePolicy(PagePolicy),
-    .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow),
-    .RefUrgent(RefUrgent)
+    `TPU_HBM_CONFIG_PASS
   ) u_subsys (
     .clk_i(clk_i), .rst_ni(rst_ni),
     `TPU_AXI_SLAVE_TO(, ),

@@ -12,18 +12,7 @@ module tpu_hbm_subsys #(
   parameter int unsigned Preset         = 0,
   parameter int unsigned AddrBits       = 32,
   parameter int unsigned IdBits         = 6,
-  parameter int unsigned RowBits        = 16,
-  parameter int unsigned ColBits        = 5,
-  parameter int unsigned AddrMap        = 0,
-  parameter int unsigned RdQDepth       = 16,  // per pseudo-channel (32 per channel)
-  parameter int unsigned WrQDepth       = 16,
-  parameter int unsigned RetDepth       = 64,
-  parameter int unsigned PagePolicy      = 2,  // 0 open, 1 close, 2 adaptive
-  parameter int unsigned PerBankRefresh = 0,
-  parameter int unsigned AgeCap         = 1024,
-  parameter int unsigned WrHigh         = 14,
-  parameter int unsigned WrLow          = 2,
-  parameter int unsigned RefUrgent      = 2,
+  `TPU_HBM_CONFIG_PARAMS,
   `TPU_HBM_TIMING_PARAMS(Preset),
   localparam int unsigned Ports = 2 * Channels
 ) (
@@ -43,10 +32,7 @@ module tpu_hbm_subsys #(
 
   for (genvar c = 0; c < Channels; c++) begin : gen_ch
     tpu_hbm_channel #(
-      .Preset(Preset), .AddrBits(AddrBits), .IdBits(IdBits), .RowBits(RowBits),
-      .ColBits(ColBits), .AddrMap(AddrMap), .RdQDepth(RdQDepth), .WrQDepth(WrQDepth),
-      .RetDepth(RetDepth), .PagePolicy(PagePolicy), .PerBankRefresh(PerBankRefresh),
-      .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow), .RefUrgent(RefUrgent),
+      .Preset(Preset), .AddrBits(AddrBits), .IdBits(IdBits), `TPU_HBM_CONFIG_PASS,
       `TPU_HBM_TIMING_PASS
     ) u_channel (
       .clk_i(clk_i), .rst_ni(rst_ni),

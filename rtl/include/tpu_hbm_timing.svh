@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The HBM timing parameters, declared and passed on in one place. Every value defaults to the
-// module's `Preset` (tpu_hbm_pkg::timing) and can be overridden on its own.
+// The HBM subsystem's parameters, declared and passed on in one place.
+// TPU_HBM_TIMING_PARAMS: the timing values; each defaults to the module's `Preset`
+// (tpu_hbm_pkg::timing) and can be overridden on its own.
 //   module tpu_hbm_x #(parameter int unsigned Preset = 0, `TPU_HBM_TIMING_PARAMS(Preset)) ...
 //   tpu_hbm_y #(.Preset(Preset), `TPU_HBM_TIMING_PASS) u_y (...);
+// TPU_HBM_CONFIG_PARAMS: the organisation and controller knobs of tpu_hbm_subsys, _channel and
+// _single (docs/hbm.md): RowBits, ColBits (a row of 2^ColBits 32-byte columns), AddrMap (0: row
+// high, 1: bank low), RdQDepth/WrQDepth (per pseudo-channel), RetDepth (the port's read return
+// slots), PagePolicy (0 open, 1 close, 2 adaptive), PerBankRefresh (0: REFab every nREFI, 1: 16
+// REFpb per nREFI), AgeCap (cycles), WrHigh/WrLow (write-drain watermarks), RefUrgent (the
+// refresh debt at which refresh preempts traffic). TPU_HBM_CONFIG_PASS passes them all on.
 `ifndef TPU_HBM_TIMING_SVH
 `define TPU_HBM_TIMING_SVH
 
@@ -35,5 +42,25 @@
   .TRas(TRas), .TRc(TRc), .TCcdS(TCcdS), .TCcdL(TCcdL), .TRrdS(TRrdS), .TRrdL(TRrdL), \
   .TFaw(TFaw), .TWr(TWr), .TRtp(TRtp), .TWtrS(TWtrS), .TWtrL(TWtrL), .TRfc(TRfc), \
   .TRfcSb(TRfcSb), .TRefi(TRefi), .TRefiSb(TRefiSb), .TRrefd(TRrefd)
+
+`define TPU_HBM_CONFIG_PARAMS \
+  parameter int unsigned RowBits        = 16, \
+  parameter int unsigned ColBits        = 5, \
+  parameter int unsigned AddrMap        = 0, \
+  parameter int unsigned RdQDepth       = 16, \
+  parameter int unsigned WrQDepth       = 16, \
+  parameter int unsigned RetDepth       = 64, \
+  parameter int unsigned PagePolicy     = 2, \
+  parameter int unsigned PerBankRefresh = 0, \
+  parameter int unsigned AgeCap         = 1024, \
+  parameter int unsigned WrHigh         = 14, \
+  parameter int unsigned WrLow          = 2, \
+  parameter int unsigned RefUrgent      = 2
+
+`define TPU_HBM_CONFIG_PASS \
+  .RowBits(RowBits), .ColBits(ColBits), .AddrMap(AddrMap), .RdQDepth(RdQDepth), \
+  .WrQDepth(WrQDepth), .RetDepth(RetDepth), .PagePolicy(PagePolicy), \
+  .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow), \
+  .RefUrgent(RefUrgent)
 
 `endif
