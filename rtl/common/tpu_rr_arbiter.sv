@@ -23,12 +23,16 @@ module tpu_rr_arbiter #(
 
   logic [IdxW-1:0] ptr_q, held_q, pick;
   logic            hold_q;
+  logic [IdxW:0]   cand;   // pointer + offset < 2N, wrapped by one subtraction (no divider)
 
   // The first requester at or after the pointer (scanned from the far end, the last match wins).
   always_comb begin
     pick = ptr_q;
+    cand = '0;
     for (int unsigned k = 0; k < N; k++) begin
-      if (req_i[(32'(ptr_q) + N - 1 - k) % N]) pick = IdxW'((32'(ptr_q) + N - 1 - k) % N);
+      cand = (IdxW + 1)'(ptr_q) + (IdxW + 1)'(N - 1 - k);
+      if (cand >= (IdxW + 1)'(N)) cand = cand - (IdxW + 1)'(N);
+      if (req_i[cand[IdxW-1:0]]) pick = cand[IdxW-1:0];
     end
   end
 

@@ -117,11 +117,17 @@ module tpu_hbm_interleave #(
   logic                   w_piece_end, w_burst_end, w_mismatch, w_fire;
   logic                   port_w_ready;        // the head piece's port takes a beat
 
+  // Yosys 0.23 sizes a cast inside a conditional inside a port's concatenation one bit too wide
+  // (and drops the port field): the entry is built in a signal of its own.
+  logic [7:0]             aw_piece_beats;      // beats - 1 (a refused burst: all its beats)
+  logic [RouteW-1:0]      w_route_entry;
+
+  assign aw_piece_beats = aw_piece_err ? 8'(aw_piece_left - 9'd1) : {7'd0, aw_piece_two};
+  assign w_route_entry  = {aw_piece_port, aw_piece_beats, aw_piece_err, aw_piece_last};
+
   tpu_fifo #(.Width(RouteW), .Depth(WDepth)) u_w_route (
     .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(aw_piece),
-    .data_i({aw_piece_port, aw_piece_err ? 8'(aw_piece_left - 9'd1) : {7'd0, aw_piece_two},
-             aw_piece_err, aw_piece_last}),
+    .push_i(aw_piece), .data_i(w_route_entry),
     .full_o(w_route_full),
     .pop_i(w_route_pop), .data_o(w_route_head), .empty_o(w_route_empty), .count_o()
   );
@@ -280,12 +286,16 @@ module tpu_hbm_interleave #(
   logic [1:0]             port_r_resp;
   logic [IdBits-1:0]      port_r_id, r_track_id;
 
+  logic [7:0]             ar_piece_beats;              // beats - 1 (see aw_piece_beats)
+  logic [RTrackW-1:0]     r_track_entry;
+
+  assign ar_piece_beats = ar_piece_err ? 8'(ar_piece_left - 9'd1) : {7'd0, ar_piece_two};
+  assign r_track_entry  = {ar_piece_port, ar_piece_id, ar_piece_beats, ar_piece_last,
+                           ar_piece_err};
+
   tpu_fifo #(.Width(RTrackW), .Depth(MaxOutstanding)) u_r_track (
     .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(ar_piece),
-    .data_i({ar_piece_port, ar_piece_id,
-             ar_piece_err ? 8'(ar_piece_left - 9'd1) : {7'd0, ar_piece_two}, ar_piece_last,
-             ar_piece_err}),
+    .push_i(ar_piece), .data_i(r_track_entry),
     .full_o(r_track_full),
     .pop_i(r_track_pop), .data_o(r_track_head), .empty_o(r_track_empty), .count_o()
   );
