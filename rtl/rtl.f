@@ -20,6 +20,7 @@ rtl/array/tpu_acc_mem.sv
 rtl/array/tpu_accumulators.sv
 rtl/array/tpu_mxu_ctrl.sv
 rtl/array/tpu_mxu.sv
+rtl/hbm/tpu_hbm_req_queue.sv
 rtl/hbm/tpu_hbm_pc_ctrl.sv
 rtl/hbm/tpu_hbm_axi_port.sv
 rtl/hbm/tpu_hbm_channel.sv

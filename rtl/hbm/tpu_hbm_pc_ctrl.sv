@@ -170,28 +170,26 @@ module tpu_hbm_pc_ctrl #(
   // ----------------------------------------------------------------------------------------------
   // State
   // ----------------------------------------------------------------------------------------------
-  // Read queue (index 0 is the oldest; the queue collapses when an entry leaves).
-  logic                rq_v_q    [RdQDepth];
-  logic [BankBits-1:0] rq_bank_q [RdQDepth];
-  logic [RowBits-1:0]  rq_row_q  [RdQDepth];
-  logic [BlkBits-1:0]  rq_blk_q  [RdQDepth];
-  logic [1:0]          rq_need_q [RdQDepth];
-  logic [TagBits-1:0]  rq_tag_q  [RdQDepth];
-  logic                rq_dep_q  [RdQDepth];
-  logic [SlotBits-1:0] rq_dslot_q[RdQDepth];
-  logic [AgeBits-1:0]  rq_age_q  [RdQDepth];
-  logic [RqBits-1:0]   rq_cnt_q;
-  // Write queue; the data lives in slots that stay put.
-  logic                wq_v_q    [WrQDepth];
-  logic [BankBits-1:0] wq_bank_q [WrQDepth];
-  logic [RowBits-1:0]  wq_row_q  [WrQDepth];
-  logic [BlkBits-1:0]  wq_blk_q  [WrQDepth];
-  logic [1:0]          wq_need_q [WrQDepth];
-  logic [SlotBits-1:0] wq_slot_q [WrQDepth];
-  logic                wq_dep_q  [WrQDepth];
-  logic [SlotBits-1:0] wq_dslot_q[WrQDepth];
-  logic [AgeBits-1:0]  wq_age_q  [WrQDepth];
-  logic [WqBits-1:0]   wq_cnt_q;
+  // The read and write queues (tpu_hbm_req_queue, instantiated below), entry by entry; index 0
+  // is the oldest. A write's data lives in a slot that stays put (wq_slot).
+  logic                rq_v    [RdQDepth];
+  logic [BankBits-1:0] rq_bank [RdQDepth];
+  logic [RowBits-1:0]  rq_row  [RdQDepth];
+  logic [BlkBits-1:0]  rq_blk  [RdQDepth];
+  logic [1:0]          rq_need [RdQDepth];
+  logic [TagBits-1:0]  rq_tag  [RdQDepth];
+  logic                rq_dep  [RdQDepth];
+  logic [AgeBits-1:0]  rq_age  [RdQDepth];
+  logic [RqBits-1:0]   rq_cnt;
+  logic                wq_v    [WrQDepth];
+  logic [BankBits-1:0] wq_bank [WrQDepth];
+  logic [RowBits-1:0]  wq_row  [WrQDepth];
+  logic [BlkBits-1:0]  wq_blk  [WrQDepth];
+  logic [1:0]          wq_need [WrQDepth];
+  logic [SlotBits-1:0] wq_slot [WrQDepth];
+  logic                wq_dep  [WrQDepth];
+  logic [AgeBits-1:0]  wq_age  [WrQDepth];
+  logic [WqBits-1:0]   wq_cnt;
   logic [511:0]        slot_data_q[Slots];
   logic [63:0]         slot_strb_q[Slots];
   logic [Slots-1:0]    slot_busy_q;
@@ -233,13 +231,13 @@ module tpu_hbm_pc_ctrl #(
     hit_pend_rq = '0;
     hit_pend_wq = '0;
     for (int unsigned i = 0; i < RdQDepth; i++) begin
-      if (rq_v_q[i] && open_q[rq_bank_q[i]] && open_row_q[rq_bank_q[i]] == rq_row_q[i]) begin
-        hit_pend_rq[rq_bank_q[i]] = 1'b1;
+      if (rq_v[i] && open_q[rq_bank[i]] && open_row_q[rq_bank[i]] == rq_row[i]) begin
+        hit_pend_rq[rq_bank[i]] = 1'b1;
       end
     end
     for (int unsigned i = 0; i < WrQDepth; i++) begin
-      if (wq_v_q[i] && open_q[wq_bank_q[i]] && open_row_q[wq_bank_q[i]] == wq_row_q[i]) begin
-        hit_pend_wq[wq_bank_q[i]] = 1'b1;
+      if (wq_v[i] && open_q[wq_bank[i]] && open_row_q[wq_bank[i]] == wq_row[i]) begin
+        hit_pend_wq[wq_bank[i]] = 1'b1;
       end
     end
     hit_pend = wr_mode_q ? hit_pend_wq : hit_pend_rq;
@@ -253,7 +251,7 @@ module tpu_hbm_pc_ctrl #(
   // Refresh wants the bank(s) when debt is due; urgent refresh also stops column commands.
   assign ref_want   = (ref_debt_q >= 4'(RefUrgent)) ||
                       (ref_debt_q != '0 &&
-                       (PerBankRefresh != 0 || (rq_cnt_q == '0 && wq_cnt_q == '0)));
+                       (PerBankRefresh != 0 || (rq_cnt == '0 && wq_cnt == '0)));
   assign ref_urgent = ref_debt_q >= 4'(RefUrgent);
 
   always_comb begin
@@ -291,11 +289,11 @@ module tpu_hbm_pc_ctrl #(
   logic rq_starved, wq_starved;
   always_comb begin
     rq_dep_any = 1'b0;
-    for (int unsigned i = 0; i < RdQDepth; i++) rq_dep_any |= rq_v_q[i] && rq_dep_q[i];
+    for (int unsigned i = 0; i < RdQDepth; i++) rq_dep_any |= rq_v[i] && rq_dep[i];
   end
   // A starved head that waits for a write is handled by write mode (rq_dep_any) instead.
-  assign rq_starved = rq_v_q[0] && rq_age_q[0] >= AgeBits'(AgeCap) && !rq_dep_q[0];
-  assign wq_starved = wq_v_q[0] && wq_age_q[0] >= AgeBits'(AgeCap) && !wq_dep_q[0];
+  assign rq_starved = rq_v[0] && rq_age[0] >= AgeBits'(AgeCap) && !rq_dep[0];
+  assign wq_starved = wq_v[0] && wq_age[0] >= AgeBits'(AgeCap) && !wq_dep[0];
 
   // Mode: a queue head past the age cap wins (both queues' starved heads take turns); otherwise
   // drain writes from the high watermark down to the low one, when reads wait for queued writes,
@@ -315,12 +313,12 @@ module tpu_hbm_pc_ctrl #(
       wr_mode_d = 1'b1;
     end else if (!wr_mode_q) begin
       // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
-      wr_mode_d = wq_cnt_q >= WqBits'(WrHigh) || rq_dep_any ||
-                  (rq_cnt_q == '0 && (wq_cnt_q >= WqBits'((WrHigh + WrLow) / 2) ||
-                                      (wq_cnt_q != '0 && rd_idle)));
+      wr_mode_d = wq_cnt >= WqBits'(WrHigh) || rq_dep_any ||
+                  (rq_cnt == '0 && (wq_cnt >= WqBits'((WrHigh + WrLow) / 2) ||
+                                      (wq_cnt != '0 && rd_idle)));
     end else begin
-      wr_mode_d = !(wq_cnt_q == '0 ||
-                    (wq_cnt_q <= WqBits'(WrLow) && rq_cnt_q != '0 && !rq_dep_any));
+      wr_mode_d = !(wq_cnt == '0 ||
+                    (wq_cnt <= WqBits'(WrLow) && rq_cnt != '0 && !rq_dep_any));
     end
   end
 
@@ -341,12 +339,12 @@ module tpu_hbm_pc_ctrl #(
       q_v[i] = 1'b0; q_bank[i] = '0; q_row[i] = '0; q_need[i] = '0; q_dep[i] = 1'b0;
       if (wr_mode_q) begin
         if (i < WrQDepth) begin
-          q_v[i] = wq_v_q[i]; q_bank[i] = wq_bank_q[i]; q_row[i] = wq_row_q[i];
-          q_need[i] = wq_need_q[i]; q_dep[i] = wq_dep_q[i];
+          q_v[i] = wq_v[i]; q_bank[i] = wq_bank[i]; q_row[i] = wq_row[i];
+          q_need[i] = wq_need[i]; q_dep[i] = wq_dep[i];
         end
       end else if (i < RdQDepth) begin
-        q_v[i] = rq_v_q[i]; q_bank[i] = rq_bank_q[i]; q_row[i] = rq_row_q[i];
-        q_need[i] = rq_need_q[i]; q_dep[i] = rq_dep_q[i];
+        q_v[i] = rq_v[i]; q_bank[i] = rq_bank[i]; q_row[i] = rq_row[i];
+        q_need[i] = rq_need[i]; q_dep[i] = rq_dep[i];
       end
     end
     starved = wr_mode_q ? wq_starved : rq_starved;
@@ -390,11 +388,11 @@ module tpu_hbm_pc_ctrl #(
     if ((PagePolicy == 1 || (PagePolicy == 2 && miss_pend)) && col_last) begin
       col_auto = 1'b1;
       for (int unsigned i = 0; i < RdQDepth; i++) begin
-        if (rq_v_q[i] && rq_bank_q[i] == csel_bank && rq_row_q[i] == open_row_q[csel_bank] &&
+        if (rq_v[i] && rq_bank[i] == csel_bank && rq_row[i] == open_row_q[csel_bank] &&
             !(!wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
       end
       for (int unsigned i = 0; i < WrQDepth; i++) begin
-        if (wq_v_q[i] && wq_bank_q[i] == csel_bank && wq_row_q[i] == open_row_q[csel_bank] &&
+        if (wq_v[i] && wq_bank[i] == csel_bank && wq_row[i] == open_row_q[csel_bank] &&
             !(wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
       end
     end
@@ -402,7 +400,7 @@ module tpu_hbm_pc_ctrl #(
 
   assign col_req_o  = col_sel_v;
   assign col_bank_o = csel_bank;
-  assign col_col_o  = {(wr_mode_q ? wq_blk_q[WqIdx'(col_sel)] : rq_blk_q[RqIdx'(col_sel)]),
+  assign col_col_o  = {(wr_mode_q ? wq_blk[WqIdx'(col_sel)] : rq_blk[RqIdx'(col_sel)]),
                        col_beat};
   assign col_cmd_o  = wr_mode_q ? (col_auto ? tpu_pkg::HbmWra : tpu_pkg::HbmWr)
                                 : (col_auto ? tpu_pkg::HbmRda : tpu_pkg::HbmRd);
@@ -471,7 +469,7 @@ module tpu_hbm_pc_ctrl #(
   logic [RqIdx-1:0]    rq_rm;
   assign wq_rm_v    = col_fire && wr_mode_q && col_last;
   assign wq_rm      = WqIdx'(col_sel);
-  assign wq_rm_slot = wq_slot_q[wq_rm];
+  assign wq_rm_slot = wq_slot[wq_rm];
   assign rq_rm_v    = col_fire && !wr_mode_q && col_last;
   assign rq_rm      = RqIdx'(col_sel);
 
@@ -481,12 +479,12 @@ module tpu_hbm_pc_ctrl #(
     rd_m_v = 1'b0; rd_m_slot = '0;
     wr_m_v = 1'b0; wr_m_slot = '0;
     for (int unsigned i = 0; i < WrQDepth; i++) begin  // the youngest match wins
-      if (wq_v_q[i] && !(wq_rm_v && i == 32'(wq_rm))) begin
-        if (wq_bank_q[i] == rd_bank_i && wq_row_q[i] == rd_row_i && wq_blk_q[i] == rd_blk_i) begin
-          rd_m_v = 1'b1; rd_m_slot = wq_slot_q[i];
+      if (wq_v[i] && !(wq_rm_v && i == 32'(wq_rm))) begin
+        if (wq_bank[i] == rd_bank_i && wq_row[i] == rd_row_i && wq_blk[i] == rd_blk_i) begin
+          rd_m_v = 1'b1; rd_m_slot = wq_slot[i];
         end
-        if (wq_bank_q[i] == wr_bank_i && wq_row_q[i] == wr_row_i && wq_blk_q[i] == wr_blk_i) begin
-          wr_m_v = 1'b1; wr_m_slot = wq_slot_q[i];
+        if (wq_bank[i] == wr_bank_i && wq_row[i] == wr_row_i && wq_blk[i] == wr_blk_i) begin
+          wr_m_v = 1'b1; wr_m_slot = wq_slot[i];
         end
       end
     end
@@ -506,8 +504,8 @@ module tpu_hbm_pc_ctrl #(
     end
   end
 
-  assign rd_ready_o = rq_cnt_q != RqBits'(RdQDepth);
-  assign wr_ready_o = wq_cnt_q != WqBits'(WrQDepth) && slot_free_v;
+  assign rd_ready_o = rq_cnt != RqBits'(RdQDepth);
+  assign wr_ready_o = wq_cnt != WqBits'(WrQDepth) && slot_free_v;
 
   logic rd_fire, wr_fire, rd_push, wr_push;
   logic [1:0] wr_beats;
@@ -522,171 +520,78 @@ module tpu_hbm_pc_ctrl #(
   assign fwd_data_o  = slot_data_q[rd_m_slot];
 
   // ----------------------------------------------------------------------------------------------
-  // Queue updates: in-place updates, then collapse over the leaving entry, then append. A write's
-  // dependants are released when its last beat issues.
+  // The queues: a column command clears its beat, an entry leaves with its last beat (the queue
+  // collapses over it), a write's dependants are released when its last beat issues, ages grow,
+  // a new request is appended.
   // ----------------------------------------------------------------------------------------------
-  logic                rq_v_d    [RdQDepth];
-  logic [BankBits-1:0] rq_bank_d [RdQDepth];
-  logic [RowBits-1:0]  rq_row_d  [RdQDepth];
-  logic [BlkBits-1:0]  rq_blk_d  [RdQDepth];
-  logic [1:0]          rq_need_d [RdQDepth];
-  logic [TagBits-1:0]  rq_tag_d  [RdQDepth];
-  logic                rq_dep_d  [RdQDepth];
-  logic [SlotBits-1:0] rq_dslot_d[RdQDepth];
-  logic [AgeBits-1:0]  rq_age_d  [RdQDepth];
-  logic [RqBits-1:0]   rq_cnt_d, rq_kept;  // entries after this cycle; entries that stay
+  logic [RdQDepth-1:0]          rq_valid_all, rq_dep_all;
+  logic [RdQDepth*BankBits-1:0] rq_bank_all;
+  logic [RdQDepth*RowBits-1:0]  rq_row_all;
+  logic [RdQDepth*BlkBits-1:0]  rq_blk_all;
+  logic [RdQDepth*2-1:0]        rq_need_all;
+  logic [RdQDepth*TagBits-1:0]  rq_tag_all;
+  logic [RdQDepth*AgeBits-1:0]  rq_age_all;
 
-  always_comb begin
-    for (int unsigned i = 0; i < RdQDepth; i++) begin
-      int unsigned s;  // the entry that moves into place i
-      s = (rq_rm_v && i >= 32'(rq_rm)) ? i + 1 : i;
-      rq_v_d[i]     = 1'b0;
-      rq_bank_d[i]  = rq_bank_q[i];
-      rq_row_d[i]   = rq_row_q[i];
-      rq_blk_d[i]   = rq_blk_q[i];
-      rq_tag_d[i]   = rq_tag_q[i];
-      rq_dslot_d[i] = rq_dslot_q[i];
-      rq_need_d[i]  = rq_need_q[i];
-      rq_dep_d[i]   = rq_dep_q[i];
-      rq_age_d[i]   = rq_age_q[i];
-      if (s < RdQDepth) begin
-        rq_v_d[i]     = rq_v_q[s];
-        rq_bank_d[i]  = rq_bank_q[s];
-        rq_row_d[i]   = rq_row_q[s];
-        rq_blk_d[i]   = rq_blk_q[s];
-        rq_tag_d[i]   = rq_tag_q[s];
-        rq_dslot_d[i] = rq_dslot_q[s];
-        rq_need_d[i]  = (col_fire && !wr_mode_q && s == 32'(col_sel)) ?
-                        (rq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : rq_need_q[s];
-        rq_dep_d[i]   = rq_dep_q[s] && !(wq_rm_v && rq_dslot_q[s] == wq_rm_slot);
-        rq_age_d[i]   = (rq_age_q[s] == AgeBits'(AgeMax)) ? rq_age_q[s] : rq_age_q[s] + 1'b1;
-      end
-    end
-    rq_kept = rq_cnt_q - RqBits'(rq_rm_v);
-    if (rd_push) begin
-      rq_v_d[RqIdx'(rq_kept)]     = 1'b1;
-      rq_bank_d[RqIdx'(rq_kept)]  = rd_bank_i;
-      rq_row_d[RqIdx'(rq_kept)]   = rd_row_i;
-      rq_blk_d[RqIdx'(rq_kept)]   = rd_blk_i;
-      rq_need_d[RqIdx'(rq_kept)]  = rd_beats_i;
-      rq_tag_d[RqIdx'(rq_kept)]   = rd_tag_i;
-      rq_dep_d[RqIdx'(rq_kept)]   = rd_m_v;
-      rq_dslot_d[RqIdx'(rq_kept)] = rd_m_slot;
-      rq_age_d[RqIdx'(rq_kept)]   = '0;
-    end
-    rq_cnt_d = rq_kept + RqBits'(rd_push);
+  tpu_hbm_req_queue #(
+    .Depth(RdQDepth), .BankBits(BankBits), .RowBits(RowBits), .BlkBits(BlkBits),
+    .PayBits(TagBits), .SlotBits(SlotBits), .AgeBits(AgeBits), .AgeMax(AgeMax)
+  ) u_read_queue (
+    .clk_i, .rst_ni,
+    .push_i(rd_push), .push_bank_i(rd_bank_i), .push_row_i(rd_row_i), .push_blk_i(rd_blk_i),
+    .push_need_i(rd_beats_i), .push_pay_i(rd_tag_i), .push_dep_i(rd_m_v),
+    .push_dslot_i(rd_m_slot),
+    .col_i(col_fire && !wr_mode_q), .col_idx_i(RqIdx'(col_sel)), .col_beat_i(col_beat),
+    .rm_i(rq_rm_v), .rm_idx_i(rq_rm),
+    .release_i(wq_rm_v), .release_slot_i(wq_rm_slot),
+    .count_o(rq_cnt), .valid_o(rq_valid_all), .bank_o(rq_bank_all), .row_o(rq_row_all),
+    .blk_o(rq_blk_all), .need_o(rq_need_all), .pay_o(rq_tag_all), .dep_o(rq_dep_all),
+    .age_o(rq_age_all)
+  );
+
+  for (genvar i = 0; i < RdQDepth; i++) begin : gen_read_entry
+    assign rq_v[i]     = rq_valid_all[i];
+    assign rq_bank[i]  = rq_bank_all[i*BankBits +: BankBits];
+    assign rq_row[i]   = rq_row_all[i*RowBits +: RowBits];
+    assign rq_blk[i]   = rq_blk_all[i*BlkBits +: BlkBits];
+    assign rq_need[i]  = rq_need_all[i*2 +: 2];
+    assign rq_tag[i]   = rq_tag_all[i*TagBits +: TagBits];
+    assign rq_dep[i]   = rq_dep_all[i];
+    assign rq_age[i]   = rq_age_all[i*AgeBits +: AgeBits];
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rq_cnt_q <= '0;
-      for (int unsigned i = 0; i < RdQDepth; i++) begin
-        rq_v_q[i]     <= 1'b0;
-        rq_bank_q[i]  <= '0;
-        rq_row_q[i]   <= '0;
-        rq_blk_q[i]   <= '0;
-        rq_need_q[i]  <= '0;
-        rq_tag_q[i]   <= '0;
-        rq_dep_q[i]   <= 1'b0;
-        rq_dslot_q[i] <= '0;
-        rq_age_q[i]   <= '0;
-      end
-    end else begin
-      rq_cnt_q <= rq_cnt_d;
-      for (int unsigned i = 0; i < RdQDepth; i++) begin
-        rq_v_q[i]     <= rq_v_d[i];
-        rq_bank_q[i]  <= rq_bank_d[i];
-        rq_row_q[i]   <= rq_row_d[i];
-        rq_blk_q[i]   <= rq_blk_d[i];
-        rq_need_q[i]  <= rq_need_d[i];
-        rq_tag_q[i]   <= rq_tag_d[i];
-        rq_dep_q[i]   <= rq_dep_d[i];
-        rq_dslot_q[i] <= rq_dslot_d[i];
-        rq_age_q[i]   <= rq_age_d[i];
-      end
-    end
-  end
+  logic [WrQDepth-1:0]          wq_valid_all, wq_dep_all;
+  logic [WrQDepth*BankBits-1:0] wq_bank_all;
+  logic [WrQDepth*RowBits-1:0]  wq_row_all;
+  logic [WrQDepth*BlkBits-1:0]  wq_blk_all;
+  logic [WrQDepth*2-1:0]        wq_need_all;
+  logic [WrQDepth*SlotBits-1:0] wq_slot_all;
+  logic [WrQDepth*AgeBits-1:0]  wq_age_all;
 
-  logic                wq_v_d    [WrQDepth];
-  logic [BankBits-1:0] wq_bank_d [WrQDepth];
-  logic [RowBits-1:0]  wq_row_d  [WrQDepth];
-  logic [BlkBits-1:0]  wq_blk_d  [WrQDepth];
-  logic [1:0]          wq_need_d [WrQDepth];
-  logic [SlotBits-1:0] wq_slot_d [WrQDepth];
-  logic                wq_dep_d  [WrQDepth];
-  logic [SlotBits-1:0] wq_dslot_d[WrQDepth];
-  logic [AgeBits-1:0]  wq_age_d  [WrQDepth];
-  logic [WqBits-1:0]   wq_cnt_d, wq_kept;
+  tpu_hbm_req_queue #(
+    .Depth(WrQDepth), .BankBits(BankBits), .RowBits(RowBits), .BlkBits(BlkBits),
+    .PayBits(SlotBits), .SlotBits(SlotBits), .AgeBits(AgeBits), .AgeMax(AgeMax)
+  ) u_write_queue (
+    .clk_i, .rst_ni,
+    .push_i(wr_push), .push_bank_i(wr_bank_i), .push_row_i(wr_row_i), .push_blk_i(wr_blk_i),
+    .push_need_i(wr_beats), .push_pay_i(slot_free), .push_dep_i(wr_m_v),
+    .push_dslot_i(wr_m_slot),
+    .col_i(col_fire && wr_mode_q), .col_idx_i(WqIdx'(col_sel)), .col_beat_i(col_beat),
+    .rm_i(wq_rm_v), .rm_idx_i(wq_rm),
+    .release_i(wq_rm_v), .release_slot_i(wq_rm_slot),
+    .count_o(wq_cnt), .valid_o(wq_valid_all), .bank_o(wq_bank_all), .row_o(wq_row_all),
+    .blk_o(wq_blk_all), .need_o(wq_need_all), .pay_o(wq_slot_all), .dep_o(wq_dep_all),
+    .age_o(wq_age_all)
+  );
 
-  always_comb begin
-    for (int unsigned i = 0; i < WrQDepth; i++) begin
-      int unsigned s;  // the entry that moves into place i
-      s = (wq_rm_v && i >= 32'(wq_rm)) ? i + 1 : i;
-      wq_v_d[i]     = 1'b0;
-      wq_bank_d[i]  = wq_bank_q[i];
-      wq_row_d[i]   = wq_row_q[i];
-      wq_blk_d[i]   = wq_blk_q[i];
-      wq_slot_d[i]  = wq_slot_q[i];
-      wq_dslot_d[i] = wq_dslot_q[i];
-      wq_need_d[i]  = wq_need_q[i];
-      wq_dep_d[i]   = wq_dep_q[i];
-      wq_age_d[i]   = wq_age_q[i];
-      if (s < WrQDepth) begin
-        wq_v_d[i]     = wq_v_q[s];
-        wq_bank_d[i]  = wq_bank_q[s];
-        wq_row_d[i]   = wq_row_q[s];
-        wq_blk_d[i]   = wq_blk_q[s];
-        wq_slot_d[i]  = wq_slot_q[s];
-        wq_dslot_d[i] = wq_dslot_q[s];
-        wq_need_d[i]  = (col_fire && wr_mode_q && s == 32'(col_sel)) ?
-                        (wq_need_q[s] & ~(col_beat ? 2'b10 : 2'b01)) : wq_need_q[s];
-        wq_dep_d[i]   = wq_dep_q[s] && !(wq_rm_v && wq_dslot_q[s] == wq_rm_slot);
-        wq_age_d[i]   = (wq_age_q[s] == AgeBits'(AgeMax)) ? wq_age_q[s] : wq_age_q[s] + 1'b1;
-      end
-    end
-    wq_kept = wq_cnt_q - WqBits'(wq_rm_v);
-    if (wr_push) begin
-      wq_v_d[WqIdx'(wq_kept)]     = 1'b1;
-      wq_bank_d[WqIdx'(wq_kept)]  = wr_bank_i;
-      wq_row_d[WqIdx'(wq_kept)]   = wr_row_i;
-      wq_blk_d[WqIdx'(wq_kept)]   = wr_blk_i;
-      wq_need_d[WqIdx'(wq_kept)]  = wr_beats;
-      wq_slot_d[WqIdx'(wq_kept)]  = slot_free;
-      wq_dep_d[WqIdx'(wq_kept)]   = wr_m_v;
-      wq_dslot_d[WqIdx'(wq_kept)] = wr_m_slot;
-      wq_age_d[WqIdx'(wq_kept)]   = '0;
-    end
-    wq_cnt_d = wq_kept + WqBits'(wr_push);
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      wq_cnt_q <= '0;
-      for (int unsigned i = 0; i < WrQDepth; i++) begin
-        wq_v_q[i]     <= 1'b0;
-        wq_bank_q[i]  <= '0;
-        wq_row_q[i]   <= '0;
-        wq_blk_q[i]   <= '0;
-        wq_need_q[i]  <= '0;
-        wq_slot_q[i]  <= '0;
-        wq_dep_q[i]   <= 1'b0;
-        wq_dslot_q[i] <= '0;
-        wq_age_q[i]   <= '0;
-      end
-    end else begin
-      wq_cnt_q <= wq_cnt_d;
-      for (int unsigned i = 0; i < WrQDepth; i++) begin
-        wq_v_q[i]     <= wq_v_d[i];
-        wq_bank_q[i]  <= wq_bank_d[i];
-        wq_row_q[i]   <= wq_row_d[i];
-        wq_blk_q[i]   <= wq_blk_d[i];
-        wq_need_q[i]  <= wq_need_d[i];
-        wq_slot_q[i]  <= wq_slot_d[i];
-        wq_dep_q[i]   <= wq_dep_d[i];
-        wq_dslot_q[i] <= wq_dslot_d[i];
-        wq_age_q[i]   <= wq_age_d[i];
-      end
-    end
+  for (genvar i = 0; i < WrQDepth; i++) begin : gen_write_entry
+    assign wq_v[i]     = wq_valid_all[i];
+    assign wq_bank[i]  = wq_bank_all[i*BankBits +: BankBits];
+    assign wq_row[i]   = wq_row_all[i*RowBits +: RowBits];
+    assign wq_blk[i]   = wq_blk_all[i*BlkBits +: BlkBits];
+    assign wq_need[i]  = wq_need_all[i*2 +: 2];
+    assign wq_slot[i]  = wq_slot_all[i*SlotBits +: SlotBits];
+    assign wq_dep[i]   = wq_dep_all[i];
+    assign wq_age[i]   = wq_age_all[i*AgeBits +: AgeBits];
   end
 
   // Write-data slots: filled on intake, freed when the last burst's data has gone out.
@@ -883,7 +788,7 @@ module tpu_hbm_pc_ctrl #(
     ref_tick_d = ref_tick ? ref_acc - RefIntW'(TRefi) : ref_acc;
     ref_debt_d = ref_debt_q + (ref_tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
     ref_bank_d = ref_done ? ref_bank_q + 1'b1 : ref_bank_q;
-    rq_empty_cnt_d = (rq_cnt_q != '0) ? 5'd0 : (rd_idle ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
+    rq_empty_cnt_d = (rq_cnt != '0) ? 5'd0 : (rd_idle ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
     starve_turn_d  = starve_turn_q;
     if (!rq_starved && !wq_starved) starve_turn_d = 1'b0;  // a fresh contest starts with reads
     if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_d = 1'b1;
@@ -921,7 +826,7 @@ module tpu_hbm_pc_ctrl #(
       end
     end else begin
       wd_v_q[0]    <= col_fire && wr_mode_q;
-      wd_slot_q[0] <= wq_slot_q[WqIdx'(col_sel)];
+      wd_slot_q[0] <= wq_slot[WqIdx'(col_sel)];
       wd_beat_q[0] <= col_beat;
       wd_last_q[0] <= col_last;
       for (int unsigned k = 1; k < TCwl; k++) begin
@@ -929,7 +834,7 @@ module tpu_hbm_pc_ctrl #(
         wd_beat_q[k] <= wd_beat_q[k-1]; wd_last_q[k] <= wd_last_q[k-1];
       end
       rd_v_q[0]    <= col_fire && !wr_mode_q;
-      rd_tag_q[0]  <= rq_tag_q[RqIdx'(col_sel)];
+      rd_tag_q[0]  <= rq_tag[RqIdx'(col_sel)];
       rd_beat_q[0] <= col_beat;
       for (int unsigned k = 1; k < TCl; k++) begin
         rd_v_q[k] <= rd_v_q[k-1]; rd_tag_q[k] <= rd_tag_q[k-1]; rd_beat_q[k] <= rd_beat_q[k-1];
@@ -948,8 +853,8 @@ module tpu_hbm_pc_ctrl #(
   assign rdata_beat_o  = rd_beat_q[TCl-1];
   assign rdata_data_o  = rdata_i;
 
-  assign rq_count_o = rq_cnt_q;
-  assign wq_count_o = wq_cnt_q;
+  assign rq_count_o = rq_cnt;
+  assign wq_count_o = wq_cnt;
   assign ref_debt_o = ref_debt_q;
   assign wr_mode_o  = wr_mode_q;
 
@@ -1007,11 +912,11 @@ module tpu_hbm_pc_ctrl #(
                  "refresh debt %0d)"},
                 rq_starve_cnt >= StarveLimit ? "read" : "write", AgeCap,
                 rq_starve_cnt > wq_starve_cnt ? rq_starve_cnt : wq_starve_cnt,
-                wr_mode_q ? "write" : "read", rq_cnt_q, wq_cnt_q, rq_age_q[0], wq_age_q[0],
+                wr_mode_q ? "write" : "read", rq_cnt, wq_cnt, rq_age[0], wq_age[0],
                 ref_debt_q);
   logic head_too_old;  // (Verilator 5.006 cannot take unpacked-array selects in an assertion)
-  assign head_too_old = (rq_v_q[0] && rq_age_q[0] == AgeBits'(AgeMax)) ||
-                        (wq_v_q[0] && wq_age_q[0] == AgeBits'(AgeMax));
+  assign head_too_old = (rq_v[0] && rq_age[0] == AgeBits'(AgeMax)) ||
+                        (wq_v[0] && wq_age[0] == AgeBits'(AgeMax));
   a_age_bounded: assert property (@(posedge clk_i) disable iff (!rst_ni) !head_too_old)
     else $error("tpu_hbm_pc_ctrl: a request waited %0d cycles (the age cap is %0d)", AgeMax,
                 AgeCap);
