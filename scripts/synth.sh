@@ -55,11 +55,11 @@ for line in "${configs[@]}"; do
   if [ "$status" = ok ]; then
     if grep -q '^Latch inferred' "$out/$name.log" || [ "${latches:-0}" -gt 0 ]; then
       status="FAIL: latch inferred"
-    elif grep -q '^Warning: Resizing cell port' "$out/$name.log"; then
+    elif resized=$(grep -m1 '^Warning: Resizing cell port' "$out/$name.log"); then
       # A port connected with the wrong width: Verilator sizes the expression right, Yosys 0.23
       # does not (e.g. a cast in a conditional in a concatenation), so the gates differ from the
       # simulated RTL.
-      status="FAIL: $(grep -m1 '^Warning: Resizing cell port' "$out/$name.log" | cut -c10-)"
+      status="FAIL: ${resized#Warning: }"
     elif [ "${cells:-0}" -lt "$min_cells" ]; then
       status="FAIL: only ${cells:-0} cells (< $min_cells): the design synthesized to almost nothing"
     fi

@@ -28,7 +28,6 @@ module tpu_rr_arbiter #(
   // The first requester at or after the pointer (scanned from the far end, the last match wins).
   always_comb begin
     pick = ptr_q;
-    cand = '0;
     for (int unsigned k = 0; k < N; k++) begin
       cand = (IdxW + 1)'(ptr_q) + (IdxW + 1)'(N - 1 - k);
       if (cand >= (IdxW + 1)'(N)) cand = cand - (IdxW + 1)'(N);

@@ -315,7 +315,7 @@ module tpu_hbm_pc_ctrl #(
       // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
       wr_mode_d = wq_cnt >= WqBits'(WrHigh) || rq_dep_any ||
                   (rq_cnt == '0 && (wq_cnt >= WqBits'((WrHigh + WrLow) / 2) ||
-                                      (wq_cnt != '0 && rd_idle)));
+                                    (wq_cnt != '0 && rd_idle)));
     end else begin
       wr_mode_d = !(wq_cnt == '0 ||
                     (wq_cnt <= WqBits'(WrLow) && rq_cnt != '0 && !rq_dep_any));
