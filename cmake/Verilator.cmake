@@ -7,9 +7,11 @@ execute_process(COMMAND ${VERILATOR} --getenv VERILATOR_ROOT
                 OUTPUT_VARIABLE VERILATOR_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE)
 set(VL_INC ${VERILATOR_ROOT}/include)
 
-# The RTL file list (rtl/rtl.f): every model depends on every listed file.
+# The RTL file list (rtl/rtl.f): every model depends on every listed file and on the Verilator
+# configuration files (rtl/*.vlt).
 file(STRINGS ${PROJECT_SOURCE_DIR}/rtl/rtl.f _rtl_lines)
-set(TPU_RTL_FILES ${PROJECT_SOURCE_DIR}/rtl/rtl.f)
+set(TPU_RTL_FILES ${PROJECT_SOURCE_DIR}/rtl/rtl.f ${PROJECT_SOURCE_DIR}/rtl/lint_waivers.vlt
+                  ${PROJECT_SOURCE_DIR}/rtl/sim.vlt)
 foreach(_l IN LISTS _rtl_lines)
   if(_l MATCHES "^\\+incdir\\+(.*)")  # an include directory: every header in it
     file(GLOB _hdrs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${CMAKE_MATCH_1}/*.svh)
@@ -83,13 +85,14 @@ function(_tpu_verilated_rt_sc)
 endfunction()
 
 # tpu_verilate(NAME TOP <top> [SC] [NETLIST <file>] [TB <file>] [OPT -O1|-O2|-O3]
-#              [PARAMS Name=Value ...])
+#              [HIER <module>] [PARAMS Name=Value ...])
 # Defines target vl_<NAME>: class V<NAME> in header V<NAME>.h. With SC, V<NAME> is a SystemC module
 # (`verilator --sc`, port types as in scripts/verilate.sh) on the runtime verilated_rt_sc; code
 # including its header is compiled with VM_SC=1 and must not include sim_ctrl.h or link
 # verilated_rt's compile definitions (VM_SC=0). TB adds a test-only module (tb/rtl/) to the RTL.
+# HIER builds every instance of that module as one hierarchical block (scripts/verilate.sh).
 function(tpu_verilate NAME)
-  cmake_parse_arguments(V "SC" "TOP;NETLIST;TB;OPT" "PARAMS" ${ARGN})
+  cmake_parse_arguments(V "SC" "TOP;NETLIST;TB;OPT;HIER" "PARAMS" ${ARGN})
   set(dir ${CMAKE_BINARY_DIR}/vl/${NAME})
   set(lib ${dir}/V${NAME}__ALL.a)
   set(args ${NAME} ${V_TOP} ${dir})
@@ -128,6 +131,10 @@ function(tpu_verilate NAME)
   endif()
   if(V_OPT)
     list(APPEND args --opt ${V_OPT})
+  endif()
+  if(V_HIER)
+    list(APPEND args --hier ${V_HIER})
+    list(APPEND deps ${PROJECT_SOURCE_DIR}/scripts/wrap_top.py)
   endif()
   foreach(p IN LISTS V_PARAMS)
     list(APPEND args -G${p})

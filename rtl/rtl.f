@@ -15,6 +15,7 @@ rtl/numerics/tpu_mac.sv
 rtl/numerics/tpu_fp32_to_bf16.sv
 rtl/array/tpu_delay.sv
 rtl/array/tpu_pe.sv
+rtl/array/tpu_pe_tile.sv
 rtl/array/tpu_systolic_array.sv
 rtl/array/tpu_acc_mem.sv
 rtl/array/tpu_accumulators.sv

@@ -3,7 +3,7 @@
 # Builds one Verilated model configuration into a static library and prints its build time.
 #   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--coverage | --coverage-line]
 #                       [--coverage-max-width BITS] [--netlist FILE] [--tb FILE]
-#                       [--opt -O1|-O2|-O3] [--sc] [-GParam=Value ...]
+#                       [--opt -O1|-O2|-O3] [--sc] [--hier MODULE] [-GParam=Value ...]
 # The model class is V<NAME> (header OUTDIR/V<NAME>.h, library OUTDIR/V<NAME>__ALL.a). RTL
 # sources come from rtl/rtl.f unless --netlist gives a synthesized netlist; --tb adds a test-only
 # module (tb/rtl/) on top of them.
@@ -12,6 +12,14 @@
 # (--pins-sc-uint), sc_bv<N> above. Not --pins-sc-biguint: Verilator 5.006 writes sc_biguint
 # outputs by their raw digits without setting the sign, so with SystemC 2.3.4 every such output
 # reads as 0 (VL_ASSIGN_SBW; inputs are fine).
+# --hier MODULE builds hierarchically (`verilator --hierarchical`): every instance of MODULE (the
+# array's tile, tpu_pe_tile) is one separately Verilated model, built once however many
+# instances there are, so the build grows with the number of distinct tiles, not of PEs. The
+# -G parameters then go into a generated wrapper top (scripts/wrap_top.py; Verilator 5.006 would
+# pass a -G on to every block's own run, where it names a parameter the block does not have),
+# and V3Reloop is off (-fno-reloop: with it, 5.006 emits a loop whose counter is declared in
+# another function of the top model, which does not compile). Signals inside the blocks are not
+# traced.
 # --coverage instruments the model for line and toggle coverage, --coverage-line for line coverage
 # only (make coverage, docs/coverage.md); the program must then be built with VM_COVERAGE=1 and
 # verilated_cov.cpp, and write the counters (SimCtrl does, into $TPU_COVERAGE_DIR). Toggle
@@ -21,8 +29,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 top=$2 out=$3
 shift 3
-trace=() sources=("$root/rtl/lint_waivers.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
-cov=() covwidth=256 covlabel=
+trace=() sources=("$root/rtl/lint_waivers.vlt" "$root/rtl/sim.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
+cov=() covwidth=256 covlabel= hier=
 mode=(--cc)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,6 +47,7 @@ while [ $# -gt 0 ]; do
     --tb) sources+=("$2"); shift ;;
     --opt) opt=$2; shift ;;
     --sc) mode=(--sc --pins-sc-uint -CFLAGS -std=c++17) ;;
+    --hier) hier=${2:-}; shift ;;
     -G*) params+=("$1") ;;
     *) echo "verilate.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -58,6 +67,18 @@ command -v ccache >/dev/null 2>&1 && objcache=(-MAKEFLAGS "OBJCACHE=ccache")
 # Unsplit, some always_comb blocks of tpu_accel form block-level (not bit-level) loops, which
 # Verilator iterates to a fixed point and reports as UNOPTFLAT: a speed warning, not an error
 # (the accelerator's tests check every output bit in these builds too).
+hierflags=() vtop=$top gparams=()
+if [ -n "$hier" ]; then
+  mkdir -p "$out"
+  vtop=tpu_hier_$name
+  gparams=()
+  for p in "${params[@]}"; do gparams+=("${p#-G}"); done
+  "$root/scripts/wrap_top.py" "$top" "$vtop" "$out.top.sv" "${gparams[@]}"
+  printf '`verilator_config\nhier_block -module "%s"\n' "$hier" > "$out.hier.vlt"
+  sources=("$out.hier.vlt" "${sources[@]}" "$out.top.sv")
+  params=()
+  hierflags=(--hierarchical -fno-reloop)
+fi
 if [ ${#cov[@]} -gt 1 ]; then cov+=(--coverage-max-width "$covwidth"); fi
 if [ ${#cov[@]} -gt 0 ]; then cov+=(-fno-split -Wno-UNOPTFLAT); fi
 t0=$(date +%s.%N)
@@ -67,14 +88,14 @@ cd "$root"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
-  --prefix "V$name" --top-module "$top" -Mdir "$out" \
+  --prefix "V$name" --top-module "$vtop" -Mdir "$out" "${hierflags[@]}" \
   "${trace[@]}" "${cov[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {
   cat "$out.log" >&2
   echo "verilate.sh: building model $name failed (log: $out.log)" >&2
   exit 1
 }
 t1=$(date +%s.%N)
-printf '[verilator] built %-14s (top %s %s%s%s%s, %s) in %.1f s\n' "$name" "$top" \
-  "${params[*]:-}" "${trace:+ traced}" "$covlabel" \
+printf '[verilator] built %-14s (top %s %s%s%s%s%s, %s) in %.1f s\n' "$name" "$top" \
+  "${gparams[*]:-${params[*]:-}}" "${hier:+ hierarchical: $hier}" "${trace:+ traced}" "$covlabel" \
   "${mode[1]:+ SystemC}" "$opt" \
   "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"

@@ -16,6 +16,9 @@ module tpu_mxu #(
   parameter int unsigned PipeRegs = 1,      // MAC pipeline depth P (1..3)
   parameter int unsigned AccDepth = 4096,   // accumulator rows per column
   parameter int unsigned ModeSel  = tpu_pkg::ModeRuntime,
+  // PEs per tile of the array: structure only, the same logic at any size (tpu_systolic_array)
+  parameter int unsigned TileRows = 16,
+  parameter int unsigned TileCols = 16,
   localparam int unsigned InW     = 1 + tpu_pkg::Bf16ExpBits + tpu_pkg::Bf16ManBits,
   localparam int unsigned AccW    = 1 + tpu_pkg::Fp32ExpBits + tpu_pkg::Fp32ManBits,
   localparam int unsigned AddrW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
@@ -69,14 +72,9 @@ module tpu_mxu #(
   output logic [2:0]           perf_class_o   // see tpu_mxu_ctrl
 );
 
-  // The mode is registered: the MACs then depend on flip-flops only, so a simulator evaluates them
-  // once per clock edge rather than again whenever an input of the unit changes.
-  logic ftz_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) ftz_q <= 1'b0;
-    else         ftz_q <= ftz_i;
-  end
-
+  // The mode goes to the array unregistered: each tile of the array registers it, so the MACs
+  // depend on flip-flops only, and a simulator evaluates them once per clock edge rather than
+  // again whenever an input of the unit changes.
   logic                 arr_w_valid, arr_w_bank, arr_a_valid, arr_a_tag;
   logic [RowW-1:0]      arr_w_row;
   logic [Cols*InW-1:0]  arr_w;
@@ -142,11 +140,13 @@ module tpu_mxu #(
     .Rows    (Rows),
     .Cols    (Cols),
     .PipeRegs(PipeRegs),
-    .ModeSel (ModeSel)
+    .ModeSel (ModeSel),
+    .TileRows(TileRows),
+    .TileCols(TileCols)
   ) u_array (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
-    .ftz_i       (ftz_q),
+    .ftz_i       (ftz_i),
     .act_valid_i (arr_a_valid),
     .act_tag_i   (arr_a_tag),
     .act_i       (arr_a),

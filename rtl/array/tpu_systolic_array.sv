@@ -8,6 +8,9 @@
 //   accumulators present it at t + c; the result leaves the bottom on psum_*_o[c] at t + c + R·P.
 // Activations and weight writes thus reach every PE in the order they entered, which is all the
 // controller needs to double-buffer the weights without a bubble.
+//
+// The PEs are grouped in tiles of up to TileRows × TileCols (tpu_pe_tile; the last tile row and
+// column take what is left). Tiles add no logic: the array is the same whatever their size.
 module tpu_systolic_array #(
   parameter int unsigned Rows       = 16,
   parameter int unsigned Cols       = 16,
@@ -16,6 +19,8 @@ module tpu_systolic_array #(
   parameter int unsigned ExpBits    = tpu_pkg::Bf16ExpBits,
   parameter int unsigned InManBits  = tpu_pkg::Bf16ManBits,
   parameter int unsigned AccManBits = tpu_pkg::Fp32ManBits,
+  parameter int unsigned TileRows   = 16,
+  parameter int unsigned TileCols   = 16,
   localparam int unsigned InW       = 1 + ExpBits + InManBits,
   localparam int unsigned AccW      = 1 + ExpBits + AccManBits,
   localparam int unsigned RowW      = (Rows > 1) ? $clog2(Rows) : 1
@@ -43,13 +48,21 @@ module tpu_systolic_array #(
   if (Rows < 1 || Cols < 1) begin : gen_bad_shape
     $error("tpu_systolic_array: Rows and Cols must be at least 1");
   end
+  if (TileRows < 1 || TileCols < 1) begin : gen_bad_tile
+    $error("tpu_systolic_array: TileRows and TileCols must be at least 1");
+  end
 
-  // Horizontal links: act_*[r*(Cols+1) + c] enters PE(r, c) from the west.
-  localparam int unsigned HL = Rows * (Cols + 1);
+  localparam int unsigned NTR = (Rows + TileRows - 1) / TileRows;   // tile rows
+  localparam int unsigned NTC = (Cols + TileCols - 1) / TileCols;   // tile columns
+
+  // Horizontal links between tiles: row r's activation at [r*(NTC+1) + t] enters tile column t
+  // from the west ([r*(NTC+1) + NTC] leaves the east edge).
+  localparam int unsigned HL = Rows * (NTC + 1);
   logic [HL-1:0]     h_valid, h_tag;
   logic [HL*InW-1:0] h_act;
-  // Vertical links: index r*Cols + c enters PE(r, c) from the north ((Rows+1)·Cols of them).
-  localparam int unsigned VL = (Rows + 1) * Cols;
+  // Vertical links between tiles: column c's at [t*Cols + c] enters tile row t from the north
+  // ([NTR*Cols + c] leaves the south edge).
+  localparam int unsigned VL = (NTR + 1) * Cols;
   logic [VL-1:0]      v_valid, v_wvalid, v_wbank;
   logic [VL*AccW-1:0] v_psum;
   logic [VL*RowW-1:0] v_wrow;
@@ -59,7 +72,7 @@ module tpu_systolic_array #(
   // Input skews
   // ---------------------------------------------------------------------------------------------
   for (genvar r = 0; r < Rows; r++) begin : gen_row_skew
-    localparam int unsigned H0 = r * (Cols + 1);
+    localparam int unsigned H0 = r * (NTC + 1);
     tpu_delay #(.Width(1 + InW), .Depth(r * PipeRegs)) u_skew (
       .clk_i  (clk_i),
       .rst_ni (rst_ni),
@@ -84,58 +97,74 @@ module tpu_systolic_array #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // The PE grid
+  // The grid of tiles
   // ---------------------------------------------------------------------------------------------
-  for (genvar r = 0; r < Rows; r++) begin : gen_row
-    for (genvar c = 0; c < Cols; c++) begin : gen_col
-      localparam int unsigned H  = r * (Cols + 1) + c;   // west input of PE(r, c)
-      localparam int unsigned VN = r * Cols + c;         // north input
-      localparam int unsigned VS = (r + 1) * Cols + c;   // south output
-      tpu_pe #(
+  for (genvar tr = 0; tr < NTR; tr++) begin : gen_tile_row
+    localparam int unsigned R0 = tr * TileRows;                                  // first row
+    localparam int unsigned TR = (Rows - R0 < TileRows) ? Rows - R0 : TileRows;  // its rows
+    for (genvar tc = 0; tc < NTC; tc++) begin : gen_tile_col
+      localparam int unsigned C0 = tc * TileCols;
+      localparam int unsigned TC = (Cols - C0 < TileCols) ? Cols - C0 : TileCols;
+      localparam int unsigned VN = tr * Cols + C0;         // north links of the tile
+      localparam int unsigned VS = (tr + 1) * Cols + C0;   // south links
+      logic [TR-1:0]     w_valid, w_tag, e_valid, e_tag;
+      logic [TR*InW-1:0] w_act, e_act;
+      for (genvar r = 0; r < TR; r++) begin : gen_link
+        localparam int unsigned HW = (R0 + r) * (NTC + 1) + tc;   // west link of row R0 + r
+        assign w_valid[r]               = h_valid[HW];
+        assign w_tag[r]                 = h_tag[HW];
+        assign w_act[r*InW +: InW]      = h_act[HW*InW +: InW];
+        assign h_valid[HW+1]            = e_valid[r];
+        assign h_tag[HW+1]              = e_tag[r];
+        assign h_act[(HW+1)*InW +: InW] = e_act[r*InW +: InW];
+      end
+      tpu_pe_tile #(
+        .TileRows  (TR),
+        .TileCols  (TC),
+        .PipeRegs  (PipeRegs),
+        .ModeSel   (ModeSel),
         .ExpBits   (ExpBits),
         .InManBits (InManBits),
         .AccManBits(AccManBits),
-        .PipeRegs  (PipeRegs),
-        .ModeSel   (ModeSel),
         .RowW      (RowW)
-      ) u_pe (
+      ) u_tile (
         .clk_i       (clk_i),
         .rst_ni      (rst_ni),
         .ftz_i       (ftz_i),
-        .row_i       (RowW'(r)),
-        .act_valid_i (h_valid[H]),
-        .act_tag_i   (h_tag[H]),
-        .act_i       (h_act[H*InW +: InW]),
-        .act_valid_o (h_valid[H+1]),
-        .act_tag_o   (h_tag[H+1]),
-        .act_o       (h_act[(H+1)*InW +: InW]),
-        .psum_valid_i(v_valid[VN]),
-        .psum_i      (v_psum[VN*AccW +: AccW]),
-        .psum_valid_o(v_valid[VS]),
-        .psum_o      (v_psum[VS*AccW +: AccW]),
-        .w_valid_i   (v_wvalid[VN]),
-        .w_bank_i    (v_wbank[VN]),
-        .w_row_i     (v_wrow[VN*RowW +: RowW]),
-        .w_i         (v_w[VN*InW +: InW]),
-        .w_valid_o   (v_wvalid[VS]),
-        .w_bank_o    (v_wbank[VS]),
-        .w_row_o     (v_wrow[VS*RowW +: RowW]),
-        .w_o         (v_w[VS*InW +: InW])
+        .row0_i      (RowW'(R0)),
+        .act_valid_i (w_valid),
+        .act_tag_i   (w_tag),
+        .act_i       (w_act),
+        .act_valid_o (e_valid),
+        .act_tag_o   (e_tag),
+        .act_o       (e_act),
+        .psum_valid_i(v_valid[VN +: TC]),
+        .psum_i      (v_psum[VN*AccW +: TC*AccW]),
+        .psum_valid_o(v_valid[VS +: TC]),
+        .psum_o      (v_psum[VS*AccW +: TC*AccW]),
+        .w_valid_i   (v_wvalid[VN +: TC]),
+        .w_bank_i    (v_wbank[VN +: TC]),
+        .w_row_i     (v_wrow[VN*RowW +: TC*RowW]),
+        .w_i         (v_w[VN*InW +: TC*InW]),
+        .w_valid_o   (v_wvalid[VS +: TC]),
+        .w_bank_o    (v_wbank[VS +: TC]),
+        .w_row_o     (v_wrow[VS*RowW +: TC*RowW]),
+        .w_o         (v_w[VS*InW +: TC*InW])
       );
     end
   end
 
-  assign psum_valid_o = v_valid[Rows*Cols +: Cols];
-  assign psum_o       = v_psum[Rows*Cols*AccW +: Cols*AccW];
+  assign psum_valid_o = v_valid[NTR*Cols +: Cols];
+  assign psum_o       = v_psum[NTR*Cols*AccW +: Cols*AccW];
 
   // The east edge's activations and the south edge's weight writes leave the array unused.
   logic unused_edges;
   for (genvar r = 0; r < Rows; r++) begin : gen_east
-    localparam int unsigned HE = r * (Cols + 1) + Cols;
+    localparam int unsigned HE = r * (NTC + 1) + NTC;
     logic unused_east;
     assign unused_east = ^{h_valid[HE], h_tag[HE], h_act[HE*InW +: InW]};
   end
-  assign unused_edges = ^{v_wvalid[Rows*Cols +: Cols], v_wbank[Rows*Cols +: Cols],
-                          v_wrow[Rows*Cols*RowW +: Cols*RowW], v_w[Rows*Cols*InW +: Cols*InW]};
+  assign unused_edges = ^{v_wvalid[NTR*Cols +: Cols], v_wbank[NTR*Cols +: Cols],
+                          v_wrow[NTR*Cols*RowW +: Cols*RowW], v_w[NTR*Cols*InW +: Cols*InW]};
 
 endmodule

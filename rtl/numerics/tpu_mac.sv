@@ -4,10 +4,10 @@
 //
 // Datapath (all widths derived from ExpBits / InManBits / AccManBits):
 //   stage 0  unpack, normalise subnormal operands, exact product, special values; the addend's
-//            shift (one multi-operand sum of the exponent fields) and its trailing-zero count
+//            shift (one multi-operand sum of the exponent fields)
 //   stage 1  align the addend against the product in a window of SW bits (bits shifted out
-//            become a sticky bit), add / subtract (both differences in parallel, no negation
-//            in series)
+//            become a sticky bit, found by masking the addend), add / subtract (both
+//            differences in parallel, no negation in series)
 //   stage 2  normalise: leading-zero shift, stopped where the result reaches the subnormal grid
 //   stage 3  round to nearest-even, pack, overflow, FTZ flush, special-value bypass
 // PipeRegs chooses where registers go between the stages (latency = PipeRegs cycles):
@@ -22,6 +22,8 @@
 // where it is: below the addend's rounding bits only its non-zero-ness and sign matter, and any
 // position there rounds the same. A product below a quarter of the smallest subnormal's ulp is
 // always that far below a non-zero addend; alone (zero addend) it rounds to a zero of its sign.
+`include "tpu_assert.svh"
+
 module tpu_mac #(
   parameter int unsigned ExpBits    = tpu_pkg::Bf16ExpBits,
   parameter int unsigned InManBits  = tpu_pkg::Bf16ManBits,
@@ -169,27 +171,6 @@ module tpu_mac #(
     else                     s0_shamt = shamt_raw[ShBits-1:0];
   end
 
-  // Addend bits that the shift moves below the window are c_sig[i] with i + AL < shift: there is
-  // one exactly when shift > tz(c_sig) + AL. The trailing-zero count is taken here, off the
-  // critical path (an all-zero c counts 2^TzBits-1, and a zero addend is dropped anyway).
-  localparam int unsigned TzBits = $clog2(CW);
-  localparam int unsigned TzAlW  = ShBits + 1;
-  logic [CW-1:0]     c_sig_rev;
-  logic [TzBits-1:0] c_tz;
-  logic [CW-1:0]     unused_c_rev_norm;
-  logic [TzAlW-1:0] s0_tz_al;
-
-  for (genvar i = 0; i < CW; i++) begin : gen_c_rev
-    assign c_sig_rev[i] = c_sig[CW-1-i];
-  end
-  tpu_normalize #(.Width(CW), .CntBits(TzBits)) u_tz (
-    .data_i(c_sig_rev),
-    .stop_i('0),
-    .cnt_o (c_tz),
-    .data_o(unused_c_rev_norm)
-  );
-  assign s0_tz_al = TzAlW'(c_tz) + TzAlW'(AL);
-
   // Biased exponent of the window's top bit: window bit 0 weighs p_emsb - PM (near), or
   // c_emsb - AM when the addend sits at shift 0 (far).
   assign etop_near = pexp + EW'(SW - PM - Bias);
@@ -199,22 +180,21 @@ module tpu_mac #(
   // ---------------------------------------------------------------------------------------------
   // Cut 0
   // ---------------------------------------------------------------------------------------------
-  localparam int unsigned R0W = PW + CW + ShBits + TzAlW + 4 + EW + 1 + AccW + 1;
+  localparam int unsigned R0W = PW + CW + ShBits + 4 + EW + 1 + AccW + 1;
   logic                 s1_valid, s1_c_zero, s1_eff_sub, s1_p_sign, s1_c_sign, s1_special, s1_ftz;
   logic [PW-1:0]        s1_prod;
   logic [CW-1:0]        s1_c_sig;
   logic [ShBits-1:0]    s1_shamt;
-  logic [TzAlW-1:0]     s1_tz_al;
   logic signed [EW-1:0] s1_etop;
   logic [AccW-1:0]      s1_special_val;
 
   tpu_pipe_reg #(.Width(R0W), .Enable(Cut0)) u_cut0 (
     .clk_i, .rst_ni,
     .valid_i(in_valid_i),
-    .data_i ({prod, c_sig, s0_shamt, s0_tz_al, c_zero, p_sign ^ c_sign, p_sign, c_sign,
+    .data_i ({prod, c_sig, s0_shamt, c_zero, p_sign ^ c_sign, p_sign, c_sign,
               s0_etop, s0_special, s0_special_val, ftz}),
     .valid_o(s1_valid),
-    .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_tz_al, s1_c_zero, s1_eff_sub, s1_p_sign,
+    .data_o ({s1_prod, s1_c_sig, s1_shamt, s1_c_zero, s1_eff_sub, s1_p_sign,
               s1_c_sign, s1_etop, s1_special, s1_special_val, s1_ftz})
   );
 
@@ -229,8 +209,13 @@ module tpu_mac #(
 
   assign s1_pw       = SW'(s1_prod) << G;
   assign a_shifted   = (SW'(s1_c_sig) << AL) >> s1_shamt;
-  // Addend bits that fall below the window jam into bit 0.
-  assign a_sticky    = {1'b0, s1_shamt} > s1_tz_al;
+  // Addend bits that fall below the window jam into bit 0: c_sig[i] leaves the window when
+  // i + AL < shift, so the jam is the OR of c_sig under a mask of its lowest shift - AL bits (all
+  // of them from a shift of AL + CW on; none up to AL). One mask and one OR tree: no
+  // trailing-zero count, and no data-dependent branch in a simulator.
+  logic [CW-1:0] below_mask;
+  assign below_mask  = (s1_shamt > ShBits'(AL)) ? ~({CW{1'b1}} << (s1_shamt - ShBits'(AL))) : '0;
+  assign a_sticky    = |(s1_c_sig & below_mask);
   assign s1_aw       = s1_c_zero ? '0 : (a_shifted | SW'(a_sticky));
 
   assign sum     = s1_pw + s1_aw;
@@ -276,10 +261,7 @@ module tpu_mac #(
   logic [CW-1:0]        s2_man;
   logic                 s2_guard, s2_sticky;
 
-  always_comb begin
-    marker = '0;
-    if (s2_mark_en) marker[s2_mark_pos] = 1'b1;
-  end
+  assign marker = SW'(s2_mark_en) << s2_mark_pos;
 
   tpu_normalize #(.Width(SW), .CntBits(ShBits)) u_norm (
     .data_i(s2_mag),
@@ -345,23 +327,25 @@ module tpu_mac #(
 `ifndef SYNTHESIS
   // ---------------------------------------------------------------------------------------------
   // Assertions: invariants of the window arithmetic, checked in every simulation (--assert).
-  // They are also why some single-bit faults change no result (scripts/mutants.txt).
+  // They are also why some single-bit faults change no result (scripts/mutants.txt). Their
+  // messages name no instance, so that every MAC of an array shares one copy of the simulator's
+  // code (rtl/include/tpu_assert.svh).
   // ---------------------------------------------------------------------------------------------
   always_comb begin
     if (s2_valid && !s2_special && !s2_zero) begin
       // Two non-zero terms that do not cancel exactly leave a non-zero magnitude.
       a_mag_nonzero: assert (s2_mag != '0)
-        else $error("tpu_mac: zero magnitude without exact cancellation");
+        else `TPU_FAIL("tpu_mac: zero magnitude without exact cancellation")
       // Bit 0 only ever holds a jam. A jam means a shift > AL: an addend below 2^(AM-AL) taken
       // from a product of at least 2^(G+PW-2), so the magnitude keeps a one at bit G+PW-3 or up.
       a_jam_large: assert (s2_mag[0] == 1'b0 || s2_mag[SW-1:G+PW-3] != '0)
-        else $error("tpu_mac: jam bit set with a small magnitude: %h", s2_mag);
+        else `TPU_FAIL($sformatf("tpu_mac: jam bit set with a small magnitude: %h", s2_mag))
       // So normalisation never brings anything into the two lowest bits.
       a_norm_low_clear: assert (norm[1:0] == 2'b00)
-        else $error("tpu_mac: normalised bits 1:0 set: %h", norm);
+        else `TPU_FAIL($sformatf("tpu_mac: normalised bits 1:0 set: %h", norm))
       // The subnormal stop marker never lies below bit 1 (etop >= 2).
       a_marker_above_0: assert (!s2_mark_en || s2_mark_pos != '0)
-        else $error("tpu_mac: stop marker at bit 0");
+        else `TPU_FAIL("tpu_mac: stop marker at bit 0")
     end
   end
 `endif
