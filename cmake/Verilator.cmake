@@ -85,14 +85,15 @@ function(_tpu_verilated_rt_sc)
 endfunction()
 
 # tpu_verilate(NAME TOP <top> [SC] [NETLIST <file>] [TB <file>] [OPT -O1|-O2|-O3]
-#              [HIER <module>] [PARAMS Name=Value ...])
+#              [HIER <module>] [THREADS <n>] [PARAMS Name=Value ...])
 # Defines target vl_<NAME>: class V<NAME> in header V<NAME>.h. With SC, V<NAME> is a SystemC module
 # (`verilator --sc`, port types as in scripts/verilate.sh) on the runtime verilated_rt_sc; code
 # including its header is compiled with VM_SC=1 and must not include sim_ctrl.h or link
 # verilated_rt's compile definitions (VM_SC=0). TB adds a test-only module (tb/rtl/) to the RTL.
-# HIER builds every instance of that module as one hierarchical block (scripts/verilate.sh).
+# HIER builds every instance of that module as one hierarchical block (scripts/verilate.sh);
+# THREADS makes a multithreaded model (`verilator --threads`).
 function(tpu_verilate NAME)
-  cmake_parse_arguments(V "SC" "TOP;NETLIST;TB;OPT;HIER" "PARAMS" ${ARGN})
+  cmake_parse_arguments(V "SC" "TOP;NETLIST;TB;OPT;HIER;THREADS" "PARAMS" ${ARGN})
   set(dir ${CMAKE_BINARY_DIR}/vl/${NAME})
   set(lib ${dir}/V${NAME}__ALL.a)
   set(args ${NAME} ${V_TOP} ${dir})
@@ -135,6 +136,9 @@ function(tpu_verilate NAME)
   if(V_HIER)
     list(APPEND args --hier ${V_HIER})
     list(APPEND deps ${PROJECT_SOURCE_DIR}/scripts/wrap_top.py)
+  endif()
+  if(V_THREADS)
+    list(APPEND args --threads ${V_THREADS})
   endif()
   foreach(p IN LISTS V_PARAMS)
     list(APPEND args -G${p})

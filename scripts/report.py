@@ -635,7 +635,21 @@ def section_speed(found):
     if "mxu" in found:
         t = found["mxu"][0]
         m = t.meta
-        if "speed_seconds" in m:
+        # speed_<R>x<C>_{cycles,macs,seconds} per array; speed_<R>x<C>_t2_seconds for the
+        # two-thread build of the same run.
+        arrays = sorted({k[len("speed_"):-len("_cycles")] for k in m
+                         if k.startswith("speed_") and k.endswith("_cycles")},
+                        key=lambda a: int(a.split("x")[0]))
+        for a in arrays:
+            cyc, sec, macs = (float(m[f"speed_{a}_cycles"]), float(m[f"speed_{a}_seconds"]),
+                              float(m[f"speed_{a}_macs"]))
+            rows.append([f"matrix unit {a}, 512x512x512 GEMM", f"{cyc / sec:,.0f}",
+                         f"{macs / sec / 1e6:.2f}", "1"])
+            if f"speed_{a}_t2_seconds" in m:
+                sec2 = float(m[f"speed_{a}_t2_seconds"])
+                rows.append([f"matrix unit {a}, 512x512x512 GEMM", f"{cyc / sec2:,.0f}",
+                             f"{macs / sec2 / 1e6:.2f}", "2"])
+        if not arrays and "speed_seconds" in m:  # CSVs of tpu_mxu_bench before 2026-11-25
             cyc, sec, macs = float(m["speed_cycles"]), float(m["speed_seconds"]), float(
                 m["speed_macs"])
             rows.append([f"matrix unit {m.get('speed_array', '16x16')}, "
@@ -662,7 +676,9 @@ def section_speed(found):
     if "mxu" in found:
         for key, value in sorted(found["mxu"][0].meta.items()):
             if key.startswith("cold_build_") and key.endswith("_seconds"):
-                builds.append(f"{key[len('cold_build_'):-len('_seconds')]}: {value} s")
+                a = key[len('cold_build_'):-len('_seconds')]
+                mb = found["mxu"][0].meta.get(f"cpp_{a}_mb")
+                builds.append(f"{a}: {value} s" + (f" ({mb} MB of C++)" if mb else ""))
     out = "## Simulation speed\n\n"
     out += ("Simulated cycles per second of host (wall-clock) time, one thread per simulation, "
             "measured by the runs above; runs that shared the machine with other jobs (see the "

@@ -3,7 +3,8 @@
 # Builds one Verilated model configuration into a static library and prints its build time.
 #   scripts/verilate.sh NAME TOP OUTDIR [--trace] [--coverage | --coverage-line]
 #                       [--coverage-max-width BITS] [--netlist FILE] [--tb FILE]
-#                       [--opt -O1|-O2|-O3] [--sc] [--hier MODULE] [-GParam=Value ...]
+#                       [--opt -O1|-O2|-O3] [--sc] [--hier MODULE] [--threads N]
+#                       [-GParam=Value ...]
 # The model class is V<NAME> (header OUTDIR/V<NAME>.h, library OUTDIR/V<NAME>__ALL.a). RTL
 # sources come from rtl/rtl.f unless --netlist gives a synthesized netlist; --tb adds a test-only
 # module (tb/rtl/) on top of them.
@@ -20,6 +21,8 @@
 # and V3Reloop is off (-fno-reloop: with it, 5.006 emits a loop whose counter is declared in
 # another function of the top model, which does not compile). Signals inside the blocks are not
 # traced.
+# --threads N makes a multithreaded model (`verilator --threads N`; the program then runs N
+# threads per model: on this 2-core machine the single-threaded models are faster).
 # --coverage instruments the model for line and toggle coverage, --coverage-line for line coverage
 # only (make coverage, docs/coverage.md); the program must then be built with VM_COVERAGE=1 and
 # verilated_cov.cpp, and write the counters (SimCtrl does, into $TPU_COVERAGE_DIR). Toggle
@@ -30,7 +33,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 name=$1 top=$2 out=$3
 shift 3
 trace=() sources=("$root/rtl/lint_waivers.vlt" "$root/rtl/sim.vlt" -f "$root/rtl/rtl.f") lintflags=() params=() opt=-O3
-cov=() covwidth=256 covlabel= hier=
+cov=() covwidth=256 covlabel= hier= threads=()
 mode=(--cc)
 while [ $# -gt 0 ]; do
   case $1 in
@@ -48,6 +51,12 @@ while [ $# -gt 0 ]; do
     --opt) opt=$2; shift ;;
     --sc) mode=(--sc --pins-sc-uint -CFLAGS -std=c++17) ;;
     --hier) hier=${2:-}; shift ;;
+    --threads)
+      [[ ${2:-} =~ ^[0-9]+$ ]] || {
+        echo "verilate.sh: --threads needs a thread count, got '${2:-}'" >&2
+        exit 2
+      }
+      threads=(--threads "$2"); shift ;;
     -G*) params+=("$1") ;;
     *) echo "verilate.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -59,8 +68,9 @@ command -v ccache >/dev/null 2>&1 && objcache=(-MAKEFLAGS "OBJCACHE=ccache")
 
 # Tool facts (Verilator 5.006): -CFLAGS -O3 is overridden, OPT_FAST is not; const-bit-op-tree
 # can compute wrong results, so bit-exact and gate-level models are built without it.
-# --opt sets the C++ optimisation: the arrays use -O1 (measured on 16×16: builds in 44 s instead
-# of 71 s at -O3, simulates 6% slower).
+# --opt sets the C++ optimisation (default -O3). The arrays were built at -O1 while every PE had
+# its own copy of the MAC's code (44 s instead of 71 s for 16x16); with one shared copy
+# (rtl/sim.vlt) -O3 costs little to build and runs 128x128 about 40% faster (docs/benchmarks.md).
 # Coverage builds use -fno-split: Verilator 5.006's split pass moves a branch's counter out of
 # the branch into a copy of its condition evaluated after the branch ran, so that
 # `if (len > lim) len = lim;` never counts (seen in tpu_accel_burst, tpu_accel_cmd, tpu_mxu_ctrl).
@@ -88,14 +98,15 @@ cd "$root"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
-  --prefix "V$name" --top-module "$vtop" -Mdir "$out" "${hierflags[@]}" \
+  --prefix "V$name" --top-module "$vtop" -Mdir "$out" "${hierflags[@]}" "${threads[@]}" \
   "${trace[@]}" "${cov[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {
   cat "$out.log" >&2
   echo "verilate.sh: building model $name failed (log: $out.log)" >&2
   exit 1
 }
 t1=$(date +%s.%N)
-printf '[verilator] built %-14s (top %s %s%s%s%s%s, %s) in %.1f s\n' "$name" "$top" \
-  "${gparams[*]:-${params[*]:-}}" "${hier:+ hierarchical: $hier}" "${trace:+ traced}" "$covlabel" \
+printf '[verilator] built %-14s (top %s %s%s%s%s%s%s, %s) in %.1f s\n' "$name" "$top" \
+  "${gparams[*]:-${params[*]:-}}" "${hier:+ hierarchical: $hier}" "${threads[*]:+ ${threads[*]}}" \
+  "${trace:+ traced}" "$covlabel" \
   "${mode[1]:+ SystemC}" "$opt" \
   "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // tpu_mxu_bench (`make bench`): the matrix unit's utilization on the GEMM shapes and
-// array sizes, operands already on chip, next to the fully pipelined limit and SCALE-Sim's
-// figure, with every lost cycle by cause; then the single-thread simulation speed of 16×16.
+// array sizes (4×4 … 128×128), operands already on chip, next to the fully pipelined limit and
+// SCALE-Sim's figure, with every lost cycle by cause; then, per array size, the simulation speed
+// (single thread, and two threads where a multithreaded build exists), the cold build time and
+// the size of the generated C++.
 // Every run's results are checked bit for bit against the golden GEMM (--no-check skips it).
 // --csv FILE also writes the table, one row per run, for `make report` (scripts/report.py).
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -20,11 +23,15 @@
 #include <thread>
 #include <vector>
 
+#include "Vmxu_b128.h"
+#include "Vmxu_b128_t2.h"
 #include "Vmxu_b16.h"
 #include "Vmxu_b32.h"
 #include "Vmxu_b4.h"
+#include "Vmxu_b64.h"
 #include "Vmxu_b8.h"
 #include "bench_util.h"
+#include "tpu/builds.h"
 #include "tpu/gemm.h"
 #include "tpu/tb/gemm_data.h"
 #include "tpu/tb/mxu_plan.h"
@@ -95,24 +102,76 @@ std::vector<Array> Arrays() {
   add(8, Tag<Vmxu_b8>{});
   add(16, Tag<Vmxu_b16>{});
   add(32, Tag<Vmxu_b32>{});
+  add(64, Tag<Vmxu_b64>{});
+  add(128, Tag<Vmxu_b128>{});
   return v;
+}
+
+// The array sizes of the speed and build table, with their model names (rtl/builds.json) and a
+// runner; threaded: the multithreaded build of the same array, if there is one.
+struct SpeedArray {
+  int n;
+  const char* model;
+  std::function<Row(const Case&)> run;
+  const char* threaded_model = nullptr;
+  std::function<Row(const Case&)> run_threaded;
+};
+
+std::vector<SpeedArray> SpeedArrays() {
+  const auto runner = [](int n, auto tag) -> std::function<Row(const Case&)> {
+    using V = typename decltype(tag)::type;
+    const tb::ArrayConfig cfg{n, n, 1, 4096};
+    return [cfg](const Case& c) { return RunOn<V>(cfg, c); };
+  };
+  return {{16, "mxu_b16", runner(16, Tag<Vmxu_b16>{}), nullptr, {}},
+          {32, "mxu_b32", runner(32, Tag<Vmxu_b32>{}), nullptr, {}},
+          {64, "mxu_b64", runner(64, Tag<Vmxu_b64>{}), nullptr, {}},
+          {128, "mxu_b128", runner(128, Tag<Vmxu_b128>{}), "mxu_b128_t2",
+           runner(128, Tag<Vmxu_b128_t2>{})}};
 }
 
 std::string Pct(double x) {
   return fmt::format("{:.2f}%", 100.0 * x);
 }
 
-// Cold Verilator build (ccache off) of one tpu_mxu configuration, as the CMake build does it.
-double BuildSeconds(int n) {
-  const std::string dir = fmt::format("/tmp/tpu_mxu_bench_build_{}", n);
-  const std::string cmd = fmt::format(
-      "rm -rf {0} && mkdir -p {0} && CCACHE_DISABLE=1 {1}/scripts/verilate.sh mxu_{2}x{2} tpu_mxu "
-      "{0}/m --opt {3} -GRows={2} -GCols={2} -GPipeRegs=1 -GAccDepth=4096 > /dev/null && rm -rf "
-      "{0}",
-      dir, TPU_SOURCE_DIR, n, TPU_MXU_OPT);
+// Cold Verilator build (ccache off, both cores) of the model NAME of rtl/builds.json, as the CMake
+// build does it; also the size of the C++ it generated (every .cpp and .h, blocks included).
+struct BuildCost {
+  double seconds = -1;
+  double cpp_mb = 0;
+};
+
+BuildCost ColdBuild(const std::string& name) {
+  const builds::Model* m = nullptr;
+  for (const builds::Model& b : builds::kModels) {
+    if (name == b.name) m = &b;
+  }
+  if (m == nullptr) return {};
+  std::string params;
+  for (std::string p = m->params; !p.empty();) {
+    const size_t comma = p.find(',');
+    params += " -G" + p.substr(0, comma);
+    p = comma == std::string::npos ? "" : p.substr(comma + 1);
+  }
+  const std::string dir = fmt::format("/tmp/tpu_mxu_bench_build_{}", name);
+  std::string cmd = fmt::format(
+      "rm -rf {0} && mkdir -p {0} && CCACHE_DISABLE=1 {1}/scripts/verilate.sh {2} {3} {0}/m "
+      "--opt {4}{5}{6}{7} > /dev/null",
+      dir, TPU_SOURCE_DIR, m->name, m->top, TPU_MXU_OPT,
+      *m->hier ? fmt::format(" --hier {}", m->hier) : "",
+      m->threads ? fmt::format(" --threads {}", m->threads) : "", params);
+  BuildCost c;
   const auto t0 = Clock::now();
-  if (std::system(cmd.c_str()) != 0) return -1;
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  if (std::system(cmd.c_str()) != 0) return c;
+  c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  uintmax_t bytes = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir + "/m")) {
+    const auto ext = e.path().extension();
+    if (e.is_regular_file() && (ext == ".cpp" || ext == ".h")) bytes += e.file_size();
+  }
+  c.cpp_mb = double(bytes) / 1e6;
+  std::filesystem::remove_all(dir);
+  return c;
 }
 
 }  // namespace
@@ -130,6 +189,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_option("--seed", seed, "operand seed");
   app.add_flag("--no-build", no_build, "skip the cold Verilator build measurements");
+  std::vector<int> sizes;
+  app.add_option("--sizes", sizes,
+                 "only these array sizes (4 8 16 32 64 128; default all) in both tables")
+      ->check(CLI::IsMember({4, 8, 16, 32, 64, 128}))
+      ->delimiter(',');
+  bool no_util = false, no_speed = false;
+  app.add_flag("--no-util", no_util, "skip the utilization table");
+  app.add_flag("--no-speed", no_speed, "skip the speed and build table");
   std::string csv_path;
   app.add_option("--csv", csv_path, "also write the utilization table to this CSV file");
   CLI11_PARSE(app, argc, argv);
@@ -166,7 +233,7 @@ int main(int argc, char** argv) {
       cases[i].shape = shapes[i];
       cases[i].ops = tb::RandomGemm(rng, shapes[i], tb::GemmData::kModerate, false);
     }
-    if (!no_check) {
+    if (!no_check && !no_util) {
       std::atomic<size_t> next{0};
       for (int j = 0; j < jobs; ++j) {
         th.emplace_back([&] {
@@ -184,6 +251,9 @@ int main(int argc, char** argv) {
 
   // The table: every (array, shape), longest first over `jobs` threads.
   const auto arrays = Arrays();
+  const auto want = [&](int n) {
+    return sizes.empty() || std::find(sizes.begin(), sizes.end(), n) != sizes.end();
+  };
   struct Task {
     size_t a, s;
     double cost;
@@ -193,6 +263,7 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < shapes.size(); ++s) {
       const bool big = shapes[s].m == 1024;
       if (quick && big && arrays[a].cfg.rows <= 8) continue;
+      if (no_util || !want(arrays[a].cfg.rows)) continue;
       const double cyc = double(tb::PipelinedLimit(shapes[s], arrays[a].cfg));
       tasks.push_back({a, s, cyc * arrays[a].cfg.rows * arrays[a].cfg.cols});
     }
@@ -260,35 +331,53 @@ int main(int argc, char** argv) {
   }
   if (csv.is_open()) csv.flush();
 
-  // Simulation speed: 16×16, one thread, a 512³ GEMM (524,000 cycles).
+  // Simulation speed and build cost per array size: one thread (and the threaded build where
+  // there is one), the same 512³ GEMM on each, one run at a time.
   {
     const gemm::Shape s{512, 512, 512};
     tb::Rng rng(seed);
     Case c{s, tb::RandomGemm(rng, s, tb::GemmData::kModerate, false), {}};
-    const Row r = arrays[2].run(c);
-    fmt::print("\nSimulation speed, 16×16 array, one thread, {} GEMM: {:.2f} s for {} cycles\n",
-               tb::ShapeName(s), r.seconds, r.perf.cycles);
-    fmt::print("  {:.0f} cycles/s, {:.2f} million useful MACs/s, {:.2f} million PE-cycles/s\n",
-               double(r.perf.cycles) / r.seconds, double(r.perf.macs) / r.seconds / 1e6,
-               256.0 * double(r.perf.cycles) / r.seconds / 1e6);
-    if (csv.is_open()) {
-      csv << fmt::format("# speed_array=16x16\n# speed_shape={}\n# speed_cycles={}\n",
-                         tb::ShapeName(s), r.perf.cycles);
-      csv << fmt::format("# speed_macs={}\n# speed_seconds={:.3f}\n", r.perf.macs, r.seconds);
-      csv.flush();
-    }
-  }
-  if (!no_build) {
+    if (!no_check) c.golden = gemm::Gemm(s, c.ops.a, c.ops.b, {}, num::Mode::kIeee);
     fmt::print(
-        "\nCold Verilator build of the matrix unit (ccache off, 2 cores; goals 60 s / 180 s):\n");
-    for (const int n : {16, 32}) {
-      const double t = BuildSeconds(n);
-      if (t < 0) {
-        fmt::print("  {0}x{0}: build FAILED\n", n);
+        "\nSimulation speed ({} GEMM, checked: {}) and cold build (ccache off, 2 cores):\n\n",
+        tb::ShapeName(s), no_check ? "no" : "bit for bit");
+    fmt::print(
+        "| array | cycles | cycles/s | million MACs/s | 2 threads: million MACs/s "
+        "| cold build | C++ generated | results |\n");
+    fmt::print("|---|---:|---:|---:|---:|---:|---:|---|\n");
+    for (const SpeedArray& a : SpeedArrays()) {
+      if (no_speed || !want(a.n)) continue;
+      const Row r = a.run(c);
+      std::string threaded = "-";
+      if (a.run_threaded) {
+        const Row t = a.run_threaded(c);
+        threaded = fmt::format("{:.2f}", double(t.perf.macs) / t.seconds / 1e6);
+        if (t.check != "bit-exact" && !no_check) ok = false;
+        if (csv.is_open()) {
+          csv << fmt::format("# speed_{0}x{0}_t2_seconds={1:.3f}\n", a.n, t.seconds);
+        }
+      }
+      const BuildCost b = no_build ? BuildCost{} : ColdBuild(a.model);
+      if (!no_build && b.seconds < 0) {
+        fmt::print("  {0}x{0}: build FAILED\n", a.n);
         return 1;
       }
-      fmt::print("  {0}x{0}: {1:.1f} s\n", n, t);
-      if (csv.is_open()) csv << fmt::format("# cold_build_{0}x{0}_seconds={1:.1f}\n", n, t);
+      fmt::print("| {0}×{0} | {1} | {2:.0f} | {3:.2f} | {4} | {5} | {6} | {7} |\n", a.n,
+                 r.perf.cycles, double(r.perf.cycles) / r.seconds,
+                 double(r.perf.macs) / r.seconds / 1e6, threaded,
+                 no_build ? "-" : fmt::format("{:.1f} s", b.seconds),
+                 no_build ? "-" : fmt::format("{:.1f} MB", b.cpp_mb), r.check);
+      if (r.check != "bit-exact" && !no_check) ok = false;
+      if (csv.is_open()) {
+        csv << fmt::format("# speed_{0}x{0}_cycles={1}\n# speed_{0}x{0}_macs={2}\n", a.n,
+                           r.perf.cycles, r.perf.macs);
+        csv << fmt::format("# speed_{0}x{0}_seconds={1:.3f}\n", a.n, r.seconds);
+        if (!no_build) {
+          csv << fmt::format("# cold_build_{0}x{0}_seconds={1:.1f}\n", a.n, b.seconds);
+          csv << fmt::format("# cpp_{0}x{0}_mb={1:.1f}\n", a.n, b.cpp_mb);
+        }
+        csv.flush();
+      }
     }
   }
   return ok ? 0 : 1;
