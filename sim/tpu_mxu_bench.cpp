@@ -81,53 +81,43 @@ Row RunOn(const tb::ArrayConfig& cfg, const Case& c) {
   return row;
 }
 
+// The n×n array the benches measure: P = 1, 4096-row accumulators.
+tb::ArrayConfig Square(int n) {
+  return {n, n, 1, 4096};
+}
+
+// A runner of the n×n model V.
 template <class V>
-struct Tag {
-  using type = V;
-};
+std::function<Row(const Case&)> Runner(int n) {
+  return [cfg = Square(n)](const Case& c) { return RunOn<V>(cfg, c); };
+}
 
 struct Array {
   tb::ArrayConfig cfg;
   std::function<Row(const Case&)> run;
 };
 
+// The arrays of the utilization table.
 std::vector<Array> Arrays() {
-  std::vector<Array> v;
-  const auto add = [&](int n, auto tag) {
-    using V = typename decltype(tag)::type;
-    const tb::ArrayConfig cfg{n, n, 1, 4096};
-    v.push_back({cfg, [cfg](const Case& c) { return RunOn<V>(cfg, c); }});
-  };
-  add(4, Tag<Vmxu_b4>{});
-  add(8, Tag<Vmxu_b8>{});
-  add(16, Tag<Vmxu_b16>{});
-  add(32, Tag<Vmxu_b32>{});
-  add(64, Tag<Vmxu_b64>{});
-  add(128, Tag<Vmxu_b128>{});
-  return v;
+  return {{Square(4), Runner<Vmxu_b4>(4)},    {Square(8), Runner<Vmxu_b8>(8)},
+          {Square(16), Runner<Vmxu_b16>(16)}, {Square(32), Runner<Vmxu_b32>(32)},
+          {Square(64), Runner<Vmxu_b64>(64)}, {Square(128), Runner<Vmxu_b128>(128)}};
 }
 
-// The array sizes of the speed and build table, with their model names (rtl/builds.json) and a
-// runner; threaded: the multithreaded build of the same array, if there is one.
+// The arrays of the speed and build table, with their model names (rtl/builds.json);
+// run_threaded: the multithreaded build of the same array, if there is one.
 struct SpeedArray {
   int n;
   const char* model;
   std::function<Row(const Case&)> run;
-  const char* threaded_model = nullptr;
   std::function<Row(const Case&)> run_threaded;
 };
 
 std::vector<SpeedArray> SpeedArrays() {
-  const auto runner = [](int n, auto tag) -> std::function<Row(const Case&)> {
-    using V = typename decltype(tag)::type;
-    const tb::ArrayConfig cfg{n, n, 1, 4096};
-    return [cfg](const Case& c) { return RunOn<V>(cfg, c); };
-  };
-  return {{16, "mxu_b16", runner(16, Tag<Vmxu_b16>{}), nullptr, {}},
-          {32, "mxu_b32", runner(32, Tag<Vmxu_b32>{}), nullptr, {}},
-          {64, "mxu_b64", runner(64, Tag<Vmxu_b64>{}), nullptr, {}},
-          {128, "mxu_b128", runner(128, Tag<Vmxu_b128>{}), "mxu_b128_t2",
-           runner(128, Tag<Vmxu_b128_t2>{})}};
+  return {{16, "mxu_b16", Runner<Vmxu_b16>(16), {}},
+          {32, "mxu_b32", Runner<Vmxu_b32>(32), {}},
+          {64, "mxu_b64", Runner<Vmxu_b64>(64), {}},
+          {128, "mxu_b128", Runner<Vmxu_b128>(128), Runner<Vmxu_b128_t2>(128)}};
 }
 
 std::string Pct(double x) {
