@@ -323,7 +323,7 @@ int main(int argc, char** argv) {
 
   // Simulation speed and build cost per array size: one thread (and the threaded build where
   // there is one), the same 512³ GEMM on each, one run at a time.
-  {
+  if (!no_speed) {
     const gemm::Shape s{512, 512, 512};
     tb::Rng rng(seed);
     Case c{s, tb::RandomGemm(rng, s, tb::GemmData::kModerate, false), {}};
@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
         "| cold build | C++ generated | results |\n");
     fmt::print("|---|---:|---:|---:|---:|---:|---:|---|\n");
     for (const SpeedArray& a : SpeedArrays()) {
-      if (no_speed || !want(a.n)) continue;
+      if (!want(a.n)) continue;
       const Row r = a.run(c);
       std::string threaded = "-";
       if (a.run_threaded) {
