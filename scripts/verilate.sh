@@ -17,10 +17,8 @@
 # array's tile, tpu_pe_tile) is one separately Verilated model, built once however many
 # instances there are, so the build grows with the number of distinct tiles, not of PEs. The
 # -G parameters then go into a generated wrapper top (scripts/wrap_top.py; Verilator 5.006 would
-# pass a -G on to every block's own run, where it names a parameter the block does not have),
-# and V3Reloop is off (-fno-reloop: with it, 5.006 emits a loop whose counter is declared in
-# another function of the top model, which does not compile). Signals inside the blocks are not
-# traced.
+# pass a -G on to every block's own run, where it names a parameter the block does not have).
+# Signals inside the blocks are not traced.
 # --threads N makes a multithreaded model (`verilator --threads N`; the program then runs N
 # threads per model: on this 2-core machine the single-threaded models are faster).
 # --coverage instruments the model for line and toggle coverage, --coverage-line for line coverage
@@ -67,7 +65,11 @@ objcache=()
 command -v ccache >/dev/null 2>&1 && objcache=(-MAKEFLAGS "OBJCACHE=ccache")
 
 # Tool facts (Verilator 5.006): -CFLAGS -O3 is overridden, OPT_FAST is not; const-bit-op-tree
-# can compute wrong results, so bit-exact and gate-level models are built without it.
+# can compute wrong results, so bit-exact and gate-level models are built without it. The reloop
+# pass turns runs of copies of wide values (a 2048-bit row of 128 bf16 sampled for an assertion,
+# every block's inputs in a hierarchical build) into loops over a counter __Vilp that it then
+# does not declare in every function it lands in (a C++ compile error): every model is built
+# without it (-fno-reloop).
 # --opt sets the C++ optimisation (default -O3). The arrays were built at -O1 while every PE had
 # its own copy of the MAC's code (44 s instead of 71 s for 16x16); with one shared copy
 # (rtl/sim.vlt) -O3 costs little to build and runs 128x128 about 40% faster (docs/benchmarks.md).
@@ -87,7 +89,7 @@ if [ -n "$hier" ]; then
   printf '`verilator_config\nhier_block -module "%s"\n' "$hier" > "$out.hier.vlt"
   sources=("$out.hier.vlt" "${sources[@]}" "$out.top.sv")
   params=()
-  hierflags=(--hierarchical -fno-reloop)
+  hierflags=(--hierarchical)
 fi
 if [ ${#cov[@]} -gt 1 ]; then cov+=(--coverage-max-width "$covwidth"); fi
 if [ ${#cov[@]} -gt 0 ]; then cov+=(-fno-split -Wno-UNOPTFLAT); fi
@@ -96,7 +98,8 @@ cd "$root"
 # Called from CMake's make, the inherited jobserver flags would force Verilator's own make to
 # -j1 ("jobserver unavailable"): give it a clean slate so that its -j 2 holds.
 unset MAKEFLAGS MFLAGS MAKELEVEL
-verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree --assert --x-assign unique \
+verilator "${mode[@]}" --build -j 2 -O3 -fno-const-bit-op-tree -fno-reloop --assert \
+  --x-assign unique \
   -MAKEFLAGS "OPT_FAST=$opt" "${objcache[@]}" \
   --prefix "V$name" --top-module "$vtop" -Mdir "$out" "${hierflags[@]}" "${threads[@]}" \
   "${trace[@]}" "${cov[@]}" "${lintflags[@]}" "${params[@]}" "${sources[@]}" > "$out.log" 2>&1 || {

@@ -10,7 +10,8 @@
 //     golden model;
 //  3. the simulation speed (simulated cycles and MACs per second of host time, one thread).
 // --csv FILE also writes the roofline rows to a CSV file (`make report`, scripts/report.py);
-// --configs and --only choose the configurations and workloads (quick looks, parallel runs).
+// --configs and --only choose the configurations and workloads (quick looks, parallel runs);
+// --configs 128x128_1ch runs the TPU-sized array (hierarchical build) on one channel.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "Vaccel_128x128_1ch.h"
 #include "Vaccel_16x16_1ch.h"
 #include "Vaccel_16x16_8ch.h"
 #include "bench_util.h"
@@ -216,9 +218,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> configs;
   app.add_option("--configs", configs,
                  "run only these configurations (default: 16x16_1ch, and 16x16_8ch unless "
-                 "--no-stack)")
+                 "--no-stack; 128x128_1ch, the TPU's array on one channel, only when named)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"16x16_1ch", "16x16_8ch"}))
+      ->check(CLI::IsMember({"16x16_1ch", "16x16_8ch", "128x128_1ch"}))
       ->excludes(stack_opt);
   std::string only;
   app.add_option("--only", only,
@@ -280,6 +282,7 @@ int main(int argc, char** argv) {
   for (const std::string& c : configs) {
     if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv);
     if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv);
+    if (c == "128x128_1ch") ok &= Bench<Vaccel_128x128_1ch>(c, shapes, seed, csv);
   }
   fmt::print("\n{}\n",
              ok ? "all runs bit-exact against the golden model" : "SOME RUNS FAILED (see above)");

@@ -16,14 +16,15 @@
 //    ranges up to their last row / byte, a newer minor version, tokens left at END, bytes after
 //    END, QueueDepth GEMMs waiting for their LOADs, 255 pushes: all run, and what they store equals
 //    the golden model's bytes;
-//  * ShapeInvariance (fast tier only): the same GEMM, MLP and convolution (same data) on three
+//  * ShapeInvariance (fast tier only): the same GEMM, MLP and convolution (same data) on four
 //    array shapes give identical output bytes.
 //
-// Fast tier (accel_test): three small builds of rtl/builds.json, whose configurations the tests
+// Fast tier (accel_test): four small builds of rtl/builds.json, whose configurations the tests
 // read from the same entries (accel::ConfigFromBuild):
 //   accel_4x4_q4  4x4,  act 64,  wgt 64,  acc 64, QueueDepth 4 (blocks, slots, full queues)
 //   accel_3x5     3x5,  act 32,  wgt 24,  acc 40, QueueDepth 8 (odd, non-square)
 //   accel_8x8     8x8,  act 256, wgt 128, acc 48, QueueDepth 32 (the default queues)
+//   accel_2x128   2x128, act 48, wgt 16,  acc 64, QueueDepth 8 (the TPU's 128 columns)
 // The long tier (accel_long_test.cpp, `make test-long`) instantiates the same suite on the
 // default 16x16 one-channel accelerator with larger shapes and more iterations.
 //
@@ -130,8 +131,18 @@ isa::Gemm G(uint16_t rows, uint16_t kv, uint16_t nv, bool load_w, Deps d = {}, u
   g.accumulate = accumulate;
   return g;
 }
+// The bytes of a row of `elems` values of `size` bytes in HBM: a whole number of 32-byte beats.
+uint32_t RowBytes(int elems, int size) {
+  return uint32_t((elems * size + 31) / 32 * 32);
+}
+// A STORE; stride kRowStride: 64 bytes, or the row's bytes where a row is longer (128 fp32).
+constexpr uint32_t kRowStride = ~uint32_t(0);
 isa::Store St(uint16_t acc, uint16_t rows, uint16_t elems, Deps d = {}, uint64_t addr = kOutAddr,
-              uint32_t stride = 64, uint8_t format = isa::kFmtFp32, uint8_t act = isa::kActNone) {
+              uint32_t stride = kRowStride, uint8_t format = isa::kFmtFp32,
+              uint8_t act = isa::kActNone) {
+  if (stride == kRowStride) {
+    stride = std::max<uint32_t>(64, RowBytes(elems, format == isa::kFmtBf16 ? 2 : 4));
+  }
   isa::Store s;
   s.deps = d;
   s.format = format;
@@ -682,7 +693,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsHbm) {
   add("STORE hbm_addr + 8", {gw, St(0, 1, 1, {}, kOutAddr + 8)});
   add("STORE stride 96 + 16", {gw, St(0, 2, 1, {}, kOutAddr, 112)});
   add("STORE at HbmBytes", {gw, St(0, 1, 1, {}, top)});
-  add("STORE last row past HbmBytes", {gw, St(0, 2, C, {}, top - 64, 64)});
+  add("STORE last row past HbmBytes", {gw, St(0, 2, C, {}, top - std::max(64u, RowBytes(C, 4)))});
   add("STORE at 2^33", {gw, St(0, 1, 1, {}, uint64_t(1) << 33)});
   // The program itself.
   {
@@ -842,13 +853,16 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
   // broadcast (stride 0), accumulate, relu and bf16 stores.
   add("last rows and last bytes",
       Program(c, {Ld(isa::kBufAct, uint16_t(A - 2), 2, R, {}, kDataAddr, 64),
-                  Ld(isa::kBufWgt, uint16_t(W - R), R, C, kPushNext, top - 32 * R, 32),
+                  Ld(isa::kBufWgt, uint16_t(W - R), R, C, kPushNext,
+                     top - 32 * (R - 1) - RowBytes(C, 2), 32),
                   Ld(isa::kBufAcc, uint16_t(Acc - 2), 2, C, {}, kDataAddr + 512, 0),
                   G(2, R, C, true, D(true, false, false, true), uint16_t(A - 2), uint16_t(W - R),
                     uint16_t(Acc - 2), true),
-                  St(uint16_t(Acc - 2), 2, C, kPopPrev, kOutAddr, 64, isa::kFmtFp32, isa::kActRelu),
-                  St(uint16_t(Acc - 2), 2, C, {}, kOutAddr + 256, 32, isa::kFmtBf16),
-                  St(uint16_t(Acc - 1), 1, C, {}, top - 32 * (C > 8 ? 2 : 1), 64)}));
+                  St(uint16_t(Acc - 2), 2, C, kPopPrev, kOutAddr, kRowStride, isa::kFmtFp32,
+                     isa::kActRelu),
+                  St(uint16_t(Acc - 2), 2, C, {}, kOutAddr + std::max(256u, 2 * RowBytes(C, 4)),
+                     RowBytes(C, 2), isa::kFmtBf16),
+                  St(uint16_t(Acc - 1), 1, C, {}, top - RowBytes(C, 4))}));
   // Rows shorter than the buffers' (elems = 1): the rest of each activation, weight and
   // accumulator row becomes +0 although the HBM bytes after the first element are not zero, and
   // a GEMM over the full kv = R, nv = C reads those zeros.
@@ -857,7 +871,7 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
                   Ld(isa::kBufWgt, 0, R, 1, kPushNext, kDataAddr + 1024, 32),
                   Ld(isa::kBufAcc, 0, 2, 1, {}, kDataAddr + 2048, 64),
                   G(2, R, C, true, D(true, false, false, true), 0, 0, 0, true),
-                  St(0, 2, C, kPopPrev, kOutAddr, 64)}));
+                  St(0, 2, C, kPopPrev, kOutAddr)}));
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {
     auto p = Program(

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's fast tier: the suite of accel_suite.h on three small builds, the invariance,
+// The accelerator's fast tier: the suite of accel_suite.h on four small builds, the invariance,
 // weight-reuse, host-port, register and 4 KB tests, and the functional-coverage cases the suite
 // does not reach.
+#include "Vaccel_2x128.h"
 #include "Vaccel_3x5.h"
 #include "Vaccel_4x4_q4.h"
 #include "Vaccel_8x8.h"
 #include "accel_suite.h"
 
 // ---------------------------------------------------------------------------------------------
-// Fast tier: the three small builds of rtl/builds.json.
+// Fast tier: the four small builds of rtl/builds.json.
 
 namespace tpu {
 namespace accel_suite {
@@ -37,7 +38,16 @@ struct Accel8x8 {
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
 
-using SmallConfigs = ::testing::Types<Accel4x4Q4, Accel3x5, Accel8x8>;
+// Two rows of the TPU's 128 columns: rows of 128 elements in the buffers, fp32 rows of 512 B
+// (16-beat LOADs to the accumulators and STOREs), N-tiles of 128.
+struct Accel2x128 {
+  using Model = Vaccel_2x128;
+  static constexpr const char* kName = "accel_2x128";
+  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
+  static Limits TestLimits() { return {4, 24, 12, 300, 5, 4, 140}; }
+};
+
+using SmallConfigs = ::testing::Types<Accel4x4Q4, Accel3x5, Accel8x8, Accel2x128>;
 
 }  // namespace
 
@@ -45,7 +55,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Small, AccelTest, SmallConfigs, ConfigNames);
 
 namespace {
 
-// The same workloads (same data) on three array shapes: the output bytes are identical (the
+// The same workloads (same data) on four array shapes: the output bytes are identical (the
 // contract fixes the order of the MACs, k = 0 .. K-1, whatever the tiling), and each matches the
 // golden model.
 class AccelInvarianceTest : public ::testing::Test {};
@@ -55,6 +65,7 @@ TEST_F(AccelInvarianceTest, ShapeInvariance) {
   Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
   Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
   Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
+  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
   using Make = std::function<Workload(const Config&)>;
   std::vector<std::pair<std::string, Make>> makes;
   for (int i = 0; i < int(test::Scaled(6)); ++i) {
@@ -90,21 +101,26 @@ TEST_F(AccelInvarianceTest, ShapeInvariance) {
   }
   for (const auto& [kind, make] : makes) {
     const Workload w4 = make(b4.config()), w3 = make(b3.config()), w8 = make(b8.config());
+    const Workload w2 = make(b2.config());
     SCOPED_TRACE(fmt::format("{} {}, data seed {}", kind, w4.description, w4.seed));
     ASSERT_EQ(w4.inputs.size(), w3.inputs.size());
     for (size_t i = 0; i < w4.inputs.size(); ++i) {
       ASSERT_EQ(w4.inputs[i].data, w3.inputs[i].data) << "the inputs must be the same data";
       ASSERT_EQ(w4.inputs[i].data, w8.inputs[i].data) << "the inputs must be the same data";
+      ASSERT_EQ(w4.inputs[i].data, w2.inputs[i].data) << "the inputs must be the same data";
     }
     const auto o4 = b4.Check(w4, num::Mode::kIeee);
     const auto o3 = b3.Check(w3, num::Mode::kIeee);
     const auto o8 = b8.Check(w8, num::Mode::kIeee);
+    const auto o2 = b2.Check(w2, num::Mode::kIeee);
     ASSERT_EQ(o4.size(), w4.outputs.size());
     ASSERT_EQ(o3.size(), o4.size());
     ASSERT_EQ(o8.size(), o4.size());
+    ASSERT_EQ(o2.size(), o4.size());
     for (size_t t = 0; t < o4.size(); ++t) {
       const auto& tensor = w4.outputs[t];
-      for (const auto& [name, other] : {std::pair{"3x5", &o3[t]}, std::pair{"8x8", &o8[t]}}) {
+      for (const auto& [name, other] :
+           {std::pair{"3x5", &o3[t]}, std::pair{"8x8", &o8[t]}, std::pair{"2x128", &o2[t]}}) {
         ASSERT_EQ(other->size(), o4[t].size());
         for (size_t i = 0; i < o4[t].size(); ++i) {
           ASSERT_EQ((*other)[i], o4[t][i])

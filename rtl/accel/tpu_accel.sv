@@ -78,8 +78,8 @@ module tpu_accel #(
   localparam int unsigned NvW    = $clog2(Cols + 1);
   localparam int unsigned IdBits = 6;
 
-  if (Rows < 1 || Rows > 64 || Cols < 1 || Cols > 64) begin : gen_bad_shape
-    $error("tpu_accel: Rows and Cols must be in 1..64");
+  if (Rows < 1 || Rows > 128 || Cols < 1 || Cols > 128) begin : gen_bad_shape
+    $error("tpu_accel: Rows and Cols must be in 1..128");
   end
   if (ActDepth > 65535 || WgtDepth > 65535 || AccDepth > 65535 || QueueDepth < 1) begin : gen_bad
     $error("tpu_accel: buffer depths must be in 1..65535 and QueueDepth at least 1");

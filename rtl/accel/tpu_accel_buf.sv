@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // An on-chip buffer of Depth rows of Elems bf16 values (the activation or the weight buffer):
 // one write port with a per-element write enable, one read port with the row one cycle after the
-// read (a plain synchronous RAM).
+// read (a plain synchronous RAM). Each element is a RAM of its own (as a RAM with per-element
+// write enables is built): no loop over the elements inside a process, which Verilator cannot
+// keep as a loop for a row of more than 64 elements (non-blocking writes into an array).
 module tpu_accel_buf #(
   parameter int unsigned Depth = 2048,
   parameter int unsigned Elems = 16,
@@ -18,15 +20,12 @@ module tpu_accel_buf #(
   output logic [W-1:0]     rdata_o
 );
 
-  logic [W-1:0] mem_q [Depth];
-
-  always_ff @(posedge clk_i) begin
-    if (we_i) begin
-      for (int unsigned e = 0; e < Elems; e++) begin
-        if (wen_i[e]) mem_q[waddr_i][16*e +: 16] <= wdata_i[16*e +: 16];
-      end
+  for (genvar e = 0; e < Elems; e++) begin : gen_el
+    logic [15:0] mem_q [Depth];
+    always_ff @(posedge clk_i) begin
+      if (we_i && wen_i[e]) mem_q[waddr_i] <= wdata_i[16*e +: 16];
+      if (re_i) rdata_o[16*e +: 16] <= mem_q[raddr_i];
     end
-    if (re_i) rdata_o <= mem_q[raddr_i];
   end
 
   // ---------------------------------------------------------------------------------------------

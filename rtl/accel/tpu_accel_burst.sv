@@ -15,7 +15,7 @@ module tpu_accel_burst #(
   input  logic [AddrW-1:0] addr_i,
   input  logic [31:0]      stride_i,
   input  logic [15:0]      rows_i,
-  input  logic [3:0]       bpr_i,       // beats per row, 1..8
+  input  logic [4:0]       bpr_i,       // beats per row, 1..16 (an fp32 row of 128)
   input  logic             once_i,
   output logic             busy_o,
   output logic             req_valid_o,
@@ -30,7 +30,7 @@ module tpu_accel_burst #(
   logic [31:0]      stride_q;
   logic [19:0]      left_q;      // beats left in the current region
   logic [15:0]      regions_q;   // regions left, the current one included
-  logic [3:0]       bpr_q;
+  logic [4:0]       bpr_q;
   logic [8:0]       to_4k, len;
 
   assign to_4k = 9'((13'd4096 - 13'(cur_q[11:0])) >> 5);

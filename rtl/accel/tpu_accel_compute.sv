@@ -188,13 +188,13 @@ module tpu_accel_compute #(
   // LOAD to the accumulators
   // ---------------------------------------------------------------------------------------------
   logic [15:0]       l_dst_q, l_rows_q, l_elems_q, l_row_q;
-  logic [3:0]        l_bpr_q, l_chunk_q, bpr;
+  logic [4:0]        l_bpr_q, l_chunk_q, bpr;  // an fp32 row of 128: 16 beats
   logic              l_once_q, l_pprev_q, l_pnext_q, row_full_q, beat, l_last_chunk, ld_fire;
   logic [31:0]       l_pc_q;
   logic [Cols*32-1:0] row_q;
   logic              accld_done;
 
-  assign bpr = 4'((17'(tpu_isa_pkg::load_elems(head_instr_i)) * 17'd4 + 17'd31) >> 5);
+  assign bpr = 5'((17'(tpu_isa_pkg::load_elems(head_instr_i)) * 17'd4 + 17'd31) >> 5);
 
   tpu_accel_burst #(.AddrW(AddrW)) u_burst (
     .clk_i, .rst_ni, .flush_i,
@@ -214,7 +214,7 @@ module tpu_accel_compute #(
 
   assign r_ready_o     = !row_full_q;
   assign beat          = r_valid_i && r_ready_o;
-  assign l_last_chunk  = l_chunk_q == l_bpr_q - 4'd1;
+  assign l_last_chunk  = l_chunk_q == l_bpr_q - 5'd1;
   assign ld_fire       = row_full_q && mxu_ld_ready_i;
   assign accld_done    = ld_fire && (l_row_q == l_rows_q - 16'd1);
 
@@ -256,7 +256,7 @@ module tpu_accel_compute #(
         l_chunk_q  <= '0;
       end
       if (beat) begin
-        l_chunk_q <= l_last_chunk ? 4'd0 : l_chunk_q + 4'd1;
+        l_chunk_q <= l_last_chunk ? 5'd0 : l_chunk_q + 5'd1;
         if (l_last_chunk) row_full_q <= 1'b1;
       end
       if (ld_fire) begin
@@ -273,7 +273,7 @@ module tpu_accel_compute #(
       if (beat) begin
         if (32'(l_chunk_q) == e / 8) begin
           row_q[32*e +: 32] <= (e < 32'(l_elems_q)) ? r_data_i[32*(e%8) +: 32] : 32'd0;
-        end else if (l_chunk_q == 4'd0) begin
+        end else if (l_chunk_q == 5'd0) begin
           row_q[32*e +: 32] <= 32'd0;
         end
       end

@@ -98,7 +98,7 @@ module tpu_accel_load #(
     .addr_i    (AddrW'(tpu_isa_pkg::load_hbm_addr(head_instr_i))),
     .stride_i  (tpu_isa_pkg::load_hbm_stride(head_instr_i)),
     .rows_i    (rows),
-    .bpr_i     (bpr),
+    .bpr_i     (5'(bpr)),
     .once_i    (1'b0),
     .busy_o    (gen_busy),
     .req_valid_o(ar_valid_o),

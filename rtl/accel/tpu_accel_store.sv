@@ -69,8 +69,8 @@ module tpu_accel_store #(
   logic        is_end, need_tok, gen_busy, bdesc_full, bdesc_empty, wdesc_full, wdesc_empty;
   logic        start, end_go, fin_q, wside_busy, blen_full, blen_empty, gen_last;
   logic [15:0] rows, elems;
-  logic [8:0]  row_bytes;
-  logic [3:0]  bpr;
+  logic [9:0]  row_bytes;  // up to 512 (an fp32 row of 128)
+  logic [4:0]  bpr;
   logic        bf16;
 
   assign op        = tpu_isa_pkg::instr_opcode(head_instr_i);
@@ -79,8 +79,8 @@ module tpu_accel_store #(
   assign bf16      = tpu_isa_pkg::store_format(head_instr_i) == tpu_isa_pkg::FmtBf16;
   assign rows      = tpu_isa_pkg::store_rows(head_instr_i);
   assign elems     = tpu_isa_pkg::store_elems(head_instr_i);
-  assign row_bytes = bf16 ? 9'(elems) * 9'd2 : 9'(elems) * 9'd4;
-  assign bpr       = 4'((row_bytes + 9'd31) >> 5);
+  assign row_bytes = bf16 ? 10'(elems) * 10'd2 : 10'(elems) * 10'd4;
+  assign bpr       = 5'((row_bytes + 10'd31) >> 5);
 
   logic in_flight;
   assign in_flight = gen_busy || !bdesc_empty || !wdesc_empty || wside_busy;
@@ -203,7 +203,7 @@ module tpu_accel_store #(
   logic             rd_pending_q, rfifo_empty;
   logic [RCntW-1:0] rcnt;
   logic             rd_bf16_q, rd_relu_q;
-  logic [8:0]       rd_bytes_q;
+  logic [9:0]       rd_bytes_q;
 
   assign st_valid_o = !wdesc_empty && (32'(rcnt) + 32'(rd_pending_q) < RowDepth);
   assign st_addr_o  = AccAW'(s_acc + s_row_q);
@@ -225,7 +225,7 @@ module tpu_accel_store #(
         s_row_q    <= rd_take ? 16'd0 : s_row_q + 16'd1;
         rd_bf16_q  <= s_bf16;
         rd_relu_q  <= s_relu;
-        rd_bytes_q <= s_bf16 ? 9'(s_elems) * 9'd2 : 9'(s_elems) * 9'd4;
+        rd_bytes_q <= s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4;
       end
     end
   end
@@ -245,9 +245,9 @@ module tpu_accel_store #(
   logic [PackW-1:0] packed_row;
   assign packed_row = rd_bf16_q ? PackW'(bf16_row) : PackW'(relu_row);
 
-  logic [PackW+9-1:0] rhead;
+  logic [PackW+10-1:0] rhead;
   logic               r_pop;
-  tpu_fifo #(.Width(PackW + 9), .Depth(RowDepth)) u_rows (
+  tpu_fifo #(.Width(PackW + 10), .Depth(RowDepth)) u_rows (
     .clk_i, .rst_ni, .flush_i,
     .push_i(st_valid_i), .data_i({rd_bytes_q, packed_row}), .full_o(),
     .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)
@@ -255,12 +255,12 @@ module tpu_accel_store #(
 
   // Beats of the head row.
   logic [3:0] rbeat_q;
-  logic [8:0] rbytes;
+  logic [9:0] rbytes;
   logic       row_last_beat;
-  logic [8:0] beat_off;
-  assign rbytes        = rhead[PackW +: 9];
-  assign beat_off      = {rbeat_q, 5'd0};
-  assign row_last_beat = (beat_off + 9'd32) >= rbytes;
+  logic [9:0] beat_off;
+  assign rbytes        = rhead[PackW +: 10];
+  assign beat_off      = {1'b0, rbeat_q, 5'd0};
+  assign row_last_beat = (beat_off + 10'd32) >= rbytes;
   assign w_valid_o     = !rfifo_empty && !blen_empty;
   assign w_fire        = w_valid_o && w_ready_i;
   assign r_pop         = w_fire && row_last_beat;
@@ -271,7 +271,7 @@ module tpu_accel_store #(
   assign shifted  = rhead[PackW-1:0] >> {rbeat_q, 8'd0};
   assign w_data_o = shifted[255:0];
   for (genvar b = 0; b < 32; b++) begin : gen_strb
-    assign w_strb_o[b] = (beat_off + 9'(b)) < rbytes;
+    assign w_strb_o[b] = (beat_off + 10'(b)) < rbytes;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

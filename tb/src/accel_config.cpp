@@ -65,8 +65,8 @@ std::string Hashed(const Config& c, bool with_mode) {
 void Validate(const Config& c) {
   const std::string what = "config";
   const auto& m = c.machine;
-  CheckRange(what, "rows", m.r, 1, 64);
-  CheckRange(what, "cols", m.c, 1, 64);
+  CheckRange(what, "rows", m.r, 1, kMaxArrayDim);
+  CheckRange(what, "cols", m.c, 1, kMaxArrayDim);
   CheckChannels(what, "channels", c.channels);
   CheckRange(what, "act_depth", m.act_depth, 1, 65535);
   CheckRange(what, "wgt_depth", m.wgt_depth, 1, 65535);
@@ -131,14 +131,14 @@ Config ConfigFromName(const std::string& name) {
   std::smatch mt;
   if (!std::regex_match(name, mt, re)) {
     Bad(fmt::format(
-        "config name '{}' is not of the form RxC_Nch (e.g. 16x16_1ch: R, C in 1..64, N in 1, 2, "
+        "config name '{}' is not of the form RxC_Nch (e.g. 16x16_1ch: R, C in 1..{}, N in 1, 2, "
         "4, 8) nor a .json file",
-        name));
+        name, kMaxArrayDim));
   }
   const std::string what = fmt::format("config name '{}'", name);
   const int r = std::stoi(mt[1]), c = std::stoi(mt[2]), n = std::stoi(mt[3]);
-  CheckRange(what, "rows (R)", r, 1, 64);
-  CheckRange(what, "cols (C)", c, 1, 64);
+  CheckRange(what, "rows (R)", r, 1, kMaxArrayDim);
+  CheckRange(what, "cols (C)", c, 1, kMaxArrayDim);
   CheckChannels(what, "channels (N)", n);
   return MakeConfig(r, c, n);
 }
@@ -163,9 +163,9 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
   };
   for (const auto& [key, v] : j.items()) {
     if (key == "rows") {
-      m.r = integer(key, v, 1, 64);
+      m.r = integer(key, v, 1, kMaxArrayDim);
     } else if (key == "cols") {
-      m.c = integer(key, v, 1, 64);
+      m.c = integer(key, v, 1, kMaxArrayDim);
     } else if (key == "channels") {
       if (!v.is_number_integer()) {
         Bad(fmt::format("{}: channels must be one of 1, 2, 4, 8, got {}", what, v.dump()));

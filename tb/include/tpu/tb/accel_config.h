@@ -2,11 +2,12 @@
 // Accelerator configurations (accel::Config) from a name ("16x16_1ch") or a JSON file, their
 // canonical names, and the Verilog parameters of the accelerator top `tpu_accel` they stand for.
 //
-// A name is `RxC_Nch`: R and C in 1..64, N in {1, 2, 4, 8}, every other field at its default. A
-// JSON file holds an object with any of these keys (every other key is an error):
+// A name is `RxC_Nch`: R and C in 1..128 (kMaxArrayDim), N in {1, 2, 4, 8}, every other field
+// at its default. A JSON file holds an object with any of these keys (every other key is an
+// error):
 //
 //   key               range                 default  what
-//   rows, cols        1..64                 16       the array (R, C)
+//   rows, cols        1..128                16       the array (R, C)
 //   channels          1, 2, 4, 8            1        HBM2 channels behind the port
 //   act_depth         1..65535              2048     activation-buffer rows of R bf16
 //   wgt_depth         1..65535              2048     weight-buffer rows of C bf16
@@ -36,6 +37,9 @@ inline constexpr int kDefaultQueueDepth = builds::kAccelDefaultQueueDepth;
 inline constexpr int kDefaultPreset = builds::kAccelDefaultPreset;
 inline constexpr bool kDefaultPerBankRefresh = builds::kAccelDefaultPerBankRefresh != 0;
 inline constexpr uint64_t kHbmBytesPerChannel = uint64_t(1) << 31;
+// The largest array side a configuration may have (the TPU's matrix unit: 128x128). Arrays
+// larger than 32x32 build hierarchically (sim/CMakeLists.txt, docs/accel.md).
+inline constexpr int kMaxArrayDim = 128;
 
 // The default configuration of an R×C array with N channels (checks the ranges).
 Config MakeConfig(int rows, int cols, int channels);
