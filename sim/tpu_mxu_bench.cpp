@@ -26,6 +26,7 @@
 #include "Vmxu_b128.h"
 #include "Vmxu_b128_t2.h"
 #include "Vmxu_b16.h"
+#include "Vmxu_b256.h"
 #include "Vmxu_b32.h"
 #include "Vmxu_b4.h"
 #include "Vmxu_b64.h"
@@ -99,9 +100,10 @@ struct Array {
 
 // The arrays of the utilization table.
 std::vector<Array> Arrays() {
-  return {{Square(4), Runner<Vmxu_b4>(4)},    {Square(8), Runner<Vmxu_b8>(8)},
-          {Square(16), Runner<Vmxu_b16>(16)}, {Square(32), Runner<Vmxu_b32>(32)},
-          {Square(64), Runner<Vmxu_b64>(64)}, {Square(128), Runner<Vmxu_b128>(128)}};
+  return {{Square(4), Runner<Vmxu_b4>(4)},      {Square(8), Runner<Vmxu_b8>(8)},
+          {Square(16), Runner<Vmxu_b16>(16)},   {Square(32), Runner<Vmxu_b32>(32)},
+          {Square(64), Runner<Vmxu_b64>(64)},   {Square(128), Runner<Vmxu_b128>(128)},
+          {Square(256), Runner<Vmxu_b256>(256)}};
 }
 
 // The arrays of the speed and build table, with their model names (rtl/builds.json);
@@ -117,7 +119,8 @@ std::vector<SpeedArray> SpeedArrays() {
   return {{16, "mxu_b16", Runner<Vmxu_b16>(16), {}},
           {32, "mxu_b32", Runner<Vmxu_b32>(32), {}},
           {64, "mxu_b64", Runner<Vmxu_b64>(64), {}},
-          {128, "mxu_b128", Runner<Vmxu_b128>(128), Runner<Vmxu_b128_t2>(128)}};
+          {128, "mxu_b128", Runner<Vmxu_b128>(128), Runner<Vmxu_b128_t2>(128)},
+          {256, "mxu_b256", Runner<Vmxu_b256>(256), {}}};
 }
 
 std::string Pct(double x) {
@@ -180,9 +183,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "operand seed");
   app.add_flag("--no-build", no_build, "skip the cold Verilator build measurements");
   std::vector<int> sizes;
-  app.add_option("--sizes", sizes,
-                 "only these array sizes (4 8 16 32 64 128; default all) in both tables")
-      ->check(CLI::IsMember({4, 8, 16, 32, 64, 128}))
+  app.add_option(
+         "--sizes", sizes,
+         "only these array sizes (4 8 16 32 64 128 256; default all but 256, a TPU v1-sized "
+         "array that takes minutes per run) in both tables")
+      ->check(CLI::IsMember({4, 8, 16, 32, 64, 128, 256}))
       ->delimiter(',');
   bool no_util = false, no_speed = false;
   app.add_flag("--no-util", no_util, "skip the utilization table");
@@ -242,7 +247,8 @@ int main(int argc, char** argv) {
   // The table: every (array, shape), longest first over `jobs` threads.
   const auto arrays = Arrays();
   const auto want = [&](int n) {
-    return sizes.empty() || std::find(sizes.begin(), sizes.end(), n) != sizes.end();
+    if (sizes.empty()) return n <= 128;
+    return std::find(sizes.begin(), sizes.end(), n) != sizes.end();
   };
   struct Task {
     size_t a, s;
@@ -290,16 +296,19 @@ int main(int argc, char** argv) {
     return ix < iy;
   });
 
-  fmt::print("\nUtilization = useful MACs / (R·C·cycles); P = 1, accumulators 4096 rows/column.\n");
-  fmt::print("limit = R + F·M + (F−1)·max(0,R−M) + P·R + C − 2; SCALE-Sim = F·(2R+C+M−2) − 1\n");
-  fmt::print(
-      "lost cycles by cause: wload = waiting for a weight tile (first load, folds shorter "
-      "than R), hazard = accumulator read-after-write, starve = no operand, drain = "
-      "pipeline emptying at the end\n\n");
-  fmt::print(
-      "| array | M×K×N | cycles | limit | SCALE-Sim | util | util SCALE-Sim | cycles/limit "
-      "| wload | hazard | starve | drain | results |\n");
-  fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  if (!no_util) {  // --no-util: no empty table
+    fmt::print(
+        "\nUtilization = useful MACs / (R·C·cycles); P = 1, accumulators 4096 rows/column.\n");
+    fmt::print("limit = R + F·M + (F−1)·max(0,R−M) + P·R + C − 2; SCALE-Sim = F·(2R+C+M−2) − 1\n");
+    fmt::print(
+        "lost cycles by cause: wload = waiting for a weight tile (first load, folds shorter "
+        "than R), hazard = accumulator read-after-write, starve = no operand, drain = "
+        "pipeline emptying at the end\n\n");
+    fmt::print(
+        "| array | M×K×N | cycles | limit | SCALE-Sim | util | util SCALE-Sim | cycles/limit "
+        "| wload | hazard | starve | drain | results |\n");
+    fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  }
   bool ok = true;
   for (const Row& r : rows) {
     const double rc = double(r.cfg.rows) * r.cfg.cols;

@@ -364,9 +364,11 @@ class AccelTest : public ::testing::Test {
     SCOPED_TRACE("the legal workload after " + after);
     const Config cfg = bench_.config();
     const Init init = Init(rng.Range(0, 2));
-    const Workload w = accel::MakeGemm(
-        cfg, rng.Range(1, 2 * cfg.machine.r + 3), rng.Range(1, 2 * cfg.machine.r + 1),
-        rng.Range(1, 2 * cfg.machine.c + 1), init, OutFormat::kFp32, false, rng.Next());
+    // Up to two tiles each way, of at most 16 (a 128x128 array recovers with small GEMMs).
+    const int r = std::min(cfg.machine.r, 16), c = std::min(cfg.machine.c, 16);
+    const Workload w =
+        accel::MakeGemm(cfg, rng.Range(1, 2 * r + 3), rng.Range(1, 2 * r + 1),
+                        rng.Range(1, 2 * c + 1), init, OutFormat::kFp32, false, rng.Next());
     bench_.Check(w, num::Mode::kIeee);
   }
 
