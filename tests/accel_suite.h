@@ -829,10 +829,16 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
   const auto R = uint16_t(c.r), C = uint16_t(c.c);
   const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
   const uint64_t top = c.hbm_bytes;
-  constexpr uint64_t kTopBytes = 2048;
-  // Data: random small finite bf16 values in the LOADs' region and at the top of HBM, written
-  // into both the accelerator and every golden model.
-  std::vector<uint8_t> data(8192), topdata(kTopBytes);
+  // Everything the cases read near the top of HBM is written first, into both machines (the
+  // device models' never-written storage is a pseudo-random background, the golden model's is
+  // zero): 8 KB covers the weight rows of a 128x128 array (32 * 127 + 256 bytes).
+  constexpr uint64_t kTopBytes = 8192;
+  ASSERT_LE(32 * (R - 1) + RowBytes(C, 2), kTopBytes) << "the top data does not cover the LOADs";
+  // Data: random small finite bf16 values in the LOADs' region (R weight rows at a 64-byte
+  // stride need 64 * (R - 1) + 2 * C bytes) and at the top of HBM, written into both the
+  // accelerator and every golden model.
+  std::vector<uint8_t> data(16384), topdata(kTopBytes);
+  ASSERT_LE(64 * (R - 1) + RowBytes(C, 2), data.size()) << "the data does not cover the LOADs";
   {
     tb::Rng drng(test::TestSeed());
     auto fill = [&](std::vector<uint8_t>& v) {
