@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // tpu_mxu_bench (`make bench`): the matrix unit's utilization on the GEMM shapes and
-// array sizes (4×4 … 128×128), operands already on chip, next to the fully pipelined limit and
-// SCALE-Sim's figure, with every lost cycle by cause; then, per array size, the simulation speed
-// (single thread, and two threads where a multithreaded build exists), the cold build time and
-// the size of the generated C++.
-// Every run's results are checked bit for bit against the golden GEMM (--no-check skips it).
+// array sizes (4×4 … 128×128; 256×256 on request), operands already on chip, next to the fully
+// pipelined limit and SCALE-Sim's figure, with every lost cycle by cause; then, per array size, the
+// simulation speed (single thread, and two threads where a multithreaded build exists), the cold
+// build time and the size of the generated C++. Every run's results are checked bit for bit against
+// the golden GEMM (--no-check skips it).
 // --csv FILE also writes the table, one row per run, for `make report` (scripts/report.py).
 #include <fmt/format.h>
 
@@ -93,30 +93,21 @@ std::function<Row(const Case&)> Runner(int n) {
   return [cfg = Square(n)](const Case& c) { return RunOn<V>(cfg, c); };
 }
 
+// The n×n arrays of both tables, with their model names (rtl/builds.json); run_threaded: the
+// multithreaded build of the same array, if there is one. The speed table starts at 16×16.
 struct Array {
-  tb::ArrayConfig cfg;
-  std::function<Row(const Case&)> run;
-};
-
-// The arrays of the utilization table.
-std::vector<Array> Arrays() {
-  return {{Square(4), Runner<Vmxu_b4>(4)},      {Square(8), Runner<Vmxu_b8>(8)},
-          {Square(16), Runner<Vmxu_b16>(16)},   {Square(32), Runner<Vmxu_b32>(32)},
-          {Square(64), Runner<Vmxu_b64>(64)},   {Square(128), Runner<Vmxu_b128>(128)},
-          {Square(256), Runner<Vmxu_b256>(256)}};
-}
-
-// The arrays of the speed and build table, with their model names (rtl/builds.json);
-// run_threaded: the multithreaded build of the same array, if there is one.
-struct SpeedArray {
   int n;
   const char* model;
   std::function<Row(const Case&)> run;
   std::function<Row(const Case&)> run_threaded;
+  tb::ArrayConfig cfg() const { return Square(n); }
 };
+constexpr int kSpeedMin = 16;
 
-std::vector<SpeedArray> SpeedArrays() {
-  return {{16, "mxu_b16", Runner<Vmxu_b16>(16), {}},
+std::vector<Array> Arrays() {
+  return {{4, "mxu_b4", Runner<Vmxu_b4>(4), {}},
+          {8, "mxu_b8", Runner<Vmxu_b8>(8), {}},
+          {16, "mxu_b16", Runner<Vmxu_b16>(16), {}},
           {32, "mxu_b32", Runner<Vmxu_b32>(32), {}},
           {64, "mxu_b64", Runner<Vmxu_b64>(64), {}},
           {128, "mxu_b128", Runner<Vmxu_b128>(128), Runner<Vmxu_b128_t2>(128)},
@@ -258,10 +249,10 @@ int main(int argc, char** argv) {
   for (size_t a = 0; a < arrays.size(); ++a) {
     for (size_t s = 0; s < shapes.size(); ++s) {
       const bool big = shapes[s].m == 1024;
-      if (quick && big && arrays[a].cfg.rows <= 8) continue;
-      if (no_util || !want(arrays[a].cfg.rows)) continue;
-      const double cyc = double(tb::PipelinedLimit(shapes[s], arrays[a].cfg));
-      tasks.push_back({a, s, cyc * arrays[a].cfg.rows * arrays[a].cfg.cols});
+      if (quick && big && arrays[a].n <= 8) continue;
+      if (no_util || !want(arrays[a].n)) continue;
+      const double cyc = double(tb::PipelinedLimit(shapes[s], arrays[a].cfg()));
+      tasks.push_back({a, s, cyc * arrays[a].n * arrays[a].n});
     }
   }
   std::sort(tasks.begin(), tasks.end(), [](auto& x, auto& y) { return x.cost > y.cost; });
@@ -344,8 +335,8 @@ int main(int argc, char** argv) {
         "| array | cycles | cycles/s | million MACs/s | 2 threads: million MACs/s "
         "| cold build | C++ generated | results |\n");
     fmt::print("|---|---:|---:|---:|---:|---:|---:|---|\n");
-    for (const SpeedArray& a : SpeedArrays()) {
-      if (!want(a.n)) continue;
+    for (const Array& a : arrays) {
+      if (a.n < kSpeedMin || !want(a.n)) continue;
       const Row r = a.run(c);
       std::string threaded = "-";
       if (a.run_threaded) {
