@@ -31,6 +31,8 @@ rtl/hbm/tpu_hbm_interleave.sv
 rtl/hbm/tpu_hbm_single.sv
 rtl/accel/tpu_accel_buf.sv
 rtl/accel/tpu_accel_burst.sv
+rtl/accel/tpu_accel_dma_issue.sv
+rtl/accel/tpu_accel_dma.sv
 rtl/accel/tpu_accel_stream.sv
 rtl/accel/tpu_accel_decode.sv
 rtl/accel/tpu_accel_load.sv

@@ -27,8 +27,14 @@
 #include <vector>
 
 #include "Vaccel_128x128_1ch.h"
+#include "Vaccel_128x128_8ch.h"
 #include "Vaccel_16x16_1ch.h"
 #include "Vaccel_16x16_8ch.h"
+#include "Vaccel_2x128_1ch.h"
+#include "Vaccel_2x128_2ch.h"
+#include "Vaccel_2x128_4ch.h"
+#include "Vaccel_2x128_8ch.h"
+#include "Vaccel_64x64_4ch.h"
 #include "bench_util.h"
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
@@ -83,8 +89,8 @@ std::vector<Shape> Shapes(bool quick) {
   return s;
 }
 
-// A program of LOADs only: `mb` MiB streamed into the weight buffer, contiguous, no tokens.
-double StreamBandwidth(Sim& sim, double mib) {
+// A program of LOADs only: `mib` MiB streamed into the weight buffer, contiguous, no tokens.
+double StreamBandwidth(Sim& sim, double mib, bool quiet = false) {
   const Config& cfg = sim.config();
   const auto& m = cfg.machine;
   const uint64_t row_bytes = host::RoundUp32(uint64_t(m.c) * 2);
@@ -118,12 +124,44 @@ double StreamBandwidth(Sim& sim, double mib) {
                                          isa::ErrorName(r.code), r.pc, r.violations));
   }
   const double data = double(loads) * double(per_load);
+  if (quiet) return data / double(r.perf.cycles);
   fmt::print(
       "  sequential read stream: {:.1f} MiB of LOADs in {} cycles: {:.2f} B/cycle "
-      "({:.1f}% of the {:.0f} B/cycle port; program fetch excluded)\n",
+      "({:.1f}% of the DMA's {:.0f} B/cycle; program fetch excluded)\n",
       data / 1048576.0, r.perf.cycles, data / double(r.perf.cycles),
       100.0 * data / double(r.perf.cycles) / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
   return data / double(r.perf.cycles);
+}
+
+// The DMA's sequential read bandwidth on 1, 2, 4 and 8 channels: two rows of 128 columns (a
+// weight-buffer row is 256 bytes, eight beats), a stream of LOADs, the program fetch excluded.
+template <class V>
+void DmaRow(const std::string& name, double mib, bench::CsvFile& csv) {
+  const Config cfg = ConfigFromName(name);
+  AccelSim<V> sim(cfg);
+  const auto t0 = std::chrono::steady_clock::now();
+  const double bw = StreamBandwidth(sim, mib, true);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double peak = cfg.HbmPeakBytesPerCycle();  // N x 32
+  fmt::print("  {:<10} {:>8} {:>10.2f} {:>10.0f} {:>8.1f}% {:>10.1f}\n", name, cfg.channels, bw,
+             peak, 100.0 * bw / peak, secs);
+  if (csv.is_open()) {
+    csv.stream() << fmt::format("{},DMA sequential read {:.0f} MiB,0,{},{:.4f},", name, mib, peak,
+                                bw);
+    csv.stream() << ",,,,,,,,,,,,,,,,,PASS\n";
+  }
+  std::fflush(stdout);
+}
+
+void DmaTable(double mib, bench::CsvFile& csv) {
+  fmt::print("\n== The DMA: sequential read bandwidth ({:.0f} MiB of LOADs, 2x128 arrays) ==\n",
+             mib);
+  fmt::print("  {:<10} {:>8} {:>10} {:>10} {:>9} {:>10}\n", "config", "channels", "B/cycle",
+             "N x 32", "of peak", "seconds");
+  DmaRow<Vaccel_2x128_1ch>("2x128_1ch", mib, csv);
+  DmaRow<Vaccel_2x128_2ch>("2x128_2ch", mib, csv);
+  DmaRow<Vaccel_2x128_4ch>("2x128_4ch", mib, csv);
+  DmaRow<Vaccel_2x128_8ch>("2x128_8ch", mib, csv);
 }
 
 template <class V>
@@ -220,7 +258,8 @@ int main(int argc, char** argv) {
                  "run only these configurations (default: 16x16_1ch, and 16x16_8ch unless "
                  "--no-stack; 128x128_1ch, the TPU's array on one channel, only when named)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"16x16_1ch", "16x16_8ch", "128x128_1ch"}))
+      ->check(CLI::IsMember(
+          {"dma", "16x16_1ch", "16x16_8ch", "128x128_1ch", "64x64_4ch", "128x128_8ch"}))
       ->excludes(stack_opt);
   std::string only;
   app.add_option("--only", only,
@@ -232,6 +271,7 @@ int main(int argc, char** argv) {
   std::setlocale(LC_NUMERIC, "en_US.UTF-8");
   const bool configs_given = !configs.empty();
   if (configs.empty()) {
+    configs.push_back("dma");
     configs.push_back("16x16_1ch");
     if (stack) configs.push_back("16x16_8ch");
   }
@@ -280,9 +320,12 @@ int main(int argc, char** argv) {
   fmt::print("{}\n", header);
   bool ok = true;
   for (const std::string& c : configs) {
+    if (c == "dma") DmaTable(quick ? 8.0 : 32.0, csv);
     if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv);
     if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv);
     if (c == "128x128_1ch") ok &= Bench<Vaccel_128x128_1ch>(c, shapes, seed, csv);
+    if (c == "64x64_4ch") ok &= Bench<Vaccel_64x64_4ch>(c, shapes, seed, csv);
+    if (c == "128x128_8ch") ok &= Bench<Vaccel_128x128_8ch>(c, shapes, seed, csv);
   }
   fmt::print("\n{}\n",
              ok ? "all runs bit-exact against the golden model" : "SOME RUNS FAILED (see above)");

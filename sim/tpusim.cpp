@@ -455,7 +455,7 @@ void PrintPerf(const Options& o, const Config& cfg, const Workload& w, const Res
              Num(p.macs), Num(p.cycles), cfg.machine.r * cfg.machine.c);
   fmt::print(
       "HBM bandwidth:   {:.2f} B/cycle read+write (program fetch included), {:.1f}% of the "
-      "DMA port's {:.0f} B/cycle peak",
+      "DMA's {:.0f} B/cycle peak",
       bpc, 100 * bpc / cfg.PeakBytesPerCycle(), cfg.PeakBytesPerCycle());
   if (cfg.channels > 1) {
     fmt::print(" ({:.1f}% of the {} channels' {:.0f} B/cycle)",

@@ -685,18 +685,19 @@ TYPED_TEST_P(AccelTest, IllegalProgramsHbm) {
   add("LOAD stride 48", {Ld(isa::kBufAct, 0, 2, 1, {}, kDataAddr, 48)});
   add("LOAD stride 16, one row", {Ld(isa::kBufAct, 0, 1, 1, {}, kDataAddr, 16)});
   add("LOAD at HbmBytes", {Ld(isa::kBufAct, 0, 1, 1, {}, top)});
-  add("LOAD at 2^32", {Ld(isa::kBufAct, 0, 1, 1, {}, uint64_t(1) << 32)});
+  add("LOAD at 2 HbmBytes", {Ld(isa::kBufAct, 0, 1, 1, {}, 2 * top)});
   add("LOAD at 2^40 + its data address",
       {Ld(isa::kBufAct, 0, 1, 1, {}, (uint64_t(1) << 40) + kDataAddr)});
   add("LOAD at 2^64 - 32", {Ld(isa::kBufAct, 0, 1, 1, {}, ~uint64_t(31))});
   add("LOAD last row past HbmBytes", {Ld(isa::kBufAct, 0, 3, 1, {}, top - 64, 32)});
   add("LOAD acc row past HbmBytes", {gw, Ld(isa::kBufAcc, 0, 2, C, {}, top - 32, 32)});
-  add("LOAD huge stride", {Ld(isa::kBufWgt, 0, 2, C, {}, kDataAddr, 0xFFFFFFE0u)});
+  // HbmBytes is at least 2^31 (one channel): the second row lies 2^31 - 32 bytes beyond it.
+  add("LOAD huge stride", {Ld(isa::kBufWgt, 0, 2, C, {}, top - (uint64_t(1) << 31), 0xFFFFFFE0u)});
   add("STORE hbm_addr + 8", {gw, St(0, 1, 1, {}, kOutAddr + 8)});
   add("STORE stride 96 + 16", {gw, St(0, 2, 1, {}, kOutAddr, 112)});
   add("STORE at HbmBytes", {gw, St(0, 1, 1, {}, top)});
   add("STORE last row past HbmBytes", {gw, St(0, 2, C, {}, top - std::max(64u, RowBytes(C, 4)))});
-  add("STORE at 2^33", {gw, St(0, 1, 1, {}, uint64_t(1) << 33)});
+  add("STORE at 4 HbmBytes", {gw, St(0, 1, 1, {}, 4 * top)});
   // The program itself.
   {
     Case m{"program address + 16", ErrorCode::kHbm, Program(c, {ld})};
@@ -712,8 +713,8 @@ TYPED_TEST_P(AccelTest, IllegalProgramsHbm) {
     b.prog[0][16] = 4;
     cases.push_back(b);
     // A program address above the address space must not alias to the valid program below it.
-    Case a{"program at 2^32 + a valid program's address", ErrorCode::kHbm, Program(c, {ld})};
-    a.run_addr = (uint64_t(1) << 32) + kProgAddr;
+    Case a{"program at 2 HbmBytes + a valid program's address", ErrorCode::kHbm, Program(c, {ld})};
+    a.run_addr = 2 * top + kProgAddr;
     cases.push_back(a);
     Case h{"program at HbmBytes + its address", ErrorCode::kHbm, Program(c, {ld})};
     h.run_addr = top + kProgAddr;
@@ -880,6 +881,18 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
                   Ld(isa::kBufAcc, 0, 2, 1, {}, kDataAddr + 2048, 64),
                   G(2, R, C, true, D(true, false, false, true), 0, 0, 0, true),
                   St(0, 2, C, kPopPrev, kOutAddr)}));
+  // Rows of three beats back to back (stride 96): every burst holds several rows and cuts some
+  // in two, so a DMA moving several beats a cycle must stop each row at its end (LOAD to the
+  // weight buffer and the accumulators, STORE).
+  {
+    const auto we = uint16_t(std::min<int>(C, 40)), ae = uint16_t(std::min<int>(C, 20));
+    add("rows of three beats back to back",
+        Program(c, {Ld(isa::kBufAct, 0, 3, R, {}, kDataAddr, 64),
+                    Ld(isa::kBufWgt, 0, R, we, kPushNext, kDataAddr + 256, 96),
+                    Ld(isa::kBufAcc, 0, 3, ae, {}, kDataAddr + 512, 96),
+                    G(3, R, C, true, D(true, false, false, true), 0, 0, 0, true),
+                    St(0, 3, ae, kPopPrev, kOutAddr, 96)}));
+  }
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {
     auto p = Program(

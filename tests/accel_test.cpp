@@ -38,8 +38,9 @@ struct Accel8x8 {
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
 
-// Two rows of the TPU's 128 columns: rows of 128 elements in the buffers, fp32 rows of 512 B
-// (16-beat LOADs to the accumulators and STOREs), N-tiles of 128.
+// Two rows of the TPU's 128 columns on the whole stack: rows of 128 elements in the buffers, fp32
+// rows of 512 B (16-beat LOADs to the accumulators and STOREs), N-tiles of 128, and the DMA over
+// 16 ports moving 8 beats a cycle.
 struct Accel2x128 {
   using Model = Vaccel_2x128;
   static constexpr const char* kName = "accel_2x128";

@@ -256,7 +256,7 @@ TEST_F(WorkloadsTest, ConfigNames) {
 
 TEST_F(WorkloadsTest, ConfigFromBuildReadsTheBuildsFile) {
   // accel_3x5 in rtl/builds.json: Rows=3 Cols=5 ActDepth=32 WgtDepth=24 AccDepth=40
-  // QueueDepth=8 Channels=1, the rest at accel_defaults.
+  // QueueDepth=8 Channels=4, the rest at accel_defaults.
   const Config c = accel::ConfigFromBuild("accel_3x5");
   EXPECT_EQ(c.machine.r, 3);
   EXPECT_EQ(c.machine.c, 5);
@@ -264,10 +264,10 @@ TEST_F(WorkloadsTest, ConfigFromBuildReadsTheBuildsFile) {
   EXPECT_EQ(c.machine.wgt_depth, 24);
   EXPECT_EQ(c.machine.acc_depth, 40);
   EXPECT_EQ(c.machine.queue_depth, 8);
-  EXPECT_EQ(c.channels, 1);
+  EXPECT_EQ(c.channels, 4);
   EXPECT_EQ(c.preset, accel::kDefaultPreset);
   EXPECT_EQ(c.per_bank_refresh, accel::kDefaultPerBankRefresh);
-  EXPECT_EQ(c.machine.hbm_bytes, accel::kHbmBytesPerChannel);
+  EXPECT_EQ(c.machine.hbm_bytes, 4 * accel::kHbmBytesPerChannel);
   EXPECT_THROW(accel::ConfigFromBuild("mac_p0"), std::invalid_argument);  // not an accelerator
   EXPECT_THROW(accel::ConfigFromBuild("accel_9x9"), std::invalid_argument);
 }

@@ -10,14 +10,17 @@
 //          load ──► act/wgt ──► compute ──► mxu ◄── store    │
 //            │       buffers      │ acc LOAD  st port │      │
 //            └──── reads ─────────┴──── reads         writes │
-//                   └──────── read arbiter ◄──────────┘◄─────┘
-//                                  │                     │
-//                            tpu_hbm_single (AXI4, 32 B/cycle) ──► HBM2 device(s)
+//                   └──────── DMA (tpu_accel_dma) ◄──┘◄─────┘
+//                                  │  one AXI4 port per pseudo-channel
+//                            tpu_hbm_subsys (Channels x 32 B/cycle) ──► HBM2 device(s)
 //
+// The DMA moves Lanes = min(Channels, beats of the widest row) 32-byte beats a cycle each way;
+// with one channel that is one beat, as a single port carries.
 // Performance counters (register COUNTERS + 8*i, cleared by start; the list is
 // rtl/accel/isa.json, as tpu_isa_pkg::Cnt*): cycles while busy, six stall classes (busy, weight,
 // input, accumulator hazard, store, idle: every busy cycle counts in exactly one), useful MACs,
 // DMA bytes read and written (32 per beat), instructions consumed (HEADER and END included).
+`include "tpu_axi.svh"
 `include "tpu_hbm_mem.svh"
 module tpu_accel #(
   parameter int unsigned Rows           = 16,
@@ -35,15 +38,23 @@ module tpu_accel #(
   parameter int unsigned RetDepth       = 64,
   parameter int unsigned WrHigh         = 14,
   parameter int unsigned WrLow          = 2,
-  parameter int unsigned HbmOutstanding = 128,  // 64-byte pieces in flight per direction
+  parameter int unsigned HbmOutstanding = 128,  // DMA bursts in flight per direction (the
+                                                // whole stack needs 128: 32 KB in 64)
   parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
   parameter int unsigned FetchDepth     = 32,   // instructions fetched ahead
   localparam int unsigned Ports         = 2 * Channels,
   localparam int unsigned RowBits       = 16,
   localparam int unsigned ColBits       = 5,
   // The address space behind the port: 2^(5+ColBits+4+RowBits) bytes per pseudo-channel.
-  localparam int unsigned HbmAddrBits   = 5 + ColBits + 4 + RowBits + $clog2(Ports),
-  localparam int unsigned NCnt          = tpu_isa_pkg::NumCounters
+  localparam int unsigned PortAddrBits  = 5 + ColBits + 4 + RowBits,
+  localparam int unsigned HbmAddrBits   = PortAddrBits + $clog2(Ports),
+  localparam int unsigned NCnt          = tpu_isa_pkg::NumCounters,
+  // Beats of the widest row a client moves: an fp32 accumulator row or a bf16 buffer row.
+  localparam int unsigned RowBeatsA     = (Cols * 4 + 31) / 32,
+  localparam int unsigned RowBeatsB     = (Rows * 2 + 31) / 32,
+  localparam int unsigned RowBeats      = (RowBeatsA > RowBeatsB) ? RowBeatsA : RowBeatsB,
+  localparam int unsigned Lanes         = (Channels < RowBeats) ? Channels : RowBeats,
+  localparam int unsigned LCntW         = $clog2(Lanes + 1)
 ) (
   input  logic                                        clk_i,
   input  logic                                        rst_ni,
@@ -107,12 +118,14 @@ module tpu_accel #(
   );
   assign irq_o = done;
 
-  // Read clients: 0 fetch, 1 load, 2 accumulator loads.
-  logic [2:0]      c_ar_valid, c_ar_ready, c_r_valid, c_r_ready;
-  logic [3*AW-1:0] c_ar_addr;
-  logic [23:0]     c_ar_len;
-  logic [255:0]    r_data;
-  logic            r_err;
+  // Read clients of the DMA: 0 fetch, 1 load, 2 accumulator loads.
+  logic [2:0]           c_ar_valid, c_ar_ready, c_r_valid;
+  logic [3*AW-1:0]      c_ar_addr;
+  logic [23:0]          c_ar_len;
+  logic [3*LCntW-1:0]   c_r_take;
+  logic [LCntW-1:0]     r_count;
+  logic [Lanes*256-1:0] r_data;
+  logic [Lanes-1:0]     r_err;
 
   logic [2:0]   q_push, q_full, q_empty, q_pop, fin, stuck, blocked;
   logic [287:0] q_data;
@@ -132,12 +145,13 @@ module tpu_accel #(
     .halt_o(halt), .flush_o(flush), .instr_o(instr),
     .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AW]),
     .ar_len_o(c_ar_len[0 +: 8]),
-    .r_valid_i(c_r_valid[0]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .r_valid_i(c_r_valid[0]), .r_data_i(r_data[255:0]), .r_resp_err_i(r_err[0]),
     .queue_push_o(q_push), .queue_data_o(q_data), .queue_full_i(q_full),
     .fin_i(fin), .stuck_i(stuck), .blocked_i(blocked), .head_pc_i(head_pc),
     .rt_err_i(rt_err), .rt_code_i(rt_code), .rt_pc_i(rt_pc)
   );
-  assign c_r_ready[0] = 1'b1;
+  // The fetch takes one beat a cycle (it has room for every beat it asked for).
+  assign c_r_take[0 +: LCntW] = LCntW'(c_r_valid[0]);
 
   for (genvar m = 0; m < 3; m++) begin : gen_queue
     tpu_fifo #(.Width(288), .Depth(QueueDepth)) u_q (
@@ -227,7 +241,7 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   tpu_accel_load #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AddrW(AW),
-    .DescDepth(LoadDepth)
+    .DescDepth(LoadDepth), .Lanes(Lanes)
   ) u_load (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
     .head_valid_i(!q_empty[0]), .head_instr_i(q_head[0 +: 256]), .head_pc_i(q_head[256 +: 32]),
@@ -238,11 +252,11 @@ module tpu_accel #(
     .err_o(ld_err), .err_pc_o(ld_err_pc),
     .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_addr_o(c_ar_addr[AW +: AW]),
     .ar_len_o(c_ar_len[8 +: 8]),
-    .r_valid_i(c_r_valid[1]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .r_valid_i(c_r_valid[1]), .r_count_i(r_count), .r_take_o(c_r_take[LCntW +: LCntW]),
+    .r_data_i(r_data), .r_err_i(r_err),
     .act_we_o(act_we), .act_waddr_o(act_waddr), .act_wen_o(act_wen), .act_wdata_o(act_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
   );
-  assign c_r_ready[1] = 1'b1;
 
   logic                mxu_cmd_valid, mxu_cmd_ready, mxu_cmd_acc, mxu_cmd_load_w;
   logic [CntW-1:0]     mxu_cmd_rows;
@@ -261,7 +275,7 @@ module tpu_accel #(
 
   tpu_accel_compute #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
-    .AddrW(AW)
+    .AddrW(AW), .Lanes(Lanes)
   ) u_compute (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
     .head_valid_i(!q_empty[1]), .head_instr_i(q_head[288 +: 256]), .head_pc_i(q_head[544 +: 32]),
@@ -275,7 +289,8 @@ module tpu_accel #(
     .acc_load_o(cp_acc_load),
     .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]), .ar_addr_o(c_ar_addr[2*AW +: AW]),
     .ar_len_o(c_ar_len[16 +: 8]),
-    .r_valid_i(c_r_valid[2]), .r_ready_o(c_r_ready[2]), .r_data_i(r_data), .r_resp_err_i(r_err),
+    .r_valid_i(c_r_valid[2]), .r_count_i(r_count), .r_take_o(c_r_take[2*LCntW +: LCntW]),
+    .r_data_i(r_data), .r_err_i(r_err),
     .act_re_o(act_re), .act_raddr_o(act_raddr), .act_rdata_i(act_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .mxu_cmd_valid_o(mxu_cmd_valid), .mxu_cmd_ready_i(mxu_cmd_ready),
@@ -290,14 +305,14 @@ module tpu_accel #(
   );
 
   // Write path (store module only).
-  logic          aw_valid, aw_ready, w_valid, w_ready, w_last, b_valid, b_ready, w_fire;
-  logic [AW-1:0] aw_addr;
-  logic [7:0]    aw_len;
-  logic [255:0]  w_data;
-  logic [31:0]   w_strb;
-  logic [1:0]    b_resp;
+  logic                 aw_valid, aw_ready, w_valid, w_ready, b_valid, b_err, w_fire;
+  logic [AW-1:0]        aw_addr;
+  logic [7:0]           aw_len;
+  logic [LCntW-1:0]     w_count;
+  logic [Lanes*256-1:0] w_data;
+  logic [Lanes*32-1:0]  w_strb;
 
-  tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW)) u_store (
+  tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW), .Lanes(Lanes)) u_store (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
     .head_valid_i(!q_empty[2]), .head_instr_i(q_head[576 +: 256]), .head_pc_i(q_head[832 +: 32]),
     .head_pop_o(q_pop[2]),
@@ -306,12 +321,11 @@ module tpu_accel #(
     .fin_o(fin[2]), .stuck_o(stuck[2]), .blocked_o(blocked[2]), .head_pc_o(head_pc[64 +: 32]),
     .err_o(st_err), .err_pc_o(st_err_pc),
     .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_addr_o(aw_addr), .aw_len_o(aw_len),
-    .w_valid_o(w_valid), .w_ready_i(w_ready), .w_data_o(w_data), .w_strb_o(w_strb),
-    .w_last_o(w_last), .b_valid_i(b_valid), .b_resp_err_i(b_resp == tpu_pkg::AxiRespSlvErr),
+    .w_valid_o(w_valid), .w_ready_i(w_ready), .w_count_o(w_count), .w_data_o(w_data),
+    .w_strb_o(w_strb), .b_valid_i(b_valid), .b_resp_err_i(b_err),
     .st_valid_o(mxu_st_valid), .st_addr_o(mxu_st_addr), .st_valid_i(mxu_st_rvalid),
     .st_data_i(mxu_st_data), .w_fire_o(w_fire)
   );
-  assign b_ready = 1'b1;
 
   // ---------------------------------------------------------------------------------------------
   // The matrix unit
@@ -339,50 +353,36 @@ module tpu_accel #(
   // verilator lint_on PINCONNECTEMPTY
 
   // ---------------------------------------------------------------------------------------------
-  // Read arbiter (round robin over the clients) and response routing by ID
+  // The DMA and the HBM2 subsystem, one AXI4 port per pseudo-channel
   // ---------------------------------------------------------------------------------------------
-  logic [1:0]        gnt;
-  logic              ar_valid, ar_ready, r_valid, r_ready, r_last;
-  logic [IdBits-1:0] r_id, b_id;
-  logic [1:0]        r_resp;
+  localparam int unsigned MAddrBits = (PortAddrBits > 32) ? PortAddrBits : 32;
+  `TPU_AXI_SIGNALS(p_, Ports, IdBits, MAddrBits)
 
-  // A request that waits for ready keeps the grant (AXI: AR holds until the handshake).
-  tpu_rr_arbiter #(.N(3), .Sticky(1'b1)) u_read_arb (
-    .clk_i, .rst_ni, .req_i(c_ar_valid), .take_i(ar_valid && ar_ready), .idx_o(gnt),
-    .valid_o(ar_valid)
+  tpu_accel_dma #(
+    .Ports(Ports), .Lanes(Lanes), .Clients(3), .AddrW(AW), .MAddrBits(MAddrBits),
+    .IdBits(IdBits), .TrackDepth(HbmOutstanding)
+  ) u_dma (
+    .clk_i, .rst_ni,
+    .ar_valid_i(c_ar_valid), .ar_ready_o(c_ar_ready), .ar_addr_i(c_ar_addr), .ar_len_i(c_ar_len),
+    .r_valid_o(c_r_valid), .r_count_o(r_count), .r_data_o(r_data), .r_err_o(r_err),
+    .r_take_i(c_r_take),
+    .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_addr_i(aw_addr), .aw_len_i(aw_len),
+    .w_valid_i(w_valid), .w_ready_o(w_ready), .w_count_i(w_count), .w_data_i(w_data),
+    .w_strb_i(w_strb), .b_valid_o(b_valid), .b_err_o(b_err),
+    `TPU_AXI_MASTER_TO(m_, p_)
   );
 
-  for (genvar c = 0; c < 3; c++) begin : gen_ar_ready
-    assign c_ar_ready[c] = ar_ready && gnt == 2'(c) && c_ar_valid[c];
-    assign c_r_valid[c]  = r_valid && r_id == IdBits'(c);
-  end
-  assign r_ready = c_r_ready[r_id[1:0]];
-  assign r_err   = r_resp == tpu_pkg::AxiRespSlvErr;
-
-  // ---------------------------------------------------------------------------------------------
-  // HBM2 subsystem behind one port
-  // ---------------------------------------------------------------------------------------------
   logic [Ports*8-1:0] rq_count, wq_count;
   logic [Ports*4-1:0] ref_debt;
   logic [Ports-1:0]   wr_mode;
 
-  tpu_hbm_single #(
-    .Channels(Channels), .Preset(Preset), .AddrBits(40), .IdBits(IdBits),
+  tpu_hbm_subsys #(
+    .Channels(Channels), .Preset(Preset), .AddrBits(MAddrBits), .IdBits(IdBits),
     .RowBits(RowBits), .ColBits(ColBits), .RdQDepth(RdQDepth), .WrQDepth(WrQDepth),
-    .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow),
-    .MaxOutstanding(HbmOutstanding)
+    .RetDepth(RetDepth), .PerBankRefresh(PerBankRefresh), .WrHigh(WrHigh), .WrLow(WrLow)
   ) u_hbm (
     .clk_i(clk_i), .rst_ni(rst_ni),
-    .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_id_i('0), .aw_addr_i(40'(aw_addr)),
-    .aw_len_i(aw_len), .aw_size_i(3'd5), .aw_burst_i(tpu_pkg::AxiBurstIncr),
-    .w_valid_i(w_valid), .w_ready_o(w_ready), .w_data_i(w_data), .w_strb_i(w_strb),
-    .w_last_i(w_last),
-    .b_valid_o(b_valid), .b_ready_i(b_ready), .b_id_o(b_id), .b_resp_o(b_resp),
-    .ar_valid_i(ar_valid), .ar_ready_o(ar_ready), .ar_id_i(IdBits'(gnt)),
-    .ar_addr_i(40'(c_ar_addr[AW*gnt +: AW])), .ar_len_i(c_ar_len[8*gnt +: 8]),
-    .ar_size_i(3'd5), .ar_burst_i(tpu_pkg::AxiBurstIncr),
-    .r_valid_o(r_valid), .r_ready_i(r_ready), .r_id_o(r_id), .r_data_o(r_data),
-    .r_resp_o(r_resp), .r_last_o(r_last),
+    `TPU_AXI_SLAVE_TO(, p_),
     `TPU_HBM_MEM_PASS,
     .rq_count_o(rq_count), .wq_count_o(wq_count), .ref_debt_o(ref_debt), .wr_mode_o(wr_mode)
   );
@@ -414,6 +414,13 @@ module tpu_accel #(
     cnt_lsb = 64 * i;
   endfunction
 
+  // Beats the clients take this cycle (one client at a time: the oldest burst's).
+  logic [LCntW-1:0] r_taken;
+  always_comb begin
+    r_taken = '0;
+    for (int unsigned c = 0; c < 3; c++) r_taken = r_taken | c_r_take[c*LCntW +: LCntW];
+  end
+
   logic [NCnt*64-1:0] cnt_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -424,13 +431,11 @@ module tpu_accel #(
       cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] <=
           cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] + 64'd1;
       cnt_q[cnt_lsb(32'(cls)) +: 64] <= cnt_q[cnt_lsb(32'(cls)) +: 64] + 64'd1;
-      if (r_valid && r_ready) begin
-        cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] <=
-            cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] + 64'd32;
-      end
+      cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] <=
+          cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] + 64'(r_taken) * 64'd32;
       if (w_fire) begin
         cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] <=
-            cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] + 64'd32;
+            cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] + 64'(w_count) * 64'd32;
       end
       if (instr) begin
         cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] <=
@@ -447,7 +452,7 @@ module tpu_accel #(
 
   // verilator lint_off UNUSED
   logic unused;
-  assign unused = ^{ref_debt, wr_mode, r_last, b_id, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
+  assign unused = ^{ref_debt, wr_mode, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
   // verilator lint_on UNUSED
 
   // ---------------------------------------------------------------------------------------------
@@ -472,7 +477,7 @@ module tpu_accel #(
     else $error("tpu_accel: the store DMA changed AW while waiting");
   a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                              w_valid && !w_ready |=> w_valid && $stable(w_data) &&
-                                                     $stable(w_strb) && $stable(w_last))
+                                                     $stable(w_strb) && $stable(w_count))
     else $error("tpu_accel: the store DMA changed W while waiting");
 `endif
 

@@ -9,7 +9,8 @@
 // weight and activation slots are free; push_next: compute->store, the results are there).
 //
 // LOAD to the accumulators: waits until every earlier GEMM is complete (program order on the
-// accumulators), reads the rows (AXI4 read client, ID "acc"), assembles each row of Cols fp32
+// accumulators), reads the rows (a read client of tpu_accel_dma, 1..Lanes beats a cycle),
+// assembles each row of Cols fp32
 // values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
 // hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
 module tpu_accel_compute #(
@@ -20,6 +21,8 @@ module tpu_accel_compute #(
   parameter int unsigned AccDepth = 4096,
   parameter int unsigned AddrW    = 31,
   parameter int unsigned DoneDepth = 4,
+  parameter int unsigned Lanes    = 1,
+  localparam int unsigned LCntW   = $clog2(Lanes + 1),
   localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
   localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1,
   localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
@@ -56,15 +59,16 @@ module tpu_accel_compute #(
   output logic                wait_store_o,  // the head waits for a store->compute token
   output logic                head_loadw_o,  // the head is a GEMM that loads weights
   output logic                acc_load_o,    // a LOAD to the accumulators is running
-  // AXI4 read client (accumulator loads)
+  // Read client of tpu_accel_dma (accumulator loads)
   output logic                ar_valid_o,
   input  logic                ar_ready_i,
   output logic [AddrW-1:0]    ar_addr_o,
   output logic [7:0]          ar_len_o,
   input  logic                r_valid_i,
-  output logic                r_ready_o,
-  input  logic [255:0]        r_data_i,
-  input  logic                r_resp_err_i,
+  input  logic [LCntW-1:0]    r_count_i,
+  output logic [LCntW-1:0]    r_take_o,
+  input  logic [Lanes*256-1:0] r_data_i,
+  input  logic [Lanes-1:0]    r_err_i,
   // Buffer read ports
   output logic                act_re_o,
   output logic [ActAW-1:0]    act_raddr_o,
@@ -189,6 +193,7 @@ module tpu_accel_compute #(
   // ---------------------------------------------------------------------------------------------
   logic [15:0]       l_dst_q, l_rows_q, l_elems_q, l_row_q;
   logic [4:0]        l_bpr_q, l_chunk_q, bpr;  // an fp32 row of 128: 16 beats
+  logic [4:0]        l_chunk_end;
   logic              l_once_q, l_pprev_q, l_pnext_q, row_full_q, beat, l_last_chunk, ld_fire;
   logic [31:0]       l_pc_q;
   logic [Cols*32-1:0] row_q;
@@ -212,9 +217,14 @@ module tpu_accel_compute #(
     .req_last_o()
   );
 
-  assign r_ready_o     = !row_full_q;
-  assign beat          = r_valid_i && r_ready_o;
-  assign l_last_chunk  = l_chunk_q == l_bpr_q - 5'd1;
+  // Take the offered beats up to the row's end (a burst may span rows).
+  logic [4:0] l_row_left;
+  assign l_row_left    = l_bpr_q - l_chunk_q;
+  assign beat          = r_valid_i && !row_full_q;
+  assign r_take_o      = !beat ? '0 : (5'(r_count_i) > l_row_left) ? LCntW'(l_row_left)
+                                                                     : r_count_i;
+  assign l_chunk_end   = l_chunk_q + 5'(r_take_o);
+  assign l_last_chunk  = l_chunk_end == l_bpr_q;
   assign ld_fire       = row_full_q && mxu_ld_ready_i;
   assign accld_done    = ld_fire && (l_row_q == l_rows_q - 16'd1);
 
@@ -256,7 +266,7 @@ module tpu_accel_compute #(
         l_chunk_q  <= '0;
       end
       if (beat) begin
-        l_chunk_q <= l_last_chunk ? 5'd0 : l_chunk_q + 5'd1;
+        l_chunk_q <= l_last_chunk ? 5'd0 : l_chunk_end;
         if (l_last_chunk) row_full_q <= 1'b1;
       end
       if (ld_fire) begin
@@ -267,12 +277,22 @@ module tpu_accel_compute #(
     end
   end
 
-  // Element e of the row comes from beat e/8, lane e%8; the row's first beat clears the rest.
+  // Element e of the row comes from beat e/8 (lane e/8 - l_chunk_q of this cycle), element e%8
+  // of it; the row's first beats clear the rest.
   for (genvar e = 0; e < Cols; e++) begin : gen_row
+    logic [4:0]  lane;
+    logic [31:0] v;
+    assign lane = 5'(e / 8) - l_chunk_q;
+    always_comb begin
+      v = 32'd0;
+      for (int unsigned l = 0; l < Lanes; l++) begin
+        if (lane == 5'(l)) v = r_data_i[256*l + 32*(e%8) +: 32];
+      end
+    end
     always_ff @(posedge clk_i) begin
       if (beat) begin
-        if (32'(l_chunk_q) == e / 8) begin
-          row_q[32*e +: 32] <= (e < 32'(l_elems_q)) ? r_data_i[32*(e%8) +: 32] : 32'd0;
+        if (32'(l_chunk_q) <= e / 8 && e / 8 < 32'(l_chunk_end)) begin
+          row_q[32*e +: 32] <= (e < 32'(l_elems_q)) ? v : 32'd0;
         end else if (l_chunk_q == 5'd0) begin
           row_q[32*e +: 32] <= 32'd0;
         end
@@ -286,7 +306,11 @@ module tpu_accel_compute #(
   assign push_prev_o = (mxu_done_i && done_head[33]) || (accld_done && l_pprev_q);
   assign push_next_o = (mxu_done_i && done_head[32]) || (accld_done && l_pnext_q);
   assign push_pc_o   = mxu_done_i ? done_head[31:0] : l_pc_q;
-  assign err_o       = beat && r_resp_err_i;
+  logic [Lanes-1:0] lane_on;
+  for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
+    assign lane_on[i] = LCntW'(i) < r_take_o;
+  end
+  assign err_o       = beat && |(r_err_i & lane_on);
   assign err_pc_o    = l_pc_q;
 
 `ifndef SYNTHESIS

@@ -3,8 +3,10 @@
 //
 // An instruction starts when its tokens are there (pop_next: a compute->load token) and the
 // burst generator is free: it pops the tokens and queues a descriptor, and the generator issues
-// the read bursts (AXI4 read client, ID "load"). Read data returns in order; each 32-byte beat is
-// one chunk of 16 elements of a buffer row, elements at or beyond `elems` become +0. When the
+// the read bursts (a read client of tpu_accel_dma). Read data returns in order, 1..Lanes beats a
+// cycle, of which the module takes those of one row (a burst may span rows); each 32-byte beat is
+// one chunk of 16 elements of a buffer row,
+// elements at or beyond `elems` become +0. When the
 // instruction's last beat is written it is complete and pushes its token (push_next). So the
 // reads of the next LOAD go out while the data of this one still arrives.
 module tpu_accel_load #(
@@ -14,6 +16,8 @@ module tpu_accel_load #(
   parameter int unsigned WgtDepth = 2048,
   parameter int unsigned AddrW    = 31,
   parameter int unsigned DescDepth = 4,
+  parameter int unsigned Lanes    = 1,
+  localparam int unsigned CntW    = $clog2(Lanes + 1),
   localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
   localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1
 ) (
@@ -38,14 +42,16 @@ module tpu_accel_load #(
   output logic [31:0]         head_pc_o,
   output logic                err_o,        // a read answered with an error (pulse)
   output logic [31:0]         err_pc_o,
-  // AXI4 read client
+  // Read client of tpu_accel_dma (takes the offered beats up to the row's end)
   output logic                ar_valid_o,
   input  logic                ar_ready_i,
   output logic [AddrW-1:0]    ar_addr_o,
   output logic [7:0]          ar_len_o,
   input  logic                r_valid_i,
-  input  logic [255:0]        r_data_i,
-  input  logic                r_resp_err_i,
+  input  logic [CntW-1:0]     r_count_i,
+  output logic [CntW-1:0]     r_take_o,
+  input  logic [Lanes*256-1:0] r_data_i,
+  input  logic [Lanes-1:0]    r_err_i,
   // Buffer write ports
   output logic                act_we_o,
   output logic [ActAW-1:0]    act_waddr_o,
@@ -133,11 +139,16 @@ module tpu_accel_load #(
   // Returning beats -> buffer rows
   // ---------------------------------------------------------------------------------------------
   logic [15:0] row_q;     // row of the instruction
-  logic [3:0]  chunk_q;   // beat within the row
+  logic [3:0]  chunk_q;   // first beat of the row arriving now
+  logic [4:0]  chunk_end; // one past the last
+  logic [4:0]  row_left;
   logic        last_chunk;
 
-  assign beat       = r_valid_i;   // the client always takes its beats
-  assign last_chunk = chunk_q == d_bpr - 4'd1;
+  assign beat       = r_valid_i;   // the module always takes beats (up to the row's end)
+  assign row_left   = 5'(d_bpr) - 5'(chunk_q);
+  assign r_take_o   = !beat ? '0 : (5'(r_count_i) > row_left) ? CntW'(row_left) : r_count_i;
+  assign chunk_end  = 5'(chunk_q) + 5'(r_take_o);
+  assign last_chunk = chunk_end == 5'(d_bpr);
   assign last_beat  = last_chunk && (row_q == d_rows - 16'd1);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -155,27 +166,40 @@ module tpu_accel_load #(
         row_q   <= row_q + 16'd1;
         chunk_q <= '0;
       end else begin
-        chunk_q <= chunk_q + 4'd1;
+        chunk_q <= 4'(chunk_end);
       end
     end
   end
 
-  // Element e of a row comes from beat e/16, lane e%16; it is written by that beat, and by the
-  // row's last beat when e lies beyond it (those become +0), so every element of the row is set.
+  // Element e of a row comes from beat e/16 (lane e/16 - chunk_q of this cycle), element e%16 of
+  // it; it is written by that beat, and with the row's last beat when e lies beyond it (those
+  // become +0), so every element of the row is set.
+  localparam int unsigned MaxEl = (Rows > Cols) ? Rows : Cols;
+  logic [MaxEl-1:0]    el_wen;
+  logic [MaxEl*16-1:0] el_wd;
+  for (genvar e = 0; e < MaxEl; e++) begin : gen_el
+    logic       here;
+    logic [4:0] lane;
+    assign lane = 5'(e / 16) - 5'(chunk_q);
+    assign here = 32'(chunk_q) <= e / 16 && e / 16 < 32'(chunk_end);
+    assign el_wen[e] = here || (last_chunk && 32'(chunk_end) <= e / 16);
+    logic [15:0] v;
+    always_comb begin
+      v = 16'd0;
+      for (int unsigned l = 0; l < Lanes; l++) begin
+        if (lane == 5'(l)) v = r_data_i[256*l + 16*(e%16) +: 16];
+      end
+    end
+    assign el_wd[16*e +: 16] = (here && e < 32'(d_elems)) ? v : 16'd0;
+  end
   logic [Rows-1:0]    a_wen;
   logic [Cols-1:0]    w_wen;
   logic [Rows*16-1:0] a_wd;
   logic [Cols*16-1:0] w_wd;
-  for (genvar e = 0; e < Rows; e++) begin : gen_act_el
-    assign a_wen[e] = (32'(chunk_q) == e / 16) || (last_chunk && 32'(chunk_q) < e / 16);
-    assign a_wd[16*e +: 16] = (32'(chunk_q) == e / 16 && e < 32'(d_elems))
-                              ? r_data_i[16*(e%16) +: 16] : 16'd0;
-  end
-  for (genvar e = 0; e < Cols; e++) begin : gen_wgt_el
-    assign w_wen[e] = (32'(chunk_q) == e / 16) || (last_chunk && 32'(chunk_q) < e / 16);
-    assign w_wd[16*e +: 16] = (32'(chunk_q) == e / 16 && e < 32'(d_elems))
-                              ? r_data_i[16*(e%16) +: 16] : 16'd0;
-  end
+  assign a_wen = el_wen[Rows-1:0];
+  assign a_wd  = el_wd[Rows*16-1:0];
+  assign w_wen = el_wen[Cols-1:0];
+  assign w_wd  = el_wd[Cols*16-1:0];
 
   assign act_we_o    = beat && !d_buf;
   assign act_waddr_o = ActAW'(d_dst + row_q);
@@ -188,7 +212,11 @@ module tpu_accel_load #(
 
   assign push_next_o = beat && last_beat && d_push;
   assign push_pc_o   = d_pc;
-  assign err_o       = beat && r_resp_err_i;
+  logic [Lanes-1:0] lane_on;
+  for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
+    assign lane_on[i] = CntW'(i) < r_take_o;
+  end
+  assign err_o       = beat && |(r_err_i & lane_on);
   assign err_pc_o    = d_pc;
 
 `ifndef SYNTHESIS

@@ -7,7 +7,7 @@
 // per cycle while its row queue has room, applies relu and the output format per the numerics
 // contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the row's
 // `elems` values from byte 0 and sends it as ceil(bytes/32) beats with the strobes of those bytes
-// only. The instruction is complete when every burst's write response is back; then it pushes
+// only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is complete when every burst's write response is back; then it pushes
 // its token (push_prev: store->compute, the accumulators may be overwritten).
 module tpu_accel_store #(
   parameter int unsigned Cols     = 16,
@@ -15,6 +15,8 @@ module tpu_accel_store #(
   parameter int unsigned AddrW    = 31,
   parameter int unsigned DescDepth = 4,
   parameter int unsigned RowDepth = 4,
+  parameter int unsigned Lanes    = 1,
+  localparam int unsigned LCntW   = $clog2(Lanes + 1),
   localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
   localparam int unsigned RowBeats = (Cols * 32 + 255) / 256,   // beats of a full fp32 row
   localparam int unsigned PackW   = RowBeats * 256
@@ -41,16 +43,16 @@ module tpu_accel_store #(
   output logic [31:0]         head_pc_o,
   output logic                err_o,
   output logic [31:0]         err_pc_o,
-  // AXI4 write master
+  // The write client of tpu_accel_dma
   output logic                aw_valid_o,
   input  logic                aw_ready_i,
   output logic [AddrW-1:0]    aw_addr_o,
   output logic [7:0]          aw_len_o,
   output logic                w_valid_o,
   input  logic                w_ready_i,
-  output logic [255:0]        w_data_o,
-  output logic [31:0]         w_strb_o,
-  output logic                w_last_o,
+  output logic [LCntW-1:0]    w_count_o,
+  output logic [Lanes*256-1:0] w_data_o,
+  output logic [Lanes*32-1:0] w_strb_o,
   input  logic                b_valid_i,
   input  logic                b_resp_err_i,
   // The accumulators' store port
@@ -58,7 +60,7 @@ module tpu_accel_store #(
   output logic [AccAW-1:0]    st_addr_o,
   input  logic                st_valid_i,
   input  logic [Cols*32-1:0]  st_data_i,
-  // Bytes written (W beats with their strobes), for the counters
+  // W beats taken this cycle (w_count_o of them), for the counters
   output logic                w_fire_o
 );
 
@@ -173,11 +175,11 @@ module tpu_accel_store #(
     .push_i(aw_fire), .data_i(aw_len_o), .full_o(blen_full),
     .pop_i (w_fire && w_burst_end), .data_o(blen), .empty_o(blen_empty), .count_o()
   );
-  assign w_burst_end = wbeat_q == blen;
+  assign w_burst_end = 9'(wbeat_q) + 9'(w_count_o) == 9'(blen) + 9'd1;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      wbeat_q <= '0;
     else if (flush_i) wbeat_q <= '0;
-    else if (w_fire)  wbeat_q <= w_burst_end ? 8'd0 : wbeat_q + 8'd1;
+    else if (w_fire)  wbeat_q <= w_burst_end ? 8'd0 : wbeat_q + 8'(w_count_o);
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -253,31 +255,40 @@ module tpu_accel_store #(
     .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)
   );
 
-  // Beats of the head row.
-  logic [3:0] rbeat_q;
-  logic [9:0] rbytes;
-  logic       row_last_beat;
-  logic [9:0] beat_off;
+  // Beats of the head row: as many as the lanes, the row and the burst allow (a burst may hold
+  // several rows, a row may be cut into bursts at 4 KB).
+  logic [3:0]  rbeat_q;
+  logic [9:0]  rbytes;
+  logic        row_last_beat;
+  logic [10:0] beat_off;
+  logic [4:0]  row_left, burst_left, n;
   assign rbytes        = rhead[PackW +: 10];
-  assign beat_off      = {1'b0, rbeat_q, 5'd0};
-  assign row_last_beat = (beat_off + 10'd32) >= rbytes;
+  assign beat_off      = {2'b0, rbeat_q, 5'd0};
+  assign row_left      = 5'((11'(rbytes) + 11'd31 - beat_off) >> 5);
+  assign burst_left    = 5'(9'(blen) + 9'd1 - 9'(wbeat_q));
+  always_comb begin
+    n = 5'(Lanes);
+    if (row_left < n)   n = row_left;
+    if (burst_left < n) n = burst_left;
+  end
+  assign w_count_o     = LCntW'(n);
+  assign row_last_beat = n == row_left;
   assign w_valid_o     = !rfifo_empty && !blen_empty;
   assign w_fire        = w_valid_o && w_ready_i;
   assign r_pop         = w_fire && row_last_beat;
-  assign w_last_o      = w_burst_end;
   assign w_fire_o      = w_fire;
 
-  logic [PackW-1:0] shifted;
-  assign shifted  = rhead[PackW-1:0] >> {rbeat_q, 8'd0};
-  assign w_data_o = shifted[255:0];
-  for (genvar b = 0; b < 32; b++) begin : gen_strb
-    assign w_strb_o[b] = (beat_off + 10'(b)) < rbytes;
+  logic [PackW+Lanes*256-1:0] shifted;
+  assign shifted  = {{(Lanes*256){1'b0}}, rhead[PackW-1:0]} >> {rbeat_q, 8'd0};
+  assign w_data_o = shifted[Lanes*256-1:0];
+  for (genvar b = 0; b < Lanes * 32; b++) begin : gen_strb
+    assign w_strb_o[b] = (beat_off + 11'(b)) < 11'(rbytes);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      rbeat_q <= '0;
     else if (flush_i) rbeat_q <= '0;
-    else if (w_fire)  rbeat_q <= row_last_beat ? 4'd0 : rbeat_q + 4'd1;
+    else if (w_fire)  rbeat_q <= row_last_beat ? 4'd0 : rbeat_q + 4'(n);
   end
 
   assign wside_busy = rd_pending_q || !rfifo_empty;

@@ -7,6 +7,7 @@
 // program and tensors into it, runs the program from the control registers, and reads the results.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,9 +25,14 @@ struct Config {
   int channels = 1;                // HBM2 channels behind the accelerator's port
   int preset = 0;                  // HBM timing preset (0 = 2.0 Gb/s)
   bool per_bank_refresh = true;
-  // Peak of the memory path in bytes per cycle: the DMA port carries 32 B per cycle, one
-  // channel's peak.
-  double PeakBytesPerCycle() const { return 32.0; }
+  // The DMA's 32-byte beats per cycle each way (tpu_accel's Lanes): min(channels, beats of the
+  // widest row, an fp32 accumulator row of C or a bf16 row of R).
+  int DmaLanes() const {
+    const int beats = std::max((machine.c * 4 + 31) / 32, (machine.r * 2 + 31) / 32);
+    return std::min(channels, beats);
+  }
+  // Peak of the memory path in bytes per cycle: the DMA's lanes.
+  double PeakBytesPerCycle() const { return 32.0 * DmaLanes(); }
   // Peak of the HBM channels behind the port (32 B per cycle each).
   double HbmPeakBytesPerCycle() const { return 32.0 * channels; }
   // Peak MACs per cycle.
