@@ -50,6 +50,11 @@ class CsvFile {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     f_ << fmt::format("# tool={}\n# command={}\n# date={}\n", tool, CommandLine(argc, argv), date);
   }
+  // Appends rows to a file another run opened (the bench's per-engine variants).
+  void Append(const std::string& path) {
+    f_.open(path, std::ios::app);
+    if (!f_) throw std::runtime_error(fmt::format("--csv-append: cannot write '{}'", path));
+  }
   bool is_open() const { return f_.is_open(); }
   void Meta(const std::string& key, const std::string& value) {
     if (f_.is_open()) f_ << fmt::format("# {}={}\n", key, value);

@@ -26,15 +26,22 @@
 #include <string>
 #include <vector>
 
-#include "Vaccel_128x128_1ch.h"
-#include "Vaccel_128x128_8ch.h"
+// One program holds the flat engines; each hierarchical engine has its own variant
+// (TPU_BENCH_HIER, sim/CMakeLists.txt), which the main program runs as a child process.
+#ifdef TPU_BENCH_HIER
+#include TPU_BENCH_HIER_HEADER
+#else
+#include <unistd.h>
+
+#include <climits>
+
 #include "Vaccel_16x16_1ch.h"
 #include "Vaccel_16x16_8ch.h"
 #include "Vaccel_2x128_1ch.h"
 #include "Vaccel_2x128_2ch.h"
 #include "Vaccel_2x128_4ch.h"
 #include "Vaccel_2x128_8ch.h"
-#include "Vaccel_64x64_4ch.h"
+#endif
 #include "bench_util.h"
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
@@ -133,6 +140,7 @@ double StreamBandwidth(Sim& sim, double mib, bool quiet = false) {
   return data / double(r.perf.cycles);
 }
 
+#ifndef TPU_BENCH_HIER
 // The DMA's sequential read bandwidth on 1, 2, 4 and 8 channels: two rows of 128 columns (a
 // weight-buffer row is 256 bytes, eight beats), a stream of LOADs, the program fetch excluded.
 template <class V>
@@ -163,6 +171,26 @@ void DmaTable(double mib, bench::CsvFile& csv) {
   DmaRow<Vaccel_2x128_4ch>("2x128_4ch", mib, csv);
   DmaRow<Vaccel_2x128_8ch>("2x128_8ch", mib, csv);
 }
+
+// A hierarchical engine's configuration: run its variant program (next to this one) with the
+// same options, its rows appended to the CSV file. Returns whether every run passed.
+bool RunVariant(const std::string& config, const std::vector<std::string>& args) {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe)");
+  self[n] = 0;
+  std::string cmd = "'" + std::string(self) + "-" + config + "' --configs " + config;
+  for (const std::string& a : args) {
+    std::string q = "'";
+    for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    cmd += " " + q + "'";
+  }
+  std::fflush(stdout);
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) fmt::print("  {}: the variant program failed (status {})\n", config, rc);
+  return rc == 0;
+}
+#endif
 
 template <class V>
 bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed,
@@ -265,8 +293,10 @@ int main(int argc, char** argv) {
   app.add_option("--only", only,
                  "run only the workloads whose name matches this regular expression (ECMAScript, "
                  "anywhere in the name, e.g. 'GEMM (1|16)x')");
-  std::string csv_path;
+  std::string csv_path, csv_append;
   app.add_option("--csv", csv_path, "also write the roofline rows to this CSV file");
+  app.add_option("--csv-append", csv_append,
+                 "append the rows to this CSV file (how the bench runs its per-engine variants)");
   CLI11_PARSE(app, argc, argv);
   std::setlocale(LC_NUMERIC, "en_US.UTF-8");
   const bool configs_given = !configs.empty();
@@ -300,7 +330,14 @@ int main(int argc, char** argv) {
   // --csv: one row per (configuration, workload); the configuration's roofline (compute peak,
   // measured stream bandwidth) is repeated on each of its rows.
   bench::CsvFile csv;
-  if (!csv_path.empty()) {
+  if (!csv_append.empty()) {
+    try {
+      csv.Append(csv_append);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tpu_accel_bench: {}\n", e.what());
+      return 2;
+    }
+  } else if (!csv_path.empty()) {
     try {
       csv.Open(csv_path, "tpu_accel_bench", argc, argv);
     } catch (const std::exception& e) {
@@ -317,16 +354,34 @@ int main(int argc, char** argv) {
   std::string header = fmt::format("tpu_accel_bench --seed {}{}", seed, quick ? " --quick" : "");
   if (configs_given) header += fmt::format(" --configs {}", fmt::join(configs, ","));
   if (!only.empty()) header += fmt::format(" --only '{}'", only);
-  fmt::print("{}\n", header);
   bool ok = true;
+#ifdef TPU_BENCH_HIER
+  for (const std::string& c : configs) {
+    if (c != TPU_BENCH_HIER) {
+      fmt::print(stderr, "tpu_accel_bench-{}: runs only --configs {}\n", TPU_BENCH_HIER,
+                 TPU_BENCH_HIER);
+      return 2;
+    }
+    ok &= Bench<TPU_BENCH_HIER_CLASS>(c, shapes, seed, csv);
+  }
+  return ok ? 0 : 1;
+#else
+  fmt::print("{}\n", header);
+  std::vector<std::string> pass_on = {"--seed", std::to_string(seed)};
+  if (quick) pass_on.push_back("--quick");
+  if (!only.empty()) pass_on.insert(pass_on.end(), {"--only", only});
+  if (csv.is_open())
+    pass_on.insert(pass_on.end(), {"--csv-append", csv_append.empty() ? csv_path : csv_append});
   for (const std::string& c : configs) {
     if (c == "dma") DmaTable(quick ? 8.0 : 32.0, csv);
     if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv);
     if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv);
-    if (c == "128x128_1ch") ok &= Bench<Vaccel_128x128_1ch>(c, shapes, seed, csv);
-    if (c == "64x64_4ch") ok &= Bench<Vaccel_64x64_4ch>(c, shapes, seed, csv);
-    if (c == "128x128_8ch") ok &= Bench<Vaccel_128x128_8ch>(c, shapes, seed, csv);
+    if (c == "128x128_1ch" || c == "64x64_4ch" || c == "128x128_8ch") {
+      csv.stream().flush();
+      ok &= RunVariant(c, pass_on);
+    }
   }
+#endif
   fmt::print("\n{}\n",
              ok ? "all runs bit-exact against the golden model" : "SOME RUNS FAILED (see above)");
   return ok ? 0 : 1;

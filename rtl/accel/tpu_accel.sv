@@ -40,6 +40,8 @@ module tpu_accel #(
   parameter int unsigned WrLow          = 2,
   parameter int unsigned HbmOutstanding = 128,  // DMA bursts in flight per direction (the
                                                 // whole stack needs 128: 32 KB in 64)
+  parameter int unsigned DmaPieces      = 16,   // DMA: 64-byte pieces queued per port
+  parameter int unsigned DmaBeats       = 16,   // DMA: R and W beats queued per port
   parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
   parameter int unsigned FetchDepth     = 32,   // instructions fetched ahead
   localparam int unsigned Ports         = 2 * Channels,
@@ -360,7 +362,7 @@ module tpu_accel #(
 
   tpu_accel_dma #(
     .Ports(Ports), .Lanes(Lanes), .Clients(3), .AddrW(AW), .MAddrBits(MAddrBits),
-    .IdBits(IdBits), .TrackDepth(HbmOutstanding)
+    .IdBits(IdBits), .TrackDepth(HbmOutstanding), .BeatDepth(DmaBeats), .PieceDepth(DmaPieces)
   ) u_dma (
     .clk_i, .rst_ni,
     .ar_valid_i(c_ar_valid), .ar_ready_o(c_ar_ready), .ar_addr_i(c_ar_addr), .ar_len_i(c_ar_len),
