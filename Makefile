@@ -44,7 +44,7 @@ run: build ## the main job: an MLP and a convolution layer on the default accele
 test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
 
-test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and 128×128 (builds them first)
+test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels (builds them first)
 	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure $(CTEST_ARGS)

@@ -4,9 +4,10 @@
 // model's code and pc and a recovery; legal edge programs) on the default configuration: a 16x16
 // array with the default buffers and queues (act 2048, wgt 2048, acc 4096, QueueDepth 32) and one
 // HBM2 channel, the engine tpusim runs as 16x16_1ch (rtl/builds.json), with larger shapes and
-// more iterations; and the same suite on the TPU's 128x128 array (the engine 128x128_1ch, a
-// hierarchical build), with GEMMs over several 128-wide tiles. Long tier only (`make test-long`).
-#include "Vaccel_128x128_1ch.h"
+// more iterations; and the same suite on the TPU-class machine, the 128x128 array on the whole
+// 8-channel stack (the engine 128x128_8ch, a hierarchical build; the DMA moves 8 beats a cycle
+// over 16 ports), with GEMMs over several 128-wide tiles. Long tier only (`make test-long`).
+#include "Vaccel_128x128_8ch.h"
 #include "Vaccel_16x16_1ch.h"
 #include "accel_suite.h"
 
@@ -24,9 +25,9 @@ struct Accel16x16 {
 };
 
 struct Accel128x128 {
-  using Model = Vaccel_128x128_1ch;
-  static constexpr const char* kName = "accel_128x128_1ch";
-  static Config MakeConfig() { return accel::ConfigFromName("128x128_1ch"); }
+  using Model = Vaccel_128x128_8ch;
+  static constexpr const char* kName = "accel_128x128_8ch";
+  static Config MakeConfig() { return accel::ConfigFromName("128x128_8ch"); }
   // One round of every kind (about 1,000 cycles/s here): GEMMs up to 300 x 300 x 300 (K- and
   // N-tiles of 128 with ragged edges), convolutions up to 12x12 inputs with 16 channels, MLPs
   // with hidden layers up to 160.

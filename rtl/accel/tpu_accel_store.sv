@@ -7,8 +7,9 @@
 // per cycle while its row queue has room, applies relu and the output format per the numerics
 // contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the row's
 // `elems` values from byte 0 and sends it as ceil(bytes/32) beats with the strobes of those bytes
-// only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is complete when every burst's write response is back; then it pushes
-// its token (push_prev: store->compute, the accumulators may be overwritten).
+// only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
+// complete when every burst's write response is back; then it pushes its token (push_prev:
+// store->compute, the accumulators may be overwritten).
 module tpu_accel_store #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned AccDepth = 4096,
