@@ -9,7 +9,7 @@
 //
 // Requests are bursts of 1..16 beats, 32-byte aligned, inside one 4 KB page (tpu_accel_burst
 // makes them). A read client's burst is taken by a round-robin arbiter (an unserved request
-// keeps its grant) into two queues: the issue queue, whose head tpu_accel_dma_issue cuts into
+// keeps its grant) into two queues: tpu_accel_dma_issue's, whose head it cuts into
 // 64-byte pieces for the ports' AR registers (up to Ports pieces a cycle), and the tracking queue
 // (TrackDepth bursts in flight). Each port's R beats go into its own beat queue (BeatDepth
 // beats; a full queue holds the port's R). The head of the tracking queue is answered from the
@@ -86,9 +86,9 @@ module tpu_accel_dma #(
   // =============================================================================================
   logic [CliW-1:0]  gnt;
   logic             arb_valid, ar_take, rd_room;
-  logic             riss_full, riss_empty, riss_done, rtrk_full, rtrk_empty, rtrk_pop;
-  logic [AddrW-1:0] g_addr, riss_addr;
-  logic [3:0]       g_len, riss_len;
+  logic             riss_full, rtrk_full, rtrk_empty, rtrk_pop;
+  logic [AddrW-1:0] g_addr;
+  logic [3:0]       g_len;
 
   tpu_rr_arbiter #(.N(Clients), .Sticky(1'b1)) u_arb (
     .clk_i, .rst_ni, .req_i(ar_valid_i), .take_i(ar_take), .idx_o(gnt), .valid_o(arb_valid)
@@ -101,17 +101,11 @@ module tpu_accel_dma #(
     assign ar_ready_o[c] = rd_room && gnt == CliW'(c) && ar_valid_i[c];
   end
 
-  tpu_fifo #(.Width(AddrW + 4), .Depth(4)) u_riss (
-    .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(ar_take), .data_i({g_addr, g_len}), .full_o(riss_full),
-    .pop_i(riss_done), .data_o({riss_addr, riss_len}), .empty_o(riss_empty), .count_o()
-  );
-
   tpu_accel_dma_issue #(
     .Ports(Ports), .AddrW(AddrW), .MAddrBits(MAddrBits), .Depth(PieceDepth)
   ) u_ar_issue (
-    .clk_i, .rst_ni, .valid_i(!riss_empty), .addr_i(riss_addr), .len_i(riss_len),
-    .done_o(riss_done), .m_valid_o(m_ar_valid_o), .m_ready_i(m_ar_ready_i),
+    .clk_i, .rst_ni, .push_i(ar_take), .addr_i(g_addr), .len_i(g_len), .full_o(riss_full),
+    .m_valid_o(m_ar_valid_o), .m_ready_i(m_ar_ready_i),
     .m_addr_o(m_ar_addr_o), .m_len_o(m_ar_len_o)
   );
   assign m_ar_id_o    = '0;
@@ -212,27 +206,19 @@ module tpu_accel_dma #(
   // =============================================================================================
   // Writes
   // =============================================================================================
-  logic             wiss_full, wiss_empty, wiss_done, wrt_full, wrt_empty, btrk_full, btrk_empty;
+  logic             wiss_full, wrt_full, wrt_empty, btrk_full, btrk_empty;
   logic             aw_take;
-  logic [AddrW-1:0] wiss_addr;
-  logic [3:0]       wiss_len;
   logic [4:0]       aw_np;
 
   assign aw_ready_o = !wiss_full && !wrt_full && !btrk_full;
   assign aw_take    = aw_valid_i && aw_ready_o;
   assign aw_np      = (5'(aw_addr_i[5]) + 5'(aw_len_i[3:0]) + 5'd2) >> 1;
 
-  tpu_fifo #(.Width(AddrW + 4), .Depth(4)) u_wiss (
-    .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(aw_take), .data_i({aw_addr_i, aw_len_i[3:0]}), .full_o(wiss_full),
-    .pop_i(wiss_done), .data_o({wiss_addr, wiss_len}), .empty_o(wiss_empty), .count_o()
-  );
-
   tpu_accel_dma_issue #(
     .Ports(Ports), .AddrW(AddrW), .MAddrBits(MAddrBits), .Depth(PieceDepth)
   ) u_aw_issue (
-    .clk_i, .rst_ni, .valid_i(!wiss_empty), .addr_i(wiss_addr), .len_i(wiss_len),
-    .done_o(wiss_done), .m_valid_o(m_aw_valid_o), .m_ready_i(m_aw_ready_i),
+    .clk_i, .rst_ni, .push_i(aw_take), .addr_i(aw_addr_i), .len_i(aw_len_i[3:0]),
+    .full_o(wiss_full), .m_valid_o(m_aw_valid_o), .m_ready_i(m_aw_ready_i),
     .m_addr_o(m_aw_addr_o), .m_len_o(m_aw_len_o)
   );
   assign m_aw_id_o    = '0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// One direction's piece issuer of tpu_accel_dma. The burst at the head of its queue (1..16 beats
+// One direction's piece issuer of tpu_accel_dma: a queue of bursts (QDepth) and, for the burst at
+// its head (1..16 beats
 // of 32 bytes, 32-byte aligned, inside one 4 KB page) is cut at 64-byte boundaries into pieces of
 // one or two beats; piece j is block blk0 + j of the global address space, which lives on port
-// (blk0 + j) mod Ports at the port-local block (blk0 + j) / Ports (the map of docs/hbm.md#map).
+// (blk0 + j) mod Ports at the port-local block (blk0 + j) / Ports (the address map of docs/hbm.md).
 // Each piece goes into its port's queue of pieces (AxLEN 0 or 1, Depth deep, the head on the
 // port's address channel); up to Ports pieces a cycle, since Ports consecutive blocks are on Ports
 // distinct ports, and in order: a piece goes only with every piece before it. So each port sees
@@ -13,14 +14,15 @@ module tpu_accel_dma_issue #(
   parameter int unsigned AddrW     = 31,  // global byte address
   parameter int unsigned MAddrBits = 32,  // port-local byte address
   parameter int unsigned Depth     = 16,  // pieces queued per port
+  parameter int unsigned QDepth    = 4,   // bursts queued
   localparam int unsigned PortBits = $clog2(Ports)
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,
-  input  logic                       valid_i,   // a burst waits at the head of the queue
+  input  logic                       push_i,    // queue a burst (only while !full_o)
   input  logic [AddrW-1:0]           addr_i,
   input  logic [3:0]                 len_i,     // beats - 1
-  output logic                       done_o,    // its last piece goes this cycle (pop it)
+  output logic                       full_o,
   output logic [Ports-1:0]           m_valid_o,
   input  logic [Ports-1:0]           m_ready_i,
   output logic [Ports*MAddrBits-1:0] m_addr_o,
@@ -33,6 +35,17 @@ module tpu_accel_dma_issue #(
 
   localparam int unsigned BlkW = AddrW - 6;
 
+  // The burst queue; its head is cut into pieces.
+  logic             h_valid, h_empty, h_done;
+  logic [AddrW-1:0] h_addr;
+  logic [3:0]       h_len;
+  tpu_fifo #(.Width(AddrW + 4), .Depth(QDepth)) u_bursts (
+    .clk_i, .rst_ni, .flush_i(1'b0),
+    .push_i, .data_i({addr_i, len_i}), .full_o,
+    .pop_i(h_done), .data_o({h_addr, h_len}), .empty_o(h_empty), .count_o()
+  );
+  assign h_valid = !h_empty;
+
   logic [3:0]          j_q;      // pieces of the head burst already gone
   logic [BlkW-1:0]     blk0;
   logic                off, odd_end;
@@ -40,10 +53,10 @@ module tpu_accel_dma_issue #(
   logic [Ports-1:0]    full, free, go;
   logic [4:0]          m;        // pieces going this cycle
 
-  assign blk0    = addr_i[AddrW-1:6];
-  assign off     = addr_i[5];
-  assign np      = (5'(off) + 5'(len_i) + 5'd2) >> 1;
-  assign odd_end = off == len_i[0];  // the last piece has one beat: off + beats is odd
+  assign blk0    = h_addr[AddrW-1:6];
+  assign off     = h_addr[5];
+  assign np      = (5'(off) + 5'(h_len) + 5'd2) >> 1;
+  assign odd_end = off == h_len[0];  // the last piece has one beat: off + beats is odd
   assign free    = ~full;
 
   // Piece j_q + i goes when it exists, its port's register is free and every piece before it goes.
@@ -51,7 +64,7 @@ module tpu_accel_dma_issue #(
   logic [4:0]          jj;
   logic [PortBits-1:0] qq;
   always_comb begin
-    ok = valid_i;
+    ok = h_valid;
     m  = '0;
     for (int unsigned i = 0; i < Ports; i++) begin
       jj = 5'(j_q) + 5'(i);
@@ -61,12 +74,12 @@ module tpu_accel_dma_issue #(
       if (ok) m = m + 5'd1;
     end
   end
-  assign done_o = valid_i && (5'(j_q) + m == np);
+  assign h_done = h_valid && (5'(j_q) + m == np);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      j_q <= '0;
-    else if (done_o)  j_q <= '0;
-    else if (valid_i) j_q <= j_q + 4'(m);
+    else if (h_done)  j_q <= '0;
+    else if (h_valid) j_q <= j_q + 4'(m);
   end
 
   // Port q takes piece j_q + i_q, i_q = (q - blk0 - j_q) mod Ports, when that piece goes.
@@ -94,13 +107,10 @@ module tpu_accel_dma_issue #(
 
 `ifndef SYNTHESIS
   a_aligned: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              valid_i |-> addr_i[4:0] == '0 &&
-                                          13'(addr_i[11:0]) + 13'({len_i, 5'd0}) < 13'd4096)
+                              h_valid |-> h_addr[4:0] == '0 &&
+                                          13'(h_addr[11:0]) + 13'({h_len, 5'd0}) < 13'd4096)
     else $error("tpu_accel_dma_issue: burst at 0x%0h of %0d beats is unaligned or crosses 4 KB",
-                addr_i, len_i + 4'd1);
-  a_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                           valid_i && !done_o |=> valid_i && $stable(addr_i) && $stable(len_i))
-    else $error("tpu_accel_dma_issue: the head burst changed before all its pieces went");
+                h_addr, h_len + 4'd1);
 `endif
 
 endmodule
