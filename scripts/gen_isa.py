@@ -42,6 +42,16 @@ def used_bytes(d, op):
     return mask
 
 
+def mode_bytes(d, op):
+    """{mode bit name: byte mask} of the fields that exist only with that mode bit (zero otherwise)."""
+    res = {}
+    for f in d["fields"][op]:
+        if "mode" in f:
+            for b in range(f["byte"], f["byte"] + f["bytes"]):
+                res[f["mode"]] = res.get(f["mode"], 0) | 1 << b
+    return res
+
+
 def check(d):
     """Refuses an inconsistent description with a one-line reason."""
     nbytes = d["instruction_bytes"]
@@ -93,6 +103,10 @@ def gen_sv(d):
     for op in d["opcodes"]:
         out.append(f"  localparam logic [31:0] Used{camel(op['name'])} = "
                    f"32'h{used_bytes(d, op['name']):08X};")
+    for op in d["opcodes"]:
+        for mode, mask in mode_bytes(d, op["name"]).items():
+            out.append(f"  localparam logic [31:0] {camel(op['name'])}{camel(mode)}Bytes = "
+                       f"32'h{mask:08X};  // 0 without the {mode} bit")
     out += ["", "  // Dependency flags: bit positions in the instruction word."]
     flags_lsb = 8 * next(f["byte"] for f in d["common_fields"] if f["name"] == "flags")
     for fl in d["flags"]:
@@ -182,6 +196,11 @@ def gen_cpp(d):
         out.append(f"inline constexpr int k{camel(f['name'])}Byte = {f['byte']};")
     for op, f in fields_of(d):
         out.append(f"inline constexpr int k{camel(op)}{camel(f['name'])}Byte = {f['byte']};")
+    out += ["", "// Bytes (bit b: byte b) that exist only with a mode bit and must be 0 without it."]
+    for op in d["opcodes"]:
+        for mode, mask in mode_bytes(d, op["name"]).items():
+            out.append(f"inline constexpr uint32_t k{camel(op['name'])}{camel(mode)}Bytes = "
+                       f"0x{mask:08X};")
     out += ["", "// Dependency flag bits (byte 1) and mode bits."]
     for fl in d["flags"]:
         out.append(f"inline constexpr int k{camel(fl['name'])}Bit = {fl['bit']};")

@@ -8,11 +8,12 @@
 //    specials), in both numerics modes, bit-exact through the scoreboard, with zero JEDEC timing
 //    violations and consistent performance counters (the six stall classes add up to the cycles,
 //    the useful MACs and the instruction count are the program's, the DMA bytes are its beats);
-//  * IllegalPrograms*: hand-encoded programs that hit every error code 1..9 (each field rule,
+//  * IllegalPrograms*: hand-encoded programs that hit every error code 1..10 (each field rule,
 //    the precedence rules, dispatch-queue deadlocks, token overflow, a decode error after a
 //    runtime deadlock): the machine reports exactly the golden model's code and pc, does not
 //    hang, and then runs a legal workload correctly on the same simulation (it recovers);
-//  * LegalEdgePrograms: rows shorter than the buffers' (zero fill), buffer ranges and HBM
+//  * LegalEdgePrograms: rows shorter than the buffers' (zero fill), windows with padding on every
+//    side, buffer ranges and HBM
 //    ranges up to their last row / byte, a newer minor version, tokens left at END, bytes after
 //    END, QueueDepth GEMMs waiting for their LOADs, 255 pushes: all run, and what they store equals
 //    the golden model's bytes;
@@ -172,6 +173,16 @@ Bytes With(const Instr& in, int byte, uint8_t value) {
   Bytes b = isa::Encode(in);
   b[size_t(byte)] = value;
   return b;
+}
+// A GEMM through a convolution window (version 1.1).
+isa::Gemm Win(isa::Gemm g, uint8_t stride, int8_t dh, int8_t dw, uint16_t band_row,
+              uint16_t band_rows, uint16_t width, uint16_t out_width, uint16_t out_row,
+              uint16_t out_col) {
+  g.window = true;
+  g.win.stride = stride, g.win.dh = dh, g.win.dw = dw;
+  g.win.band_row = band_row, g.win.band_rows = band_rows, g.win.width = width;
+  g.win.out_width = out_width, g.win.out_row = out_row, g.win.out_col = out_col;
+  return g;
 }
 // A legal weight-loading GEMM that pushes / pops nothing.
 Instr Gw(const MachineConfig& c) {
@@ -497,7 +508,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
     const R rs[] = {{"LOAD byte 2", ld, 2, 0x01},         {"LOAD byte 3", ld, 3, 0x80},
                     {"LOAD byte 5", ld, 5, 0x01},         {"LOAD byte 7", ld, 7, 0x40},
                     {"LOAD byte 26", ld, 26, 0x01},       {"LOAD byte 31", ld, 31, 0x80},
-                    {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 2", gw, 16, 0x06},
+                    {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 3", gw, 16, 0x0A},
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
                     {"GEMM byte 31", gw, 31, 0x01},       {"STORE byte 6", st, 6, 0x01},
                     {"STORE byte 7", st, 7, 0x20},        {"STORE byte 26", st, 26, 0x01},
@@ -666,6 +677,50 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
   add("STORE field before HBM", {gw, St(0, 1, uint16_t(C + 1), {}, kOutAddr + 4, 48)});
   // The lowest pc wins across modules: a STORE error after a LOAD error.
   add("two errors: the lower pc", {Ld(isa::kBufAct, 0, 0, 1), gw, St(0, 0, 1)});
+  this->RunCases(cases);
+}
+
+// ERR_WINDOW (version 1.1): every window rule, the band one past the activation buffer, and the
+// precedence of reserved and field errors over window errors.
+TYPED_TEST_P(AccelTest, IllegalProgramsWindow) {
+  const MachineConfig c = this->mc();
+  const auto R = uint16_t(c.r), C = uint16_t(c.c), A = uint16_t(c.act_depth);
+  const Instr ld = Ld(isa::kBufAct, 0, 1, 1);
+  const isa::Gemm g = G(2, R, C, true);
+  std::vector<Case> cases;
+  auto add = [&](std::string name, ErrorCode want, std::vector<Instr> body) {
+    cases.push_back({std::move(name), want, Program(c, body)});
+  };
+  add("window stride 0", ErrorCode::kWindow, {ld, Win(g, 0, 0, 0, 0, 1, 1, 1, 0, 0)});
+  add("window width 0", ErrorCode::kWindow, {ld, Win(g, 1, 0, 0, 0, 1, 0, 1, 0, 0)});
+  add("window out_width 0", ErrorCode::kWindow, {ld, Win(g, 1, 0, 0, 0, 1, 1, 0, 0, 0)});
+  add("window band_rows 0", ErrorCode::kWindow, {ld, Win(g, 1, 0, 0, 0, 0, 1, 1, 0, 0)});
+  add("window out_col = out_width", ErrorCode::kWindow, {ld, Win(g, 1, 0, 0, 0, 1, 1, 3, 0, 3)});
+  {
+    isa::Gemm past = Win(g, 1, 0, 0, 0, 2, uint16_t(A / 2), 1, 0, 0);
+    past.act = uint16_t(A % 2 + 1);  // act + 2·(A/2) = A + 1
+    add("window band ends at ActDepth + 1", ErrorCode::kWindow, {ld, past});
+    isa::Gemm big = Win(g, 1, 0, 0, 0, 65535, 65535, 1, 0, 0);  // 2^32 rows: no wrap-around
+    add("window band of 65535 x 65535 rows", ErrorCode::kWindow, {ld, big});
+  }
+  {
+    isa::Gemm kv = Win(g, 0, 0, 0, 0, 1, 1, 1, 0, 0);
+    kv.kv = uint16_t(R + 1);
+    add("field before window", ErrorCode::kField, {kv});
+    isa::Gemm reuse = Win(g, 0, 0, 0, 0, 1, 1, 1, 0, 0);
+    reuse.load_weights = false;
+    add("window reuse before any load", ErrorCode::kField, {ld, reuse});
+  }
+  {
+    auto p = Program(c, {ld, Win(g, 0, 0, 0, 0, 1, 1, 1, 0, 0)});
+    p[2][16] |= 0x10;  // a reserved mode bit next to the window bit
+    add("reserved before window", ErrorCode::kReserved, {});
+    cases.back().prog = p;
+  }
+  // Rows are output pixels, not buffer rows: more rows than ActDepth are legal.
+  add("window with more rows than its band",
+      ErrorCode::kOk, {Win(G(uint16_t(std::min<int>(c.acc_depth, A + 3)), R, C, true), 1, 0, 0,
+                           0, 1, 1, 1, 0, 0)});
   this->RunCases(cases);
 }
 
@@ -893,6 +948,20 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
                     G(3, R, C, true, D(true, false, false, true), 0, 0, 0, true),
                     St(0, 3, ae, kPopPrev, kOutAddr, 96)}));
   }
+  // Windows (version 1.1): a 3x3-pixel band at the end of the activation buffer read with
+  // stride 2 and 1, negative and positive tap offsets (zero padding on every side), output rows
+  // that start mid-row (out_col > 0) and wrap, the second GEMM reusing the weights and
+  // accumulating.
+  {
+    const auto band = uint16_t(A - 9);
+    const auto rows = uint16_t(std::min<int>(Acc, 13));
+    add("windows with padding on every side",
+        Program(c, {Ld(isa::kBufAct, band, 9, R, {}, kDataAddr, 32), ld_wgt,
+                    Win(G(rows, R, C, true, kPopPrev, band), 2, -1, -1, 4, 3, 3, 4, 2, 1),
+                    Win(G(rows, R, C, false, kPushNext, band, 0, 0, true), 1, -1, 1, 1, 3, 3, 5,
+                        1, 3),
+                    St(0, rows, C, kPopPrev)}));
+  }
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {
     auto p = Program(
@@ -985,8 +1054,8 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(AccelTest, RandomWorkloads, IllegalProgramsDecode,
-                            IllegalProgramsHeader, IllegalProgramsField, IllegalProgramsHbm,
-                            IllegalProgramsTokens, LegalEdgePrograms);
+                            IllegalProgramsHeader, IllegalProgramsField, IllegalProgramsWindow,
+                            IllegalProgramsHbm, IllegalProgramsTokens, LegalEdgePrograms);
 
 struct ConfigNames {
   template <class T>

@@ -134,7 +134,9 @@ std::vector<Access> Accesses(const isa::Instr& in) {
     v.push_back({0, false, l->hbm_addr, l->hbm_stride, l->rows, l->elems * size});
     v.push_back({1 + l->buffer, true, l->dst, 1, l->rows, 1});
   } else if (const auto* g = std::get_if<isa::Gemm>(&in)) {
-    v.push_back({1, false, g->act, 1, g->rows, 1});
+    // A window reads (at most) its band.
+    v.push_back({1, false, g->act, 1,
+                 g->window ? uint64_t(g->win.band_rows) * g->win.width : g->rows, 1});
     if (g->load_weights) v.push_back({2, false, g->wgt, 1, g->kv, 1});
     v.push_back({3, true, g->acc, 1, g->rows, 1});
   } else if (const auto* s = std::get_if<isa::Store>(&in)) {
@@ -427,7 +429,8 @@ class HostTest : public ::testing::Test {
     return y;
   }
 
-  static void RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
+  // Returns whether the program went through windows.
+  static bool RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
                       OutFormat out, tb::Rng& rng) {
     const tb::GemmData kind = Kind(rng);
     SCOPED_TRACE(fmt::format(
@@ -437,6 +440,7 @@ class HostTest : public ::testing::Test {
         relu ? "relu" : "", out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
         CfgName(cfg)));
     const auto p = host::CompileConv(cfg, s, bias, relu, out);
+    EXPECT_EQ(p.window, p.host_im2col_reason.empty()) << p.host_im2col_reason;
     const auto x = RandomBf16(rng, s.n * s.h * s.w, s.cin, kind);
     const auto w = RandomBf16(rng, s.K(), s.cout, kind);
     const auto b = bias ? RandomFp32(rng, 1, s.cout, kind) : std::vector<uint32_t>{};
@@ -458,6 +462,7 @@ class HostTest : public ::testing::Test {
     } else {
       ExpectSame(Relu(want, relu), host::ReadMatrixFp32(mach, p.out), s.cout, "y");
     }
+    return p.window;
   }
 };
 
@@ -553,23 +558,32 @@ TEST_F(HostTest, MlpChainedThroughHbm) {
   }
 }
 
-TEST_F(HostTest, ConvNhwcByIm2col) {
+// Through windows where the machine's buffers hold a block's bands, through the host's im2col on
+// the machines with tiny activation buffers: both must be the contract's convolution.
+TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
   tb::Rng rng(test::TestSeed());
+  int windows = 0, im2col = 0;
+  auto run = [&](const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
+                 OutFormat out) { (RunConv(cfg, s, bias, relu, out, rng) ? windows : im2col)++; };
   for (const auto& cfg : Configs()) {
-    RunConv(cfg, {1, 5, 5, 3, 4, 3, 3, 1, 1}, false, false, OutFormat::kFp32, rng);
-    RunConv(cfg, {2, 7, 6, 2, 5, 3, 2, 2, 1}, true, true, OutFormat::kBf16, rng);
-    RunConv(cfg, {1, 1, 1, 1, 1, 3, 3, 1, 1}, false, false, OutFormat::kFp32, rng);
+    run(cfg, {1, 5, 5, 3, 4, 3, 3, 1, 1}, false, false, OutFormat::kFp32);
+    run(cfg, {2, 7, 6, 2, 5, 3, 2, 2, 1}, true, true, OutFormat::kBf16);
+    run(cfg, {1, 1, 1, 1, 1, 3, 3, 1, 1}, false, false, OutFormat::kFp32);
+    run(cfg, {2, 4, 5, 9, 10, 1, 1, 1, 2}, true, false, OutFormat::kFp32);  // rows all padding
     if (HasFatalFailure()) return;
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
       host::ConvShape s;
-      s.n = rng.Range(1, 2), s.h = rng.Range(1, 8), s.w = rng.Range(1, 8);
-      s.cin = rng.Range(1, 6), s.cout = rng.Range(1, 12);
+      s.n = rng.Range(1, 3), s.h = rng.Range(1, 8), s.w = rng.Range(1, 8);
+      s.cin = rng.Range(1, 20), s.cout = rng.Range(1, 20);
       s.pad = rng.Range(0, 2), s.stride = rng.Range(1, 3);
       s.kh = rng.Range(1, s.h + 2 * s.pad), s.kw = rng.Range(1, s.w + 2 * s.pad);
-      RunConv(cfg, s, rng.Bit(), rng.Bit(), rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, rng);
+      run(cfg, s, rng.Bit(), rng.Bit(), rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16);
       if (HasFatalFailure()) return;
     }
   }
+  EXPECT_GE(windows, 20);
+  EXPECT_GE(im2col, 4);
+  std::printf("%d convolutions through windows, %d through the host's im2col\n", windows, im2col);
 }
 
 void ExpectThrows(const std::function<void()>& f, const std::string& word) {

@@ -152,7 +152,13 @@ TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
         isa::Gemm g;
         g.act = rng.U16(), g.wgt = rng.U16(), g.acc = rng.U16();
         g.rows = rng.U16(), g.kv = rng.U16(), g.nv = rng.U16();
-        g.accumulate = rng.Bit(), g.load_weights = rng.Bit();
+        g.accumulate = rng.Bit(), g.load_weights = rng.Bit(), g.window = rng.Bit();
+        if (g.window) {
+          isa::Window& w = g.win;
+          w.stride = uint8_t(rng.Next()), w.dh = int8_t(rng.Next()), w.dw = int8_t(rng.Next());
+          w.band_row = rng.U16(), w.band_rows = rng.U16(), w.width = rng.U16();
+          w.out_width = rng.U16(), w.out_row = rng.U16(), w.out_col = rng.U16();
+        }
         in = g;
         break;
       }
@@ -191,7 +197,7 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::Encode(l), want);
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 0, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 1, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -205,6 +211,19 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(eg[16], 0x03);
   EXPECT_EQ(isa::Disassemble(g),
             "GEMM act=0 wgt=16 acc=0 rows=64 kv=16 nv=16 acc+ load_w  [pop_prev push_next]");
+  isa::Gemm gw = G(70, 16, 8, false);
+  gw.window = true;
+  gw.win.stride = 2, gw.win.dh = -1, gw.win.dw = 2, gw.win.band_row = 0x0102;
+  gw.win.band_rows = 0x0304, gw.win.width = 0x0506, gw.win.out_width = 0x0708;
+  gw.win.out_row = 0x090A, gw.win.out_col = 0x0B0C;
+  const Bytes ew = isa::Encode(gw);
+  const Bytes want_w = {0x03, 0,    0,    0,    0,    0,    0,    0,    0,    0,    70,
+                        0,    16,   0,    8,    0,    0x04, 2,    0xFF, 2,    0x02, 0x01,
+                        0x04, 0x03, 0x06, 0x05, 0x08, 0x07, 0x0A, 0x09, 0x0C, 0x0B};
+  EXPECT_EQ(ew, want_w);
+  EXPECT_EQ(isa::Disassemble(gw),
+            "GEMM act=0 wgt=0 acc=0 rows=70 kv=16 nv=8 window stride=2 dh=-1 dw=2 band_row=258 "
+            "band_rows=772 width=1286 out_width=1800 out=2314,2828");
   EXPECT_EQ(isa::Disassemble(isa::End{}), "END");
   isa::Store s = St(0x40, 3, 4);
   s.format = isa::kFmtBf16;
@@ -249,7 +268,7 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
   }
   Bytes g = isa::Encode(isa::Gemm{});
-  g[16] = 0x04;
+  g[16] = 0x08;
   auto d = isa::Decode(g.data());
   EXPECT_EQ(d.code, ErrorCode::kReserved);
   EXPECT_NE(d.message.find("byte 16"), std::string::npos) << d.message;
@@ -378,6 +397,106 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
     // After an innocent instruction, so that the pc is 2.
     ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), c.in})), ErrorCode::kField, 2,
                 c.words);
+  }
+}
+
+TEST_F(IsaTest, WindowErrorsNameTheRuleAtTheirPc) {
+  const auto cfg = SmallConfig();  // ActDepth 16
+  Machine m(cfg);
+  auto win = [](uint8_t stride, uint16_t band_rows, uint16_t width, uint16_t out_width,
+                uint16_t out_col, uint16_t act = 0) {
+    isa::Gemm g = G(3, 2, 2, true);
+    g.act = act;
+    g.window = true;
+    g.win.stride = stride, g.win.band_rows = band_rows, g.win.width = width;
+    g.win.out_width = out_width, g.win.out_col = out_col;
+    return g;
+  };
+  struct Case {
+    isa::Gemm g;
+    std::vector<std::string> words;
+  };
+  const Case cases[] = {
+      {win(0, 2, 2, 2, 0), {"GEMM window", "stride=0"}},
+      {win(1, 2, 0, 2, 0), {"width=0"}},
+      {win(1, 2, 2, 0, 0), {"out_width=0"}},
+      {win(1, 0, 2, 2, 0), {"band_rows=0"}},
+      {win(1, 2, 2, 2, 2), {"out_col=2", "out_width=2"}},
+      {win(1, 3, 5, 2, 0, 2), {"band_rows=3", "width=5", "act=2", "17", "ActDepth=16"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(isa::Disassemble(c.g));
+    ExpectError(RunProgram(m, Program(cfg, {LoadAct(0, 1, 1), c.g})), ErrorCode::kWindow, 2,
+                c.words);
+  }
+  // The band exactly filling the buffer is legal; rows beyond it are not limited by ActDepth
+  // (a row counts output pixels); field rules come first.
+  isa::Gemm ok = win(1, 4, 4, 3, 2);
+  ok.rows = 20;  // > ActDepth, <= AccDepth
+  EXPECT_TRUE(RunProgram(m, Program(cfg, {ok})).ok());
+  isa::Gemm both = win(0, 2, 2, 2, 0);
+  both.kv = 5;
+  ExpectError(RunProgram(m, Program(cfg, {both})), ErrorCode::kField, 1, {"kv=5"});
+}
+
+// A window GEMM computes what a GEMM on the im2col rows of the same taps computes: random
+// images, bands, strides, offsets (padding, dilation) and starting pixels; the A rows for the
+// golden GEMM are built here from the definition, not through isa::Window.
+TEST_F(IsaTest, WindowGemmMatchesGemmOnItsIm2colRows) {
+  tb::Rng rng(test::TestSeed());
+  MachineConfig cfg = SmallConfig();
+  cfg.act_depth = 256;
+  cfg.acc_depth = 256;
+  Machine m(cfg);
+  for (int it = 0; it < 200; ++it) {
+    const int height = rng.Range(1, 6), width = rng.Range(1, 7), cin = rng.Range(1, cfg.r);
+    const int nv = rng.Range(1, cfg.c);
+    isa::Gemm g = G(uint16_t(rng.Range(1, 40)), uint16_t(cin), uint16_t(nv), true);
+    g.window = true;
+    isa::Window& w = g.win;
+    w.stride = uint8_t(rng.Range(1, 3));
+    w.dh = int8_t(rng.Range(-2, 3)), w.dw = int8_t(rng.Range(-2, 3));
+    w.band_row = uint16_t(rng.Range(0, height - 1));
+    w.band_rows = uint16_t(rng.Range(1, height - w.band_row));
+    w.width = uint16_t(width);
+    w.out_width = uint16_t(rng.Range(1, 5));
+    w.out_row = uint16_t(rng.Range(0, 3));
+    w.out_col = uint16_t(rng.Range(0, w.out_width - 1));
+    g.act = uint16_t(rng.Range(0, 20));
+    SCOPED_TRACE(fmt::format("iteration {}: {}", it, isa::Disassemble(g)));
+    // The band's pixels, one per 32-byte row, and the weights.
+    const int pixels = w.band_rows * width;
+    std::vector<uint16_t> x(size_t(pixels) * cin), b(size_t(cin) * nv);
+    for (auto& v : x) v = uint16_t(0x3C00 + rng.Range(0, 0x3FF));  // small positive, no specials
+    for (auto& v : b) v = uint16_t(rng.Range(0, 1) ? 0x3F80 + rng.Range(0, 0x7F) : 0xBF80);
+    for (int p = 0; p < pixels; ++p) m.WriteHbm(uint64_t(p) * 32, &x[size_t(p) * cin], cin * 2);
+    for (int k = 0; k < cin; ++k)
+      m.WriteHbm(0x10000 + uint64_t(k) * 32, &b[size_t(k) * nv], nv * 2);
+    isa::Load lx = LoadAct(0, uint16_t(pixels), uint16_t(cin), D(false, false, false, true));
+    lx.dst = g.act;
+    isa::Load lw = LoadAct(0x10000, uint16_t(cin), uint16_t(nv));
+    lw.buffer = isa::kBufWgt;
+    g.deps = D(true, false, false, true);
+    isa::Store st = St(0x20000, g.rows, uint16_t(nv), D(true, false, false, false));
+    ASSERT_TRUE(RunProgram(m, Program(cfg, {lx, lw, g, st})).ok());
+    // The im2col rows, from the definition.
+    std::vector<uint16_t> a(size_t(g.rows) * cin, 0);
+    for (int r = 0; r < g.rows; ++r) {
+      const int pix = w.out_col + r, oh = w.out_row + pix / w.out_width, ow = pix % w.out_width;
+      const int ih = oh * w.stride + w.dh, iw = ow * w.stride + w.dw;
+      if (ih < w.band_row || ih >= w.band_row + w.band_rows || iw < 0 || iw >= width) continue;
+      for (int k = 0; k < cin; ++k) {
+        a[size_t(r) * cin + k] = x[(size_t(ih - w.band_row) * width + iw) * cin + k];
+      }
+    }
+    const auto want = gemm::Gemm({g.rows, cin, nv}, a, b, {}, cfg.mode);
+    for (int r = 0; r < g.rows; ++r) {
+      std::vector<uint32_t> row(static_cast<size_t>(nv));
+      m.ReadHbm(0x20000 + uint64_t(r) * 32, row.data(), nv * 4);
+      for (int n = 0; n < nv; ++n) {
+        ASSERT_EQ(row[size_t(n)], want[size_t(r) * nv + n]) << "row " << r << " col " << n;
+      }
+    }
   }
 }
 

@@ -72,6 +72,28 @@ CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t ro
   return {};
 }
 
+// The window rules (ERR_WINDOW), in the order of docs/isa.md.
+CheckResult CheckWindow(const Gemm& g, const MachineConfig& cfg) {
+  const Window& w = g.win;
+  auto bad = [](const char* field, uint64_t v, const std::string& rule) {
+    return CheckResult{ErrorCode::kWindow, fmt::format("GEMM window {}={} {}", field, v, rule)};
+  };
+  if (w.stride < 1) return bad("stride", w.stride, "must be at least 1");
+  if (w.width < 1) return bad("width", w.width, "must be at least 1");
+  if (w.out_width < 1) return bad("out_width", w.out_width, "must be at least 1");
+  if (w.band_rows < 1) return bad("band_rows", w.band_rows, "must be at least 1");
+  if (w.out_col >= w.out_width) {
+    return bad("out_col", w.out_col, fmt::format("is not below out_width={}", w.out_width));
+  }
+  const uint64_t end = g.act + uint64_t(w.band_rows) * w.width;
+  if (end > uint64_t(cfg.act_depth)) {
+    return bad("band_rows", w.band_rows,
+               fmt::format("x width={} from act={} ends at row {}, beyond ActDepth={}", w.width,
+                           g.act, end, cfg.act_depth));
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* ErrorName(ErrorCode e) {
@@ -112,9 +134,22 @@ bool Load::operator==(const Load& o) const {
   return deps == o.deps && buffer == o.buffer && hbm_addr == o.hbm_addr &&
          hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems;
 }
+bool Window::operator==(const Window& o) const {
+  return stride == o.stride && dh == o.dh && dw == o.dw && band_row == o.band_row &&
+         band_rows == o.band_rows && width == o.width && out_width == o.out_width &&
+         out_row == o.out_row && out_col == o.out_col;
+}
+int64_t Window::RowOf(int m) const {
+  const int64_t p = int64_t(out_col) + m;
+  const int64_t oh = out_row + p / out_width, ow = p % out_width;
+  const int64_t r = oh * stride + dh - band_row, iw = ow * stride + dw;
+  if (r < 0 || r >= band_rows || iw < 0 || iw >= width) return -1;
+  return r * width + iw;
+}
 bool Gemm::operator==(const Gemm& o) const {
   return deps == o.deps && act == o.act && wgt == o.wgt && acc == o.acc && rows == o.rows &&
-         kv == o.kv && nv == o.nv && accumulate == o.accumulate && load_weights == o.load_weights;
+         kv == o.kv && nv == o.nv && accumulate == o.accumulate && load_weights == o.load_weights &&
+         window == o.window && win == o.win;
 }
 bool Store::operator==(const Store& o) const {
   return deps == o.deps && format == o.format && activation == o.activation &&
@@ -178,7 +213,17 @@ Bytes Encode(const Instr& in) {
                           Put(p, kGemmNvByte, 2, g.nv);
                           p[kGemmModeByte] =
                               uint8_t((g.accumulate ? 1 << kGemmAccumulateBit : 0) |
-                                      (g.load_weights ? 1 << kGemmLoadWeightsBit : 0));
+                                      (g.load_weights ? 1 << kGemmLoadWeightsBit : 0) |
+                                      (g.window ? 1 << kGemmWindowBit : 0));
+                          p[kGemmStrideByte] = g.win.stride;
+                          p[kGemmDhByte] = uint8_t(g.win.dh);
+                          p[kGemmDwByte] = uint8_t(g.win.dw);
+                          Put(p, kGemmBandRowByte, 2, g.win.band_row);
+                          Put(p, kGemmBandRowsByte, 2, g.win.band_rows);
+                          Put(p, kGemmWidthByte, 2, g.win.width);
+                          Put(p, kGemmOutWidthByte, 2, g.win.out_width);
+                          Put(p, kGemmOutRowByte, 2, g.win.out_row);
+                          Put(p, kGemmOutColByte, 2, g.win.out_col);
                         },
                         [&](const Store& s) {
                           p[kStoreFormatByte] = s.format;
@@ -246,10 +291,22 @@ DecodeResult Decode(const uint8_t* b) {
       break;
     }
     case Opcode::kGemm: {
-      if (Reserved(b, {{4, 13}}, &msg)) break;
-      if (b[kGemmModeByte] & ~((1 << kGemmAccumulateBit) | (1 << kGemmLoadWeightsBit))) {
-        msg = fmt::format("reserved bits 2-7 of byte 16 set (0x{:02X})", b[kGemmModeByte]);
+      if (Reserved(b, {{4, 28}}, &msg)) break;
+      const uint8_t defined =
+          (1 << kGemmAccumulateBit) | (1 << kGemmLoadWeightsBit) | (1 << kGemmWindowBit);
+      if (b[kGemmModeByte] & ~defined) {
+        msg = fmt::format("reserved bits 3-7 of byte 16 set (0x{:02X})", b[kGemmModeByte]);
         break;
+      }
+      const bool window = (b[kGemmModeByte] >> kGemmWindowBit) & 1;
+      if (!window) {
+        for (int i = 0; i < kInstrBytes && msg.empty(); ++i) {
+          if (((kGemmWindowBytes >> i) & 1) && b[i] != 0) {
+            msg = fmt::format(
+                "reserved byte {} is 0x{:02X}: a window field, 0 without the window bit", i, b[i]);
+          }
+        }
+        if (!msg.empty()) break;
       }
       Gemm g;
       g.deps = deps;
@@ -261,6 +318,16 @@ DecodeResult Decode(const uint8_t* b) {
       g.nv = uint16_t(Get(b, kGemmNvByte, 2));
       g.accumulate = (b[kGemmModeByte] >> kGemmAccumulateBit) & 1;
       g.load_weights = (b[kGemmModeByte] >> kGemmLoadWeightsBit) & 1;
+      g.window = window;
+      g.win.stride = b[kGemmStrideByte];
+      g.win.dh = int8_t(b[kGemmDhByte]);
+      g.win.dw = int8_t(b[kGemmDwByte]);
+      g.win.band_row = uint16_t(Get(b, kGemmBandRowByte, 2));
+      g.win.band_rows = uint16_t(Get(b, kGemmBandRowsByte, 2));
+      g.win.width = uint16_t(Get(b, kGemmWidthByte, 2));
+      g.win.out_width = uint16_t(Get(b, kGemmOutWidthByte, 2));
+      g.win.out_row = uint16_t(Get(b, kGemmOutRowByte, 2));
+      g.win.out_col = uint16_t(Get(b, kGemmOutColByte, 2));
       r.instr = g;
       break;
     }
@@ -377,7 +444,7 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             if (g.nv < 1 || g.nv > cfg.c) {
               return Field("GEMM", "nv", g.nv, fmt::format("not in 1..{} (C)", cfg.c));
             }
-            if (int(g.act) + g.rows > cfg.act_depth) {
+            if (!g.window && int(g.act) + g.rows > cfg.act_depth) {
               return Field("GEMM", "act", g.act,
                            fmt::format("+ rows={} = {} exceeds ActDepth={}", g.rows,
                                        int(g.act) + g.rows, cfg.act_depth));
@@ -407,6 +474,7 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
                                          ctx.weights_nv));
               }
             }
+            if (g.window) return CheckWindow(g, cfg);
             return {};
           },
           [&](const Store& s) -> CheckResult {
@@ -465,9 +533,18 @@ std::string Disassemble(const Instr& in) {
                                l.rows, l.elems, l.hbm_addr, l.hbm_stride);
           },
           [](const Gemm& g) {
-            return fmt::format("GEMM act={} wgt={} acc={} rows={} kv={} nv={}{}{}", g.act, g.wgt,
-                               g.acc, g.rows, g.kv, g.nv, g.accumulate ? " acc+" : "",
-                               g.load_weights ? " load_w" : "");
+            std::string s = fmt::format(
+                "GEMM act={} wgt={} acc={} rows={} kv={} nv={}{}{}", g.act, g.wgt, g.acc, g.rows,
+                g.kv, g.nv, g.accumulate ? " acc+" : "", g.load_weights ? " load_w" : "");
+            if (g.window) {
+              const Window& w = g.win;
+              s += fmt::format(
+                  " window stride={} dh={} dw={} band_row={} band_rows={} width={} out_width={} "
+                  "out={},{}",
+                  w.stride, w.dh, w.dw, w.band_row, w.band_rows, w.width, w.out_width, w.out_row,
+                  w.out_col);
+            }
+            return s;
           },
           [](const Store& s) {
             const std::string fmt_name = s.format == kFmtFp32   ? "fp32"

@@ -386,8 +386,10 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
         }
       }
     }
+    const std::vector<uint16_t> zero(size_t(cfg_.r), 0);
     for (int m = 0; m < g->rows; ++m) {
-      const uint16_t* a = &act_[size_t(g->act + m) * cfg_.r];
+      const int64_t row = g->window ? g->win.RowOf(m) : m;
+      const uint16_t* a = row < 0 ? zero.data() : &act_[size_t(g->act + row) * cfg_.r];
       uint32_t* out = &acc_[size_t(g->acc + m) * cfg_.c];
       for (int n = 0; n < g->nv; ++n) {
         uint32_t c = g->accumulate ? out[n] : 0u;

@@ -165,14 +165,17 @@ module tpu_accel_compute #(
   tpu_accel_stream #(.AW(WgtAW), .W(Cols * 16)) u_wstream (
     .clk_i, .rst_ni, .flush_i,
     .job_valid_i(gemm_go && loadw), .job_addr_i(WgtAW'(g_wgt)), .job_count_i(g_kv),
+    .job_win_i  (1'b0), .job_wfields_i('0),
     .job_full_o (wjob_full), .busy_o(wbusy),
     .re_o(wgt_re_o), .raddr_o(wgt_raddr_o), .rdata_i(wgt_rdata_i),
     .out_valid_o(mxu_w_valid_o), .out_ready_i(mxu_w_ready_i), .out_data_o(mxu_w_data_o)
   );
 
-  tpu_accel_stream #(.AW(ActAW), .W(Rows * 16)) u_astream (
+  // Activation rows: consecutive buffer rows, or through the GEMM's window (version 1.1).
+  tpu_accel_stream #(.AW(ActAW), .W(Rows * 16), .Window(1'b1)) u_astream (
     .clk_i, .rst_ni, .flush_i,
     .job_valid_i(gemm_go), .job_addr_i(ActAW'(g_act)), .job_count_i(g_rows),
+    .job_win_i  (head_instr_i[tpu_isa_pkg::GemmWindowBit]), .job_wfields_i(head_instr_i[255:136]),
     .job_full_o (ajob_full), .busy_o(abusy),
     .re_o(act_re_o), .raddr_o(act_raddr_o), .rdata_i(act_rdata_i),
     .out_valid_o(mxu_a_valid_o), .out_ready_i(mxu_a_ready_i), .out_data_o(mxu_a_data_o)

@@ -29,6 +29,7 @@ module tpu_accel_decode #(
   localparam logic [3:0] ErrShape  = tpu_isa_pkg::ErrShape;
   localparam logic [3:0] ErrField  = tpu_isa_pkg::ErrField;
   localparam logic [3:0] ErrHbm    = tpu_isa_pkg::ErrHbm;
+  localparam logic [3:0] ErrWindow = tpu_isa_pkg::ErrWindow;
 
   logic [7:0]  op, flags;
   logic [31:0] used, nonzero;
@@ -124,8 +125,21 @@ module tpu_accel_decode #(
     end
   end
 
-  logic gemm_mode_bad;
-  assign gemm_mode_bad = (gemm_mode & ~tpu_isa_pkg::GemmModeDefined) != 8'd0;
+  logic gemm_mode_bad, gemm_win;
+  assign gemm_win      = instr_i[tpu_isa_pkg::GemmWindowBit];
+  assign gemm_mode_bad = (gemm_mode & ~tpu_isa_pkg::GemmModeDefined) != 8'd0 ||
+                         (!gemm_win && (nonzero & tpu_isa_pkg::GemmWindowBytes) != 32'd0);
+
+  // The window rules (version 1.1), in the order of docs/isa.md.
+  logic        win_bad;
+  logic [15:0] w_band_rows, w_width, w_out_width;
+  assign w_band_rows = tpu_isa_pkg::gemm_band_rows(instr_i);
+  assign w_width     = tpu_isa_pkg::gemm_width(instr_i);
+  assign w_out_width = tpu_isa_pkg::gemm_out_width(instr_i);
+  assign win_bad = tpu_isa_pkg::gemm_stride(instr_i) == 8'd0 || w_width == 16'd0 ||
+                   w_out_width == 16'd0 || w_band_rows == 16'd0 ||
+                   tpu_isa_pkg::gemm_out_col(instr_i) >= w_out_width ||
+                   33'(gemm_act) + 33'(w_band_rows) * 33'(w_width) > 33'(ActDepth);
 
   always_comb begin
     err_o = ErrOk;
@@ -162,11 +176,13 @@ module tpu_accel_decode #(
           if (gemm_rows == 16'd0)                                   err_o = ErrField;
           else if (gemm_kv == 16'd0 || 32'(gemm_kv) > Rows)         err_o = ErrField;
           else if (gemm_nv == 16'd0 || 32'(gemm_nv) > Cols)         err_o = ErrField;
-          else if (32'(gemm_act) + 32'(gemm_rows) > ActDepth)       err_o = ErrField;
+          else if (!gemm_win && 32'(gemm_act) + 32'(gemm_rows) > ActDepth)
+            err_o = ErrField;
           else if (32'(gemm_wgt) + 32'(gemm_kv) > WgtDepth)         err_o = ErrField;
           else if (32'(gemm_acc) + 32'(gemm_rows) > AccDepth)       err_o = ErrField;
           else if (!instr_i[tpu_isa_pkg::GemmLoadWeightsBit] &&
                    (!w_loaded_i || gemm_kv != w_kv_i || gemm_nv != w_nv_i)) err_o = ErrField;
+          else if (gemm_win && win_bad)                             err_o = ErrWindow;
         end
         tpu_isa_pkg::OpStore: begin
           if (store_format > tpu_isa_pkg::FmtBf16)                  err_o = ErrField;

@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd0;
+  localparam logic [15:0] VersionMinor = 16'd1;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -17,9 +17,10 @@ package tpu_isa_pkg;
   localparam logic [7:0] OpEnd = 8'h05;
   localparam logic [31:0] UsedHeader = 32'h000FFFF3;
   localparam logic [31:0] UsedLoad = 32'h03FFFF13;
-  localparam logic [31:0] UsedGemm = 32'h0001FFF3;
+  localparam logic [31:0] UsedGemm = 32'hFFFFFFF3;
   localparam logic [31:0] UsedStore = 32'h03FFFF33;
   localparam logic [31:0] UsedEnd = 32'h00000003;
+  localparam logic [31:0] GemmWindowBytes = 32'hFFFE0000;  // 0 without the window bit
 
   // Dependency flags: bit positions in the instruction word.
   localparam int unsigned FlagPopPrev = 8;
@@ -30,7 +31,8 @@ package tpu_isa_pkg;
   // Mode bits of an instruction: bit positions in the instruction word.
   localparam int unsigned GemmAccumulateBit = 128;
   localparam int unsigned GemmLoadWeightsBit = 129;
-  localparam logic [7:0] GemmModeDefined = 8'h03;  // the bits of mode that mean something
+  localparam int unsigned GemmWindowBit = 130;
+  localparam logic [7:0] GemmModeDefined = 8'h07;  // the bits of mode that mean something
 
   // Field values.
   localparam logic [7:0] BufAct = 8'd0;
@@ -51,6 +53,7 @@ package tpu_isa_pkg;
   localparam logic [3:0] ErrDeadlock = 4'd7;
   localparam logic [3:0] ErrTokenOverflow = 4'd8;
   localparam logic [3:0] ErrNoEnd = 4'd9;
+  localparam logic [3:0] ErrWindow = 4'd10;
 
   // Performance counters (register COUNTERS + 8 * index); 1 .. 6 are the stall classes:
   // every busy cycle counts in exactly one of them.
@@ -150,6 +153,33 @@ package tpu_isa_pkg;
   endfunction
   function automatic logic [7:0] gemm_mode(input logic [255:0] instr);
     gemm_mode = instr[128 +: 8];
+  endfunction
+  function automatic logic [7:0] gemm_stride(input logic [255:0] instr);
+    gemm_stride = instr[136 +: 8];
+  endfunction
+  function automatic logic [7:0] gemm_dh(input logic [255:0] instr);
+    gemm_dh = instr[144 +: 8];
+  endfunction
+  function automatic logic [7:0] gemm_dw(input logic [255:0] instr);
+    gemm_dw = instr[152 +: 8];
+  endfunction
+  function automatic logic [15:0] gemm_band_row(input logic [255:0] instr);
+    gemm_band_row = instr[160 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_band_rows(input logic [255:0] instr);
+    gemm_band_rows = instr[176 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_width(input logic [255:0] instr);
+    gemm_width = instr[192 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_out_width(input logic [255:0] instr);
+    gemm_out_width = instr[208 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_out_row(input logic [255:0] instr);
+    gemm_out_row = instr[224 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_out_col(input logic [255:0] instr);
+    gemm_out_col = instr[240 +: 16];
   endfunction
   function automatic logic [7:0] store_format(input logic [255:0] instr);
     store_format = instr[32 +: 8];

@@ -464,11 +464,9 @@ Catalog* MakeCatalog() {
                "or through END), by opcode and variant",
                {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate",
                 "GEMM.load_weights", "GEMM.load_weights.accumulate", "STORE.fp32",
-                "STORE.fp32.relu", "STORE.bf16", "STORE.bf16.relu", "END"});
-  std::vector<std::string> codes;
-  for (int e = 0; e <= static_cast<int>(isa::ErrorCode::kNoEnd); ++e) {
-    codes.push_back(isa::ErrorName(static_cast<isa::ErrorCode>(e)));
-  }
+                "STORE.fp32.relu", "STORE.bf16", "STORE.bf16.relu", "END", "GEMM.window",
+                "GEMM.window.reuse_weights"});
+  std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
   HbmPort(0);
@@ -586,6 +584,7 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
       case isa::Opcode::kGemm: {
         const auto& m = std::get<isa::Gemm>(d.instr);
         bin = 4 + (m.load_weights ? 2 : 0) + (m.accumulate ? 1 : 0);
+        if (m.window) g.accel_instr->Hit(m.load_weights ? 13 : 14);  // also counted by mode
         break;
       }
       case isa::Opcode::kStore: {

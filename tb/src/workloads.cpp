@@ -79,8 +79,9 @@ void ForEachSegment(const Tensor& t, const std::function<void(uint64_t, uint64_t
     for (int kt = 0; kt < l.KTiles(); ++kt) {
       for (int nt = 0; nt < l.NTiles(); ++nt) {
         const int cols = std::min(l.ntile, l.n - nt * l.ntile);
-        for (int i = 0; i < l.ktile && kt * l.ktile + i < l.k; ++i) {
-          f(l.RowAddr(kt, nt, i), uint64_t(kt * l.ktile + i) * l.n + uint64_t(nt) * l.ntile, cols);
+        for (int i = 0; i < l.KTileRows(kt); ++i) {
+          f(l.RowAddr(kt, nt, i), uint64_t(l.KTileStart(kt) + i) * l.n + uint64_t(nt) * l.ntile,
+            cols);
         }
       }
     }
@@ -263,10 +264,18 @@ Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool r
   w.conv = s;
   const auto x = RandomData(seed, "X", uint64_t(s.n) * s.h * s.w * s.cin, 2, values);
   w.conv_input.assign(x.begin(), x.end());
-  Tensor a = Matrix("im2col(X)", p.a);
-  const auto patches = host::Im2col(s, w.conv_input);
-  a.data.assign(patches.begin(), patches.end());
-  w.inputs.push_back(std::move(a));
+  if (p.window) {
+    w.description += ", through windows";
+    Tensor a = Matrix("X", p.a);
+    a.data.assign(x.begin(), x.end());
+    w.inputs.push_back(std::move(a));
+  } else {
+    w.description += ", host im2col: " + p.host_im2col_reason;
+    Tensor a = Matrix("im2col(X)", p.a);
+    const auto patches = host::Im2col(s, w.conv_input);
+    a.data.assign(patches.begin(), patches.end());
+    w.inputs.push_back(std::move(a));
+  }
   w.inputs.push_back(RandomInput(Weights("W", p.b), seed, values));
   if (bias) w.inputs.push_back(RandomInput(Matrix("bias", p.bias), seed, values));
   Tensor y = Matrix("Y", p.out);

@@ -63,6 +63,46 @@ std::vector<T> ReadTiled(const isa::Machine& m, const TiledMatrix& l) {
   return v;
 }
 
+// A convolution read through GEMM windows (version 1.1): the input stays NHWC in HBM (pixel rows
+// of Cin channels, cut into chunks of kc channels: a TiledMatrix of N·H·W rows), the weights are
+// K-tiles per (tap, chunk) (WeightTiles with kseg = Cin).
+struct ConvWin {
+  ConvShape s;
+  int kc = 0, chunks = 0;
+  TiledMatrix x;
+};
+
+// One image's part of an output block: pixels p0 .. p0 + rows - 1 of image b (p = oh·OW + ow),
+// and the input rows its taps read (band_rows = 0: every tap is in the padding).
+struct Segment {
+  int b = 0, p0 = 0, rows = 0, band_row = 0, band_rows = 0;
+};
+
+std::vector<Segment> Segments(const ConvShape& s, int m0, int rows) {
+  const int per_image = s.OutH() * s.OutW(), ow = s.OutW();
+  std::vector<Segment> v;
+  for (int m = m0; m < m0 + rows;) {
+    Segment g;
+    g.b = m / per_image;
+    g.p0 = m % per_image;
+    g.rows = std::min(m0 + rows - m, per_image - g.p0);
+    const int oh_a = g.p0 / ow, oh_b = (g.p0 + g.rows - 1) / ow;
+    const int lo = std::max(0, oh_a * s.stride - s.pad);
+    const int hi = std::min(s.h - 1, oh_b * s.stride - s.pad + s.kh - 1);
+    if (lo <= hi) g.band_row = lo, g.band_rows = hi - lo + 1;
+    v.push_back(g);
+    m += g.rows;
+  }
+  return v;
+}
+
+// Activation-buffer rows the bands of a block of `rows` pixels from m0 take (all chunks).
+int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows) {
+  int64_t n = 0;
+  for (const auto& g : Segments(s, m0, rows)) n += int64_t(g.band_rows) * s.w * chunks;
+  return n;
+}
+
 // One GEMM of a workload: out = act(init + a·b), every tensor already allocated.
 struct GemmOp {
   int m = 0, k = 0, n = 0;
@@ -72,6 +112,7 @@ struct GemmOp {
   TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
   TiledMatrix out;
   bool relu = false;
+  const ConvWin* win = nullptr;  // a convolution through windows (a is unused)
 };
 
 // Emits GEMMs (one per layer) with the tiling and token scheme of the header comment.
@@ -80,14 +121,16 @@ class Emitter {
   Emitter(Program* p, Stats* st) : p_(p), st_(st), t_(PlanTiling(p->config())) {}
 
   // `barrier_after`: another layer reads this one's output, so a barrier follows.
-  void EmitGemm(const GemmOp& op, bool barrier_after) {
+  // `plan`: the windowed convolution's (PlanConvWindow); else PlanLayer's.
+  void EmitGemm(const GemmOp& op, bool barrier_after, const LayerPlan* plan = nullptr) {
     const auto& cfg = p_->config();
-    const int kt_w = op.a.tile, nt_w = op.out.tile;
+    const int kt_w = op.win ? op.win->kc : op.a.tile, nt_w = op.out.tile;
     if (kt_w > cfg.r || kt_w * t_.wgt_slots > cfg.wgt_depth || nt_w > cfg.c || op.b.ktile != kt_w ||
         op.b.ntile != nt_w) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    Layer ly{op, PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w, barrier_after};
+    Layer ly{op, plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w,
+             barrier_after};
     const LayerPlan& lp = ly.plan;
     int b = 0;
     for (int mi = 0; mi < lp.m_blocks; ++mi) {
@@ -102,7 +145,13 @@ class Emitter {
         blk.acc_wait = b >= t_.acc_halves;  // the STOREs of block b - halves must be done
         ++st_->blocks;
         if (op.init != GemmOp::InitKind::kNone) EmitInitLoads(ly, &blk);
-        for (int kt = 0; kt < lp.k_tiles; ++kt) EmitKStep(&ly, &blk, kt);
+        for (int kt = 0; kt < lp.k_tiles; ++kt) {
+          if (op.win) {
+            EmitWindowKStep(&ly, &blk, kt);
+          } else {
+            EmitKStep(&ly, &blk, kt);
+          }
+        }
         EmitStores(ly, blk);
       }
     }
@@ -208,6 +257,97 @@ class Emitter {
     }
   }
 
+  // One K tile (tap, chunk) of a windowed convolution's block: at the block's first K tile the
+  // bands of every chunk and image segment are loaded into the block's activation slot; per N
+  // tile a weight LOAD and one GEMM per segment (the first loads the weights, the others reuse
+  // them), each reading its band through the tap's window.
+  void EmitWindowKStep(Layer* ly, Block* blk, int kt) {
+    const GemmOp& op = ly->op;
+    const ConvWin& cw = *op.win;
+    const ConvShape& s = cw.s;
+    const LayerPlan& lp = ly->plan;
+    const int depth = lp.depth, tap = kt / cw.chunks, chunk = kt % cw.chunks;
+    const int kv = op.b.KTileRows(kt);
+    const bool init = op.init != GemmOp::InitKind::kNone;
+    const auto segs = Segments(s, blk->m0, blk->rows);
+    const int slot = (blk->index % lp.act_slots) * lp.act_slot_rows;
+    // Band of segment i, chunk c at slot + off[i·chunks + c].
+    std::vector<int> off(segs.size() * size_t(cw.chunks));
+    int next = slot;
+    for (size_t i = 0; i < segs.size(); ++i) {
+      for (int c = 0; c < cw.chunks; ++c) {
+        off[i * size_t(cw.chunks) + size_t(c)] = next;
+        next += segs[i].band_rows * s.w;
+      }
+    }
+    for (int j = 0; j < blk->nts; ++j, ++ly->g) {
+      const uint64_t g = ly->g;
+      const int nt = blk->nt0 + j, nv = op.out.TileCols(nt);
+      std::vector<isa::Load> loads;
+      if (kt == 0 && j == 0) {
+        for (size_t i = 0; i < segs.size(); ++i) {
+          if (segs[i].band_rows == 0) continue;
+          for (int c = 0; c < cw.chunks; ++c) {
+            isa::Load x;
+            x.buffer = isa::kBufAct;
+            x.hbm_addr = cw.x.RowAddr(c, (segs[i].b * s.h + segs[i].band_row) * s.w);
+            x.hbm_stride = uint32_t(cw.x.Pitch());
+            x.dst = uint16_t(off[i * size_t(cw.chunks) + size_t(c)]);
+            x.rows = uint16_t(segs[i].band_rows * s.w);
+            x.elems = uint16_t(cw.x.TileCols(c));
+            loads.push_back(x);
+          }
+        }
+      }
+      isa::Load w;
+      w.buffer = isa::kBufWgt;
+      w.hbm_addr = op.b.RowAddr(kt, nt, 0);
+      w.hbm_stride = uint32_t(op.b.Pitch());
+      w.dst = uint16_t(int(g % t_.wgt_slots) * ly->kt_w);
+      w.rows = uint16_t(kv);
+      w.elems = uint16_t(nv);
+      loads.push_back(w);
+      loads.front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
+      loads.back().deps.push_next = true;
+      for (const auto& l : loads) p_->Emit(l);
+      st_->loads += loads.size();
+
+      int acc_row = blk->acc_base + j * blk->rows;
+      for (size_t i = 0; i < segs.size(); ++i) {
+        const Segment& sg = segs[i];
+        isa::Gemm gm;
+        gm.act = uint16_t(sg.band_rows ? off[i * size_t(cw.chunks) + size_t(chunk)] : slot);
+        gm.wgt = w.dst;
+        gm.acc = uint16_t(acc_row);
+        gm.rows = uint16_t(sg.rows);
+        gm.kv = uint16_t(kv);
+        gm.nv = uint16_t(nv);
+        gm.accumulate = kt > 0 || init;
+        gm.load_weights = i == 0;
+        gm.window = true;
+        gm.win.stride = uint8_t(s.stride);
+        gm.win.dh = int8_t(tap / s.kw - s.pad);
+        gm.win.dw = int8_t(tap % s.kw - s.pad);
+        gm.win.band_row = uint16_t(sg.band_row);
+        gm.win.band_rows = uint16_t(std::max(1, sg.band_rows));
+        gm.win.width = uint16_t(sg.band_rows ? s.w : 1);  // an empty band is never read
+        gm.win.out_width = uint16_t(s.OutW());
+        gm.win.out_row = uint16_t(sg.p0 / s.OutW());
+        gm.win.out_col = uint16_t(sg.p0 % s.OutW());
+        const bool first = i == 0, last = i + 1 == segs.size();
+        gm.deps.pop_prev = first;
+        gm.deps.pop_next = first && blk->acc_wait;
+        if (first) blk->acc_wait = false;
+        gm.deps.push_prev = last && g + depth < lp.gemms;
+        gm.deps.push_next = last && kt == lp.k_tiles - 1 && j == blk->nts - 1;
+        p_->Emit(gm);
+        ++st_->gemms;
+        st_->macs += uint64_t(sg.rows) * kv * nv;
+        acc_row += sg.rows;
+      }
+    }
+  }
+
   // The block's output, one STORE per N tile.
   void EmitStores(const Layer& ly, const Block& blk) {
     const GemmOp& op = ly.op;
@@ -292,7 +432,7 @@ void WriteWeights(isa::Machine& m, const WeightTiles& l, const std::vector<uint1
                     l.k, l.n, size_t(l.k) * l.n));
   }
   for (int kt = 0; kt < l.KTiles(); ++kt) {
-    const int k0 = kt * l.ktile, kv = std::min(l.ktile, l.k - k0);
+    const int k0 = l.KTileStart(kt), kv = l.KTileRows(kt);
     for (int nt = 0; nt < l.NTiles(); ++nt) {
       const int n0 = nt * l.ntile, nv = std::min(l.ntile, l.n - n0);
       for (int i = 0; i < kv; ++i) {
@@ -605,6 +745,100 @@ std::vector<uint16_t> Im2col(const ConvShape& s, const std::vector<uint16_t>& nh
   return a;
 }
 
+namespace {
+
+// Why a convolution cannot go through windows on this machine ("" when it can).
+std::string WindowLimit(const ConvShape& s) {
+  if (s.stride > 255) return fmt::format("stride {} > 255", s.stride);
+  if (s.pad > 128 || s.kh - 1 - s.pad > 127 || s.kw - 1 - s.pad > 127) {
+    return fmt::format("tap offsets beyond -128..127 (kernel {}x{}, pad {})", s.kh, s.kw, s.pad);
+  }
+  if (s.h > 65535 || s.w > 65535 || s.OutW() > 65535 || s.OutH() > 65535) {
+    return "an image dimension beyond 65535";
+  }
+  return "";
+}
+
+// The blocks of a windowed convolution (header comment): for N-groups of nb tiles (balanced) and
+// Sa = 2 activation slots (1 if no block fits half the buffer), the tallest block of mb output
+// pixels whose bands fit a slot and whose mb·nb rows fit an accumulator half, preferring whole
+// output rows; among the nb, the fewest HBM bytes (bands once per N-group, weights once per
+// M-block), then the fewest blocks. Returns false when not even one pixel's bands fit.
+bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, int chunks,
+                    int nt_w, LayerPlan* out) {
+  const Tiling t = PlanTiling(cfg);
+  const int M = s.M(), OW = s.OutW();
+  LayerPlan base;
+  base.kt_w = kc, base.nt_w = nt_w;
+  base.k_tiles = s.kh * s.kw * chunks;
+  base.n_tiles = (s.cout + nt_w - 1) / nt_w;
+  const uint64_t pitch = RoundUp32(uint64_t(kc) * 2);
+  const uint64_t wbytes = uint64_t(s.K()) * s.cout * 2;
+  bool found = false;
+  double best_cost = 0;
+  for (int sa = std::min(2, t.max_act_slots); sa >= 1 && !found; --sa) {
+    const int slot_rows = cfg.act_depth / sa;
+    for (int groups = 1; groups <= base.n_tiles; ++groups) {
+      const int nb = (base.n_tiles + groups - 1) / groups;
+      if (groups > 1 && (base.n_tiles + groups - 2) / (groups - 1) == nb) continue;  // same nb
+      const int cap = std::min(M, t.acc_half_rows / nb);
+      if (cap < 1) continue;
+      // Largest bands of blocks of mb pixels (0 when a block's bands do not fit).
+      uint64_t band_total = 0;
+      auto fits = [&](int mb) {
+        band_total = 0;
+        for (int m0 = 0; m0 < M; m0 += mb) {
+          const int64_t rows = BandRows(s, chunks, m0, std::min(mb, M - m0));
+          if (rows > slot_rows) return false;
+          band_total += uint64_t(rows);
+        }
+        return true;
+      };
+      int mb = 0;
+      if (fits(cap)) mb = cap;
+      for (int q = cap / OW; mb == 0 && q >= 1; --q) {
+        if (fits(q * OW)) mb = q * OW;
+      }
+      for (int c = std::min(cap, OW - 1); mb == 0 && c >= 1; c = c > 8 ? c * 3 / 4 : c - 1) {
+        if (fits(c)) mb = c;
+      }
+      if (mb == 0) continue;
+      fits(mb);  // band_total for mb
+      LayerPlan lp = base;
+      lp.act_slots = sa;
+      lp.act_slot_rows = slot_rows;
+      lp.mb = mb;
+      lp.nb = nb;
+      lp.m_blocks = (M + mb - 1) / mb;
+      lp.n_blocks = (lp.n_tiles + nb - 1) / nb;
+      lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
+      const double cost =
+          double(band_total) * double(pitch) * lp.n_blocks + double(wbytes) * lp.m_blocks;
+      if (!found || cost < best_cost ||
+          (cost == best_cost && uint64_t(lp.m_blocks) * lp.n_blocks <
+                                    uint64_t(out->m_blocks) * out->n_blocks)) {
+        *out = lp;
+        best_cost = cost;
+        found = true;
+      }
+    }
+  }
+  if (!found) return false;
+  // D (header comment): block b's bands overwrite the slot block b - Sa read; the blocks between
+  // hold k_tiles GEMM groups per N tile.
+  LayerPlan& lp = *out;
+  const int blocks = lp.m_blocks * lp.n_blocks;
+  const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
+  lp.act_bound = std::numeric_limits<int>::max();
+  if (blocks > lp.act_slots) {
+    lp.act_bound = lp.act_slots == 1 ? 1 : 1 + lp.k_tiles * std::min(lp.nb, last);
+  }
+  lp.depth = std::max(1, std::min(t.depth, lp.act_bound));
+  return true;
+}
+
+}  // namespace
+
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias, bool relu,
                         OutFormat out, uint64_t data_base) {
   CheckConfig(cfg, "CompileConv");
@@ -628,19 +862,60 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
       K > uint64_t(std::numeric_limits<int>::max())) {
     Bad(fmt::format("CompileConv: im2col matrix {}×{} too large", M, K));
   }
-  const DenseProgram d = CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base);
   ConvProgram r;
-  r.prog = d.prog;
   r.shape = s;
-  r.a = d.a;
-  r.b = d.b;
-  r.bias = d.bias;
-  r.out = d.out;
+  // Through windows when the machine can express them (version 1.1), else the host's im2col.
+  const Tiling t = PlanTiling(cfg);
+  const int kc = std::min(t.kt_w, s.cin), chunks = (s.cin + kc - 1) / kc;
+  r.host_im2col_reason = WindowLimit(s);
+  LayerPlan plan;
+  if (r.host_im2col_reason.empty() && !PlanConvWindow(cfg, s, kc, chunks, t.nt_w, &plan)) {
+    r.host_im2col_reason = fmt::format(
+        "the bands of one output pixel ({} rows) exceed the activation buffer (ActDepth {})",
+        BandRows(s, chunks, 0, 1), cfg.act_depth);
+  }
+  if (!r.host_im2col_reason.empty()) {
+    const DenseProgram d = CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base);
+    r.prog = d.prog;
+    r.a = d.a;
+    r.b = d.b;
+    r.bias = d.bias;
+    r.out = d.out;
+    return r;
+  }
+  r.window = true;
+  r.plan = plan;
+  Program p(cfg, data_base);
+  ConvWin cw;
+  cw.s = s;
+  cw.kc = kc;
+  cw.chunks = chunks;
+  cw.x = p.AllocMatrix(s.n * s.h * s.w, s.cin, kc, 2,
+                       fmt::format("X ({}x{}x{}x{} bf16)", s.n, s.h, s.w, s.cin));
+  r.a = cw.x;
+  r.b.k = int(K), r.b.n = s.cout, r.b.ktile = kc, r.b.ntile = t.nt_w, r.b.kseg = s.cin;
+  r.b.base = p.Alloc(r.b.Bytes(), fmt::format("W ({}x{}x{}x{} bf16)", s.kh, s.kw, s.cin, s.cout));
+  if (bias) {
+    r.bias = p.AllocMatrix(1, s.cout, t.nt_w, 4, fmt::format("bias ({} fp32)", s.cout));
+  } else {
+    r.bias.tile = t.nt_w, r.bias.elem_bytes = 4;
+  }
+  r.out = p.AllocMatrix(int(M), s.cout, t.nt_w, OutBytes(out),
+                        fmt::format("Y ({}x{}x{}x{})", s.n, s.OutH(), s.OutW(), s.cout));
+  GemmOp op;
+  op.m = int(M), op.k = int(K), op.n = s.cout;
+  op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
+  op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
+  op.win = &cw;
+  Stats st;
+  Emitter e(&p, &st);
+  e.EmitGemm(op, false, &plan);
+  r.prog = Finish(p, st);
   return r;
 }
 
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc) {
-  WriteMatrix(m, p.a, Im2col(p.shape, nhwc));
+  WriteMatrix(m, p.a, p.window ? nhwc : Im2col(p.shape, nhwc));
 }
 
 }  // namespace tpu::host

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's instruction set, version 1.0 (docs/isa.md): constants, one struct per
+// The accelerator's instruction set, version 1.1 (docs/isa.md): constants, one struct per
 // instruction kind, the 32-byte encoding, decoding with reserved-bit checks, the per-instruction
 // rules against a machine configuration, and a one-line disassembly.
 //
@@ -74,6 +74,26 @@ struct Load {
   bool operator==(const Load& o) const;
 };
 
+// A GEMM's convolution window (mode bit `window`, version 1.1): row m of the GEMM is output pixel
+// p = out_col + m of an output row out_width wide, i.e. (oh, ow) = (out_row + p / out_width,
+// p % out_width); its activation vector is the buffer row act + (ih - band_row)·width + iw of the
+// input pixel (ih, iw) = (oh·stride + dh, ow·stride + dw), or +0 when ih is outside the band
+// (band_row .. band_row + band_rows - 1) or iw outside 0 .. width - 1 (zero padding).
+struct Window {
+  uint8_t stride = 0;
+  int8_t dh = 0;
+  int8_t dw = 0;
+  uint16_t band_row = 0;
+  uint16_t band_rows = 0;
+  uint16_t width = 0;
+  uint16_t out_width = 0;
+  uint16_t out_row = 0;
+  uint16_t out_col = 0;
+  bool operator==(const Window& o) const;
+  // The activation-buffer row offset (from act) of GEMM row m, or -1 for a +0 row.
+  int64_t RowOf(int m) const;
+};
+
 struct Gemm {
   Deps deps;
   uint16_t act = 0;
@@ -84,6 +104,8 @@ struct Gemm {
   uint16_t nv = 0;
   bool accumulate = false;
   bool load_weights = false;
+  bool window = false;  // rows come through `win` (the fields are 0 without it)
+  Window win;           // all 0 without the window bit
   bool operator==(const Gemm& o) const;
 };
 

@@ -11,7 +11,7 @@ namespace tpu::isa {
 
 inline constexpr int kInstrBytes = 32;
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;
 inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
 
 enum class Opcode : uint8_t {
@@ -33,12 +33,13 @@ enum class ErrorCode : uint8_t {
   kDeadlock = 7,
   kTokenOverflow = 8,
   kNoEnd = 9,
+  kWindow = 10,
 };
 
 // Error names as docs/isa.md writes them, indexed by code.
-inline constexpr std::array<const char*, 10> kErrorNames = {
-    "OK",        "ERR_OPCODE", "ERR_RESERVED", "ERR_HEADER",         "ERR_SHAPE",
-    "ERR_FIELD", "ERR_HBM",    "ERR_DEADLOCK", "ERR_TOKEN_OVERFLOW", "ERR_NO_END",
+inline constexpr std::array<const char*, 11> kErrorNames = {
+    "OK",      "ERR_OPCODE",   "ERR_RESERVED",       "ERR_HEADER", "ERR_SHAPE",  "ERR_FIELD",
+    "ERR_HBM", "ERR_DEADLOCK", "ERR_TOKEN_OVERFLOW", "ERR_NO_END", "ERR_WINDOW",
 };
 
 // Byte offsets of the fields (multi-byte fields are little-endian).
@@ -63,6 +64,15 @@ inline constexpr int kGemmRowsByte = 10;
 inline constexpr int kGemmKvByte = 12;
 inline constexpr int kGemmNvByte = 14;
 inline constexpr int kGemmModeByte = 16;
+inline constexpr int kGemmStrideByte = 17;
+inline constexpr int kGemmDhByte = 18;
+inline constexpr int kGemmDwByte = 19;
+inline constexpr int kGemmBandRowByte = 20;
+inline constexpr int kGemmBandRowsByte = 22;
+inline constexpr int kGemmWidthByte = 24;
+inline constexpr int kGemmOutWidthByte = 26;
+inline constexpr int kGemmOutRowByte = 28;
+inline constexpr int kGemmOutColByte = 30;
 inline constexpr int kStoreFormatByte = 4;
 inline constexpr int kStoreActivationByte = 5;
 inline constexpr int kStoreHbmAddrByte = 8;
@@ -71,6 +81,9 @@ inline constexpr int kStoreAccByte = 20;
 inline constexpr int kStoreRowsByte = 22;
 inline constexpr int kStoreElemsByte = 24;
 
+// Bytes (bit b: byte b) that exist only with a mode bit and must be 0 without it.
+inline constexpr uint32_t kGemmWindowBytes = 0xFFFE0000;
+
 // Dependency flag bits (byte 1) and mode bits.
 inline constexpr int kPopPrevBit = 0;
 inline constexpr int kPopNextBit = 1;
@@ -78,6 +91,7 @@ inline constexpr int kPushPrevBit = 2;
 inline constexpr int kPushNextBit = 3;
 inline constexpr int kGemmAccumulateBit = 0;
 inline constexpr int kGemmLoadWeightsBit = 1;
+inline constexpr int kGemmWindowBit = 2;
 
 // The host's register map (byte addresses) and the performance counters.
 namespace reg {

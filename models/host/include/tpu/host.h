@@ -109,7 +109,19 @@ struct WeightTiles {
   int n = 0;
   int ktile = 0;
   int ntile = 0;
-  int KTiles() const { return (k + ktile - 1) / ktile; }
+  // 0, or K is made of k / kseg segments of kseg rows (a convolution's taps, kseg = Cin), each cut
+  // into K-tiles of ktile rows on its own (the last one of a segment ragged): K-tile kt holds rows
+  // KTileStart(kt) .. + KTileRows(kt) - 1.
+  int kseg = 0;
+  int TilesPerSeg() const { return (kseg + ktile - 1) / ktile; }
+  int KTiles() const { return kseg ? k / kseg * TilesPerSeg() : (k + ktile - 1) / ktile; }
+  int KTileStart(int kt) const {
+    return kseg ? kt / TilesPerSeg() * kseg + kt % TilesPerSeg() * ktile : kt * ktile;
+  }
+  int KTileRows(int kt) const {
+    return kseg ? std::min(ktile, kseg - kt % TilesPerSeg() * ktile)
+                : std::min(ktile, k - kt * ktile);
+  }
   int NTiles() const { return (n + ntile - 1) / ntile; }
   uint64_t Pitch() const { return RoundUp32(uint64_t(ntile) * 2); }
   uint64_t Bytes() const { return uint64_t(KTiles()) * NTiles() * ktile * Pitch(); }
@@ -262,15 +274,21 @@ std::vector<uint16_t> Im2col(const ConvShape& s, const std::vector<uint16_t>& nh
 struct ConvProgram {
   Compiled prog;
   ConvShape shape;
-  TiledMatrix a;     // the im2col patch matrix, M × K
-  WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout
+  // Through GEMM windows (version 1.1): `a` is the NHWC input itself, N·H·W pixel rows × Cin
+  // (tile: the channel chunk), read once per N-group of a block. Else (host_im2col_reason says
+  // why) `a` is the im2col patch matrix, M × K, written by the host.
+  bool window = false;
+  std::string host_im2col_reason;
+  LayerPlan plan;    // the windowed plan (blocks of plan.mb output pixels)
+  TiledMatrix a;
+  WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
   TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)
   TiledMatrix out;   // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
 };
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
                         bool relu = false, OutFormat out = OutFormat::kFp32,
                         uint64_t data_base = 0);
-// Im2col + WriteMatrix into p.a.
+// The NHWC input into p.a (through Im2col when the program does not use windows).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 
 }  // namespace tpu::host

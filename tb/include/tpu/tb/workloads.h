@@ -7,8 +7,9 @@
 //
 // Tensor names: GEMM / dense / host: inputs A (M x K bf16), B (K x N bf16), C0 or bias (fp32),
 // output C. MLP: inputs X, L<i>.W, L<i>.bias; outputs L<i>.out for every layer (hidden ones bf16).
-// Convolution: inputs im2col(X) (the patch matrix the program reads; the NHWC input itself is
-// Workload::conv_input), W (HWIO = K x Cout), bias; output Y (NHWC, coordinates n, oh, ow, cout).
+// Convolution: inputs X (NHWC, N·H·W x Cin, read through GEMM windows) or, where the host lowers
+// it by im2col, im2col(X) (the patch matrix the program reads); the NHWC input itself is also
+// Workload::conv_input; W (HWIO = K x Cout), bias; output Y (NHWC, coordinates n, oh, ow, cout).
 #pragma once
 
 #include <cstdint>
