@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -62,7 +63,64 @@ namespace bench = tpu::bench;
 struct Shape {
   std::string name;
   std::function<Workload(const Config&, uint64_t)> make;
+  // The layer as a GEMM (M × K × N; a convolution's im2col view) for the bounds of --table tpu;
+  // conv: the convolution (its K-tiles are per tap and channel chunk).
+  int m = 0, k = 0, n = 0;
+  std::optional<host::ConvShape> conv;
 };
+
+// --table tpu: the TPU-class machine's table (issue: GEMV 1×8192², GEMM 1024³ and 4096×1024²,
+// a dense layer with bias and relu, one convolution of each distinct shape of ResNet-50 at
+// batch 8 and its final dense layer).
+std::vector<Shape> TpuShapes() {
+  using host::Init;
+  using host::OutFormat;
+  std::vector<Shape> s;
+  auto gemm = [](int m, int k, int n) {
+    return Shape{fmt::format("GEMM {}x{}x{}", m, k, n),
+                 [=](const Config& c, uint64_t seed) {
+                   return MakeGemm(c, m, k, n, Init::kOverwrite, OutFormat::kFp32, false, seed);
+                 },
+                 m,
+                 k,
+                 n,
+                 std::nullopt};
+  };
+  s.push_back(gemm(1, 8192, 8192));
+  s.push_back(gemm(1024, 1024, 1024));
+  s.push_back(gemm(4096, 1024, 1024));
+  s.push_back(Shape{"dense 1024x4096x1024 bias relu bf16",
+                    [](const Config& c, uint64_t seed) {
+                      return MakeDense(c, 1024, 4096, 1024, true, true, OutFormat::kBf16, seed);
+                    },
+                    1024, 4096, 1024, std::nullopt});
+  auto conv = [](const std::string& what, int hw, int cin, int cout, int k, int stride, int pad) {
+    host::ConvShape cs;
+    cs.n = 8, cs.h = hw, cs.w = hw, cs.cin = cin, cs.cout = cout;
+    cs.kh = k, cs.kw = k, cs.stride = stride, cs.pad = pad;
+    return Shape{fmt::format("{} {}x{}x{}->{} {}x{}/{}", what, hw, hw, cin, cout, k, k, stride),
+                 [=](const Config& c, uint64_t seed) { return MakeConv(c, cs, true, true, seed); },
+                 cs.M(),
+                 cs.K(),
+                 cout,
+                 cs};
+  };
+  s.push_back(conv("R50 conv1", 224, 3, 64, 7, 2, 3));
+  const int widths[] = {64, 128, 256, 512}, sizes[] = {56, 28, 14, 7};
+  for (int i = 0; i < 4; ++i) {
+    const int c = widths[i], hw = sizes[i];
+    const std::string st = fmt::format("R50 conv{}", i + 2);
+    s.push_back(conv(st + " 1x1 in", hw, 4 * c, c, 1, 1, 0));
+    s.push_back(conv(st + " 3x3", hw, c, c, 3, 1, 1));
+    s.push_back(conv(st + " 1x1 out", hw, c, 4 * c, 1, 1, 0));
+  }
+  s.push_back(Shape{"R50 fc 8x2048x1000",
+                    [](const Config& c, uint64_t seed) {
+                      return MakeDense(c, 8, 2048, 1000, true, false, OutFormat::kFp32, seed);
+                    },
+                    8, 2048, 1000, std::nullopt});
+  return s;
+}
 
 std::vector<Shape> Shapes(bool quick) {
   using host::Init;
@@ -189,9 +247,33 @@ bool RunVariant(const std::string& config, const std::vector<std::string>& args)
 }
 #endif
 
+// The --table tpu columns for one run: the layer's lower bounds and how close it came.
+struct Bounds {
+  double compute = 0;   // MACs / (R·C): every MAC slot used
+  double mapped = 0;    // M rows per (K-tile, N-tile) pass: the array's mapping of the layer
+  double memory = 0;    // tensor bytes (inputs + outputs + program) / measured stream bandwidth
+  double weights = 0;   // weight rows into the array, one per cycle: K-tile rows × N-tiles
+  double scalesim = 0;  // SCALE-Sim's weight-stationary formula: (2R + C + M - 2) × folds
+  double Lower() const { return std::max({compute, mapped, memory, weights}); }
+};
+
+Bounds LayerBounds(const Shape& s, const Config& cfg, const Workload& w, double bw) {
+  const int R = cfg.machine.r, C = cfg.machine.c;
+  const double ntiles = (s.n + C - 1) / C;
+  double ktiles = (s.k + R - 1) / R;
+  if (s.conv) ktiles = double(s.conv->kh) * s.conv->kw * ((s.conv->cin + R - 1) / R);
+  Bounds b;
+  b.compute = double(w.Macs()) / (double(R) * C);
+  b.mapped = double(s.m) * ktiles * ntiles;
+  b.memory = double(w.InputBytes() + w.OutputBytes() + w.ProgramBytes()) / bw;
+  b.weights = double(s.k) * ntiles;
+  b.scalesim = (2.0 * R + C + s.m - 2) * double((s.k + R - 1) / R) * ntiles;
+  return b;
+}
+
 template <class V>
 bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t seed,
-           bench::CsvFile& csv) {
+           bench::CsvFile& csv, bool tpu_table = false) {
   const Config cfg = ConfigFromName(name);
   fmt::print("\n== {} ==\n", Describe(cfg));
   bool ok = true;
@@ -206,11 +288,26 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
       "  roofline: compute peak {:.0f} MACs/cycle; memory bound {:.2f} B/cycle x "
       "intensity\n\n",
       peak, bw);
-  fmt::print(
-      "  {:<34} {:>13} {:>12} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} "
-      "{:>6}\n",
-      "workload", "MACs", "bytes", "MACs/B", "cycles", "MACs/cyc", "bound", "of bnd", "util",
-      "wstall", "istall", "idle", "check");
+  if (tpu_table) {
+    fmt::print(
+        "  bounds in cycles: compute = MACs/(R·C); mapped = M × K-tiles × N-tiles (a convolution's "
+        "K-tiles: taps × ⌈Cin/R⌉);\n  memory = (inputs + outputs + program) / {:.1f} B/cycle; "
+        "weights = K × N-tiles (a weight row a cycle); lower = the largest.\n  B/T: HBM bytes "
+        "moved per tensor byte; SCALE-Sim: (2R + C + M − 2) × ⌈K/R⌉ × ⌈N/C⌉ (weight "
+        "stationary).\n\n",
+        bw);
+    fmt::print(
+        "  {:<32} {:>14} {:>12} {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>6} "
+        "{:>6} {:>6} {:>6} {:>10} {:>5}\n",
+        "layer", "MACs", "HBM bytes", "B/T", "cycles", "compute", "mapped", "memory", "weights",
+        "lower", "of low", "util", "wstall", "istall", "idle", "SCALE-Sim", "check");
+  } else {
+    fmt::print(
+        "  {:<34} {:>13} {:>12} {:>9} {:>11} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} "
+        "{:>6}\n",
+        "workload", "MACs", "bytes", "MACs/B", "cycles", "MACs/cyc", "bound", "of bnd", "util",
+        "wstall", "istall", "idle", "check");
+  }
   uint64_t sim_cycles = 0, sim_macs = 0;
   double sim_seconds = 0;
   for (const Shape& s : shapes) {
@@ -232,15 +329,29 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     const double attained = double(p.macs) / double(p.cycles);
     const double bound = std::min(peak, bw * intensity);
     const bool big = p.macs >= 10'000'000;
-    fmt::print(
-        "  {:<34} {:>13L} {:>12L} {:>9.2f} {:>11L} {:>9.1f} {:>9.1f} {:>6.1f}% {:>6.1f}% "
-        "{:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}{}\n",
-        s.name, p.macs, uint64_t(bytes), intensity, p.cycles, attained, bound,
-        100.0 * attained / bound, 100.0 * attained / peak,
-        100.0 * double(p.weight_stall) / double(p.cycles),
-        100.0 * double(p.input_stall) / double(p.cycles), 100.0 * double(p.idle) / double(p.cycles),
-        pass ? "PASS" : "FAIL",
-        big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
+    if (tpu_table) {
+      const Bounds b = LayerBounds(s, cfg, w, bw);
+      const double tensor_bytes = double(w.InputBytes() + w.OutputBytes() + w.ProgramBytes());
+      fmt::print(
+          "  {:<32} {:>14L} {:>12L} {:>5.2f} {:>10L} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} "
+          "{:>10.0f} {:>6.1f}% {:>5.1f}% {:>5.1f}% {:>5.1f}% {:>5.1f}% {:>10.0f} {:>5}{}\n",
+          s.name, p.macs, uint64_t(bytes), bytes / tensor_bytes, p.cycles, b.compute, b.mapped,
+          b.memory, b.weights, b.Lower(), 100.0 * b.Lower() / double(p.cycles),
+          100.0 * attained / peak, 100.0 * double(p.weight_stall) / double(p.cycles),
+          100.0 * double(p.input_stall) / double(p.cycles),
+          100.0 * double(p.idle) / double(p.cycles), b.scalesim, pass ? "PASS" : "FAIL",
+          w.description.find("host im2col") != std::string::npos ? "  (host im2col)" : "");
+    } else {
+      fmt::print(
+          "  {:<34} {:>13L} {:>12L} {:>9.2f} {:>11L} {:>9.1f} {:>9.1f} {:>6.1f}% {:>6.1f}% "
+          "{:>6.1f}% {:>6.1f}% {:>6.1f}% {:>6}{}\n",
+          s.name, p.macs, uint64_t(bytes), intensity, p.cycles, attained, bound,
+          100.0 * attained / bound, 100.0 * attained / peak,
+          100.0 * double(p.weight_stall) / double(p.cycles),
+          100.0 * double(p.input_stall) / double(p.cycles),
+          100.0 * double(p.idle) / double(p.cycles), pass ? "PASS" : "FAIL",
+          big ? (attained / bound >= 0.9 ? "" : "  < 90% of bound") : "  (< 1e7 MACs)");
+    }
     if (csv.is_open()) {
       // Workload names hold no comma or quote (Shapes() above).
       csv.stream() << fmt::format("{},{},{},{},{:.4f},", name, s.name, peak,
@@ -286,6 +397,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(
           {"dma", "16x16_1ch", "16x16_8ch", "128x128_1ch", "64x64_4ch", "128x128_8ch"}))
       ->excludes(stack_opt);
+  std::string table = "sweep";
+  app.add_option("--table", table,
+                 "the workloads: sweep (a sweep of shapes, the default) or tpu (the TPU-class "
+                 "table: GEMV 1x8192x8192, GEMMs 1024^3 and 4096x1024x1024, a dense layer, "
+                 "ResNet-50's convolutions at batch 8 and its fc layer, with their lower bounds)")
+      ->check(CLI::IsMember({"sweep", "tpu"}));
   std::string only;
   app.add_option("--only", only,
                  "run only the workloads whose name matches this regular expression (ECMAScript, "
@@ -302,7 +419,7 @@ int main(int argc, char** argv) {
     configs.push_back("16x16_1ch");
     if (stack) configs.push_back("16x16_8ch");
   }
-  auto shapes = Shapes(quick);
+  auto shapes = table == "tpu" ? TpuShapes() : Shapes(quick);
   if (!only.empty()) {
     std::regex re;
     try {
@@ -349,6 +466,7 @@ int main(int argc, char** argv) {
            "instructions,seconds,check\n";
   }
   std::string header = fmt::format("tpu_accel_bench --seed {}{}", seed, quick ? " --quick" : "");
+  if (table != "sweep") header += " --table " + table;
   if (configs_given) header += fmt::format(" --configs {}", fmt::join(configs, ","));
   if (!only.empty()) header += fmt::format(" --only '{}'", only);
   bool ok = true;
@@ -359,20 +477,21 @@ int main(int argc, char** argv) {
                  TPU_BENCH_HIER);
       return 2;
     }
-    ok &= Bench<TPU_BENCH_HIER_CLASS>(c, shapes, seed, csv);
+    ok &= Bench<TPU_BENCH_HIER_CLASS>(c, shapes, seed, csv, table == "tpu");
   }
   return ok ? 0 : 1;
 #else
   fmt::print("{}\n", header);
   std::vector<std::string> pass_on = {"--seed", std::to_string(seed)};
   if (quick) pass_on.push_back("--quick");
+  if (table != "sweep") pass_on.insert(pass_on.end(), {"--table", table});
   if (!only.empty()) pass_on.insert(pass_on.end(), {"--only", only});
   if (csv.is_open())
     pass_on.insert(pass_on.end(), {"--csv-append", csv_append.empty() ? csv_path : csv_append});
   for (const std::string& c : configs) {
     if (c == "dma") DmaTable(quick ? 8.0 : 32.0);  // printed only (the CSV is the roofline's)
-    if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv);
-    if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv);
+    if (c == "16x16_1ch") ok &= Bench<Vaccel_16x16_1ch>(c, shapes, seed, csv, table == "tpu");
+    if (c == "16x16_8ch") ok &= Bench<Vaccel_16x16_8ch>(c, shapes, seed, csv, table == "tpu");
     if (c == "128x128_1ch" || c == "64x64_4ch" || c == "128x128_8ch") {
       csv.stream().flush();
       ok &= RunVariant(c, pass_on);

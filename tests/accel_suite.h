@@ -76,8 +76,8 @@ namespace accel = tb::accel;
 struct Limits {
   int iterations = 4;  // rounds of (GEMM, dense, MLP, conv)
   int max_m = 40, max_k = 24, max_n = 24;
-  int max_hw = 7, max_c = 6;  // convolution: input height/width, input channels
-  int max_hidden = 20;        // MLP hidden sizes
+  int max_hw = 7, max_c = 10;  // convolution: input height/width, input channels
+  int max_hidden = 20;         // MLP hidden sizes
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -718,9 +718,8 @@ TYPED_TEST_P(AccelTest, IllegalProgramsWindow) {
     cases.back().prog = p;
   }
   // Rows are output pixels, not buffer rows: more rows than ActDepth are legal.
-  add("window with more rows than its band",
-      ErrorCode::kOk, {Win(G(uint16_t(std::min<int>(c.acc_depth, A + 3)), R, C, true), 1, 0, 0,
-                           0, 1, 1, 1, 0, 0)});
+  add("window with more rows than its band", ErrorCode::kOk,
+      {Win(G(uint16_t(std::min<int>(c.acc_depth, A + 3)), R, C, true), 1, 0, 0, 0, 1, 1, 1, 0, 0)});
   this->RunCases(cases);
 }
 
@@ -956,11 +955,11 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
     const auto band = uint16_t(A - 9);
     const auto rows = uint16_t(std::min<int>(Acc, 13));
     add("windows with padding on every side",
-        Program(c, {Ld(isa::kBufAct, band, 9, R, {}, kDataAddr, 32), ld_wgt,
-                    Win(G(rows, R, C, true, kPopPrev, band), 2, -1, -1, 4, 3, 3, 4, 2, 1),
-                    Win(G(rows, R, C, false, kPushNext, band, 0, 0, true), 1, -1, 1, 1, 3, 3, 5,
-                        1, 3),
-                    St(0, rows, C, kPopPrev)}));
+        Program(c,
+                {Ld(isa::kBufAct, band, 9, R, {}, kDataAddr, 32), ld_wgt,
+                 Win(G(rows, R, C, true, kPopPrev, band), 2, -1, -1, 4, 3, 3, 4, 2, 1),
+                 Win(G(rows, R, C, false, kPushNext, band, 0, 0, true), 1, -1, 1, 1, 3, 3, 5, 1, 3),
+                 St(0, rows, C, kPopPrev)}));
   }
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {

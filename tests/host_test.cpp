@@ -135,8 +135,8 @@ std::vector<Access> Accesses(const isa::Instr& in) {
     v.push_back({1 + l->buffer, true, l->dst, 1, l->rows, 1});
   } else if (const auto* g = std::get_if<isa::Gemm>(&in)) {
     // A window reads (at most) its band.
-    v.push_back({1, false, g->act, 1,
-                 g->window ? uint64_t(g->win.band_rows) * g->win.width : g->rows, 1});
+    v.push_back(
+        {1, false, g->act, 1, g->window ? uint64_t(g->win.band_rows) * g->win.width : g->rows, 1});
     if (g->load_weights) v.push_back({2, false, g->wgt, 1, g->kv, 1});
     v.push_back({3, true, g->acc, 1, g->rows, 1});
   } else if (const auto* s = std::get_if<isa::Store>(&in)) {
@@ -570,6 +570,8 @@ TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
     run(cfg, {2, 7, 6, 2, 5, 3, 2, 2, 1}, true, true, OutFormat::kBf16);
     run(cfg, {1, 1, 1, 1, 1, 3, 3, 1, 1}, false, false, OutFormat::kFp32);
     run(cfg, {2, 4, 5, 9, 10, 1, 1, 1, 2}, true, false, OutFormat::kFp32);  // rows all padding
+    run(cfg, {1, 6, 6, 8, 5, 3, 3, 1, 1}, true, true, OutFormat::kBf16);
+    run(cfg, {2, 7, 5, 12, 6, 3, 2, 2, 2}, false, false, OutFormat::kFp32);
     if (HasFatalFailure()) return;
     for (int i = 0; i < 3; ++i) {
       host::ConvShape s;

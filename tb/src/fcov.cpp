@@ -458,14 +458,13 @@ Catalog* MakeCatalog() {
                            "the accelerator's AXI4-Lite host port: valid with ready low (stall), "
                            "and transfers, per channel",
                            HandshakeBins(kAxiChannels));
-  c->accel_instr =
-      &Declare("accel.instr",
-               "instructions the accelerator executed (before the reported error pc, "
-               "or through END), by opcode and variant",
-               {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate",
-                "GEMM.load_weights", "GEMM.load_weights.accumulate", "STORE.fp32",
-                "STORE.fp32.relu", "STORE.bf16", "STORE.bf16.relu", "END", "GEMM.window",
-                "GEMM.window.reuse_weights"});
+  c->accel_instr = &Declare(
+      "accel.instr",
+      "instructions the accelerator executed (before the reported error pc, "
+      "or through END), by opcode and variant",
+      {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate", "GEMM.load_weights",
+       "GEMM.load_weights.accumulate", "STORE.fp32", "STORE.fp32.relu", "STORE.bf16",
+       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights"});
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);

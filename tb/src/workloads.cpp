@@ -146,6 +146,13 @@ void LoadWith(const Writer& write, const Workload& w) {
   for (const auto& t : w.inputs) WriteTensor(write, t);
 }
 
+// The machine as the host library plans for it: with the DMA's peak bandwidth.
+isa::MachineConfig Planned(const Config& cfg) {
+  isa::MachineConfig m = cfg.machine;
+  m.dma_bytes_per_cycle = cfg.PeakBytesPerCycle();
+  return m;
+}
+
 const char* InitName(host::Init i) {
   switch (i) {
     case host::Init::kOverwrite: return "overwrite";
@@ -196,7 +203,7 @@ const Tensor& Workload::Output(const std::string& name) const {
 
 Workload MakeGemm(const Config& cfg, int m, int k, int n, host::Init init, host::OutFormat out,
                   bool relu, uint64_t seed, Values values) {
-  auto p = host::CompileGemm(cfg.machine, m, k, n, init, out, relu);
+  auto p = host::CompileGemm(Planned(cfg), m, k, n, init, out, relu);
   Workload w;
   w.kind = "gemm";
   w.description = fmt::format("{}x{}x{} (M x K x N), {}, {}{}", m, k, n, InitName(init),
@@ -213,7 +220,7 @@ Workload MakeGemm(const Config& cfg, int m, int k, int n, host::Init init, host:
 
 Workload MakeDense(const Config& cfg, int m, int k, int n, bool bias, bool relu,
                    host::OutFormat out, uint64_t seed, Values values) {
-  auto p = host::CompileDense(cfg.machine, m, k, n, bias, relu, out);
+  auto p = host::CompileDense(Planned(cfg), m, k, n, bias, relu, out);
   Workload w;
   w.kind = "dense";
   w.description = fmt::format("{}x{}x{} (M x K x N){}, {}{}", m, k, n, bias ? ", bias" : "",
@@ -229,7 +236,7 @@ Workload MakeDense(const Config& cfg, int m, int k, int n, bool bias, bool relu,
 
 Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool bias, bool relu,
                  uint64_t seed, Values values) {
-  auto p = host::CompileMlp(cfg.machine, m, sizes, bias, relu, host::OutFormat::kFp32);
+  auto p = host::CompileMlp(Planned(cfg), m, sizes, bias, relu, host::OutFormat::kFp32);
   Workload w;
   w.kind = "mlp";
   std::string s;
@@ -251,7 +258,7 @@ Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool b
 
 Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool relu, uint64_t seed,
                   Values values) {
-  auto p = host::CompileConv(cfg.machine, s, bias, relu, host::OutFormat::kFp32);
+  auto p = host::CompileConv(Planned(cfg), s, bias, relu, host::OutFormat::kFp32);
   Workload w;
   w.kind = "conv";
   w.description = fmt::format(
@@ -296,7 +303,7 @@ Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<
   need("B", b.size(), k, n);
   if (c != nullptr) need("C", c->size(), m, n);
   const host::Init init = c != nullptr ? host::Init::kPreload : host::Init::kOverwrite;
-  auto p = host::CompileGemm(cfg.machine, m, k, n, init, host::OutFormat::kFp32, false);
+  auto p = host::CompileGemm(Planned(cfg), m, k, n, init, host::OutFormat::kFp32, false);
   Workload w;
   w.kind = "host";
   w.description = fmt::format("{}x{}x{} (M x K x N) from host data, {}, fp32 out", m, k, n,

@@ -115,6 +115,16 @@ struct GemmOp {
   const ConvWin* win = nullptr;  // a convolution through windows (a is unused)
 };
 
+// A block's N tiles are stored in groups of StoreGroup(nts) (at most 64 groups, so at most 128
+// compute->store tokens wait over two blocks): the last K tile's GEMM of a group's last tile
+// pushes, the group's first STORE pops.
+int StoreGroup(int nts) {
+  return (nts + 63) / 64;
+}
+bool StoreGroupEnd(int j, int nts) {
+  return (j + 1) % StoreGroup(nts) == 0 || j == nts - 1;
+}
+
 // Emits GEMMs (one per layer) with the tiling and token scheme of the header comment.
 class Emitter {
  public:
@@ -129,8 +139,7 @@ class Emitter {
         op.b.ntile != nt_w) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    Layer ly{op, plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w,
-             barrier_after};
+    Layer ly{op, plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w, barrier_after};
     const LayerPlan& lp = ly.plan;
     int b = 0;
     for (int mi = 0; mi < lp.m_blocks; ++mi) {
@@ -250,7 +259,7 @@ class Emitter {
       gm.deps.pop_next = blk->acc_wait;
       blk->acc_wait = false;
       gm.deps.push_prev = g + depth < lp.gemms;
-      gm.deps.push_next = kt == lp.k_tiles - 1 && j == blk->nts - 1;
+      gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
       p_->Emit(gm);
       ++st_->gemms;
       st_->macs += uint64_t(blk->rows) * kv * nv;
@@ -339,7 +348,7 @@ class Emitter {
         gm.deps.pop_next = first && blk->acc_wait;
         if (first) blk->acc_wait = false;
         gm.deps.push_prev = last && g + depth < lp.gemms;
-        gm.deps.push_next = last && kt == lp.k_tiles - 1 && j == blk->nts - 1;
+        gm.deps.push_next = last && kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
         p_->Emit(gm);
         ++st_->gemms;
         st_->macs += uint64_t(sg.rows) * kv * nv;
@@ -363,7 +372,7 @@ class Emitter {
       s.acc = uint16_t(blk.acc_base + j * blk.rows);
       s.rows = uint16_t(blk.rows);
       s.elems = uint16_t(nv);
-      s.deps.pop_prev = j == 0;
+      s.deps.pop_prev = j % StoreGroup(blk.nts) == 0;  // the group's last GEMM pushed it
       s.deps.push_prev = j == blk.nts - 1 && (blk.index + t_.acc_halves < blocks ||
                                               (blk.index == blocks - 1 && ly.barrier_after));
       p_->Emit(s);
@@ -539,7 +548,15 @@ namespace {
 
 // The blocks of one layer for `sa` activation slots (header comment): mb, nb, the block counts,
 // the slots and the activation bound on D (max() when there is none).
-LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, LayerPlan lp, int sa) {
+// HBM bytes of one layer cut into blocks of mb rows × nb N-tiles: A once per N-group, B once per
+// M-block, the output once.
+double LayerBytes(int m, int k, int n, int mb, int nb, int n_tiles) {
+  const double m_blocks = (m + mb - 1) / mb, n_blocks = (n_tiles + nb - 1) / nb;
+  return 2.0 * m * k * n_blocks + 2.0 * k * n * m_blocks + 4.0 * m * n;
+}
+
+LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, LayerPlan lp, int sa,
+                     int k = 0, int n = 0) {
   lp.act_slots = sa;
   lp.act_slot_rows = cfg.act_depth / sa;
   // With more than two slots, blocks of a multiple of 16 rows when a slot holds at least 16 (two
@@ -547,6 +564,24 @@ LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, Laye
   const int slot_cap =
       sa > 2 && lp.act_slot_rows >= 16 ? lp.act_slot_rows / 16 * 16 : lp.act_slot_rows;
   lp.mb = std::min({m, slot_cap, t.acc_half_rows});
+  // With the DMA's bandwidth known, a layer whose HBM traffic would outlast its compute takes
+  // shorter blocks of more N-tiles (A is read once per N-group): halving mb (not below 2R rows,
+  // which hide the next weight tile's loading) while the estimate max(compute, bytes / (0.75 ×
+  // bandwidth)) drops; 0.75: a planning margin for mixed read/write traffic.
+  if (cfg.dma_bytes_per_cycle > 0 && k > 0 && n > 0) {
+    const double compute = double(m) * lp.k_tiles * lp.n_tiles;
+    auto nb_for = [&](int mb) { return std::max(1, std::min(lp.n_tiles, t.acc_half_rows / mb)); };
+    auto cost = [&](int mb) {
+      return std::max(compute, LayerBytes(m, k, n, mb, nb_for(mb), lp.n_tiles) /
+                                   (0.75 * cfg.dma_bytes_per_cycle));
+    };
+    const int floor = std::min(lp.mb, 2 * cfg.r);
+    int best = lp.mb;
+    for (int mb = lp.mb / 2; mb >= floor; mb /= 2) {
+      if (cost(mb) < cost(best)) best = mb;
+    }
+    lp.mb = best;
+  }
   // At most nb_max N-tiles fit an accumulator half; the N-groups are then balanced (same count,
   // sizes differing by at most one), so no N-group is needlessly small (it bounds D).
   const int nb_max = std::max(1, std::min(lp.n_tiles, t.acc_half_rows / lp.mb));
@@ -595,10 +630,10 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
   // when the activation buffer, not M, sets the block height, and only when that raises D (ties
   // go to the taller 2-slot blocks). Four slots were measured worse on the RTL: 512-row blocks of
   // 4 N-tiles made a biased 56×56 convolution's accumulator LOADs stall (92.6% vs 94.6%).
-  LayerPlan best = PlanBlocks(t, cfg, m, base, std::min(2, t.max_act_slots));
+  LayerPlan best = PlanBlocks(t, cfg, m, base, std::min(2, t.max_act_slots), k, n);
   if (m > cfg.act_depth / 2) {
     for (int sa = 3; sa <= t.max_act_slots; ++sa) {
-      const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa);
+      const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa, k, n);
       if (lp.depth > best.depth || (lp.depth == best.depth && lp.mb > best.mb)) best = lp;
     }
   }
@@ -764,8 +799,8 @@ std::string WindowLimit(const ConvShape& s) {
 // pixels whose bands fit a slot and whose mb·nb rows fit an accumulator half, preferring whole
 // output rows; among the nb, the fewest HBM bytes (bands once per N-group, weights once per
 // M-block), then the fewest blocks. Returns false when not even one pixel's bands fit.
-bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, int chunks,
-                    int nt_w, LayerPlan* out) {
+bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, int chunks, int nt_w,
+                    LayerPlan* out) {
   const Tiling t = PlanTiling(cfg);
   const int M = s.M(), OW = s.OutW();
   LayerPlan base;
@@ -815,8 +850,8 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
       const double cost =
           double(band_total) * double(pitch) * lp.n_blocks + double(wbytes) * lp.m_blocks;
       if (!found || cost < best_cost ||
-          (cost == best_cost && uint64_t(lp.m_blocks) * lp.n_blocks <
-                                    uint64_t(out->m_blocks) * out->n_blocks)) {
+          (cost == best_cost &&
+           uint64_t(lp.m_blocks) * lp.n_blocks < uint64_t(out->m_blocks) * out->n_blocks)) {
         *out = lp;
         best_cost = cost;
         found = true;
@@ -868,6 +903,15 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   const Tiling t = PlanTiling(cfg);
   const int kc = std::min(t.kt_w, s.cin), chunks = (s.cin + kc - 1) / kc;
   r.host_im2col_reason = WindowLimit(s);
+  // A window K-tile holds one tap's channels (kv <= Cin): with few channels the array's rows go
+  // unused, and im2col, whose K-tiles hold several taps, needs far fewer passes over the array.
+  const int64_t window_tiles = int64_t(s.kh) * s.kw * chunks;
+  const int64_t im2col_tiles = (int64_t(K) + t.kt_w - 1) / t.kt_w;
+  if (r.host_im2col_reason.empty() && window_tiles > 2 * im2col_tiles) {
+    r.host_im2col_reason = fmt::format(
+        "windows take {} K-tiles (one tap of {} channels each), im2col {} of up to {} rows",
+        window_tiles, s.cin, im2col_tiles, t.kt_w);
+  }
   LayerPlan plan;
   if (r.host_im2col_reason.empty() && !PlanConvWindow(cfg, s, kc, chunks, t.nt_w, &plan)) {
     r.host_im2col_reason = fmt::format(

@@ -36,6 +36,9 @@ struct MachineConfig {
   // The command processor's per-module dispatch queues: instructions dispatched but not yet
   // started (docs/isa.md, "Dispatch"). Last, so positional initialisers of the others still hold.
   int queue_depth = 32;
+  // Not part of the machine's behaviour: the DMA's peak bytes per cycle, which the host library's
+  // planner may use to trade block height for HBM bytes (0: unknown, plans ignore bandwidth).
+  double dma_bytes_per_cycle = 0;
 };
 
 // Dependency flags (byte 1): bit 0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next.

@@ -64,8 +64,11 @@
 //    - QueueDepth: the load module can only run ahead by what the dispatcher has let into the
 //      compute queue; 255: the token queues' capacity.
 //    Every pop takes a token pushed earlier in program order, so no QueueDepth can deadlock.
-//  * Accumulator halves: block b uses half b mod 2. Its last GEMM pushes to store; its first STORE
-//    pops it; its last STORE pushes to compute when block b+2 exists, and block b+2's first
+//  * Accumulator halves: block b uses half b mod 2. Its N tiles are stored in groups of
+//    ⌈nb / 64⌉ (one tile per group up to 64 tiles): the last K tile's GEMM of a group's last tile
+//    pushes to store and the group's first STORE pops it, so tiles are stored while the block's
+//    next tiles compute (only the last group waits after the last GEMM; at most 128 such tokens
+//    wait over two blocks); its last STORE pushes to compute when block b+2 exists, and block b+2's first
 //    accumulator write (its C0/bias LOAD or its first GEMM) pops it. So stores of block b overlap
 //    the compute of block b+1.
 //  * Layers chained through HBM (MLP): a barrier between layers, a 1-row accumulator LOAD (compute)
