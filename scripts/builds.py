@@ -90,6 +90,13 @@ def check(d):
         elif accel[name].strip() != value:
             bad.append(f"accel_defaults: {name}={value}, but tpu_accel.sv's default is "
                        f"{accel[name].strip()}")
+    for engine, params in d.get("engine_presets", {}).items():
+        if engine not in d.get("tpusim_engines", []):
+            bad.append(f"engine_presets: {engine} is not one of tpusim_engines")
+        for p in params:
+            name = p.split("=", 1)[0]
+            if name not in ("ActDepth", "WgtDepth", "AccDepth", "QueueDepth"):
+                bad.append(f"engine_presets {engine}: {name} is not a buffer or queue depth")
     for line in bad:
         print(f"builds.py: {line}", file=sys.stderr)
     if not bad:

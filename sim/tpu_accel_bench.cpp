@@ -24,7 +24,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -63,10 +62,8 @@ namespace bench = tpu::bench;
 struct Shape {
   std::string name;
   std::function<Workload(const Config&, uint64_t)> make;
-  // The layer as a GEMM (M × K × N; a convolution's im2col view) for the bounds of --table tpu;
-  // conv: the convolution (its K-tiles are per tap and channel chunk).
+  // The layer as a GEMM (M × K × N; a convolution's im2col view) for the bounds of --table tpu.
   int m = 0, k = 0, n = 0;
-  std::optional<host::ConvShape> conv;
 };
 
 // --table tpu: the TPU-class machine's table (issue: GEMV 1×8192², GEMM 1024³ and 4096×1024²,
@@ -81,10 +78,7 @@ std::vector<Shape> TpuShapes() {
                  [=](const Config& c, uint64_t seed) {
                    return MakeGemm(c, m, k, n, Init::kOverwrite, OutFormat::kFp32, false, seed);
                  },
-                 m,
-                 k,
-                 n,
-                 std::nullopt};
+                 m, k, n};
   };
   s.push_back(gemm(1, 8192, 8192));
   s.push_back(gemm(1024, 1024, 1024));
@@ -93,17 +87,14 @@ std::vector<Shape> TpuShapes() {
                     [](const Config& c, uint64_t seed) {
                       return MakeDense(c, 1024, 4096, 1024, true, true, OutFormat::kBf16, seed);
                     },
-                    1024, 4096, 1024, std::nullopt});
+                    1024, 4096, 1024});
   auto conv = [](const std::string& what, int hw, int cin, int cout, int k, int stride, int pad) {
     host::ConvShape cs;
     cs.n = 8, cs.h = hw, cs.w = hw, cs.cin = cin, cs.cout = cout;
     cs.kh = k, cs.kw = k, cs.stride = stride, cs.pad = pad;
     return Shape{fmt::format("{} {}x{}x{}->{} {}x{}/{}", what, hw, hw, cin, cout, k, k, stride),
                  [=](const Config& c, uint64_t seed) { return MakeConv(c, cs, true, true, seed); },
-                 cs.M(),
-                 cs.K(),
-                 cout,
-                 cs};
+                 cs.M(), cs.K(), cout};
   };
   s.push_back(conv("R50 conv1", 224, 3, 64, 7, 2, 3));
   const int widths[] = {64, 128, 256, 512}, sizes[] = {56, 28, 14, 7};
@@ -118,7 +109,7 @@ std::vector<Shape> TpuShapes() {
                     [](const Config& c, uint64_t seed) {
                       return MakeDense(c, 8, 2048, 1000, true, false, OutFormat::kFp32, seed);
                     },
-                    8, 2048, 1000, std::nullopt});
+                    8, 2048, 1000});
   return s;
 }
 
@@ -250,7 +241,7 @@ bool RunVariant(const std::string& config, const std::vector<std::string>& args)
 // The --table tpu columns for one run: the layer's lower bounds and how close it came.
 struct Bounds {
   double compute = 0;   // MACs / (R·C): every MAC slot used
-  double mapped = 0;    // M rows per (K-tile, N-tile) pass: the array's mapping of the layer
+  double mapped = 0;    // M rows per (K-tile, N-tile) pass of the layer's im2col GEMM
   double memory = 0;    // tensor bytes (inputs + outputs + program) / measured stream bandwidth
   double weights = 0;   // weight rows into the array, one per cycle: K-tile rows × N-tiles
   double scalesim = 0;  // SCALE-Sim's weight-stationary formula: (2R + C + M - 2) × folds
@@ -260,8 +251,9 @@ struct Bounds {
 Bounds LayerBounds(const Shape& s, const Config& cfg, const Workload& w, double bw) {
   const int R = cfg.machine.r, C = cfg.machine.c;
   const double ntiles = (s.n + C - 1) / C;
-  double ktiles = (s.k + R - 1) / R;
-  if (s.conv) ktiles = double(s.conv->kh) * s.conv->kw * ((s.conv->cin + R - 1) / R);
+  // The im2col view, whatever the lowering: windows take taps × ⌈Cin/R⌉ passes, which is more
+  // when Cin is not a multiple of R (a conv2_x 3×3 layer: 9 against 5).
+  const double ktiles = (s.k + R - 1) / R;
   Bounds b;
   b.compute = double(w.Macs()) / (double(R) * C);
   b.mapped = double(s.m) * ktiles * ntiles;
@@ -290,8 +282,8 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
       peak, bw);
   if (tpu_table) {
     fmt::print(
-        "  bounds in cycles: compute = MACs/(R·C); mapped = M × K-tiles × N-tiles (a convolution's "
-        "K-tiles: taps × ⌈Cin/R⌉);\n  memory = (inputs + outputs + program) / {:.1f} B/cycle; "
+        "  bounds in cycles: compute = MACs/(R·C); mapped = M × ⌈K/R⌉ × ⌈N/C⌉ (a convolution's "
+        "im2col GEMM);\n  memory = (inputs + outputs + program) / {:.1f} B/cycle; "
         "weights = K × N-tiles (a weight row a cycle); lower = the largest.\n  B/T: HBM bytes "
         "moved per tensor byte; SCALE-Sim: (2R + C + M − 2) × ⌈K/R⌉ × ⌈N/C⌉ (weight "
         "stationary).\n\n",

@@ -32,6 +32,31 @@ const char* ModeKey(num::Mode m) {
   return m == num::Mode::kFtz ? "ftz" : "ieee";
 }
 
+// The buffer and queue depths an engine name RxC_Nch stands for: the accelerator defaults, with
+// its preset's values where rtl/builds.json's engine_presets has one.
+struct Depths {
+  int act = kDefaultActDepth, wgt = kDefaultWgtDepth, acc = kDefaultAccDepth,
+      queue = kDefaultQueueDepth;
+};
+Depths NamedDepths(const std::string& name) {
+  Depths d;
+  for (const builds::Preset& p : builds::kPresets) {
+    if (name != p.name) continue;
+    std::stringstream list(p.params);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const size_t eq = item.find('=');
+      const std::string key = item.substr(0, eq);
+      const int v = std::stoi(item.substr(eq + 1));
+      if (key == "ActDepth") d.act = v;
+      if (key == "WgtDepth") d.wgt = v;
+      if (key == "AccDepth") d.acc = v;
+      if (key == "QueueDepth") d.queue = v;
+    }
+  }
+  return d;
+}
+
 void Finish(Config& c) {
   c.machine.hbm_bytes = kHbmBytesPerChannel * uint64_t(c.channels);
   Validate(c);
@@ -40,10 +65,10 @@ void Finish(Config& c) {
 
 bool AllDefault(const Config& c, bool with_mode) {
   const auto& m = c.machine;
-  return m.act_depth == kDefaultActDepth && m.wgt_depth == kDefaultWgtDepth &&
-         m.acc_depth == kDefaultAccDepth && m.queue_depth == kDefaultQueueDepth &&
-         c.preset == kDefaultPreset && c.per_bank_refresh == kDefaultPerBankRefresh &&
-         (!with_mode || m.mode == num::Mode::kIeee);
+  const Depths d = NamedDepths(fmt::format("{}x{}_{}ch", m.r, m.c, c.channels));
+  return m.act_depth == d.act && m.wgt_depth == d.wgt && m.acc_depth == d.acc &&
+         m.queue_depth == d.queue && c.preset == kDefaultPreset &&
+         c.per_bank_refresh == kDefaultPerBankRefresh && (!with_mode || m.mode == num::Mode::kIeee);
 }
 
 std::string Hashed(const Config& c, bool with_mode) {
@@ -140,7 +165,15 @@ Config ConfigFromName(const std::string& name) {
   CheckRange(what, "rows (R)", r, 1, kMaxArrayDim);
   CheckRange(what, "cols (C)", c, 1, kMaxArrayDim);
   CheckChannels(what, "channels (N)", n);
-  return MakeConfig(r, c, n);
+  Config cfg = MakeConfig(r, c, n);
+  // A preset (rtl/builds.json, engine_presets) replaces some of the defaults.
+  const Depths d = NamedDepths(fmt::format("{}x{}_{}ch", r, c, n));
+  cfg.machine.act_depth = d.act;
+  cfg.machine.wgt_depth = d.wgt;
+  cfg.machine.acc_depth = d.acc;
+  cfg.machine.queue_depth = d.queue;
+  Finish(cfg);
+  return cfg;
 }
 
 Config ConfigFromJson(const std::string& text, const std::string& what) {

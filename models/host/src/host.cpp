@@ -897,6 +897,10 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
       K > uint64_t(std::numeric_limits<int>::max())) {
     Bad(fmt::format("CompileConv: im2col matrix {}×{} too large", M, K));
   }
+  const uint64_t pixels = uint64_t(s.n) * s.h * s.w;
+  if (pixels > uint64_t(std::numeric_limits<int>::max())) {
+    Bad(fmt::format("CompileConv: input of {} pixels (N×H×W) too large", pixels));
+  }
   ConvProgram r;
   r.shape = s;
   // Through windows when the machine can express them (version 1.1), else the host's im2col.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host library: compiles workloads (GEMM, dense layer, MLP, convolution by im2col) into
+// The host library: compiles workloads (GEMM, dense layer, MLP, convolution) into
 // programs of the instruction set (docs/isa.md) for a given machine, with a plan of where every
 // tensor lives in HBM, and moves row-major host tensors into and out of the HBM image.
 //
@@ -64,18 +64,35 @@
 //    - QueueDepth: the load module can only run ahead by what the dispatcher has let into the
 //      compute queue; 255: the token queues' capacity.
 //    Every pop takes a token pushed earlier in program order, so no QueueDepth can deadlock.
-//  * Accumulator halves: block b uses half b mod 2. Its N tiles are stored in groups of
-//    ⌈nb / 64⌉ (one tile per group up to 64 tiles): the last K tile's GEMM of a group's last tile
+//  * Accumulator halves: block b uses half b mod 2. Its nts N tiles are stored in groups of
+//    ⌈nts / 64⌉ (one tile per group up to 64 tiles): the last K tile's GEMM of a group's last tile
 //    pushes to store and the group's first STORE pops it, so tiles are stored while the block's
 //    next tiles compute (only the last group waits after the last GEMM; at most 128 such tokens
-//    wait over two blocks); its last STORE pushes to compute when block b+2 exists, and block b+2's first
-//    accumulator write (its C0/bias LOAD or its first GEMM) pops it. So stores of block b overlap
-//    the compute of block b+1.
+//    wait over two blocks); its last STORE pushes to compute when block b+2 exists, and block b+2's
+//    first accumulator write (its C0/bias LOAD or its first GEMM) pops it. So stores of block b
+//    overlap the compute of block b+1.
 //  * Layers chained through HBM (MLP): a barrier between layers, a 1-row accumulator LOAD (compute)
 //    that pops the token the previous layer's last STORE pushed and pushes a token the next
 //    layer's first LOAD pops: the next layer reads its A only after it has been written.
 //  * In-place accumulate (C += A·B, output = C0's memory) is race-free: each block's C0 LOADs run
 //    before the block's GEMMs, and its STOREs after them; blocks touch disjoint rows.
+//
+// Convolutions through GEMM windows (docs/isa.md, version 1.1; CompileConv): the input stays NHWC
+// in HBM as a TiledMatrix of N·H·W pixel rows × Cin with tile kc = min(Cin, K-tile width), and
+// the weights are WeightTiles with kseg = Cin (one K-tile per tap and channel chunk, taps in
+// order). Blocks of mb consecutive output pixels × nb N-tiles (PlanConvWindow): a block's bands
+// (the input rows its pixels' taps read, per image and chunk, one LOAD each, in the block's first
+// load step) fill one of Sa = 2 activation slots (1 when no block fits half the buffer; im2col
+// when not even one pixel's bands fit the buffer); mb and nb minimise the HBM bytes (bands once
+// per N-group, weights once per M-block), then the number of blocks, with mb·nb ≤ AccDepth / 2
+// and whole output rows preferred. Per K-tile and N-tile one weight LOAD and one GEMM per image
+// segment of the block (the first loads the weights, the others reuse them; the first pops the
+// load→compute token, the last pushes the tokens): a GEMM group. D counts groups; block b's bands
+// overwrite the slot block b − Sa read, and the blocks between hold k_tiles groups per N tile,
+// so D ≤ 1 + k_tiles·(the fewest N tiles of a block) with two slots and D = 1 with one.
+// im2col (written by the host, then the GEMM emitter) where windows cannot express the shape or
+// would take more than twice im2col's passes over the array (few channels: a window K-tile
+// holds one tap); ConvProgram::host_im2col_reason says which.
 #pragma once
 
 #include <algorithm>
@@ -282,7 +299,7 @@ struct ConvProgram {
   // why) `a` is the im2col patch matrix, M × K, written by the host.
   bool window = false;
   std::string host_im2col_reason;
-  LayerPlan plan;    // the windowed plan (blocks of plan.mb output pixels)
+  LayerPlan plan;  // the windowed plan (blocks of plan.mb output pixels)
   TiledMatrix a;
   WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
   TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)
