@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-hbm verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -55,7 +55,7 @@ lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-sub
 synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
 	@scripts/synth.sh
 
-bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~75 min)
+bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~135 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@mkdir -p $(BUILD)/bench
@@ -66,11 +66,19 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
 
-bench-accel: configure ## the accelerator end to end: 1024^3 utilization, roofline tables, sim speed (~40 min)
+bench-accel: configure ## the accelerator end to end: DMA bandwidth, roofline tables, sim speed, then bench-tpu (~100 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_accel_bench $(if $(SEED),--seed $(SEED)) $(ACCEL_BENCH_ARGS) --csv $(BUILD)/bench/accel.csv
+	@echo
+	@$(MAKE) --no-print-directory bench-tpu
+
+bench-tpu: configure ## the TPU-class table on 128x128_8ch: GEMV, GEMMs, dense, ResNet-50 layers at batch 8 (~60 min)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/sim/tpu_accel_bench --configs 128x128_8ch --table tpu $(if $(SEED),--seed $(SEED)) $(TPU_BENCH_ARGS) --csv $(BUILD)/bench/accel_tpu.csv
 
 bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 refresh modes (~10 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_hbm_replay -- --no-print-directory 2>&1 \

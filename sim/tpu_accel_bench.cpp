@@ -80,9 +80,19 @@ std::vector<Shape> TpuShapes() {
                  },
                  m, k, n};
   };
+  // bf16 outputs too: what a layer hands the next one (half the fp32 result's write traffic).
+  auto gemm_bf16 = [](int m, int k, int n) {
+    return Shape{fmt::format("GEMM {}x{}x{} bf16 out", m, k, n),
+                 [=](const Config& c, uint64_t seed) {
+                   return MakeGemm(c, m, k, n, Init::kOverwrite, OutFormat::kBf16, false, seed);
+                 },
+                 m, k, n};
+  };
   s.push_back(gemm(1, 8192, 8192));
   s.push_back(gemm(1024, 1024, 1024));
+  s.push_back(gemm_bf16(1024, 1024, 1024));
   s.push_back(gemm(4096, 1024, 1024));
+  s.push_back(gemm_bf16(4096, 1024, 1024));
   s.push_back(Shape{"dense 1024x4096x1024 bias relu bf16",
                     [](const Config& c, uint64_t seed) {
                       return MakeDense(c, 1024, 4096, 1024, true, true, OutFormat::kBf16, seed);
