@@ -20,7 +20,7 @@ module tpu_accel_compute #(
   parameter int unsigned WgtDepth = 2048,
   parameter int unsigned AccDepth = 4096,
   parameter int unsigned AddrW    = 31,
-  parameter int unsigned DoneDepth = 16,  // GEMMs in flight (short ones: ~400 cycles of array latency)
+  parameter int unsigned DoneDepth = 16,  // GEMMs in flight (short ones: ~400 cycles latency)
   parameter int unsigned Lanes    = 1,
   localparam int unsigned LCntW   = $clog2(Lanes + 1),
   localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
