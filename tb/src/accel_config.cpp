@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -32,6 +33,17 @@ const char* ModeKey(num::Mode m) {
   return m == num::Mode::kFtz ? "ftz" : "ieee";
 }
 
+// Calls f(name, value) for each "Name=Value" of a comma-separated list (rtl/builds.json's
+// parameter lists, as tpu/builds.h has them).
+void ForEachParam(const char* list, const std::function<void(const std::string&, int)>& f) {
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t eq = item.find('=');
+    f(item.substr(0, eq), std::stoi(item.substr(eq + 1)));
+  }
+}
+
 // The buffer and queue depths an engine name RxC_Nch stands for: the accelerator defaults, with
 // its preset's values where rtl/builds.json's engine_presets has one.
 struct Depths {
@@ -42,17 +54,12 @@ Depths NamedDepths(const std::string& name) {
   Depths d;
   for (const builds::Preset& p : builds::kPresets) {
     if (name != p.name) continue;
-    std::stringstream list(p.params);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      const size_t eq = item.find('=');
-      const std::string key = item.substr(0, eq);
-      const int v = std::stoi(item.substr(eq + 1));
+    ForEachParam(p.params, [&](const std::string& key, int v) {
       if (key == "ActDepth") d.act = v;
       if (key == "WgtDepth") d.wgt = v;
       if (key == "AccDepth") d.acc = v;
       if (key == "QueueDepth") d.queue = v;
-    }
+    });
   }
   return d;
 }
@@ -129,12 +136,7 @@ Config ConfigFromBuild(const std::string& model) {
     // The RTL's defaults are accel_defaults: start there, and take the parameters the machine's
     // configuration knows (the others, such as FetchDepth, are not visible to programs).
     Config c = MakeConfig(16, 16, 1);
-    std::stringstream list(m.params);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      const size_t eq = item.find('=');
-      const std::string key = item.substr(0, eq);
-      const int v = std::stoi(item.substr(eq + 1));
+    ForEachParam(m.params, [&](const std::string& key, int v) {
       if (key == "Rows") c.machine.r = v;
       if (key == "Cols") c.machine.c = v;
       if (key == "Channels") c.channels = v;
@@ -144,7 +146,7 @@ Config ConfigFromBuild(const std::string& model) {
       if (key == "QueueDepth") c.machine.queue_depth = v;
       if (key == "Preset") c.preset = v;
       if (key == "PerBankRefresh") c.per_bank_refresh = v != 0;
-    }
+    });
     Finish(c);
     return c;
   }

@@ -233,18 +233,7 @@ class Emitter {
         x.elems = uint16_t(kv);
         loads.push_back(x);
       }
-      isa::Load w;
-      w.buffer = isa::kBufWgt;
-      w.hbm_addr = op.b.RowAddr(kt, nt, 0);
-      w.hbm_stride = uint32_t(op.b.Pitch());
-      w.dst = uint16_t(wgt_row);
-      w.rows = uint16_t(kv);
-      w.elems = uint16_t(nv);
-      loads.push_back(w);
-      loads.front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
-      loads.back().deps.push_next = true;
-      for (const auto& l : loads) p_->Emit(l);
-      st_->loads += loads.size();
+      EmitLoadStep(op, kt, nt, wgt_row, kv, nv, g, depth, &loads);
 
       isa::Gemm gm;
       gm.act = uint16_t(act_row);
@@ -308,18 +297,8 @@ class Emitter {
           }
         }
       }
-      isa::Load w;
-      w.buffer = isa::kBufWgt;
-      w.hbm_addr = op.b.RowAddr(kt, nt, 0);
-      w.hbm_stride = uint32_t(op.b.Pitch());
-      w.dst = uint16_t(int(g % t_.wgt_slots) * ly->kt_w);
-      w.rows = uint16_t(kv);
-      w.elems = uint16_t(nv);
-      loads.push_back(w);
-      loads.front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
-      loads.back().deps.push_next = true;
-      for (const auto& l : loads) p_->Emit(l);
-      st_->loads += loads.size();
+      const isa::Load w =
+          EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, depth, &loads);
 
       int acc_row = blk->acc_base + j * blk->rows;
       for (size_t i = 0; i < segs.size(); ++i) {
@@ -355,6 +334,26 @@ class Emitter {
         acc_row += sg.rows;
       }
     }
+  }
+
+  // Load step g (header comment): `loads` (a K-tile's activation LOADs, if any) and the weight
+  // tile (kt, nt) into weight-buffer row `wgt_row`; the step's first LOAD pops a compute->load
+  // token for g >= D (or after a barrier), its last pushes load->compute. Returns the weight LOAD.
+  isa::Load EmitLoadStep(const GemmOp& op, int kt, int nt, int wgt_row, int kv, int nv, uint64_t g,
+                         int depth, std::vector<isa::Load>* loads) {
+    isa::Load w;
+    w.buffer = isa::kBufWgt;
+    w.hbm_addr = op.b.RowAddr(kt, nt, 0);
+    w.hbm_stride = uint32_t(op.b.Pitch());
+    w.dst = uint16_t(wgt_row);
+    w.rows = uint16_t(kv);
+    w.elems = uint16_t(nv);
+    loads->push_back(w);
+    loads->front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
+    loads->back().deps.push_next = true;
+    for (const auto& l : *loads) p_->Emit(l);
+    st_->loads += loads->size();
+    return w;
   }
 
   // The block's output, one STORE per N tile.
