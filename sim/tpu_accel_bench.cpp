@@ -103,7 +103,9 @@ std::vector<Shape> TpuShapes() {
     cs.n = 8, cs.h = hw, cs.w = hw, cs.cin = cin, cs.cout = cout;
     cs.kh = k, cs.kw = k, cs.stride = stride, cs.pad = pad;
     return Shape{fmt::format("{} {}x{}x{}->{} {}x{}/{}", what, hw, hw, cin, cout, k, k, stride),
-                 [=](const Config& c, uint64_t seed) { return MakeConv(c, cs, true, true, seed); },
+                 [=](const Config& c, uint64_t seed) {
+                   return MakeConv(c, cs, true, true, OutFormat::kBf16, seed);
+                 },
                  cs.M(), cs.K(), cout};
   };
   s.push_back(conv("R50 conv1", 224, 3, 64, 7, 2, 3));
@@ -148,7 +150,7 @@ std::vector<Shape> Shapes(bool quick) {
                       host::ConvShape cs;
                       cs.n = 1, cs.h = 56, cs.w = 56, cs.cin = 64, cs.cout = 64;
                       cs.kh = 3, cs.kw = 3, cs.stride = 1, cs.pad = 1;
-                      return MakeConv(c, cs, true, true, seed);
+                      return MakeConv(c, cs, true, true, host::OutFormat::kFp32, seed);
                     }});
   s.push_back(Shape{"GEMM 8x64x64 (small)", [](const Config& c, uint64_t seed) {
                       return MakeGemm(c, 8, 64, 64, host::Init::kOverwrite, host::OutFormat::kFp32,

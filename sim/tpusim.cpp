@@ -6,7 +6,7 @@
 //   tpusim gemm --m M --k K --n N [--init overwrite|preload|accumulate] [--bf16-out] [--relu]
 //   tpusim mlp --m M --sizes 256,512,10 [--bias] [--relu]
 //   tpusim conv --h H --w W --cin CI --cout CO --kh KH --kw KW [--n N --stride S --pad P]
-//               [--bias] [--relu]
+//               [--bias] [--relu] [--bf16-out]
 //   tpusim run --a A.npy --b B.npy [--c C.npy] --out OUT.npy
 //   common: --config NAME|FILE.json  --backend rtl|model  --seed S  --trace F.fst
 //           [--trace-from C --trace-to C]  --check/--no-check  --max-cycles N  --quiet
@@ -522,7 +522,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   AddCommon(mlp, o, true);
 
   auto* conv = c.conv =
-      app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights) by im2col");
+      app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights)");
   auto& s = o.conv;
   conv->add_option("--n", s.n, "batch")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   conv->add_option("--h", s.h, "input height")->required()->check(CLI::Range(1, 1 << 16));
@@ -539,6 +539,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
       ->check(CLI::Range(0, 1 << 10));
   conv->add_flag("--bias", o.bias, "a bias per output channel");
   conv->add_flag("--relu", o.relu, "relu on the output");
+  conv->add_flag("--bf16-out", o.bf16_out, "store the output as bf16 (default fp32)");
   AddCommon(conv, o, true);
 
   auto* run = c.run = app.add_subcommand(
@@ -578,7 +579,8 @@ Workload MakeWorkload(const Options& o, const Config& cfg, const Commands& cmd, 
         throw UsageError(fmt::format("conv: the {}x{} kernel does not fit the padded {}x{} input",
                                      s.kh, s.kw, s.h + 2 * s.pad, s.w + 2 * s.pad));
       }
-      return MakeConv(cfg, s, o.bias, o.relu, seed);
+      return MakeConv(cfg, s, o.bias, o.relu,
+                      o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, seed);
     }
     *sub = "run";
     const HostMatrix a = LoadMatrix(o.a_file, "A");

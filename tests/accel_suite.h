@@ -352,7 +352,9 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       s.w = rng.Range(std::max(1, s.kw - 2 * s.pad), lim.max_hw);
       s.cin = rng.Range(1, lim.max_c);
       s.cout = rng.Range(1, lim.max_n);
-      return accel::MakeConv(cfg, s, rng.Bit(), rng.Bit(), seed, values);
+      const bool bias = rng.Bit(), relu = rng.Bit();
+      const host::OutFormat out = rng.Bit() ? host::OutFormat::kBf16 : host::OutFormat::kFp32;
+      return accel::MakeConv(cfg, s, bias, relu, out, seed, values);
     }
   }
 }

@@ -99,8 +99,9 @@ TEST_F(AccelInvarianceTest, ShapeInvariance) {
     s.kw = rng.Range(1, 3), s.stride = rng.Range(1, 2), s.pad = rng.Range(0, 1);
     const uint64_t seed = rng.Next();
     const bool bias = rng.Bit(), relu = rng.Bit();
+    const host::OutFormat out = rng.Bit() ? host::OutFormat::kBf16 : host::OutFormat::kFp32;
     makes.push_back(
-        {"conv", [=](const Config& c) { return accel::MakeConv(c, s, bias, relu, seed); }});
+        {"conv", [=](const Config& c) { return accel::MakeConv(c, s, bias, relu, out, seed); }});
   }
   for (const auto& [kind, make] : makes) {
     const Workload w4 = make(b4.config()), w3 = make(b3.config()), w8 = make(b8.config());

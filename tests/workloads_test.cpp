@@ -109,7 +109,8 @@ TEST_F(WorkloadsTest, EveryKindPassesOnTheModel) {
       s.n = rng.Range(1, 2), s.h = rng.Range(3, 7), s.w = rng.Range(3, 7);
       s.cin = rng.Range(1, 5), s.cout = rng.Range(1, 9), s.kh = rng.Range(1, 3);
       s.kw = rng.Range(1, 3), s.stride = rng.Range(1, 2), s.pad = rng.Range(0, 1);
-      const Workload c = accel::MakeConv(cfg, s, rng.Bit(), rng.Bit(), seed);
+      const bool bias = rng.Bit(), relu = rng.Bit();
+      const Workload c = accel::MakeConv(cfg, s, bias, relu, host::OutFormat::kFp32, seed);
       EXPECT_TRUE(RunBoth(cfg, c).pass) << c.description;
     }
   }
@@ -184,7 +185,7 @@ TEST_F(WorkloadsTest, CorruptedConvOutputIsNamedByNOhOwCout) {
   const Config cfg = accel::ConfigFromName("4x4_1ch");
   host::ConvShape s;
   s.n = 2, s.h = 6, s.w = 5, s.cin = 3, s.cout = 7, s.kh = 3, s.kw = 2, s.stride = 1, s.pad = 1;
-  const Workload w = accel::MakeConv(cfg, s, true, false, rng.Next());
+  const Workload w = accel::MakeConv(cfg, s, true, false, host::OutFormat::kFp32, rng.Next());
   const int n = rng.Range(0, s.n - 1), oh = rng.Range(0, s.OutH() - 1);
   const int ow = rng.Range(0, s.OutW() - 1), co = rng.Range(0, s.cout - 1);
   const uint64_t index = (uint64_t(n * s.OutH() + oh) * s.OutW() + ow) * s.cout + co;

@@ -256,23 +256,23 @@ Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool b
   return w;
 }
 
-Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool relu, uint64_t seed,
-                  Values values) {
-  auto p = host::CompileConv(Planned(cfg), s, bias, relu, host::OutFormat::kFp32);
+Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool relu,
+                  host::OutFormat out, uint64_t seed, Values values) {
+  auto p = host::CompileConv(Planned(cfg), s, bias, relu, out);
   Workload w;
   w.kind = "conv";
   w.description = fmt::format(
       "N {} H {} W {} Cin {} -> Cout {}, kernel {}x{}, stride {}, pad {} (OH {} OW {}; GEMM "
-      "{}x{}x{}){}{}",
+      "{}x{}x{}){}, {}{}",
       s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, s.OutH(), s.OutW(), s.M(), s.K(),
-      s.cout, bias ? ", bias" : "", relu ? ", relu" : "");
+      s.cout, bias ? ", bias" : "", FormatName(out), relu ? ", relu" : "");
   w.seed = seed;
   w.prog = std::move(p.prog);
   w.conv = s;
   const auto x = RandomData(seed, "X", uint64_t(s.n) * s.h * s.w * s.cin, 2, values);
   w.conv_input.assign(x.begin(), x.end());
-  if (p.window) {
-    w.description += ", through windows";
+  if (p.window || p.pointwise) {
+    w.description += p.window ? ", through windows" : ", pointwise: a GEMM on the NHWC input";
     Tensor a = Matrix("X", p.a);
     a.data.assign(x.begin(), x.end());
     w.inputs.push_back(std::move(a));

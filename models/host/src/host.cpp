@@ -566,13 +566,17 @@ LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, Laye
   // With the DMA's bandwidth known, a layer whose HBM traffic would outlast its compute takes
   // shorter blocks of more N-tiles (A is read once per N-group): halving mb (not below 2R rows,
   // which hide the next weight tile's loading) while the estimate max(compute, bytes / (0.75 ×
-  // bandwidth)) drops; 0.75: a planning margin for mixed read/write traffic.
+  // bandwidth)) + fill drops; 0.75: a planning margin for mixed read/write traffic; fill: the
+  // pipeline's fill and drain, which nothing overlaps (the first block's first A rows load before
+  // its first GEMM, its last N-tile stores after its last one, fp32 assumed), both ∝ mb.
   if (cfg.dma_bytes_per_cycle > 0 && k > 0 && n > 0) {
     const double compute = double(m) * lp.k_tiles * lp.n_tiles;
     auto nb_for = [&](int mb) { return std::max(1, std::min(lp.n_tiles, t.acc_half_rows / mb)); };
     auto cost = [&](int mb) {
+      const double fill = double(mb) * (2.0 * lp.kt_w + 4.0 * lp.nt_w) / cfg.dma_bytes_per_cycle;
       return std::max(compute, LayerBytes(m, k, n, mb, nb_for(mb), lp.n_tiles) /
-                                   (0.75 * cfg.dma_bytes_per_cycle));
+                                   (0.75 * cfg.dma_bytes_per_cycle)) +
+             fill;
     };
     const int floor = std::min(lp.mb, 2 * cfg.r);
     int best = lp.mb;
@@ -902,6 +906,18 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   }
   ConvProgram r;
   r.shape = s;
+  // A 1×1 convolution with stride 1 and no padding is a GEMM on the NHWC input itself (pixel rows
+  // × Cin): the GEMM emitter loads its A per K-tile, so blocks are not limited by a whole band.
+  if (s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0) {
+    const DenseProgram d = CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base);
+    r.pointwise = true;
+    r.prog = d.prog;
+    r.a = d.a;
+    r.b = d.b;
+    r.bias = d.bias;
+    r.out = d.out;
+    return r;
+  }
   // Through windows when the machine can express them (version 1.1), else the host's im2col.
   const Tiling t = PlanTiling(cfg);
   const int kc = std::min(t.kt_w, s.cin), chunks = (s.cin + kc - 1) / kc;
@@ -962,7 +978,7 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
 }
 
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc) {
-  WriteMatrix(m, p.a, p.window ? nhwc : Im2col(p.shape, nhwc));
+  WriteMatrix(m, p.a, p.window || p.pointwise ? nhwc : Im2col(p.shape, nhwc));
 }
 
 }  // namespace tpu::host

@@ -90,6 +90,8 @@
 // load→compute token, the last pushes the tokens): a GEMM group. D counts groups; block b's bands
 // overwrite the slot block b − Sa read, and the blocks between hold k_tiles groups per N tile,
 // so D ≤ 1 + k_tiles·(the fewest N tiles of a block) with two slots and D = 1 with one.
+// A 1×1 convolution with stride 1 and no padding (ConvProgram::pointwise) is the GEMM emitter on
+// the NHWC input as A (no window: its K-tiles load per K-group, as for any GEMM).
 // im2col (written by the host, then the GEMM emitter) where windows cannot express the shape or
 // would take more than twice im2col's passes over the array (few channels: a window K-tile
 // holds one tap); ConvProgram::host_im2col_reason says which.
@@ -298,7 +300,9 @@ struct ConvProgram {
   // (tile: the channel chunk), read once per N-group of a block. Else (host_im2col_reason says
   // why) `a` is the im2col patch matrix, M × K, written by the host.
   bool window = false;
-  std::string host_im2col_reason;
+  // 1×1, stride 1, no padding: `a` is the NHWC input itself, the GEMM's A (K-tile-major).
+  bool pointwise = false;
+  std::string host_im2col_reason;  // empty through windows or pointwise
   LayerPlan plan;  // the windowed plan (blocks of plan.mb output pixels)
   TiledMatrix a;
   WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
@@ -308,7 +312,7 @@ struct ConvProgram {
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
                         bool relu = false, OutFormat out = OutFormat::kFp32,
                         uint64_t data_base = 0);
-// The NHWC input into p.a (through Im2col when the program does not use windows).
+// The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 
 }  // namespace tpu::host

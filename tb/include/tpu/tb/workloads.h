@@ -72,9 +72,9 @@ Workload MakeDense(const Config& cfg, int m, int k, int n, bool bias, bool relu,
 // sizes = {in, hidden..., out}; hidden layers bf16 (relu if asked), the last fp32.
 Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool bias, bool relu,
                  uint64_t seed, Values values = Values::kFinite);
-// NHWC input, HWIO weights, fp32 NHWC output.
+// NHWC input, HWIO weights, NHWC output (fp32, or bf16 as a network passes it on).
 Workload MakeConv(const Config& cfg, const host::ConvShape& shape, bool bias, bool relu,
-                  uint64_t seed, Values values = Values::kFinite);
+                  host::OutFormat out, uint64_t seed, Values values = Values::kFinite);
 // C = A·B (+ C0 when `c` is given): A (m x k) and B (k x n) row-major float32 rounded to bf16
 // with the numerics contract's fp32 -> bf16 rounding (num::Fp32ToBf16 in the machine's mode);
 // C0 kept fp32 and preloaded. Throws std::invalid_argument on a size mismatch.
