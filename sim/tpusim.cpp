@@ -521,8 +521,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   mlp->add_flag("--relu", o.relu, "relu on the hidden layers");
   AddCommon(mlp, o, true);
 
-  auto* conv = c.conv =
-      app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights)");
+  auto* conv = c.conv = app.add_subcommand("conv", "a 2-D convolution (NHWC, HWIO weights)");
   auto& s = o.conv;
   conv->add_option("--n", s.n, "batch")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   conv->add_option("--h", s.h, "input height")->required()->check(CLI::Range(1, 1 << 16));

@@ -139,7 +139,8 @@ TEST_F(AccelScTest, ConvBitExact) {
   s.kw = 3;
   s.stride = 1;
   s.pad = 1;
-  const Workload w = tb::accel::MakeConv(cfg, s, true, true, tpu::host::OutFormat::kBf16, rng.Next());
+  const Workload w =
+      tb::accel::MakeConv(cfg, s, true, true, tpu::host::OutFormat::kBf16, rng.Next());
   ExpectClean(w, RunBoth(cfg, w, seed), seed);
 }
 

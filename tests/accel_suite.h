@@ -510,7 +510,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
     const R rs[] = {{"LOAD byte 2", ld, 2, 0x01},         {"LOAD byte 3", ld, 3, 0x80},
                     {"LOAD byte 5", ld, 5, 0x01},         {"LOAD byte 7", ld, 7, 0x40},
                     {"LOAD byte 26", ld, 26, 0x01},       {"LOAD byte 31", ld, 31, 0x80},
-                    {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 3", gw, 16, 0x0A},
+                    {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 4", gw, 16, 0x12},
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
                     {"GEMM byte 31", gw, 31, 0x01},       {"STORE byte 6", st, 6, 0x01},
                     {"STORE byte 7", st, 7, 0x20},        {"STORE byte 26", st, 26, 0x01},
@@ -666,6 +666,22 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
   if (R > 1) add("GEMM reuse with another kv", {gw, G(1, uint16_t(R - 1), C, false)});
   // Reuse still checks wgt + kv against WgtDepth (wgt is not read, but the rule holds).
   add("GEMM reuse with wgt past WgtDepth", {gw, G(1, R, C, false, {}, 0, uint16_t(W - R + 1))});
+  // Broadcast (version 1.2): not with accumulate, init_row inside the accumulators and outside
+  // the GEMM's own rows.
+  {
+    auto bc = [&](isa::Gemm g, uint16_t init_row) {
+      g.broadcast = true;
+      g.init_row = init_row;
+      return g;
+    };
+    add("GEMM broadcast with accumulate", {bc(G(2, R, C, true, {}, 0, 0, 0, true), 2)});
+    add("GEMM broadcast init_row = AccDepth", {bc(G(1, R, C, true), Acc)});
+    add("GEMM broadcast from its first row", {bc(G(2, R, C, true, {}, 0, 0, 1), 1)});
+    add("GEMM broadcast from its last row", {bc(G(3, R, C, true, {}, 0, 0, 1), 3)});
+    isa::Gemm kv = bc(G(1, R, C, true), Acc);
+    kv.kv = uint16_t(R + 1);
+    add("GEMM kv before broadcast", {kv});
+  }
   // STORE.
   add("STORE format 2", {gw, St(0, 1, 1, {}, kOutAddr, 64, 2)});
   add("STORE activation 2", {gw, St(0, 1, 1, {}, kOutAddr, 64, isa::kFmtFp32, 2)});
@@ -962,6 +978,20 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
                  Win(G(rows, R, C, true, kPopPrev, band), 2, -1, -1, 4, 3, 3, 4, 2, 1),
                  Win(G(rows, R, C, false, kPushNext, band, 0, 0, true), 1, -1, 1, 1, 3, 3, 5, 1, 3),
                  St(0, rows, C, kPopPrev)}));
+  }
+  // Broadcast (version 1.2): rows start from a bias row just past them (the last accumulator
+  // row when AccDepth <= 6); a second GEMM (reusing the weights) starts from row 0, which the
+  // first one is still writing (the read waits for that write: a hazard), into row 1, just past
+  // its init_row.
+  if (Acc >= 3) {
+    const auto rows = uint16_t(std::min<int>(Acc - 1, 5));
+    isa::Gemm g1 = G(rows, R, C, true, kPopPrev), g2 = G(1, R, C, false, kPushNext, 0, 0, 1);
+    g1.broadcast = true, g1.init_row = rows;
+    g2.broadcast = true, g2.init_row = 0;
+    add("broadcast from the row past its rows and from a row in flight",
+        Program(c, {Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, 64), ld_wgt,
+                    Ld(isa::kBufAcc, rows, 1, C, {}, kDataAddr + 2048, 0), g1, g2,
+                    St(0, rows, C, kPopPrev)}));
   }
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {

@@ -223,7 +223,7 @@ TEST(AccelHostPortTest, BackPressureOnEveryChannel) {
     sim.WriteReg(reg::kProgLo, lo);
     sim.WriteReg(reg::kProgHi, hi);
     sim.WriteReg(reg::kProgLen, len);
-    const std::vector<uint32_t> want = {lo, hi, len, 0x31555054u, 0x00010001u, shape};
+    const std::vector<uint32_t> want = {lo, hi, len, 0x31555054u, 0x00010002u, shape};
     EXPECT_EQ(sim.ReadRegs({reg::kProgLo, reg::kProgHi, reg::kProgLen, reg::kMagic, reg::kVersion,
                             reg::kShape}),
               want);
@@ -300,7 +300,7 @@ TEST(AccelRegsTest, StatusChannelsCtrlAndIgnoredWrites) {
   }
   EXPECT_EQ(sim.ReadRegs({reg::kMagic, reg::kVersion, reg::kShape, reg::kChannels, reg::kCtrl,
                           reg::kStatus, reg::kErrCode, reg::kProgLo}),
-            (std::vector<uint32_t>{0x31555054u, 0x00010001u, shape, uint32_t(cfg.channels), 0u, 0u,
+            (std::vector<uint32_t>{0x31555054u, 0x00010002u, shape, uint32_t(cfg.channels), 0u, 0u,
                                    0u, 0x1234'5660u}))
       << "a write to a read-only or unmapped address changed a register";
 

@@ -379,8 +379,16 @@ class HostTest : public ::testing::Test {
       written += uint64_t(m) * sizes[i + 1] * (i == L - 1 ? osize : 2);
     }
     ExpectRun(r, p.prog, macs, written);
-    EXPECT_EQ(p.prog.stats.acc_loads - (bias ? p.prog.stats.stores : 0), uint64_t(L - 1))
-        << "one barrier between layers";
+    EXPECT_EQ(p.prog.stats.barriers, uint64_t(L - 1)) << "one barrier between layers";
+    // A bias: per block and tile one bias row (broadcast) or a LOAD to every row.
+    const uint64_t bias_loads = p.prog.stats.acc_loads - p.prog.stats.barriers;
+    if (bias) {
+      EXPECT_GE(bias_loads, 1u);
+      EXPECT_LE(bias_loads, p.prog.stats.stores);
+      EXPECT_EQ(p.prog.stats.bias_tiles, p.prog.stats.stores) << "the bias once per stored tile";
+    } else {
+      EXPECT_EQ(bias_loads, 0u);
+    }
     // Golden: layer by layer with the store path's roundings.
     for (int i = 0; i < L; ++i) {
       const int k = sizes[i], n = sizes[i + 1];
@@ -429,9 +437,10 @@ class HostTest : public ::testing::Test {
     return y;
   }
 
-  // Returns whether the program went through windows.
-  static bool RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
-                      OutFormat out, tb::Rng& rng) {
+  // How the program lowered the convolution.
+  enum class Lowering { kIm2col, kWindow, kPointwise };
+  static Lowering RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
+                          OutFormat out, tb::Rng& rng) {
     const tb::GemmData kind = Kind(rng);
     SCOPED_TRACE(fmt::format(
         "conv N={} H={} W={} Cin={} Cout={} k={}x{} stride={} pad={} {} {} "
@@ -440,7 +449,9 @@ class HostTest : public ::testing::Test {
         relu ? "relu" : "", out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
         CfgName(cfg)));
     const auto p = host::CompileConv(cfg, s, bias, relu, out);
-    EXPECT_EQ(p.window, p.host_im2col_reason.empty()) << p.host_im2col_reason;
+    EXPECT_EQ(p.window || p.pointwise, p.host_im2col_reason.empty()) << p.host_im2col_reason;
+    EXPECT_FALSE(p.window && p.pointwise);
+    EXPECT_EQ(p.pointwise, s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0);
     const auto x = RandomBf16(rng, s.n * s.h * s.w, s.cin, kind);
     const auto w = RandomBf16(rng, s.K(), s.cout, kind);
     const auto b = bias ? RandomFp32(rng, 1, s.cout, kind) : std::vector<uint32_t>{};
@@ -462,7 +473,7 @@ class HostTest : public ::testing::Test {
     } else {
       ExpectSame(Relu(want, relu), host::ReadMatrixFp32(mach, p.out), s.cout, "y");
     }
-    return p.window;
+    return p.pointwise ? Lowering::kPointwise : p.window ? Lowering::kWindow : Lowering::kIm2col;
   }
 };
 
@@ -562,9 +573,12 @@ TEST_F(HostTest, MlpChainedThroughHbm) {
 // the machines with tiny activation buffers: both must be the contract's convolution.
 TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
   tb::Rng rng(test::TestSeed());
-  int windows = 0, im2col = 0;
+  int windows = 0, im2col = 0, pointwise = 0;
   auto run = [&](const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
-                 OutFormat out) { (RunConv(cfg, s, bias, relu, out, rng) ? windows : im2col)++; };
+                 OutFormat out) {
+    const Lowering l = RunConv(cfg, s, bias, relu, out, rng);
+    (l == Lowering::kWindow ? windows : l == Lowering::kIm2col ? im2col : pointwise)++;
+  };
   for (const auto& cfg : Configs()) {
     run(cfg, {1, 5, 5, 3, 4, 3, 3, 1, 1}, false, false, OutFormat::kFp32);
     run(cfg, {2, 7, 6, 2, 5, 3, 2, 2, 1}, true, true, OutFormat::kBf16);
@@ -572,6 +586,7 @@ TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
     run(cfg, {2, 4, 5, 9, 10, 1, 1, 1, 2}, true, false, OutFormat::kFp32);  // rows all padding
     run(cfg, {1, 6, 6, 8, 5, 3, 3, 1, 1}, true, true, OutFormat::kBf16);
     run(cfg, {2, 7, 5, 12, 6, 3, 2, 2, 2}, false, false, OutFormat::kFp32);
+    run(cfg, {2, 5, 4, 20, 9, 1, 1, 1, 0}, true, true, OutFormat::kBf16);  // pointwise
     if (HasFatalFailure()) return;
     for (int i = 0; i < 3; ++i) {
       host::ConvShape s;
@@ -585,7 +600,9 @@ TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
   }
   EXPECT_GE(windows, 20);
   EXPECT_GE(im2col, 4);
-  std::printf("%d convolutions through windows, %d through the host's im2col\n", windows, im2col);
+  EXPECT_GE(pointwise, int(Configs().size()));
+  std::printf("%d convolutions through windows, %d pointwise, %d through the host's im2col\n",
+              windows, pointwise, im2col);
 }
 
 void ExpectThrows(const std::function<void()>& f, const std::string& word) {

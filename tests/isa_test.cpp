@@ -159,6 +159,8 @@ TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
           w.band_row = rng.U16(), w.band_rows = rng.U16(), w.width = rng.U16();
           w.out_width = rng.U16(), w.out_row = rng.U16(), w.out_col = rng.U16();
         }
+        g.broadcast = rng.Bit();
+        if (g.broadcast) g.init_row = rng.U16();
         in = g;
         break;
       }
@@ -197,7 +199,7 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::Encode(l), want);
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 1, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 2, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -224,6 +226,15 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::Disassemble(gw),
             "GEMM act=0 wgt=0 acc=0 rows=70 kv=16 nv=8 window stride=2 dh=-1 dw=2 band_row=258 "
             "band_rows=772 width=1286 out_width=1800 out=2314,2828");
+  isa::Gemm gb = G(5, 16, 8, true);
+  gb.acc = 0x10, gb.broadcast = true, gb.init_row = 0x0102;
+  const Bytes eb = isa::Encode(gb);
+  EXPECT_EQ(eb[2], 0x02);
+  EXPECT_EQ(eb[3], 0x01);
+  EXPECT_EQ(eb[8], 0x10);
+  EXPECT_EQ(eb[16], 0x0A);  // load_weights | broadcast
+  EXPECT_EQ(isa::Decode(eb.data()).instr, Instr(gb));
+  EXPECT_EQ(isa::Disassemble(gb), "GEMM act=0 wgt=0 acc=16 rows=5 kv=16 nv=8 load_w from_row=258");
   EXPECT_EQ(isa::Disassemble(isa::End{}), "END");
   isa::Store s = St(0x40, 3, 4);
   s.format = isa::kFmtBf16;
@@ -268,10 +279,23 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
   }
   Bytes g = isa::Encode(isa::Gemm{});
-  g[16] = 0x08;
+  g[16] = 0x10;
   auto d = isa::Decode(g.data());
   EXPECT_EQ(d.code, ErrorCode::kReserved);
   EXPECT_NE(d.message.find("byte 16"), std::string::npos) << d.message;
+  // A mode's bytes are legal only with its bit: init_row with broadcast, not window fields.
+  g = isa::Encode(isa::Gemm{});
+  g[16] = 0x08, g[3] = 0x01;
+  EXPECT_TRUE(isa::Decode(g.data()).ok());
+  g[20] = 0x01;
+  d = isa::Decode(g.data());
+  EXPECT_EQ(d.code, ErrorCode::kReserved);
+  EXPECT_NE(d.message.find("a window field"), std::string::npos) << d.message;
+  g = isa::Encode(isa::Gemm{});
+  g[2] = 0x01;
+  d = isa::Decode(g.data());
+  EXPECT_EQ(d.code, ErrorCode::kReserved);
+  EXPECT_NE(d.message.find("init_row"), std::string::npos) << d.message;
 }
 
 TEST_F(IsaTest, DecodeRefusesFlagsTheModuleCannotUse) {
@@ -368,6 +392,10 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
   g4.wgt = 13;
   isa::Gemm g5 = G(14, 1, 1, true);
   g5.acc = 20;
+  isa::Gemm g6 = G(2, 1, 1, true), g7 = G(2, 1, 1, true), g8 = G(2, 1, 1, true);
+  g6.broadcast = true, g6.accumulate = true, g6.init_row = 5;
+  g7.broadcast = true, g7.init_row = 32;
+  g8.broadcast = true, g8.acc = 4, g8.init_row = 5;
   isa::Store s1 = St(0, 1, 1), s2 = St(0, 1, 5), s3 = St(0, 1, 4), s4 = St(0, 3, 1);
   s1.format = 2;
   s3.hbm_stride = 0;  // fp32 x 4 = 16 bytes per row
@@ -386,6 +414,9 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
       {g4, {"GEMM", "wgt=13", "kv=4", "WgtDepth=16"}},
       {g5, {"GEMM", "acc=20", "rows=14", "AccDepth=32"}},
       {G(1, 1, 1, false), {"GEMM", "load_weights=0", "no earlier GEMM"}},
+      {g6, {"GEMM", "broadcast=1", "accumulate=1"}},
+      {g7, {"GEMM", "init_row=32", "AccDepth=32"}},
+      {g8, {"GEMM", "init_row=5", "own rows", "acc=4..5"}},
       {s1, {"STORE", "format=2"}},
       {s5, {"STORE", "activation=9"}},
       {s2, {"STORE", "elems=5", "1..4"}},
@@ -773,7 +804,8 @@ uint64_t Round32(uint64_t x) {
   return (x + 31) / 32 * 32;
 }
 
-enum class Init { kNone, kC0, kBias };
+// kBiasRow: the bias in accumulator row M, the first K-tile's GEMMs broadcast it (version 1.2).
+enum class Init { kNone, kC0, kBias, kBiasRow };
 
 struct GemmCase {
   MachineConfig cfg;
@@ -812,7 +844,8 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
       "init={} {}{}",
       M, K, N, R, C, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, num::ModeName(cfg.mode),
       int(gc.init), gc.bf16 ? "bf16" : "fp32", gc.relu ? " relu" : ""));
-  ASSERT_LE(M, cfg.acc_depth);
+  const bool bias_row = gc.init == Init::kBiasRow;
+  ASSERT_LE(M + (bias_row ? 1 : 0), cfg.acc_depth);
   const int KT = (K + R - 1) / R, NT = (N + C - 1) / C;
   const int MB = (M + cfg.act_depth - 1) / cfg.act_depth;
   std::vector<uint16_t> a(size_t(M) * K), b(size_t(K) * N);
@@ -822,7 +855,7 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
   if (gc.init == Init::kC0) {
     c0.resize(size_t(M) * N);
     for (auto& x : c0) x = RandFp32(rng);
-  } else if (gc.init == Init::kBias) {
+  } else if (gc.init == Init::kBias || bias_row) {
     bias.resize(size_t(N));
     for (auto& x : bias) x = RandFp32(rng);
     for (int m = 0; m < M; ++m) c0.insert(c0.end(), bias.begin(), bias.end());
@@ -859,7 +892,7 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
         mach.WriteHbm(base_c0 + (uint64_t(nt) * M + m) * pc, &c0[size_t(m) * N + n0], nv * 4);
       }
     }
-    if (gc.init == Init::kBias) mach.WriteHbm(base_bias + nt * pc, &bias[size_t(n0)], nv * 4);
+    if (!bias.empty()) mach.WriteHbm(base_bias + nt * pc, &bias[size_t(n0)], nv * 4);
   }
 
   // The program (see the token scheme in the comments).
@@ -874,7 +907,8 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
       l.buffer = isa::kBufAcc;
       l.hbm_addr = gc.init == Init::kC0 ? base_c0 + uint64_t(nt) * M * pc : base_bias + nt * pc;
       l.hbm_stride = gc.init == Init::kC0 ? uint32_t(pc) : 0;  // 0: the bias on every row
-      l.rows = uint16_t(M);
+      l.rows = uint16_t(bias_row ? 1 : M);
+      l.dst = uint16_t(bias_row ? M : 0);
       l.elems = uint16_t(nv);
       l.deps.pop_next = acc_wait;
       acc_wait = false;
@@ -911,7 +945,9 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
         gm.rows = uint16_t(rows);
         gm.kv = uint16_t(kv);
         gm.nv = uint16_t(nv);
-        gm.accumulate = kt > 0 || gc.init != Init::kNone;
+        gm.accumulate = kt > 0 || (gc.init != Init::kNone && !bias_row);
+        gm.broadcast = kt == 0 && bias_row;
+        gm.init_row = gm.broadcast ? uint16_t(M) : 0;
         gm.load_weights = mb == 0;
         reused += mb > 0;
         gm.deps.pop_prev = true;
@@ -1001,7 +1037,7 @@ TEST_F(IsaTest, HandTiledGemmMatchesGoldenGemm) {
 TEST_F(IsaTest, InitialCBiasReluAndBf16Stores) {
   tb::Rng rng(test::TestSeed());
   for (const auto mode : {num::Mode::kIeee, num::Mode::kFtz}) {
-    for (const Init init : {Init::kNone, Init::kC0, Init::kBias}) {
+    for (const Init init : {Init::kNone, Init::kC0, Init::kBias, Init::kBiasRow}) {
       for (const bool bf16 : {false, true}) {
         for (const bool relu : {false, true}) {
           RunGemmCase({Cfg(4, 3, 6, 4, 64, mode), {13, 9, 7}, init, bf16, relu}, rng);
@@ -1019,10 +1055,10 @@ TEST_F(IsaTest, RandomTiledGemms) {
     GemmCase gc;
     const int m = rng.Range(1, 70);
     gc.cfg = Cfg(rng.Range(1, 20), rng.Range(1, 20), rng.Range(1, 40), rng.Range(1, 20),
-                 rng.Range(m, m + 20), rng.Bit() ? num::Mode::kFtz : num::Mode::kIeee);
+                 rng.Range(m + 1, m + 20), rng.Bit() ? num::Mode::kFtz : num::Mode::kIeee);
     gc.cfg.wgt_depth = std::max(gc.cfg.wgt_depth, gc.cfg.r);
     gc.s = {m, rng.Range(1, 60), rng.Range(1, 60)};
-    gc.init = Init(rng.Range(0, 2));
+    gc.init = Init(rng.Range(0, 3));
     gc.bf16 = rng.Bit();
     gc.relu = rng.Bit();
     SCOPED_TRACE(fmt::format("random case {}", i));

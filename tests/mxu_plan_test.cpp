@@ -34,7 +34,19 @@ void CheckPlan(const gemm::Shape& s, const ArrayConfig& a, Init init) {
       ASSERT_GE(op.nv, 1);
       ASSERT_LE(op.nv, a.cols);
       ASSERT_LE(op.addr + op.rows, a.acc_depth);
-      ASSERT_EQ(op.acc, op.k0 > 0 || init != Init::kOverwrite);
+      if (init == Init::kBias) {
+        // The first K-tile starts from the tile's bias row, after the block's rows in its half.
+        ASSERT_EQ(op.acc, op.k0 > 0);
+        ASSERT_EQ(op.bcast, op.k0 == 0);
+        if (op.bcast) {
+          const int tiles = (b.cols + a.cols - 1) / a.cols;
+          ASSERT_EQ(op.src, b.base + tiles * b.rows + (op.n0 - b.n0) / a.cols);
+          ASSERT_LT(op.src, b.base + a.acc_depth / 2);
+        }
+      } else {
+        ASSERT_EQ(op.acc, op.k0 > 0 || init != Init::kOverwrite);
+        ASSERT_FALSE(op.bcast);
+      }
       for (int i = 0; i < op.rows; ++i) {
         for (int c = 0; c < op.nv; ++c) {
           const int m = op.m0 + i, n = op.n0 + c;
@@ -62,7 +74,9 @@ TEST(MxuPlanTest, CoversEveryElementInKOrder) {
                                 {64, 64, 64}, {200, 7, 90},  {5, 33, 1}};
   for (const auto& a : cfgs) {
     for (const auto& s : shapes) {
-      for (const Init init : {Init::kOverwrite, Init::kPreload}) CheckPlan(s, a, init);
+      for (const Init init : {Init::kOverwrite, Init::kPreload, Init::kBias}) {
+        CheckPlan(s, a, init);
+      }
     }
   }
 }
@@ -72,7 +86,7 @@ TEST(MxuPlanTest, RandomShapes) {
   for (int i = 0; i < 200; ++i) {
     const gemm::Shape s{rng.Range(1, 150), rng.Range(1, 150), rng.Range(1, 150)};
     const ArrayConfig a{rng.Range(1, 20), rng.Range(1, 20), rng.Range(1, 3), rng.Range(2, 300)};
-    CheckPlan(s, a, Init::kOverwrite);
+    CheckPlan(s, a, a.acc_depth >= 4 && rng.Bit() ? Init::kBias : Init::kOverwrite);
   }
 }
 
@@ -88,6 +102,7 @@ TEST(MxuPlanTest, RefusesBadInput) {
   EXPECT_THROW(PlanGemm({1, 1, -3}, {}, Init::kOverwrite), std::invalid_argument);
   EXPECT_THROW(PlanGemm({1, 1, 1}, {4, 4, 0, 64}, Init::kOverwrite), std::invalid_argument);
   EXPECT_THROW(PlanGemm({1, 1, 1}, {4, 4, 1, 1}, Init::kOverwrite), std::invalid_argument);
+  EXPECT_THROW(PlanGemm({1, 1, 1}, {4, 4, 1, 3}, Init::kBias), std::invalid_argument);
   // Accumulating onto the accumulators' contents needs one block.
   EXPECT_THROW(PlanGemm({100, 4, 4}, {4, 4, 1, 16}, Init::kAccumulate), std::invalid_argument);
   try {

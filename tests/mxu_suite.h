@@ -122,6 +122,60 @@ TYPED_TEST_P(MxuTest, AccumulatorHazardStallsAndStaysExact) {
   EXPECT_GT(r.perf.hazard, 0u);
 }
 
+// A bias broadcast (tb::Init::kBias): one accumulator row per N-tile of a block, read by the
+// first K-tile's commands as every row's initial value; random shapes, data and back-pressure.
+TYPED_TEST_P(MxuTest, BiasBroadcastFromOneRow) {
+  tb::Rng rng(TestSeed());
+  const auto cfg = TypeParam::Config();
+  const int iters = static_cast<int>(Scaled(10));
+  for (int i = 0; i < iters; ++i) {
+    const gemm::Shape s = this->RandomShape(rng, 3 * std::max(cfg.rows, cfg.cols) + 10);
+    const auto kind = static_cast<tb::GemmData>(rng.Range(0, 2));
+    auto g = tb::RandomGemm(rng, s, kind, false);
+    auto bias = tb::RandomGemm(rng, {1, 1, s.n}, kind, true).c0;
+    const num::Mode mode = rng.Bit() ? num::Mode::kFtz : num::Mode::kIeee;
+    SCOPED_TRACE(fmt::format("{} {} data, bias, mode {}", tb::ShapeName(s), tb::GemmDataName(kind),
+                             mode == num::Mode::kFtz ? "FTZ" : "IEEE"));
+    const auto plan = tb::PlanGemm(s, cfg, tb::Init::kBias);
+    int bcast = 0;
+    for (const auto& b : plan.blocks) {
+      for (const auto& op : b.ops) bcast += op.bcast;
+    }
+    EXPECT_GT(bcast, 0);
+    this->RunCase(MxuCase{s, std::move(g.a), std::move(g.b), std::move(bias), mode, true},
+                  tb::Stimulus::Random(rng.Range(0, 2) * 0.2, rng.Next()));
+    if (this->HasFatalFailure()) return;
+  }
+}
+
+// A broadcast right after the command that writes its source row: the read waits for that
+// write (an accumulator hazard) and sees the new value.
+TYPED_TEST_P(MxuTest, BroadcastWaitsForTheRowItReads) {
+  tb::Rng rng(TestSeed());
+  const auto cfg = TypeParam::Config();
+  const int K = cfg.rows, N = cfg.cols;
+  const gemm::Shape s{3, K, N};
+  const auto g = tb::RandomGemm(rng, s, tb::GemmData::kModerate, false);
+  tb::Plan p{s, cfg, tb::Init::kOverwrite, {}};
+  tb::Block b;
+  b.rows = 3, b.cols = N;
+  tb::TileOp first, second;
+  first.rows = 2, first.kv = K, first.nv = N, first.load_w = true;  // rows 0, 1 from +0
+  second.rows = 1, second.kv = K, second.nv = N, second.addr = 2, second.m0 = 2;
+  second.bcast = true, second.src = 0;  // row 2 from row 0, still being written
+  b.ops = {first, second};
+  p.blocks.push_back(b);
+  const auto r = this->runner_.Run(p, g.a, g.b, {}, num::Mode::kIeee);
+  const std::vector<uint16_t> a01(g.a.begin(), g.a.begin() + 2 * K),
+      a2(g.a.begin() + 2 * K, g.a.end());
+  auto want = gemm::Gemm({2, K, N}, a01, g.b, {}, num::Mode::kIeee);
+  const std::vector<uint32_t> row0(want.begin(), want.begin() + N);
+  const auto last = gemm::Gemm({1, K, N}, a2, g.b, row0, num::Mode::kIeee);
+  want.insert(want.end(), last.begin(), last.end());
+  ExpectBitsEqual(s, want, r.c, "broadcast from a row in flight");
+  EXPECT_GT(r.perf.hazard, 0u) << "the broadcast read must have waited for the write";
+}
+
 TYPED_TEST_P(MxuTest, PerformanceCountersAddUp) {
   tb::Rng rng(TestSeed());
   const auto cfg = TypeParam::Config();
@@ -263,6 +317,7 @@ REGISTER_TYPED_TEST_SUITE_P(MxuTest, RaggedRowsKeepNegativeZero, OverwriteStarts
                             NegativeZeroChainThroughRaggedColumnsAndRows, RandomShapesAndData,
                             HeavyBackPressure, PrimeAndUnitShapes, AccumulateAcrossCalls,
                             WeightReuseAcrossBlocks, AccumulatorHazardStallsAndStaysExact,
+                            BiasBroadcastFromOneRow, BroadcastWaitsForTheRowItReads,
                             PerformanceCountersAddUp, IllegalCommandsAreFlaggedAndDropped,
                             ErrorsDuringWorkLeaveTheWeightsAlone, ColumnsBeyondNvAreNotWritten);
 

@@ -23,8 +23,9 @@ namespace tpu::test {
 struct MxuCase {
   gemm::Shape shape;
   std::vector<uint16_t> a, b;
-  std::vector<uint32_t> c0;  // empty: overwrite mode
+  std::vector<uint32_t> c0;  // empty: overwrite mode; with `bias` one row (1 × N)
   num::Mode mode = num::Mode::kIeee;
+  bool bias = false;  // c0 is a bias row, broadcast from one accumulator row (tb::Init::kBias)
 };
 
 // A raw command for the directed tests: rows, kv, nv, addr, acc, load_w.
@@ -60,11 +61,16 @@ class MxuFixture : public ::testing::Test {
   void TearDown() override { EXPECT_FALSE(sim_.AssertionFailed()) << "an RTL assertion failed"; }
 
   tb::MxuResult RunCase(const MxuCase& c, const tb::Stimulus& st = {}) {
-    const auto init = c.c0.empty() ? tb::Init::kOverwrite : tb::Init::kPreload;
+    const auto init = c.bias         ? tb::Init::kBias
+                      : c.c0.empty() ? tb::Init::kOverwrite
+                                     : tb::Init::kPreload;
     const auto plan = tb::PlanGemm(c.shape, Cfg::Config(), init);
     auto r = runner_.Run(plan, c.a, c.b, c.c0, c.mode, st);
+    std::vector<uint32_t> c0;  // the contract's C0: the bias on every row
+    for (int m = 0; m < (c.bias ? c.shape.m : 0); ++m)
+      c0.insert(c0.end(), c.c0.begin(), c.c0.end());
     ExpectBitsEqual(
-        c.shape, gemm::Gemm(c.shape, c.a, c.b, c.c0, c.mode), r.c,
+        c.shape, gemm::Gemm(c.shape, c.a, c.b, c.bias ? c0 : c.c0, c.mode), r.c,
         fmt::format("{} on {}", c.mode == num::Mode::kFtz ? "FTZ" : "IEEE", Cfg::kName));
     return r;
   }

@@ -149,7 +149,7 @@ int64_t Window::RowOf(int m) const {
 bool Gemm::operator==(const Gemm& o) const {
   return deps == o.deps && act == o.act && wgt == o.wgt && acc == o.acc && rows == o.rows &&
          kv == o.kv && nv == o.nv && accumulate == o.accumulate && load_weights == o.load_weights &&
-         window == o.window && win == o.win;
+         window == o.window && win == o.win && broadcast == o.broadcast && init_row == o.init_row;
 }
 bool Store::operator==(const Store& o) const {
   return deps == o.deps && format == o.format && activation == o.activation &&
@@ -214,7 +214,9 @@ Bytes Encode(const Instr& in) {
                           p[kGemmModeByte] =
                               uint8_t((g.accumulate ? 1 << kGemmAccumulateBit : 0) |
                                       (g.load_weights ? 1 << kGemmLoadWeightsBit : 0) |
-                                      (g.window ? 1 << kGemmWindowBit : 0));
+                                      (g.window ? 1 << kGemmWindowBit : 0) |
+                                      (g.broadcast ? 1 << kGemmBroadcastBit : 0));
+                          Put(p, kGemmInitRowByte, 2, g.init_row);
                           p[kGemmStrideByte] = g.win.stride;
                           p[kGemmDhByte] = uint8_t(g.win.dh);
                           p[kGemmDwByte] = uint8_t(g.win.dw);
@@ -291,23 +293,27 @@ DecodeResult Decode(const uint8_t* b) {
       break;
     }
     case Opcode::kGemm: {
-      if (Reserved(b, {{4, 28}}, &msg)) break;
-      const uint8_t defined =
-          (1 << kGemmAccumulateBit) | (1 << kGemmLoadWeightsBit) | (1 << kGemmWindowBit);
+      if (Reserved(b, {{2, 30}}, &msg)) break;
+      const uint8_t defined = (1 << kGemmAccumulateBit) | (1 << kGemmLoadWeightsBit) |
+                              (1 << kGemmWindowBit) | (1 << kGemmBroadcastBit);
       if (b[kGemmModeByte] & ~defined) {
-        msg = fmt::format("reserved bits 3-7 of byte 16 set (0x{:02X})", b[kGemmModeByte]);
+        msg = fmt::format("reserved bits 4-7 of byte 16 set (0x{:02X})", b[kGemmModeByte]);
         break;
       }
+      const bool broadcast = (b[kGemmModeByte] >> kGemmBroadcastBit) & 1;
       const bool window = (b[kGemmModeByte] >> kGemmWindowBit) & 1;
-      if (!window) {
-        for (int i = 0; i < kInstrBytes && msg.empty(); ++i) {
-          if (((kGemmWindowBytes >> i) & 1) && b[i] != 0) {
-            msg = fmt::format(
-                "reserved byte {} is 0x{:02X}: a window field, 0 without the window bit", i, b[i]);
-          }
+      // Bytes of a mode bit that is clear must be 0, in byte order.
+      for (int i = 0; i < kInstrBytes && msg.empty(); ++i) {
+        if (b[i] == 0) continue;
+        if (!broadcast && ((kGemmBroadcastBytes >> i) & 1)) {
+          msg = fmt::format("reserved byte {} is 0x{:02X}: init_row, 0 without the broadcast bit",
+                            i, b[i]);
+        } else if (!window && ((kGemmWindowBytes >> i) & 1)) {
+          msg = fmt::format(
+              "reserved byte {} is 0x{:02X}: a window field, 0 without the window bit", i, b[i]);
         }
-        if (!msg.empty()) break;
       }
+      if (!msg.empty()) break;
       Gemm g;
       g.deps = deps;
       g.act = uint16_t(Get(b, kGemmActByte, 2));
@@ -319,6 +325,8 @@ DecodeResult Decode(const uint8_t* b) {
       g.accumulate = (b[kGemmModeByte] >> kGemmAccumulateBit) & 1;
       g.load_weights = (b[kGemmModeByte] >> kGemmLoadWeightsBit) & 1;
       g.window = window;
+      g.broadcast = broadcast;
+      g.init_row = uint16_t(Get(b, kGemmInitRowByte, 2));
       g.win.stride = b[kGemmStrideByte];
       g.win.dh = int8_t(b[kGemmDhByte]);
       g.win.dw = int8_t(b[kGemmDwByte]);
@@ -474,6 +482,20 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
                                          ctx.weights_nv));
               }
             }
+            if (g.broadcast) {
+              if (g.accumulate) {
+                return Field("GEMM", "broadcast", 1, "with accumulate=1 (one initial value only)");
+              }
+              if (g.init_row >= cfg.acc_depth) {
+                return Field("GEMM", "init_row", g.init_row,
+                             fmt::format("is past AccDepth={}", cfg.acc_depth));
+              }
+              if (g.init_row >= g.acc && int(g.init_row) < int(g.acc) + g.rows) {
+                return Field("GEMM", "init_row", g.init_row,
+                             fmt::format("is one of the GEMM's own rows acc={}..{}", g.acc,
+                                         int(g.acc) + g.rows - 1));
+              }
+            }
             if (g.window) return CheckWindow(g, cfg);
             return {};
           },
@@ -536,6 +558,7 @@ std::string Disassemble(const Instr& in) {
             std::string s = fmt::format(
                 "GEMM act={} wgt={} acc={} rows={} kv={} nv={}{}{}", g.act, g.wgt, g.acc, g.rows,
                 g.kv, g.nv, g.accumulate ? " acc+" : "", g.load_weights ? " load_w" : "");
+            if (g.broadcast) s += fmt::format(" from_row={}", g.init_row);
             if (g.window) {
               const Window& w = g.win;
               s += fmt::format(

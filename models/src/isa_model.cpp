@@ -391,8 +391,9 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
       const int64_t row = g->window ? g->win.RowOf(m) : m;
       const uint16_t* a = row < 0 ? zero.data() : &act_[size_t(g->act + row) * cfg_.r];
       uint32_t* out = &acc_[size_t(g->acc + m) * cfg_.c];
+      const uint32_t* init = &acc_[size_t(g->init_row) * cfg_.c];  // outside acc..acc+rows-1
       for (int n = 0; n < g->nv; ++n) {
-        uint32_t c = g->accumulate ? out[n] : 0u;
+        uint32_t c = g->accumulate ? out[n] : g->broadcast ? init[n] : 0u;
         for (int k = 0; k < g->kv; ++k) c = num::Mac(a[k], w_[size_t(k) * cfg_.c + n], c, mode);
         out[n] = c;
       }

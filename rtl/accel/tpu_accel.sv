@@ -260,11 +260,11 @@ module tpu_accel #(
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
   );
 
-  logic                mxu_cmd_valid, mxu_cmd_ready, mxu_cmd_acc, mxu_cmd_load_w;
+  logic                mxu_cmd_valid, mxu_cmd_ready, mxu_cmd_acc, mxu_cmd_load_w, mxu_cmd_bcast;
   logic [CntW-1:0]     mxu_cmd_rows;
   logic [KvW-1:0]      mxu_cmd_kv;
   logic [NvW-1:0]      mxu_cmd_nv;
-  logic [AccAW-1:0]    mxu_cmd_addr, mxu_ld_addr, mxu_st_addr;
+  logic [AccAW-1:0]    mxu_cmd_addr, mxu_cmd_src, mxu_ld_addr, mxu_st_addr;
   logic                mxu_w_valid, mxu_w_ready, mxu_a_valid, mxu_a_ready;
   logic [Cols*16-1:0]  mxu_w_data;
   logic [Rows*16-1:0]  mxu_a_data;
@@ -298,6 +298,7 @@ module tpu_accel #(
     .mxu_cmd_valid_o(mxu_cmd_valid), .mxu_cmd_ready_i(mxu_cmd_ready),
     .mxu_cmd_rows_o(mxu_cmd_rows), .mxu_cmd_kv_o(mxu_cmd_kv), .mxu_cmd_nv_o(mxu_cmd_nv),
     .mxu_cmd_addr_o(mxu_cmd_addr), .mxu_cmd_acc_o(mxu_cmd_acc),
+    .mxu_cmd_bcast_o(mxu_cmd_bcast), .mxu_cmd_src_o(mxu_cmd_src),
     .mxu_cmd_load_w_o(mxu_cmd_load_w),
     .mxu_w_valid_o(mxu_w_valid), .mxu_w_ready_i(mxu_w_ready), .mxu_w_data_o(mxu_w_data),
     .mxu_a_valid_o(mxu_a_valid), .mxu_a_ready_i(mxu_a_ready), .mxu_a_data_o(mxu_a_data),
@@ -340,7 +341,8 @@ module tpu_accel #(
     .clk_i, .rst_ni, .ftz_i(ftz),
     .cmd_valid_i(mxu_cmd_valid), .cmd_ready_o(mxu_cmd_ready), .cmd_rows_i(mxu_cmd_rows),
     .cmd_kv_i(mxu_cmd_kv), .cmd_nv_i(mxu_cmd_nv), .cmd_addr_i(mxu_cmd_addr),
-    .cmd_acc_i(mxu_cmd_acc), .cmd_load_w_i(mxu_cmd_load_w),
+    .cmd_acc_i(mxu_cmd_acc), .cmd_bcast_i(mxu_cmd_bcast), .cmd_src_i(mxu_cmd_src),
+    .cmd_load_w_i(mxu_cmd_load_w),
     .w_valid_i(mxu_w_valid), .w_ready_o(mxu_w_ready), .w_data_i(mxu_w_data),
     .a_valid_i(mxu_a_valid), .a_ready_o(mxu_a_ready), .a_data_i(mxu_a_data),
     .ld_valid_i(mxu_ld_valid), .ld_ready_o(mxu_ld_ready), .ld_addr_i(mxu_ld_addr),

@@ -84,6 +84,8 @@ module tpu_accel_compute #(
   output logic [NvW-1:0]      mxu_cmd_nv_o,
   output logic [AccAW-1:0]    mxu_cmd_addr_o,
   output logic                mxu_cmd_acc_o,
+  output logic                mxu_cmd_bcast_o,  // start every row from accumulator row src
+  output logic [AccAW-1:0]    mxu_cmd_src_o,
   output logic                mxu_cmd_load_w_o,
   output logic                mxu_w_valid_o,
   input  logic                mxu_w_ready_i,
@@ -160,6 +162,8 @@ module tpu_accel_compute #(
   assign mxu_cmd_nv_o     = NvW'(g_nv);
   assign mxu_cmd_addr_o   = AccAW'(g_acc);
   assign mxu_cmd_acc_o    = head_instr_i[tpu_isa_pkg::GemmAccumulateBit];
+  assign mxu_cmd_bcast_o  = head_instr_i[tpu_isa_pkg::GemmBroadcastBit];
+  assign mxu_cmd_src_o    = AccAW'(tpu_isa_pkg::gemm_init_row(head_instr_i));
   assign mxu_cmd_load_w_o = loadw;
 
   tpu_accel_stream #(.AW(WgtAW), .W(Cols * 16)) u_wstream (

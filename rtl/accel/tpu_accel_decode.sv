@@ -125,10 +125,19 @@ module tpu_accel_decode #(
     end
   end
 
-  logic gemm_mode_bad, gemm_win;
+  logic gemm_mode_bad, gemm_win, gemm_bc, bc_bad;
+  logic [15:0] gemm_init_row;
   assign gemm_win      = instr_i[tpu_isa_pkg::GemmWindowBit];
+  assign gemm_bc       = instr_i[tpu_isa_pkg::GemmBroadcastBit];
+  assign gemm_init_row = tpu_isa_pkg::gemm_init_row(instr_i);
   assign gemm_mode_bad = (gemm_mode & ~tpu_isa_pkg::GemmModeDefined) != 8'd0 ||
-                         (!gemm_win && (nonzero & tpu_isa_pkg::GemmWindowBytes) != 32'd0);
+                         (!gemm_win && (nonzero & tpu_isa_pkg::GemmWindowBytes) != 32'd0) ||
+                         (!gemm_bc && (nonzero & tpu_isa_pkg::GemmBroadcastBytes) != 32'd0);
+  // The broadcast rules (version 1.2): not with accumulate, init_row inside the accumulators and
+  // outside the GEMM's own rows acc .. acc + rows - 1.
+  assign bc_bad = instr_i[tpu_isa_pkg::GemmAccumulateBit] || 32'(gemm_init_row) >= AccDepth ||
+                  (gemm_init_row >= gemm_acc &&
+                   17'(gemm_init_row) < 17'(gemm_acc) + 17'(gemm_rows));
 
   // The window rules (version 1.1), in the order of docs/isa.md.
   logic        win_bad;
@@ -182,6 +191,7 @@ module tpu_accel_decode #(
           else if (32'(gemm_acc) + 32'(gemm_rows) > AccDepth)       err_o = ErrField;
           else if (!instr_i[tpu_isa_pkg::GemmLoadWeightsBit] &&
                    (!w_loaded_i || gemm_kv != w_kv_i || gemm_nv != w_nv_i)) err_o = ErrField;
+          else if (gemm_bc && bc_bad)                               err_o = ErrField;
           else if (gemm_win && win_bad)                             err_o = ErrWindow;
         end
         tpu_isa_pkg::OpStore: begin

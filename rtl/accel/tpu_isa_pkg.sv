@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd1;
+  localparam logic [15:0] VersionMinor = 16'd2;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -17,9 +17,10 @@ package tpu_isa_pkg;
   localparam logic [7:0] OpEnd = 8'h05;
   localparam logic [31:0] UsedHeader = 32'h000FFFF3;
   localparam logic [31:0] UsedLoad = 32'h03FFFF13;
-  localparam logic [31:0] UsedGemm = 32'hFFFFFFF3;
+  localparam logic [31:0] UsedGemm = 32'hFFFFFFFF;
   localparam logic [31:0] UsedStore = 32'h03FFFF33;
   localparam logic [31:0] UsedEnd = 32'h00000003;
+  localparam logic [31:0] GemmBroadcastBytes = 32'h0000000C;  // 0 without the broadcast bit
   localparam logic [31:0] GemmWindowBytes = 32'hFFFE0000;  // 0 without the window bit
 
   // Dependency flags: bit positions in the instruction word.
@@ -32,7 +33,8 @@ package tpu_isa_pkg;
   localparam int unsigned GemmAccumulateBit = 128;
   localparam int unsigned GemmLoadWeightsBit = 129;
   localparam int unsigned GemmWindowBit = 130;
-  localparam logic [7:0] GemmModeDefined = 8'h07;  // the bits of mode that mean something
+  localparam int unsigned GemmBroadcastBit = 131;
+  localparam logic [7:0] GemmModeDefined = 8'h0F;  // the bits of mode that mean something
 
   // Field values.
   localparam logic [7:0] BufAct = 8'd0;
@@ -132,6 +134,9 @@ package tpu_isa_pkg;
   endfunction
   function automatic logic [15:0] load_elems(input logic [255:0] instr);
     load_elems = instr[192 +: 16];
+  endfunction
+  function automatic logic [15:0] gemm_init_row(input logic [255:0] instr);
+    gemm_init_row = instr[16 +: 16];
   endfunction
   function automatic logic [15:0] gemm_act(input logic [255:0] instr);
     gemm_act = instr[32 +: 16];

@@ -39,6 +39,8 @@ module tpu_mxu #(
   input  logic [NvW-1:0]       cmd_nv_i,
   input  logic [AddrW-1:0]     cmd_addr_i,
   input  logic                 cmd_acc_i,
+  input  logic                 cmd_bcast_i,   // start every row from accumulator row cmd_src_i
+  input  logic [AddrW-1:0]     cmd_src_i,     // (not with cmd_acc_i; outside addr..addr+rows-1)
   input  logic                 cmd_load_w_i,
   // Weight rows and activation rows
   input  logic                 w_valid_i,
@@ -101,6 +103,8 @@ module tpu_mxu #(
     .cmd_nv_i      (cmd_nv_i),
     .cmd_addr_i    (cmd_addr_i),
     .cmd_acc_i     (cmd_acc_i),
+    .cmd_bcast_i   (cmd_bcast_i),
+    .cmd_src_i     (cmd_src_i),
     .cmd_load_w_i  (cmd_load_w_i),
     .w_valid_i     (w_valid_i),
     .w_ready_o     (w_ready_o),

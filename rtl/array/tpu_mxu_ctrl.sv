@@ -3,8 +3,10 @@
 //
 // A tile operation (one command) multiplies `rows` rows of A (one beat of a_data_i each) by a
 // Rows × Cols weight tile (kv × nv of it valid) and writes the results to accumulator rows
-// addr .. addr+rows-1, starting from +0 (cmd_acc_i = 0, overwrite) or from the stored value
-// (cmd_acc_i = 1, accumulate). With cmd_load_w_i the command first loads a new weight tile
+// addr .. addr+rows-1, starting from +0 (cmd_acc_i = 0, overwrite), from the stored value
+// (cmd_acc_i = 1, accumulate) or, for every row, from accumulator row cmd_src_i (cmd_bcast_i = 1,
+// a bias broadcast; the caller keeps src outside the command's rows and cmd_acc_i at 0). With
+// cmd_load_w_i the command first loads a new weight tile
 // (kv beats of w_data_i, rows 0..kv-1); without it, it reuses the weights loaded last, and must
 // then have the kv and nv they were loaded with (error bit 5 otherwise).
 //
@@ -53,6 +55,8 @@ module tpu_mxu_ctrl #(
   input  logic [NvW-1:0]      cmd_nv_i,
   input  logic [AddrW-1:0]    cmd_addr_i,
   input  logic                cmd_acc_i,
+  input  logic                cmd_bcast_i,
+  input  logic [AddrW-1:0]    cmd_src_i,
   input  logic                cmd_load_w_i,
   // Weight rows (element c = column c)
   input  logic                w_valid_i,
@@ -102,8 +106,8 @@ module tpu_mxu_ctrl #(
   // Write-back line length: rows issued this many cycles ago write column 0 now.
   localparam int unsigned Lat = Rows * PipeRegs + 1;
 
-  // A queued operation: {rows, kv, nv, addr, acc, bank}.
-  localparam int unsigned OpW = CntW + KvW + NvW + AddrW + 2;
+  // A queued operation: {rows, kv, nv, addr, src, bcast, acc, bank}.
+  localparam int unsigned OpW = CntW + KvW + NvW + 2 * AddrW + 3;
 
   // ---------------------------------------------------------------------------------------------
   // Command check and the loader
@@ -112,8 +116,8 @@ module tpu_mxu_ctrl #(
   logic [CntW-1:0]  ld_rows_q;
   logic [KvW-1:0]   ld_kv_q;
   logic [NvW-1:0]   ld_nv_q;
-  logic [AddrW-1:0] ld_addr_q;
-  logic             ld_acc_q, ld_load_q, ld_bank_q;
+  logic [AddrW-1:0] ld_addr_q, ld_src_q;
+  logic             ld_acc_q, ld_bcast_q, ld_load_q, ld_bank_q;
   logic [RowW-1:0]  ld_row_q, ld_row_d;
   logic             cur_bank_q, cur_bank_d;   // bank of the weights loaded last
   logic             have_w_q, have_w_d;       // a weight tile has been loaded since reset
@@ -131,9 +135,9 @@ module tpu_mxu_ctrl #(
   logic [CntW-1:0]  h_rows;
   logic [KvW-1:0]   h_kv;
   logic [NvW-1:0]   h_nv;
-  logic [AddrW-1:0] h_addr;
-  logic             h_acc, h_bank;
-  assign {h_rows, h_kv, h_nv, h_addr, h_acc, h_bank} = q0_q;
+  logic [AddrW-1:0] h_addr, h_src;
+  logic             h_acc, h_bcast, h_bank;
+  assign {h_rows, h_kv, h_nv, h_addr, h_src, h_bcast, h_acc, h_bank} = q0_q;
 
   // Bank of each queued entry (the lowest bit of an entry)
   logic bank_busy;   // a queued operation still reads the bank the loader wants
@@ -193,7 +197,8 @@ module tpu_mxu_ctrl #(
     cur_bank_d = cur_bank_q;
     have_w_d   = have_w_q;
     err_d      = err_q;
-    q_in       = {ld_rows_q, ld_kv_q, ld_nv_q, ld_addr_q, ld_acc_q, ld_bank_q};
+    q_in       = {ld_rows_q, ld_kv_q, ld_nv_q, ld_addr_q, ld_src_q, ld_bcast_q, ld_acc_q,
+                  ld_bank_q};
     if (ld_inject) ld_row_d = ld_row_q + 1'b1;
     if (ld_done)   ld_busy_d = 1'b0;
     if (cmd_valid_i && cmd_ready_o) begin
@@ -247,6 +252,8 @@ module tpu_mxu_ctrl #(
       ld_nv_q   <= cmd_nv_i;
       ld_addr_q <= cmd_addr_i;
       ld_acc_q  <= cmd_acc_i;
+      ld_bcast_q <= cmd_bcast_i;
+      ld_src_q  <= cmd_src_i;
       ld_load_q <= cmd_load_w_i;
       ld_bank_q <= cmd_load_w_i ? !cur_bank_q : cur_bank_q;
     end
@@ -302,7 +309,7 @@ module tpu_mxu_ctrl #(
   // Issuer and the write-back line
   // ---------------------------------------------------------------------------------------------
   logic [CntW-1:0]  is_row_q, is_row_d;
-  logic [AddrW-1:0] rd_addr;
+  logic [AddrW-1:0] rd_addr, wr_addr;
   logic             hazard, issue, is_last;
 
   // Write-back line: stage s (1..Lat) holds the row issued s cycles ago.
@@ -311,13 +318,15 @@ module tpu_mxu_ctrl #(
   logic [Lat*NvW-1:0]   wb_nv_q;
   logic [Lat:1]         wb_last_q;
 
-  assign rd_addr = h_addr + AddrW'(is_row_q);
+  // The row's partial sum is read from its own row (accumulate) or from row src (broadcast).
+  assign wr_addr = h_addr + AddrW'(is_row_q);
+  assign rd_addr = h_bcast ? h_src : wr_addr;
   always_comb begin
     hazard = 1'b0;
     for (int unsigned s = 1; s <= Lat; s++) begin
       if (wb_valid_q[s] && (wb_addr_q[(s-1)*AddrW +: AddrW] == rd_addr)) hazard = 1'b1;
     end
-    hazard = hazard && h_acc;
+    hazard = hazard && (h_acc || h_bcast);
   end
 
   assign issue     = (q_cnt_q != 2'd0) && a_valid_i && !hazard;
@@ -353,7 +362,7 @@ module tpu_mxu_ctrl #(
       arr_a_tag_q <= h_bank;
       arr_a_q     <= a_masked;
     end
-    wb_addr_q <= {wb_addr_q[(Lat-1)*AddrW-1:0], rd_addr};
+    wb_addr_q <= {wb_addr_q[(Lat-1)*AddrW-1:0], wr_addr};
     wb_nv_q   <= {wb_nv_q[(Lat-1)*NvW-1:0], h_nv};
     wb_last_q <= {wb_last_q[Lat-1:1], is_last};
   end
@@ -363,7 +372,7 @@ module tpu_mxu_ctrl #(
 
   assign acc_rd_valid_o = issue;
   assign acc_rd_addr_o  = rd_addr;
-  assign acc_rd_acc_o   = h_acc;
+  assign acc_rd_acc_o   = h_acc || h_bcast;
   assign acc_wr_valid_o = wb_valid_q[Lat];
   assign acc_wr_addr_o  = wb_addr_q[(Lat-1)*AddrW +: AddrW];
   assign acc_wr_nv_o    = wb_nv_q[(Lat-1)*NvW +: NvW];
@@ -460,8 +469,16 @@ module tpu_mxu_ctrl #(
   a_cmd_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                cmd_valid_i && !cmd_ready_o
                                |=> cmd_valid_i && $stable({cmd_rows_i, cmd_kv_i, cmd_nv_i,
-                                                           cmd_addr_i, cmd_acc_i, cmd_load_w_i}))
+                                                           cmd_addr_i, cmd_acc_i, cmd_bcast_i,
+                                                           cmd_src_i, cmd_load_w_i}))
     else $error("tpu_mxu_ctrl: command dropped or changed while waiting for ready");
+  // A broadcast reads a row outside the command's own (the decoder's rule): else a later row
+  // would read an earlier row's result instead of the initial value.
+  a_bcast_src: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                cmd_take && cmd_bcast_i |-> !cmd_acc_i &&
+                                (32'(cmd_src_i) < 32'(cmd_addr_i) ||
+                                 32'(cmd_src_i) >= 32'(cmd_addr_i) + 32'(cmd_rows_i)))
+    else $error("tpu_mxu_ctrl: broadcast from row %0d inside the command's rows", cmd_src_i);
   a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                              w_valid_i && !w_ready_o |=> w_valid_i && $stable(w_data_i))
     else $error("tpu_mxu_ctrl: weight beat dropped or changed while waiting for ready");

@@ -464,7 +464,7 @@ Catalog* MakeCatalog() {
       "or through END), by opcode and variant",
       {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate", "GEMM.load_weights",
        "GEMM.load_weights.accumulate", "STORE.fp32", "STORE.fp32.relu", "STORE.bf16",
-       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights"});
+       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights", "GEMM.broadcast"});
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
@@ -584,6 +584,7 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
         const auto& m = std::get<isa::Gemm>(d.instr);
         bin = 4 + (m.load_weights ? 2 : 0) + (m.accumulate ? 1 : 0);
         if (m.window) g.accel_instr->Hit(m.load_weights ? 13 : 14);  // also counted by mode
+        if (m.broadcast) g.accel_instr->Hit(15);
         break;
       }
       case isa::Opcode::kStore: {

@@ -30,8 +30,15 @@ Plan PlanGemm(const gemm::Shape& s, const ArrayConfig& a, Init init) {
   const int half = a.acc_depth / 2;
   const int k_tiles = (s.k + a.rows - 1) / a.rows;
   const int n_tiles = (s.n + a.cols - 1) / a.cols;
-  const int nt_per_block = std::min(n_tiles, half);
-  const int m_per_block = std::min(s.m, std::max(1, half / nt_per_block));
+  // A bias takes one row per N-tile of the block after the block's rows.
+  const bool bias = init == Init::kBias;
+  if (bias && half < 2) {
+    throw std::invalid_argument(
+        fmt::format("plan: a bias row per N-tile needs AccDepth >= 4, got {}", a.Name()));
+  }
+  const int nt_per_block = std::min(n_tiles, bias ? half / 2 : half);
+  const int m_per_block =
+      std::min(s.m, std::max(1, (bias ? half - nt_per_block : half) / nt_per_block));
   int index = 0;
   int last_kt = -1, last_nt = -1;
   for (int n_first = 0; n_first < n_tiles; n_first += nt_per_block) {
@@ -50,7 +57,9 @@ Plan PlanGemm(const gemm::Shape& s, const ArrayConfig& a, Init init) {
           op.kv = std::min(a.rows, s.k - kt * a.rows);
           op.nv = std::min(a.cols, s.n - nt * a.cols);
           op.addr = b.base + (nt - n_first) * b.rows;
-          op.acc = kt > 0 || init != Init::kOverwrite;
+          op.acc = kt > 0 || (init != Init::kOverwrite && !bias);
+          op.bcast = kt == 0 && bias;
+          op.src = op.bcast ? b.base + (nt_end - n_first) * b.rows + (nt - n_first) : 0;
           // Consecutive operations on the same weight tile (one K- and N-tile, several blocks)
           // reuse the loaded weights.
           op.load_w = !(kt == last_kt && nt == last_nt);

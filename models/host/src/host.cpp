@@ -152,6 +152,10 @@ class Emitter {
         blk.nts = std::min(lp.nb, lp.n_tiles - blk.nt0);
         blk.acc_base = (b % t_.acc_halves) * t_.acc_half_rows;
         blk.acc_wait = b >= t_.acc_halves;  // the STOREs of block b - halves must be done
+        // A bias row per tile after the block's rows, when they fit its half: the first K-tile's
+        // GEMMs start from it (broadcast) instead of a bias LOAD to every row.
+        blk.bias_rows =
+            op.init == GemmOp::InitKind::kBias && blk.nts * (blk.rows + 1) <= t_.acc_half_rows;
         ++st_->blocks;
         if (op.init != GemmOp::InitKind::kNone) EmitInitLoads(ly, &blk);
         for (int kt = 0; kt < lp.k_tiles; ++kt) {
@@ -183,11 +187,45 @@ class Emitter {
   struct Block {
     int index = 0, m0 = 0, rows = 0, nt0 = 0, nts = 0, acc_base = 0;
     bool acc_wait = false;
+    bool bias_rows = false;  // tile j's bias in row BiasRow(j), read by broadcast GEMMs
+    int BiasRow(int j) const { return acc_base + nts * rows + j; }
   };
 
-  // The accumulator's initial value of each tile of the block: C0's rows or the bias row.
+  // The GEMM's initial value at K-tile kt (the contract: +0, C0 or the bias, then the sum so far).
+  static void SetInit(const GemmOp& op, const Block& blk, int kt, int j, isa::Gemm* gm) {
+    const bool init = op.init != GemmOp::InitKind::kNone;
+    gm->accumulate = kt > 0 || (init && !blk.bias_rows);
+    gm->broadcast = kt == 0 && blk.bias_rows;
+    gm->init_row = gm->broadcast ? uint16_t(blk.BiasRow(j)) : uint16_t(0);
+  }
+
+  // The accumulator's initial value of each tile of the block: C0's rows or the bias row, on
+  // every row, or (bias_rows) once per tile: one LOAD of the block's full-width tiles' bias rows
+  // (consecutive in HBM, pitch apart) and one for a ragged last tile.
   void EmitInitLoads(const Layer& ly, Block* blk) {
     const GemmOp& op = ly.op;
+    if (blk->bias_rows) {
+      int j = 0;
+      while (j < blk->nts) {
+        const int w = op.out.TileCols(blk->nt0 + j);
+        int n = 1;
+        while (j + n < blk->nts && op.out.TileCols(blk->nt0 + j + n) == w) ++n;
+        isa::Load l;
+        l.buffer = isa::kBufAcc;
+        l.hbm_addr = op.c0.RowAddr(blk->nt0 + j, 0);
+        l.hbm_stride = uint32_t(op.c0.Pitch());
+        l.dst = uint16_t(blk->BiasRow(j));
+        l.rows = uint16_t(n);
+        l.elems = uint16_t(w);
+        l.deps.pop_next = blk->acc_wait;
+        blk->acc_wait = false;
+        p_->Emit(l);
+        ++st_->acc_loads;
+        st_->bias_tiles += uint64_t(n);
+        j += n;
+      }
+      return;
+    }
     for (int j = 0; j < blk->nts; ++j) {
       const int nt = blk->nt0 + j;
       isa::Load l;
@@ -206,6 +244,7 @@ class Emitter {
       blk->acc_wait = false;
       p_->Emit(l);
       ++st_->acc_loads;
+      if (op.init == GemmOp::InitKind::kBias) ++st_->bias_tiles;
     }
   }
 
@@ -215,7 +254,6 @@ class Emitter {
     const GemmOp& op = ly->op;
     const LayerPlan& lp = ly->plan;
     const int depth = lp.depth;
-    const bool init = op.init != GemmOp::InitKind::kNone;
     const int kv = op.a.TileCols(kt);
     const int act_row = int(ly->a_group++ % uint64_t(lp.act_slots)) * lp.act_slot_rows;
     for (int j = 0; j < blk->nts; ++j, ++ly->g) {
@@ -242,7 +280,7 @@ class Emitter {
       gm.rows = uint16_t(blk->rows);
       gm.kv = uint16_t(kv);
       gm.nv = uint16_t(nv);
-      gm.accumulate = kt > 0 || init;
+      SetInit(op, *blk, kt, j, &gm);
       gm.load_weights = true;
       gm.deps.pop_prev = true;
       gm.deps.pop_next = blk->acc_wait;
@@ -266,7 +304,6 @@ class Emitter {
     const LayerPlan& lp = ly->plan;
     const int depth = lp.depth, tap = kt / cw.chunks, chunk = kt % cw.chunks;
     const int kv = op.b.KTileRows(kt);
-    const bool init = op.init != GemmOp::InitKind::kNone;
     const auto segs = Segments(s, blk->m0, blk->rows);
     const int slot = (blk->index % lp.act_slots) * lp.act_slot_rows;
     // Band of segment i, chunk c at slot + off[i·chunks + c].
@@ -310,7 +347,7 @@ class Emitter {
         gm.rows = uint16_t(sg.rows);
         gm.kv = uint16_t(kv);
         gm.nv = uint16_t(nv);
-        gm.accumulate = kt > 0 || init;
+        SetInit(op, *blk, kt, j, &gm);
         gm.load_weights = i == 0;
         gm.window = true;
         gm.win.stride = uint8_t(s.stride);
@@ -395,6 +432,7 @@ class Emitter {
     l.deps.push_prev = true;
     p_->Emit(l);
     ++st_->acc_loads;
+    ++st_->barriers;
     after_barrier_ = true;
   }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's instruction set, version 1.1 (docs/isa.md): constants, one struct per
+// The accelerator's instruction set, version 1.2 (docs/isa.md): constants, one struct per
 // instruction kind, the 32-byte encoding, decoding with reserved-bit checks, the per-instruction
 // rules against a machine configuration, and a one-line disassembly.
 //
@@ -109,6 +109,10 @@ struct Gemm {
   bool load_weights = false;
   bool window = false;  // rows come through `win` (the fields are 0 without it)
   Window win;           // all 0 without the window bit
+  // Mode bit `broadcast` (version 1.2): every row starts from accumulator row init_row (a bias
+  // loaded once) instead of +0; not with `accumulate`. init_row is 0 without the bit.
+  bool broadcast = false;
+  uint16_t init_row = 0;
   bool operator==(const Gemm& o) const;
 };
 

@@ -11,7 +11,7 @@ namespace tpu::isa {
 
 inline constexpr int kInstrBytes = 32;
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;
+inline constexpr uint16_t kVersionMinor = 2;
 inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
 
 enum class Opcode : uint8_t {
@@ -57,6 +57,7 @@ inline constexpr int kLoadHbmStrideByte = 16;
 inline constexpr int kLoadDstByte = 20;
 inline constexpr int kLoadRowsByte = 22;
 inline constexpr int kLoadElemsByte = 24;
+inline constexpr int kGemmInitRowByte = 2;
 inline constexpr int kGemmActByte = 4;
 inline constexpr int kGemmWgtByte = 6;
 inline constexpr int kGemmAccByte = 8;
@@ -82,6 +83,7 @@ inline constexpr int kStoreRowsByte = 22;
 inline constexpr int kStoreElemsByte = 24;
 
 // Bytes (bit b: byte b) that exist only with a mode bit and must be 0 without it.
+inline constexpr uint32_t kGemmBroadcastBytes = 0x0000000C;
 inline constexpr uint32_t kGemmWindowBytes = 0xFFFE0000;
 
 // Dependency flag bits (byte 1) and mode bits.
@@ -92,6 +94,7 @@ inline constexpr int kPushNextBit = 3;
 inline constexpr int kGemmAccumulateBit = 0;
 inline constexpr int kGemmLoadWeightsBit = 1;
 inline constexpr int kGemmWindowBit = 2;
+inline constexpr int kGemmBroadcastBit = 3;
 
 // The host's register map (byte addresses) and the performance counters.
 namespace reg {

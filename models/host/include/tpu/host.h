@@ -44,7 +44,12 @@
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
 //    output the MACs run k = 0 .. K-1 in order, starting from +0, C0 or the bias (the contract).
 //  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
-//    C0 rows with hbm_stride = pitch, a bias with hbm_stride = 0 (broadcast over rows).
+//    C0 rows with hbm_stride = pitch. A bias (version 1.2): one row per N-tile after the block's
+//    rows (row acc_base + nb·mb + j, one LOAD for the block's tiles of full width), which the
+//    first K-tile's GEMMs read through their `broadcast` mode; when those rows do not fit the
+//    accumulator half, a LOAD with hbm_stride = 0 writes the bias to every row instead. (The LOAD
+//    waits for the array to drain and then writes a row a cycle through the accumulators' one
+//    write port: on every row it cost M·N-tiles cycles, a quarter of a K = 512 layer's compute.)
 //  * After the block's last K-tile, one STORE per N-tile (relu / bf16 per the request).
 //
 // Dependency tokens (race-free by construction, a queue never holds more than D tokens):
@@ -220,8 +225,10 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
 struct Stats {
   uint64_t macs = 0;
   uint64_t gemms = 0;
-  uint64_t loads = 0;      // LOADs to the activation / weight buffers (load module)
-  uint64_t acc_loads = 0;  // LOADs to the accumulators (compute module), barriers included
+  uint64_t loads = 0;       // LOADs to the activation / weight buffers (load module)
+  uint64_t acc_loads = 0;   // LOADs to the accumulators (compute module), barriers included
+  uint64_t barriers = 0;    // of which barriers between layers
+  uint64_t bias_tiles = 0;  // tiles given their bias (a row broadcast GEMMs read, or every row)
   uint64_t stores = 0;
   uint64_t blocks = 0;
   uint64_t bytes_written = 0;
@@ -303,7 +310,7 @@ struct ConvProgram {
   // 1×1, stride 1, no padding: `a` is the NHWC input itself, the GEMM's A (K-tile-major).
   bool pointwise = false;
   std::string host_im2col_reason;  // empty through windows or pointwise
-  LayerPlan plan;  // the windowed plan (blocks of plan.mb output pixels)
+  LayerPlan plan;                  // the windowed plan (blocks of plan.mb output pixels)
   TiledMatrix a;
   WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
   TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)

@@ -33,6 +33,8 @@ struct TileOp {
   bool acc = false;            // accumulate onto the stored value (else start from +0)
   bool load_w = false;         // load a new weight tile first (kv beats), else reuse the last one
   int m0 = 0, k0 = 0, n0 = 0;  // the GEMM coordinates of the tile's first element
+  bool bcast = false;          // start every row from accumulator row src (a bias) instead
+  int src = 0;
 };
 
 // A block: output rows [m0, m0+rows) × columns [n0, n0+cols) live in accumulator rows
@@ -48,6 +50,9 @@ enum class Init : uint8_t {
   kOverwrite,   // +0: the first K-tile runs in overwrite mode
   kPreload,     // a C0 matrix, written into the accumulators through the load port
   kAccumulate,  // whatever the accumulators hold (the previous call's results): one block only
+  kBias,        // a bias row (C0 is 1 × N): one accumulator row per N-tile of a block, after the
+                // block's rows, loaded through the load port; the first K-tile's commands start
+                // every row from it (broadcast)
 };
 
 struct Plan {

@@ -58,6 +58,8 @@ void SetCommand(V& m, const TileOp& op) {
   m.cmd_nv_i = op.nv;
   m.cmd_addr_i = op.addr;
   m.cmd_acc_i = op.acc;
+  m.cmd_bcast_i = op.bcast;
+  m.cmd_src_i = op.src;
   m.cmd_load_w_i = op.load_w;
 }
 
@@ -68,7 +70,8 @@ class MxuRunner {
 
   MxuRunner(SimCtrl<V>& sim, const ArrayConfig& cfg) : sim_(sim), cfg_(cfg) {}
 
-  // Runs plan p on A (M×K bf16), B (K×N bf16) and, for Init::kPreload, C0 (M×N fp32).
+  // Runs plan p on A (M×K bf16), B (K×N bf16) and, for Init::kPreload, C0 (M×N fp32), for
+  // Init::kBias the bias (1×N fp32).
   MxuResult Run(const Plan& p, const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
                 const std::vector<uint32_t>& c0, num::Mode mode, const Stimulus& st = {}) {
     CheckInputs(p, a, b, c0);
@@ -85,7 +88,7 @@ class MxuRunner {
       for (const TileOp& op : p.blocks[bi].ops) ops_.push_back({&op, static_cast<int>(bi)});
       block_end_.push_back(ops_.size());
     }
-    loaded_.assign(p.blocks.size(), p.init != Init::kPreload);
+    loaded_.assign(p.blocks.size(), !Loads(p));
     stored_.assign(p.blocks.size(), false);
     result_.assign(size_t(p.shape.m) * p.shape.n, 0xDEADBEEFu);
     cmd_i_ = w_op_ = w_row_ = a_op_ = a_row_ = 0;
@@ -142,12 +145,31 @@ class MxuRunner {
                                               c.Name(), cfg_.Name()));
     }
     const size_t mk = size_t(p.shape.m) * p.shape.k, kn = size_t(p.shape.k) * p.shape.n;
-    const size_t mn = size_t(p.shape.m) * p.shape.n;
-    if (a.size() != mk || b.size() != kn || c0.size() != (p.init == Init::kPreload ? mn : 0)) {
-      throw std::invalid_argument(fmt::format(
-          "{}: matrix sizes A={} B={} C0={} do not match the plan (want {}, {}, {})", sim_.name(),
-          a.size(), b.size(), c0.size(), mk, kn, p.init == Init::kPreload ? mn : 0));
+    const size_t mn = p.init == Init::kPreload ? size_t(p.shape.m) * p.shape.n
+                      : p.init == Init::kBias  ? size_t(p.shape.n)
+                                               : 0;
+    if (a.size() != mk || b.size() != kn || c0.size() != mn) {
+      throw std::invalid_argument(
+          fmt::format("{}: matrix sizes A={} B={} C0={} do not match the plan (want {}, {}, {})",
+                      sim_.name(), a.size(), b.size(), c0.size(), mk, kn, mn));
     }
+  }
+
+  // Whether the plan writes initial values through the load port (C0's rows or bias rows).
+  static bool Loads(const Plan& p) { return p.init == Init::kPreload || p.init == Init::kBias; }
+  // The rows block `blk` loads: C0's rows where it stores, or one bias row per N-tile after them.
+  int LoadRows(size_t blk) const {
+    const Block& b = p_->blocks[blk];
+    return p_->init == Init::kBias ? (b.cols + cfg_.cols - 1) / cfg_.cols : StoreRows(blk);
+  }
+  // Load row `row` of block `blk`: its accumulator row and the C0 row (m) and first column.
+  struct LdRow {
+    int addr, m, n0;
+  };
+  LdRow LoadRow(size_t blk, int row) const {
+    const Block& b = p_->blocks[blk];
+    if (p_->init == Init::kBias) return {b.base + StoreRows(blk) + row, 0, b.n0 + row * cfg_.cols};
+    return {b.base + row, b.m0 + row % b.rows, b.n0 + row / b.rows * cfg_.cols};
   }
 
   bool Gap(double p) { return p > 0 && static_cast<double>(rng_.Next() >> 11) * 0x1p-53 < p; }
@@ -191,17 +213,16 @@ class MxuRunner {
       }
       m.a_valid_i = 1;
     }
-    if (!m.ld_valid_i && p_->init == Init::kPreload && ld_blk_ < p_->blocks.size() &&
+    if (!m.ld_valid_i && Loads(*p_) && ld_blk_ < p_->blocks.size() &&
         HalfFree(static_cast<int>(ld_blk_)) && !Gap(st_.ld_gap)) {
       const Block& blk = p_->blocks[ld_blk_];
-      const int nt = ld_row_ / blk.rows, mm = blk.m0 + ld_row_ % blk.rows;
-      const int n0 = blk.n0 + nt * cfg_.cols;
+      const LdRow lr = LoadRow(ld_blk_, ld_row_);
       for (int c = 0; c < cfg_.cols; ++c) {
-        const int n = n0 + c;
-        const uint32_t v = n < blk.n0 + blk.cols ? (*c0_)[size_t(mm) * s.n + n] : 0;
+        const int n = lr.n0 + c;
+        const uint32_t v = n < blk.n0 + blk.cols ? (*c0_)[size_t(lr.m) * s.n + n] : 0;
         SetLane(m.ld_data_i, c * kAccW, kAccW, v);
       }
-      m.ld_addr_i = blk.base + ld_row_;
+      m.ld_addr_i = lr.addr;
       m.ld_valid_i = 1;
     }
     m.st_valid_i = 0;
@@ -262,10 +283,9 @@ class MxuRunner {
     }
     if (f.ld) {
       const Block& blk = p_->blocks[ld_blk_];
-      const int nt = ld_row_ / blk.rows, mm = blk.m0 + ld_row_ % blk.rows;
-      const int n0 = blk.n0 + nt * cfg_.cols;
-      for (int c = 0; c < cfg_.cols && n0 + c < blk.n0 + blk.cols; ++c) {
-        fcov::MxuOperand(2, (*c0_)[size_t(mm) * s.n + n0 + c], mode_);
+      const LdRow lr = LoadRow(ld_blk_, ld_row_);
+      for (int c = 0; c < cfg_.cols && lr.n0 + c < blk.n0 + blk.cols; ++c) {
+        fcov::MxuOperand(2, (*c0_)[size_t(lr.m) * s.n + lr.n0 + c], mode_);
       }
     }
   }
@@ -295,7 +315,7 @@ class MxuRunner {
     }
     if (f.ld) {
       m.ld_valid_i = 0;
-      if (++ld_row_ == StoreRows(ld_blk_)) {
+      if (++ld_row_ == LoadRows(ld_blk_)) {
         loaded_[ld_blk_] = true;
         ld_row_ = 0;
         ++ld_blk_;
