@@ -724,6 +724,45 @@ TEST_F(HostTest, PrefetchDepthOfLargeShapes) {
   }
 }
 
+// With the DMA's bandwidth known, blocks whose whole A fits a slot run N-tile-major: the same
+// results, race-free at the planned D, and D + 1 racy where the activation slots bound it.
+TEST_F(HostTest, NTileMajorBlocksWithKnownBandwidth) {
+  tb::Rng rng(test::TestSeed());
+  int n_outer = 0, act_bound = 0;
+  for (auto cfg : Configs()) {
+    cfg.dma_bytes_per_cycle = 32.0 * rng.Range(1, 8);
+    const auto t = host::PlanTiling(cfg);
+    for (int i = 0; i < 4; ++i) {
+      // Mostly shapes whose A fits a slot in blocks of 2 or more N-tiles.
+      const int kt = rng.Range(2, 4), k = rng.Range((kt - 1) * t.kt_w + 1, kt * t.kt_w);
+      const int fit = std::min(cfg.act_depth / 2 / kt, t.acc_half_rows / 2);
+      const int m = rng.Range(1, std::max(1, fit) + 2), n = rng.Range(cfg.c + 1, 4 * cfg.c);
+      const auto lp = host::PlanLayer(cfg, m, k, n, t.kt_w, t.nt_w);
+      SCOPED_TRACE(fmt::format("GEMM {}x{}x{} on {}", m, k, n, CfgName(cfg)));
+      if (lp.n_outer) {
+        ++n_outer;
+        EXPECT_LE(lp.mb * lp.k_tiles, lp.act_slot_rows);
+        const auto p = host::CompileGemm(cfg, m, k, n, host::Init::kOverwrite);
+        ASSERT_EQ(FindRace(p.prog.instrs), "");
+        ASSERT_TRUE(WithDepth(p.prog.instrs, uint64_t(lp.depth)) == p.prog.instrs);
+        if (lp.act_bound == lp.depth && uint64_t(lp.depth) < p.prog.stats.gemms) {
+          ++act_bound;
+          EXPECT_NE(FindRace(WithDepth(p.prog.instrs, uint64_t(lp.depth) + 1)), "")
+              << "D + 1 should be racy";
+        }
+      }
+      const auto init = host::Init(rng.Range(0, 2));
+      const auto out = init == host::Init::kAccumulate || rng.Bit() ? OutFormat::kFp32
+                                                                    : OutFormat::kBf16;
+      RunGemm(cfg, m, k, n, init, out, rng.Bit(), rng);
+      if (HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GE(n_outer, 8);
+  EXPECT_GE(act_bound, 1);
+  std::printf("%d N-tile-major plans, %d bound by the activation slots\n", n_outer, act_bound);
+}
+
 TEST_F(HostTest, RaceCheckFindsAMissingToken) {
   // The checker the other tests rely on: dropping one wait makes a compiled program racy.
   const auto cfg = Cfg(4, 4, 6, 8, 12);

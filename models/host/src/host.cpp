@@ -158,7 +158,12 @@ class Emitter {
             op.init == GemmOp::InitKind::kBias && blk.nts * (blk.rows + 1) <= t_.acc_half_rows;
         ++st_->blocks;
         if (op.init != GemmOp::InitKind::kNone) EmitInitLoads(ly, &blk);
-        for (int kt = 0; kt < lp.k_tiles; ++kt) {
+        if (lp.n_outer) {
+          for (int j = 0; j < blk.nts; ++j) {
+            for (int kt = 0; kt < lp.k_tiles; ++kt) EmitNStep(&ly, &blk, j, kt);
+          }
+        }
+        for (int kt = 0; kt < lp.k_tiles && !lp.n_outer; ++kt) {
           if (op.win) {
             EmitWindowKStep(&ly, &blk, kt);
           } else {
@@ -291,6 +296,46 @@ class Emitter {
       ++st_->gemms;
       st_->macs += uint64_t(blk->rows) * kv * nv;
     }
+  }
+
+  // GEMM (tile j, K-tile kt) of an N-tile-major block: the block's K-tile kt of A sits at row
+  // kt·rows of the block's slot, loaded with the first tile's GEMM on it.
+  void EmitNStep(Layer* ly, Block* blk, int j, int kt) {
+    const GemmOp& op = ly->op;
+    const LayerPlan& lp = ly->plan;
+    const uint64_t g = ly->g++;
+    const int kv = op.a.TileCols(kt), nt = blk->nt0 + j, nv = op.out.TileCols(nt);
+    const int act_row = (blk->index % lp.act_slots) * lp.act_slot_rows + kt * blk->rows;
+    std::vector<isa::Load> loads;
+    if (j == 0) {
+      isa::Load x;
+      x.buffer = isa::kBufAct;
+      x.hbm_addr = op.a.RowAddr(kt, blk->m0);
+      x.hbm_stride = uint32_t(op.a.Pitch());
+      x.dst = uint16_t(act_row);
+      x.rows = uint16_t(blk->rows);
+      x.elems = uint16_t(kv);
+      loads.push_back(x);
+    }
+    const isa::Load w = EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g,
+                                     lp.depth, &loads);
+    isa::Gemm gm;
+    gm.act = uint16_t(act_row);
+    gm.wgt = w.dst;
+    gm.acc = uint16_t(blk->acc_base + j * blk->rows);
+    gm.rows = uint16_t(blk->rows);
+    gm.kv = uint16_t(kv);
+    gm.nv = uint16_t(nv);
+    SetInit(op, *blk, kt, j, &gm);
+    gm.load_weights = true;
+    gm.deps.pop_prev = true;
+    gm.deps.pop_next = blk->acc_wait;
+    blk->acc_wait = false;
+    gm.deps.push_prev = g + lp.depth < lp.gemms;
+    gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
+    p_->Emit(gm);
+    ++st_->gemms;
+    st_->macs += uint64_t(blk->rows) * kv * nv;
   }
 
   // One K tile (tap, chunk) of a windowed convolution's block: at the block's first K tile the
@@ -677,6 +722,24 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
       const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa, k, n);
       if (lp.depth > best.depth || (lp.depth == best.depth && lp.mb > best.mb)) best = lp;
     }
+  }
+  // N-tile-major blocks when the DMA's bandwidth is known and a block's whole A fits its slot:
+  // K-tile-major, every tile of a block becomes final in its last K pass, and their STOREs (an
+  // fp32 tile row is 4·C bytes, twice what the array produces per cycle at the stack's 256
+  // B/cycle) then crowd out the next block's LOADs: a pass lost per block, 1/K-tiles of the time.
+  // Block b's K-tile kt overwrites block b - Sa's, which that block's last tile read KT - kt
+  // GEMMs before its end; the blocks between hold KT·nts GEMMs each and block b reaches the load
+  // at its GEMM kt: D <= KT·(Sa - 1)·(the fewest N-tiles of a block) + KT.
+  if (cfg.dma_bytes_per_cycle > 0 && best.k_tiles > 1 && best.nb > 1 && best.act_slots >= 2 &&
+      int64_t(best.mb) * best.k_tiles <= best.act_slot_rows) {
+    best.n_outer = true;
+    const int blocks = best.m_blocks * best.n_blocks;
+    const int last = best.n_tiles - (best.n_blocks - 1) * best.nb;
+    best.act_bound = std::numeric_limits<int>::max();
+    if (blocks > best.act_slots) {
+      best.act_bound = best.k_tiles * ((best.act_slots - 1) * std::min(best.nb, last) + 1);
+    }
+    best.depth = std::max(1, std::min(t.depth, best.act_bound));
   }
   return best;
 }

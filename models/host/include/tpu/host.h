@@ -43,6 +43,14 @@
 //    activation slot, then per N-tile one LOAD of the weight tile into a weight slot and one GEMM
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
 //    output the MACs run k = 0 .. K-1 in order, starting from +0, C0 or the bias (the contract).
+//  * N-tile-major blocks (LayerPlan::n_outer): when the DMA's bandwidth is known
+//    (MachineConfig::dma_bytes_per_cycle, set by the workloads) and a block's whole A (mb rows ×
+//    K-tiles) fits its slot, the block runs tile by tile instead: per N-tile, its K-tiles in
+//    increasing k (the same order per output), A's K-tile kt loaded with tile 0's GEMM on it into
+//    row kt·mb of the block's slot (block b in slot b mod Sa). Each tile's STOREs then follow its
+//    last GEMM, spread over the block, where K-tile-major they all come in the last K pass and,
+//    fp32, need twice the stack's bandwidth (1024³ fp32 on 128x128_8ch: 87% -> 95%). D's
+//    activation bound becomes KT·((Sa - 1)·(the fewest N-tiles of a block) + 1).
 //  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
 //    C0 rows with hbm_stride = pitch. A bias (version 1.2): one row per N-tile after the block's
 //    rows (row acc_base + nb·mb + j, one LOAD for the block's tiles of full width), which the
@@ -217,6 +225,9 @@ struct LayerPlan {
   uint64_t gemms = 0;
   int act_bound = 0;  // A: the activation slots' bound on D (INT_MAX when there is none)
   int depth = 0;      // D: how many GEMMs the load module may run ahead (header comment)
+  // N-tile-major blocks (header comment): every K-tile of a block's A stays in its slot, and the
+  // block runs tile by tile, so each tile's STOREs follow its last GEMM instead of all of them.
+  bool n_outer = false;
 };
 // Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's.
 LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w);
