@@ -752,8 +752,8 @@ TEST_F(HostTest, NTileMajorBlocksWithKnownBandwidth) {
         }
       }
       const auto init = host::Init(rng.Range(0, 2));
-      const auto out = init == host::Init::kAccumulate || rng.Bit() ? OutFormat::kFp32
-                                                                    : OutFormat::kBf16;
+      const auto out =
+          init == host::Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
       RunGemm(cfg, m, k, n, init, out, rng.Bit(), rng);
       if (HasFatalFailure()) return;
     }

@@ -317,8 +317,8 @@ class Emitter {
       x.elems = uint16_t(kv);
       loads.push_back(x);
     }
-    const isa::Load w = EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g,
-                                     lp.depth, &loads);
+    const isa::Load w =
+        EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, lp.depth, &loads);
     isa::Gemm gm;
     gm.act = uint16_t(act_row);
     gm.wgt = w.dst;
