@@ -730,7 +730,12 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
   // Block b's K-tile kt overwrites block b - Sa's, which that block's last tile read KT - kt
   // GEMMs before its end; the blocks between hold KT·nts GEMMs each and block b reaches the load
   // at its GEMM kt: D <= KT·(Sa - 1)·(the fewest N-tiles of a block) + KT.
+  // Only with weight tiles of at least 4 KB: the weights (laid out K-tile-major) are then read
+  // tile by tile out of HBM order, which small tiles pay for: a GEMV 1×8192² on the 16×16
+  // one-channel machine (512-byte tiles) took 13.6 M cycles N-tile-major, 5.0 M K-tile-major.
+  const uint64_t wtile_bytes = uint64_t(best.kt_w) * RoundUp32(uint64_t(best.nt_w) * 2);
   if (cfg.dma_bytes_per_cycle > 0 && best.k_tiles > 1 && best.nb > 1 && best.act_slots >= 2 &&
+      wtile_bytes >= kMinNOuterWeightTile &&
       int64_t(best.mb) * best.k_tiles <= best.act_slot_rows) {
     best.n_outer = true;
     const int blocks = best.m_blocks * best.n_blocks;

@@ -44,13 +44,14 @@
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
 //    output the MACs run k = 0 .. K-1 in order, starting from +0, C0 or the bias (the contract).
 //  * N-tile-major blocks (LayerPlan::n_outer): when the DMA's bandwidth is known
-//    (MachineConfig::dma_bytes_per_cycle, set by the workloads) and a block's whole A (mb rows ×
-//    K-tiles) fits its slot, the block runs tile by tile instead: per N-tile, its K-tiles in
-//    increasing k (the same order per output), A's K-tile kt loaded with tile 0's GEMM on it into
-//    row kt·mb of the block's slot (block b in slot b mod Sa). Each tile's STOREs then follow its
-//    last GEMM, spread over the block, where K-tile-major they all come in the last K pass and,
-//    fp32, need twice the stack's bandwidth (1024³ fp32 on 128x128_8ch: 87% -> 95%). D's
-//    activation bound becomes KT·((Sa - 1)·(the fewest N-tiles of a block) + 1).
+//    (MachineConfig::dma_bytes_per_cycle, set by the workloads), a block's whole A (mb rows ×
+//    K-tiles) fits its slot and a weight tile has at least kMinNOuterWeightTile bytes (smaller
+//    tiles, read out of HBM order, stream slowly), the block runs tile by tile instead: per N-tile,
+//    its K-tiles in increasing k (the same order per output), A's K-tile kt loaded with tile 0's
+//    GEMM on it into row kt·mb of the block's slot (block b in slot b mod Sa). Each tile's STOREs
+//    then follow its last GEMM, spread over the block, where K-tile-major they all come in the last
+//    K pass and, fp32, need twice the stack's bandwidth (1024³ fp32 on 128x128_8ch: 87% -> 95%).
+//    D's activation bound becomes KT·((Sa - 1)·(the fewest N-tiles of a block) + 1).
 //  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
 //    C0 rows with hbm_stride = pitch. A bias (version 1.2): one row per N-tile after the block's
 //    rows (row acc_base + nb·mb + j, one LOAD for the block's tiles of full width), which the
@@ -200,6 +201,8 @@ class Program {
 // How the compilers cut the work (see the header comment).
 inline constexpr int kMaxWeightSlots = 64;
 inline constexpr int kMaxActSlots = 3;
+// N-tile-major blocks only with weight tiles of at least this many bytes (PlanLayer).
+inline constexpr uint64_t kMinNOuterWeightTile = 4096;
 
 struct Tiling {
   int kt_w = 0;           // K-tile width (first layer's)
