@@ -680,7 +680,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
     add("GEMM broadcast from its last row", {bc(G(3, R, C, true, {}, 0, 0, 1), 3)});
     isa::Gemm kv = bc(G(1, R, C, true), Acc);
     kv.kv = uint16_t(R + 1);
-    add("GEMM kv before broadcast", {kv});
+    add("GEMM kv R+1 with a broadcast past AccDepth", {kv});
   }
   // STORE.
   add("STORE format 2", {gw, St(0, 1, 1, {}, kOutAddr, 64, 2)});
@@ -991,6 +991,12 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
     add("broadcast from the row past its rows and from a row in flight",
         Program(c, {Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, 64), ld_wgt,
                     Ld(isa::kBufAcc, rows, 1, C, {}, kDataAddr + 2048, 0), g1, g2,
+                    St(0, rows, C, kPopPrev)}));
+    isa::Gemm g3 = G(rows, R, C, true, D(true, false, false, true));
+    g3.broadcast = true, g3.init_row = uint16_t(Acc - 1);
+    add("broadcast from the last accumulator row",
+        Program(c, {Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, 64), ld_wgt,
+                    Ld(isa::kBufAcc, uint16_t(Acc - 1), 1, C, {}, kDataAddr + 2048, 0), g3,
                     St(0, rows, C, kPopPrev)}));
   }
   // A newer minor version; bytes after END are not fetched; a token left at END.
