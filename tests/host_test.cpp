@@ -380,15 +380,19 @@ class HostTest : public ::testing::Test {
     }
     ExpectRun(r, p.prog, macs, written);
     EXPECT_EQ(p.prog.stats.barriers, uint64_t(L - 1)) << "one barrier between layers";
-    // A bias: per block and tile one bias row (broadcast) or a LOAD to every row.
-    const uint64_t bias_loads = p.prog.stats.acc_loads - p.prog.stats.barriers;
-    if (bias) {
-      EXPECT_GE(bias_loads, 1u);
-      EXPECT_LE(bias_loads, p.prog.stats.stores);
-      EXPECT_EQ(p.prog.stats.bias_tiles, p.prog.stats.stores) << "the bias once per stored tile";
-    } else {
-      EXPECT_EQ(bias_loads, 0u);
+    // A bias, read from the program: every stored tile starts from it once, through the one
+    // broadcast GEMM of its first K-tile or a LOAD of the bias to every row (hbm_stride 0, as
+    // the barriers' 1-row LOADs are too); without a bias neither appears.
+    uint64_t broadcasts = 0, stride0 = 0;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* g = std::get_if<isa::Gemm>(&in)) broadcasts += g->broadcast;
+      if (const auto* l = std::get_if<isa::Load>(&in)) {
+        stride0 += l->buffer == isa::kBufAcc && l->hbm_stride == 0;
+      }
     }
+    const uint64_t every_row = stride0 - p.prog.stats.barriers;
+    EXPECT_EQ(broadcasts + every_row, bias ? p.prog.stats.stores : 0u)
+        << broadcasts << " broadcast GEMMs, " << every_row << " LOADs of a bias to every row";
     // Golden: layer by layer with the store path's roundings.
     for (int i = 0; i < L; ++i) {
       const int k = sizes[i], n = sizes[i + 1];

@@ -226,7 +226,6 @@ class Emitter {
         blk->acc_wait = false;
         p_->Emit(l);
         ++st_->acc_loads;
-        st_->bias_tiles += uint64_t(n);
         j += n;
       }
       return;
@@ -249,76 +248,31 @@ class Emitter {
       blk->acc_wait = false;
       p_->Emit(l);
       ++st_->acc_loads;
-      if (op.init == GemmOp::InitKind::kBias) ++st_->bias_tiles;
     }
   }
 
-  // One K tile of the block: its activation LOAD (once), then per N tile a weight LOAD and the
-  // GEMM into that tile's accumulator rows.
-  void EmitKStep(Layer* ly, Block* blk, int kt) {
-    const GemmOp& op = ly->op;
-    const LayerPlan& lp = ly->plan;
-    const int depth = lp.depth;
-    const int kv = op.a.TileCols(kt);
-    const int act_row = int(ly->a_group++ % uint64_t(lp.act_slots)) * lp.act_slot_rows;
-    for (int j = 0; j < blk->nts; ++j, ++ly->g) {
-      const uint64_t g = ly->g;
-      const int nt = blk->nt0 + j, nv = op.out.TileCols(nt);
-      const int wgt_row = int(g % t_.wgt_slots) * ly->kt_w;
-      std::vector<isa::Load> loads;
-      if (j == 0) {
-        isa::Load x;
-        x.buffer = isa::kBufAct;
-        x.hbm_addr = op.a.RowAddr(kt, blk->m0);
-        x.hbm_stride = uint32_t(op.a.Pitch());
-        x.dst = uint16_t(act_row);
-        x.rows = uint16_t(blk->rows);
-        x.elems = uint16_t(kv);
-        loads.push_back(x);
-      }
-      EmitLoadStep(op, kt, nt, wgt_row, kv, nv, g, depth, &loads);
-
-      isa::Gemm gm;
-      gm.act = uint16_t(act_row);
-      gm.wgt = uint16_t(wgt_row);
-      gm.acc = uint16_t(blk->acc_base + j * blk->rows);
-      gm.rows = uint16_t(blk->rows);
-      gm.kv = uint16_t(kv);
-      gm.nv = uint16_t(nv);
-      SetInit(op, *blk, kt, j, &gm);
-      gm.load_weights = true;
-      gm.deps.pop_prev = true;
-      gm.deps.pop_next = blk->acc_wait;
-      blk->acc_wait = false;
-      gm.deps.push_prev = g + depth < lp.gemms;
-      gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
-      p_->Emit(gm);
-      ++st_->gemms;
-      st_->macs += uint64_t(blk->rows) * kv * nv;
-    }
+  // The LOAD of the block's A rows of K-tile kt into activation-buffer row act_row.
+  static isa::Load ActLoad(const GemmOp& op, const Block& blk, int kt, int act_row) {
+    isa::Load x;
+    x.buffer = isa::kBufAct;
+    x.hbm_addr = op.a.RowAddr(kt, blk.m0);
+    x.hbm_stride = uint32_t(op.a.Pitch());
+    x.dst = uint16_t(act_row);
+    x.rows = uint16_t(blk.rows);
+    x.elems = uint16_t(op.a.TileCols(kt));
+    return x;
   }
 
-  // GEMM (tile j, K-tile kt) of an N-tile-major block: the block's K-tile kt of A sits at row
-  // kt·rows of the block's slot, loaded with the first tile's GEMM on it.
-  void EmitNStep(Layer* ly, Block* blk, int j, int kt) {
+  // GEMM g of a plain block: tile j at K-tile kt, A at act_row, after its load step (`loads`, the
+  // activation LOAD if this GEMM brings it, and the weight tile).
+  void EmitTileGemm(Layer* ly, Block* blk, int j, int kt, int act_row,
+                    std::vector<isa::Load>* loads) {
     const GemmOp& op = ly->op;
     const LayerPlan& lp = ly->plan;
     const uint64_t g = ly->g++;
     const int kv = op.a.TileCols(kt), nt = blk->nt0 + j, nv = op.out.TileCols(nt);
-    const int act_row = (blk->index % lp.act_slots) * lp.act_slot_rows + kt * blk->rows;
-    std::vector<isa::Load> loads;
-    if (j == 0) {
-      isa::Load x;
-      x.buffer = isa::kBufAct;
-      x.hbm_addr = op.a.RowAddr(kt, blk->m0);
-      x.hbm_stride = uint32_t(op.a.Pitch());
-      x.dst = uint16_t(act_row);
-      x.rows = uint16_t(blk->rows);
-      x.elems = uint16_t(kv);
-      loads.push_back(x);
-    }
     const isa::Load w =
-        EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, lp.depth, &loads);
+        EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, lp.depth, loads);
     isa::Gemm gm;
     gm.act = uint16_t(act_row);
     gm.wgt = w.dst;
@@ -336,6 +290,28 @@ class Emitter {
     p_->Emit(gm);
     ++st_->gemms;
     st_->macs += uint64_t(blk->rows) * kv * nv;
+  }
+
+  // One K tile of the block: its activation LOAD (once, into the K-group's slot), then per N tile
+  // a weight LOAD and the GEMM into that tile's accumulator rows.
+  void EmitKStep(Layer* ly, Block* blk, int kt) {
+    const LayerPlan& lp = ly->plan;
+    const int act_row = int(ly->a_group++ % uint64_t(lp.act_slots)) * lp.act_slot_rows;
+    for (int j = 0; j < blk->nts; ++j) {
+      std::vector<isa::Load> loads;
+      if (j == 0) loads.push_back(ActLoad(ly->op, *blk, kt, act_row));
+      EmitTileGemm(ly, blk, j, kt, act_row, &loads);
+    }
+  }
+
+  // GEMM (tile j, K-tile kt) of an N-tile-major block: the block's K-tile kt of A sits at row
+  // kt·rows of the block's slot, loaded with the first tile's GEMM on it.
+  void EmitNStep(Layer* ly, Block* blk, int j, int kt) {
+    const LayerPlan& lp = ly->plan;
+    const int act_row = (blk->index % lp.act_slots) * lp.act_slot_rows + kt * blk->rows;
+    std::vector<isa::Load> loads;
+    if (j == 0) loads.push_back(ActLoad(ly->op, *blk, kt, act_row));
+    EmitTileGemm(ly, blk, j, kt, act_row, &loads);
   }
 
   // One K tile (tap, chunk) of a windowed convolution's block: at the block's first K tile the

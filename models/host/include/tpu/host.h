@@ -239,10 +239,9 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
 struct Stats {
   uint64_t macs = 0;
   uint64_t gemms = 0;
-  uint64_t loads = 0;       // LOADs to the activation / weight buffers (load module)
-  uint64_t acc_loads = 0;   // LOADs to the accumulators (compute module), barriers included
-  uint64_t barriers = 0;    // of which barriers between layers
-  uint64_t bias_tiles = 0;  // tiles given their bias (a row broadcast GEMMs read, or every row)
+  uint64_t loads = 0;      // LOADs to the activation / weight buffers (load module)
+  uint64_t acc_loads = 0;  // LOADs to the accumulators (compute module), barriers included
+  uint64_t barriers = 0;   // of which barriers between layers
   uint64_t stores = 0;
   uint64_t blocks = 0;
   uint64_t bytes_written = 0;
