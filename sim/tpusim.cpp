@@ -8,6 +8,7 @@
 //   tpusim conv --h H --w W --cin CI --cout CO --kh KH --kw KW [--n N --stride S --pad P]
 //               [--bias] [--relu] [--bf16-out]
 //   tpusim run --a A.npy --b B.npy [--c C.npy] --out OUT.npy
+//   tpusim onnx MODEL.onnx --input NAME=X.npy|X.npz ... --out DIR|OUT.npz [--json F|-]
 //   common: --config NAME|FILE.json  --backend rtl|model  --seed S  --trace F.fst
 //           [--trace-from C --trace-to C]  --check/--no-check  --max-cycles N  --quiet
 //
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -42,15 +44,16 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include <xtensor/xarray.hpp>
-#include <xtensor/xnpy.hpp>
 
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
+#include "tpu/onnx_import.h"
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_scoreboard.h"
 #include "tpu/tb/accel_sim.h"
 #include "tpu/tb/model_sim.h"
+#include "tpu/tb/net_run.h"
+#include "tpu/tb/npy.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/workloads.h"
 
@@ -90,6 +93,10 @@ struct Options {
   host::ConvShape conv;
   // run
   std::string a_file, b_file, c_file, out_file;
+  // onnx
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string json;
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -146,113 +153,46 @@ double Pct(uint64_t a, uint64_t b) {
 // ---------------------------------------------------------------------------------------------
 // NumPy files
 
-struct NpyHeader {
-  std::string descr;
-  bool fortran = false;
-  std::vector<size_t> shape;
-};
-
-// Reads and checks the header of a .npy file (a clear message for the usual mistakes before
-// xtensor's reader sees it).
-NpyHeader ReadNpyHeader(const std::string& file) {
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw UsageError(fmt::format("{}: cannot be opened", file));
-  char pre[10];
-  if (!f.read(pre, 10) || std::memcmp(pre, "\x93NUMPY", 6) != 0) {
-    throw UsageError(fmt::format("{}: not a NumPy .npy file (no \\x93NUMPY magic)", file));
-  }
-  const int major = static_cast<unsigned char>(pre[6]);
-  uint32_t len = static_cast<unsigned char>(pre[8]) | static_cast<unsigned char>(pre[9]) << 8;
-  if (major >= 2) {
-    char more[2];
-    if (!f.read(more, 2)) throw UsageError(fmt::format("{}: truncated .npy header", file));
-    len |= uint32_t(static_cast<unsigned char>(more[0])) << 16 |
-           uint32_t(static_cast<unsigned char>(more[1])) << 24;
-  }
-  if (len > (1u << 20)) throw UsageError(fmt::format("{}: .npy header too long", file));
-  std::string h(len, '\0');
-  if (!f.read(h.data(), len)) throw UsageError(fmt::format("{}: truncated .npy header", file));
-  NpyHeader r;
-  std::smatch mt;
-  if (!std::regex_search(h, mt, std::regex("'descr'\\s*:\\s*'([^']*)'"))) {
-    throw UsageError(fmt::format("{}: .npy header has no 'descr'", file));
-  }
-  r.descr = mt[1];
-  r.fortran = std::regex_search(h, std::regex("'fortran_order'\\s*:\\s*True"));
-  if (!std::regex_search(h, mt, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) {
-    throw UsageError(fmt::format("{}: .npy header has no 'shape'", file));
-  }
-  std::stringstream ss(mt[1].str());
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.find_first_not_of(" \t") == std::string::npos) continue;
-    r.shape.push_back(std::stoull(item));
-  }
-  return r;
-}
-
-std::string ShapeText(const std::vector<size_t>& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += fmt::format("{}{}", i ? ", " : "", s[i]);
-  return r + (s.size() == 1 ? ",)" : ")");
-}
-
-// A 2-D float32 matrix from a .npy file, row-major.
+// A 2-D matrix from a .npy file (float32, float64 or bf16 bits as uint16: tpu/tb/npy.h).
 struct HostMatrix {
   int rows = 0, cols = 0;
   std::vector<float> v;
 };
 
 HostMatrix LoadMatrix(const std::string& file, const char* what) {
-  const NpyHeader h = ReadNpyHeader(file);
-  if (h.descr != "<f4" && h.descr != "=f4" && h.descr != "|f4") {
-    const char* hint = h.descr == "<f8"   ? " (float64)"
-                       : h.descr == "<f2" ? " (float16)"
-                       : h.descr == "<i8" ? " (int64)"
-                       : h.descr == "<i4" ? " (int32)"
-                                          : "";
-    throw UsageError(
-        fmt::format("{} ({}): dtype '{}'{}; tpusim needs little-endian float32 ('<f4'): save "
-                    "x.astype(numpy.float32)",
-                    file, what, h.descr, hint));
-  }
-  if (h.shape.size() != 2) {
-    throw UsageError(fmt::format("{} ({}): shape {} has rank {}; tpusim needs a 2-D matrix", file,
-                                 what, ShapeText(h.shape), h.shape.size()));
-  }
-  if (h.shape[0] < 1 || h.shape[1] < 1 || h.shape[0] > 65535 * 64 || h.shape[1] > 65535 * 64) {
-    throw UsageError(
-        fmt::format("{} ({}): shape {} is empty or too large", file, what, ShapeText(h.shape)));
-  }
-  xt::xarray<float> x;
+  net::Tensor t;
   try {
-    x = xt::load_npy<float>(file);
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format("{} ({}): cannot be read: {}", file, what, e.what()));
+    t = tb::ReadNpy(file);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("{} ({})", e.what(), what));
+  }
+  if (t.is_int) {
+    throw UsageError(
+        fmt::format("{} ({}): integers; tpusim needs float32, float64 or bf16 bits "
+                    "as uint16",
+                    file, what));
+  }
+  if (t.shape.size() != 2) {
+    throw UsageError(fmt::format("{} ({}): shape {} has rank {}; tpusim needs a 2-D matrix", file,
+                                 what, net::ShapeText(t.shape), t.shape.size()));
+  }
+  if (t.shape[0] < 1 || t.shape[1] < 1 || t.shape[0] > 65535 * 64 || t.shape[1] > 65535 * 64) {
+    throw UsageError(fmt::format("{} ({}): shape {} is empty or too large", file, what,
+                                 net::ShapeText(t.shape)));
   }
   HostMatrix m;
-  m.rows = int(h.shape[0]);
-  m.cols = int(h.shape[1]);
-  m.v.resize(size_t(m.rows) * m.cols);
-  for (int i = 0; i < m.rows; ++i) {
-    for (int j = 0; j < m.cols; ++j) m.v[size_t(i) * m.cols + j] = x(i, j);
-  }
+  m.rows = int(t.shape[0]);
+  m.cols = int(t.shape[1]);
+  m.v = std::move(t.f);
   return m;
 }
 
 void SaveMatrix(const std::string& file, int rows, int cols, const std::vector<uint32_t>& bits) {
-  xt::xarray<float> x = xt::zeros<float>({size_t(rows), size_t(cols)});
-  for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < cols; ++j) {
-      float f;
-      std::memcpy(&f, &bits[size_t(i) * cols + j], 4);
-      x(i, j) = f;
-    }
-  }
-  try {
-    xt::dump_npy(file, x);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: cannot be written: {}", file, e.what()));
-  }
+  net::Tensor t;
+  t.shape = {rows, cols};
+  t.f.resize(bits.size());
+  std::memcpy(t.f.data(), bits.data(), bits.size() * 4);
+  tb::WriteNpy(file, t);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,6 +431,7 @@ struct Commands {
   CLI::App* mlp = nullptr;
   CLI::App* conv = nullptr;
   CLI::App* run = nullptr;
+  CLI::App* onnx = nullptr;
 };
 
 Commands DefineCommands(CLI::App& app, Options& o) {
@@ -549,6 +490,20 @@ Commands DefineCommands(CLI::App& app, Options& o) {
       ->check(CLI::ExistingFile);
   run->add_option("--out", o.out_file, "the result, M x N float32 .npy")->required();
   AddCommon(run, o, false);
+
+  auto* onnx = c.onnx = app.add_subcommand(
+      "onnx",
+      "an ONNX model: GEMMs and convolutions on the accelerator (every job checked against the "
+      "golden model), the other operators on the host (docs/onnx.md)");
+  onnx->add_option("model", o.model, "the model (.onnx)")->required()->check(CLI::ExistingFile);
+  onnx->add_option("--input,-i", o.inputs,
+                   "NAME=FILE.npy, FILE.npz (arrays by name), or FILE.npy for a one-input model; "
+                   "float32, float64 (converted to float32) or bf16 bits as uint16")
+      ->required();
+  onnx->add_option("--out,-o", o.out_file,
+                   "where the graph outputs go: a directory (NAME.npy each) or a file .npz");
+  onnx->add_option("--json", o.json, "every counter as JSON to this file ('-': standard output)");
+  AddCommon(onnx, o, false);
 
   return c;
 }
@@ -659,6 +614,181 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
   return pass;
 }
 
+// ---------------------------------------------------------------------------------------------
+// ONNX models
+
+struct OnnxJob {
+  net::Graph graph;
+  std::map<std::string, net::Tensor> inputs;
+  std::optional<net::Plan> plan;
+  std::vector<std::string> dtypes;
+};
+
+// A file we are about to write: its folder must exist and let us write (checked before any
+// simulation, so a long run never ends in a lost result).
+void CheckWritableFile(const std::string& file, const char* what) {
+  namespace fs = std::filesystem;
+  const fs::path p(file);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("{} {}: the folder {} does not exist", what, file, dir.string()));
+  }
+  if (fs::is_directory(p, ec)) throw UsageError(fmt::format("{} {}: is a folder", what, file));
+  if (access(dir.c_str(), W_OK) != 0 || (fs::exists(p, ec) && access(file.c_str(), W_OK) != 0)) {
+    throw UsageError(
+        fmt::format("{} {}: cannot be written ({})", what, file, std::strerror(errno)));
+  }
+}
+
+void CheckOutPath(const std::string& out) {
+  namespace fs = std::filesystem;
+  if (out.empty()) return;
+  if (out.size() > 4 && out.compare(out.size() - 4, 4, ".npz") == 0) {
+    CheckWritableFile(out, "--out");
+    return;
+  }
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    throw UsageError(
+        fmt::format("--out {}: exists and is not a folder (give a folder, or a file "
+                    "ending in .npz)",
+                    out));
+  }
+  if (!fs::exists(out, ec) && !fs::create_directories(out, ec)) {
+    throw UsageError(fmt::format("--out {}: cannot create the folder: {}", out, ec.message()));
+  }
+  if (access(out.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("--out {}: cannot be written ({})", out, std::strerror(errno)));
+  }
+}
+
+// The model, its inputs and its plan; every problem is a UsageError before anything runs.
+OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
+  OnnxJob j;
+  try {
+    j.graph = onnx_import::LoadModel(o.model);
+    j.inputs = LoadNetInputs(j.graph, o.inputs);
+    net::BindIntInputs(j.graph, j.inputs);
+    std::map<std::string, net::Shape> shapes;
+    for (const auto& [k, v] : j.inputs) {
+      if (v.is_int)
+        throw UsageError(fmt::format("input '{}': integers; the model wants float32", k));
+      shapes[k] = v.shape;
+    }
+    j.plan.emplace(net::Plan::Build(j.graph, shapes, cfg.machine.mode));
+  } catch (const net::Error& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  CheckOutPath(o.out_file);
+  if (!o.json.empty() && o.json != "-") CheckWritableFile(o.json, "--json");
+  return j;
+}
+
+int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
+  const net::Plan& plan = *j.plan;
+  const bool quiet = o.quiet || o.json == "-";
+  int accel_steps = 0;
+  for (const auto& s : plan.steps()) accel_steps += s.accel ? 1 : 0;
+  if (!quiet) {
+    fmt::print("tpusim onnx: {} (graph '{}', opset {}, {} nodes)\n", o.model, j.graph.name,
+               j.graph.opset, j.graph.nodes.size());
+    fmt::print("config:   {}: {}\n", cfg.name, Describe(cfg));
+    fmt::print("backend:  {}\n", o.backend == "model"
+                                     ? "model (the instruction-level golden model; no clock)"
+                                     : fmt::format("rtl (engine tpusim-{})", EngineName(cfg)));
+    std::string in;
+    for (const auto& v : plan.inputs()) {
+      in += fmt::format("{}{} {}", in.empty() ? "" : ", ", v.name, net::ShapeText(v.shape));
+    }
+    fmt::print("inputs:   {}\n", in);
+    fmt::print("plan:     {} steps: {} on the accelerator, {} on the host; {} MACs\n",
+               plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps),
+               Num(plan.Macs()));
+  }
+  std::unique_ptr<Sim> dut;
+  if (o.backend == "model") {
+    dut = std::make_unique<ModelSim>(cfg);
+  } else {
+    dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
+  }
+  RunOptions ro;
+  ro.max_cycles = o.max_cycles;
+  NetRunner runner(*dut, o.check, ro);
+  const bool tty = isatty(2) != 0;
+  const size_t n_steps = plan.steps().size();
+  bool pass = true;
+  std::map<std::string, net::Tensor> outs;
+  try {
+    outs = runner.Run(plan, j.inputs, [&](const net::Step& s, const NetStepStats&) {
+      if (quiet || !tty) return;
+      fmt::print(stderr, "\r  step {} of {}: {}\x1b[K", s.index + 1, n_steps, s.label);
+    });
+  } catch (const NetFailure& e) {
+    pass = false;
+    if (tty && !quiet) fmt::print(stderr, "\r\x1b[K");
+    fmt::print("FAIL: {}\n", e.what());
+  } catch (const net::Error& e) {
+    throw UsageError(e.what());
+  }
+  if (tty && !quiet) fmt::print(stderr, "\r\x1b[K");
+  const bool timed = o.backend != "model";
+  if (!quiet) {
+    fmt::print("\n{}", FormatNetTable(plan, runner.steps(), cfg, timed));
+  }
+  if (pass) {
+    const NetStepStats t = runner.Total();
+    if (!quiet) {
+      if (o.check) {
+        fmt::print(
+            "PASS: every accelerator output bit-exact against the golden model ({} "
+            "elements in {} jobs)\n",
+            Num(t.checked), t.jobs);
+      } else {
+        fmt::print("done (not checked: --no-check)\n");
+      }
+      for (const auto& [name, t] : outs) {
+        float lo = t.f.empty() ? 0 : t.f[0], hi = lo;
+        for (float v : t.f) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+        fmt::print("output {}: {} float32, min {:g}, max {:g}\n", name, net::ShapeText(t.shape), lo,
+                   hi);
+      }
+    }
+    if (!o.out_file.empty()) {
+      const std::string& out = o.out_file;
+      if (out.size() > 4 && out.compare(out.size() - 4, 4, ".npz") == 0) {
+        tb::WriteNpz(out, outs);
+        if (!quiet) fmt::print("wrote {} ({} arrays)\n", out, outs.size());
+      } else {
+        for (const auto& [name, t] : outs) {
+          std::string safe = name;
+          for (char& ch : safe) {
+            if (ch == '/' || ch == '\\') ch = '_';
+          }
+          tb::WriteNpy(out + "/" + safe + ".npy", t);
+        }
+        if (!quiet) fmt::print("wrote {} arrays into {}/\n", outs.size(), out);
+      }
+    }
+  }
+  if (!o.json.empty()) {
+    const std::string js = NetJson(plan, runner.steps(), cfg, o.backend, pass);
+    if (o.json == "-") {
+      fmt::print("{}\n", js);
+    } else {
+      std::ofstream f(o.json);
+      f << js << "\n";
+      if (!f) throw std::runtime_error(fmt::format("--json {}: cannot be written", o.json));
+    }
+  }
+  return pass ? 0 : 1;
+}
+
 int Main(int argc, char** argv) {
   Options o;
   CLI::App app{
@@ -679,6 +809,9 @@ int Main(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
+  std::optional<OnnxJob> onnx;
+  if (cmd.onnx->parsed()) onnx = PrepareOnnx(o, cfg);
+
 #ifdef TPUSIM_ENGINE_CLASS
   if (EngineName(cfg) != TPUSIM_ENGINE_NAME ||
       Join(VerilogParams(cfg), ",") != TPUSIM_ENGINE_PARAMS) {
@@ -690,6 +823,7 @@ int Main(int argc, char** argv) {
 #else
   if (o.backend == "rtl") return Launch(cfg, argc, argv, !o.trace.empty());
 #endif
+  if (onnx) return RunOnnx(o, cfg, *onnx);
 
   // The workload.
   const uint64_t seed = o.seed ? *o.seed : tb::ChooseSeed();

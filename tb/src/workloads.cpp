@@ -256,38 +256,109 @@ Workload MakeMlp(const Config& cfg, int m, const std::vector<int>& sizes, bool b
   return w;
 }
 
+namespace {
+
+// The convolution's input tensor: the NHWC input itself (windows, pointwise) or the im2col patch
+// matrix the host writes.
+Tensor ConvInput(const host::ConvProgram& p, const std::vector<uint16_t>& nhwc, Workload* w) {
+  if (p.window || p.pointwise) {
+    w->description += p.window ? ", through windows" : ", pointwise: a GEMM on the NHWC input";
+    Tensor a = Matrix("X", p.a);
+    a.data.assign(nhwc.begin(), nhwc.end());
+    return a;
+  }
+  w->description += ", host im2col: " + p.host_im2col_reason;
+  Tensor a = Matrix("im2col(X)", p.a);
+  const auto patches = host::Im2col(p.shape, nhwc);
+  a.data.assign(patches.begin(), patches.end());
+  return a;
+}
+
+std::string ConvText(const host::ConvShape& s) {
+  return fmt::format(
+      "N {} H {} W {} Cin {} -> Cout {}, kernel {}x{}, stride {}, pad {} (OH {} OW {}; GEMM "
+      "{}x{}x{})",
+      s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, s.OutH(), s.OutW(), s.M(), s.K(),
+      s.cout);
+}
+
+}  // namespace
+
 Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool relu,
                   host::OutFormat out, uint64_t seed, Values values) {
   auto p = host::CompileConv(Planned(cfg), s, bias, relu, out);
   Workload w;
   w.kind = "conv";
-  w.description = fmt::format(
-      "N {} H {} W {} Cin {} -> Cout {}, kernel {}x{}, stride {}, pad {} (OH {} OW {}; GEMM "
-      "{}x{}x{}){}, {}{}",
-      s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, s.OutH(), s.OutW(), s.M(), s.K(),
-      s.cout, bias ? ", bias" : "", FormatName(out), relu ? ", relu" : "");
+  w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),
+                              relu ? ", relu" : "");
   w.seed = seed;
-  w.prog = std::move(p.prog);
   w.conv = s;
   const auto x = RandomData(seed, "X", uint64_t(s.n) * s.h * s.w * s.cin, 2, values);
   w.conv_input.assign(x.begin(), x.end());
-  if (p.window || p.pointwise) {
-    w.description += p.window ? ", through windows" : ", pointwise: a GEMM on the NHWC input";
-    Tensor a = Matrix("X", p.a);
-    a.data.assign(x.begin(), x.end());
-    w.inputs.push_back(std::move(a));
-  } else {
-    w.description += ", host im2col: " + p.host_im2col_reason;
-    Tensor a = Matrix("im2col(X)", p.a);
-    const auto patches = host::Im2col(s, w.conv_input);
-    a.data.assign(patches.begin(), patches.end());
-    w.inputs.push_back(std::move(a));
-  }
+  w.inputs.push_back(ConvInput(p, w.conv_input, &w));
   w.inputs.push_back(RandomInput(Weights("W", p.b), seed, values));
   if (bias) w.inputs.push_back(RandomInput(Matrix("bias", p.bias), seed, values));
   Tensor y = Matrix("Y", p.out);
   y.conv = s;
   w.outputs.push_back(std::move(y));
+  w.prog = std::move(p.prog);
+  return w;
+}
+
+Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
+  const host::OutFormat out = job.out;
+  const bool bias = !job.bias.empty();
+  Workload w;
+  w.kind = "job";
+  auto in16 = [](Tensor t, const std::vector<uint16_t>& d) {
+    t.data.assign(d.begin(), d.end());
+    return t;
+  };
+  auto in32 = [](Tensor t, const std::vector<uint32_t>& d) {
+    t.data = d;
+    return t;
+  };
+  if (job.kind == net::AccelJob::Kind::kConv) {
+    const host::ConvShape& s = job.conv;
+    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out);
+    w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),
+                                job.relu ? ", relu" : "");
+    w.conv = s;
+    w.conv_input = job.a;
+    w.inputs.push_back(ConvInput(p, w.conv_input, &w));
+    w.inputs.push_back(in16(Weights("W", p.b), job.b));
+    if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
+    Tensor y = Matrix("Y", p.out);
+    y.conv = s;
+    w.outputs.push_back(std::move(y));
+    w.prog = std::move(p.prog);
+  } else if (!job.c0.empty()) {
+    if (bias) throw std::invalid_argument("a job with both a bias and C0");
+    auto p =
+        host::CompileGemm(Planned(cfg), job.m, job.k, job.n, host::Init::kPreload, out, job.relu);
+    w.description = fmt::format("{}x{}x{} (M x K x N), C0 preloaded, {}{}", job.m, job.k, job.n,
+                                FormatName(out), job.relu ? ", relu" : "");
+    w.inputs.push_back(in16(Matrix("A", p.a), job.a));
+    w.inputs.push_back(in16(Weights("B", p.b), job.b));
+    w.inputs.push_back(in32(Matrix("C0", p.c0), job.c0));
+    w.outputs.push_back(Matrix("C", p.out));
+    w.prog = std::move(p.prog);
+  } else {
+    auto p = host::CompileDense(Planned(cfg), job.m, job.k, job.n, bias, job.relu, out);
+    w.description = fmt::format("{}x{}x{} (M x K x N){}, {}{}", job.m, job.k, job.n,
+                                bias ? ", bias" : "", FormatName(out), job.relu ? ", relu" : "");
+    w.inputs.push_back(in16(Matrix("A", p.a), job.a));
+    w.inputs.push_back(in16(Weights("B", p.b), job.b));
+    if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
+    w.outputs.push_back(Matrix("C", p.out));
+    w.prog = std::move(p.prog);
+  }
+  for (const auto& t : w.inputs) {
+    if (t.data.size() != t.Elements()) {
+      throw std::invalid_argument(fmt::format("job {}: tensor {} has {} elements, not {}",
+                                              job.Describe(), t.name, t.data.size(), t.Elements()));
+    }
+  }
   return w;
 }
 

@@ -19,6 +19,7 @@
 
 #include "tpu/host.h"
 #include "tpu/isa_model.h"
+#include "tpu/net.h"
 #include "tpu/tb/accel_sim.h"
 
 namespace tpu::tb::accel {
@@ -80,6 +81,11 @@ Workload MakeConv(const Config& cfg, const host::ConvShape& shape, bool bias, bo
 // C0 kept fp32 and preloaded. Throws std::invalid_argument on a size mismatch.
 Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<float>& a,
                       const std::vector<float>& b, const std::vector<float>* c = nullptr);
+
+// One accelerator job of a network (tpu/net.h) with its data: a convolution (tensor names as
+// MakeConv's), a GEMM with C0 preloaded (as MakeGemm's), or a dense layer (as MakeDense's).
+// Throws std::invalid_argument when the data do not match the shape.
+Workload MakeJob(const Config& cfg, const net::AccelJob& job);
 
 // Writes the program and the inputs.
 void Load(Sim& sim, const Workload& w);

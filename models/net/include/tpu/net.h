@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// Networks (tpu_net): a graph of operators as ONNX defines them (the importer, tpu/onnx_import.h,
+// builds one from a model file), planned into steps for the accelerator and the host, and run.
+//
+// The plan (Plan::Build) infers every value's shape from the graph inputs' shapes, checks every
+// operator and attribute (an unsupported one is a net::Error naming the node and the operator),
+// and lowers the graph into steps, in the graph's order:
+//  * accelerator steps: Conv (groups, padding, strides, dilations), Gemm, MatMul, with a following
+//    BatchNormalization folded into a convolution's weights and bias and a following Relu fused
+//    into the store path. Each step is one or more AccelJobs: a GEMM or a convolution the host
+//    library compiles (tpu/host.h) with bf16 operands rounded from fp32 at this boundary
+//    (num::Fp32ToBf16 in the machine's mode), an fp32 bias or initial value, and an fp32 or bf16
+//    output (bf16 when every consumer is itself an accelerator step that would round it anyway).
+//  * host steps: Relu, Add, BatchNormalization (not after a convolution), MaxPool, AveragePool,
+//    GlobalAveragePool, GlobalMaxPool, Softmax, and Flatten, Reshape, Transpose, Identity,
+//    Dropout (inference), Constant, which only move data. Their numerics are in docs/numerics.md
+//    ("Host operators"), computed here with IEEE 754 binary32 / binary64 operations in a stated
+//    order, so this file is their golden definition.
+// Values between steps are fp32 tensors in ONNX's layout (NCHW); a convolution's input is
+// rearranged to NHWC on the host (a data move) and its NHWC output back.
+//
+// Plan::Run executes the steps; an accelerator job goes to a callback (the back end: the golden
+// model, or the RTL with every output checked against the golden model, tpu/tb/net_run.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tpu/host.h"
+#include "tpu/numerics.h"
+
+namespace tpu::net {
+
+// Bad input: an unsupported operator or attribute, a malformed graph, a wrong input shape. The
+// message is one line that names the node and its operator where there is one.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Shape = std::vector<int64_t>;
+std::string ShapeText(const Shape& s);  // "(1, 3, 8, 8)"
+int64_t Elements(const Shape& s);
+
+// A tensor: fp32 values, or int64 ones (shapes for Reshape), row-major.
+struct Tensor {
+  Shape shape;
+  std::vector<float> f;
+  std::vector<int64_t> i;
+  bool is_int = false;
+  int64_t Size() const { return Elements(shape); }
+};
+
+struct Attr {
+  enum class Kind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther };
+  Kind kind = Kind::kOther;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  Tensor t;
+};
+
+struct Node {
+  std::string name;  // ONNX's node name, or "<op>_<index>" when it has none
+  std::string op;    // ONNX op_type
+  std::string domain;
+  std::vector<std::string> inputs;  // "" for an omitted optional input
+  std::vector<std::string> outputs;
+  std::map<std::string, Attr> attrs;
+};
+
+struct ValueInfo {
+  std::string name;
+  Shape shape;  // -1 for a symbolic or unknown dimension; empty with known_rank false
+  bool known_rank = false;
+  std::string dtype = "float32";  // ONNX's element type, lower case
+};
+
+struct Graph {
+  std::string name;
+  int64_t opset = 0;                        // of the default domain
+  std::vector<Node> nodes;                  // in a topological order
+  std::map<std::string, Tensor> constants;  // initializers
+  std::vector<ValueInfo> inputs;            // the graph's inputs that are not initializers
+  std::vector<ValueInfo> outputs;
+};
+
+// Makes every int64 input given in `inputs` a constant of the graph (a Reshape's target shape
+// must be known when the plan is built) and removes it from `inputs` and from g.inputs.
+void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs);
+
+// One program of the host library.
+struct AccelJob {
+  enum class Kind : uint8_t { kGemm, kConv };
+  Kind kind = Kind::kGemm;
+  int m = 0, k = 0, n = 0;     // the GEMM (a convolution's: M pixels, K taps, N = Cout)
+  host::ConvShape conv;        // kConv: its shape
+  std::vector<uint16_t> a;     // kGemm: M x K; kConv: the NHWC input, bf16
+  std::vector<uint16_t> b;     // K x N bf16 (a convolution's HWIO weights)
+  std::vector<uint32_t> bias;  // N fp32, or empty
+  std::vector<uint32_t> c0;    // M x N fp32 initial value, or empty (kGemm)
+  bool relu = false;
+  host::OutFormat out = host::OutFormat::kFp32;
+  uint64_t Macs() const { return uint64_t(m) * k * n; }
+  std::string Describe() const;  // "GEMM 64x576x64, bias, relu, bf16 out"
+};
+
+// What an accelerator step's back end returns: the output M x N row-major (fp32 bits, or bf16
+// bits in the low 16 bits).
+using AccelFn = std::function<std::vector<uint32_t>(const AccelJob& job, int step)>;
+
+struct Step {
+  int index = 0;
+  std::string label;               // the nodes: "conv1 + bn1 + relu"
+  std::string op;                  // the main operator: "Conv", "MaxPool", ...
+  bool accel = false;              // an accelerator step (else the host)
+  std::string detail;              // how it is lowered: "2 groups, im2col (dilations)"
+  std::vector<std::string> nodes;  // the ONNX nodes it covers
+  uint64_t macs = 0;               // accelerator MACs (0 on the host)
+  int jobs = 0;                    // accelerator programs
+  std::vector<std::string> inputs, outputs;
+  Shape out_shape;
+};
+
+class Plan {
+ public:
+  // Throws Error. `input_shapes`: every graph input's shape (the graph's own where it is fully
+  // known may be omitted).
+  static Plan Build(const Graph& g, const std::map<std::string, Shape>& input_shapes,
+                    num::Mode mode);
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+  ~Plan();
+
+  const std::vector<Step>& steps() const;
+  const std::vector<ValueInfo>& inputs() const;   // with the shapes the plan was built for
+  const std::vector<ValueInfo>& outputs() const;  // with inferred shapes
+  uint64_t Macs() const;
+
+  // Runs the plan. `inputs` by graph input name (each of the planned shape; Error otherwise).
+  // `on_step(step, seconds)` is called after every step with its host time. Returns the graph's
+  // outputs by name.
+  std::map<std::string, Tensor> Run(
+      const std::map<std::string, Tensor>& inputs, const AccelFn& accel,
+      const std::function<void(const Step&, double)>& on_step = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Plan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host operators' numerics, exposed for the tests (docs/numerics.md, "Host operators").
+float HostAdd(float a, float b);
+// BatchNormalization's per-channel scale s = gamma / sqrt(var + eps) and the folded values.
+double BnScale(float gamma, float var, float eps);
+float BnApply(float x, float mean, float beta, double s);  // (x - mean)·s + beta, in binary64
+float BnWeight(float w, double s);                         // w·s, in binary64, rounded once
+
+}  // namespace tpu::net

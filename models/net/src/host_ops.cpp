@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host operators' numerics (docs/numerics.md, "Host operators"): IEEE 754 binary32 and
+// binary64 operations in a fixed order. This file is compiled with -ffp-contract=off (no fused
+// multiply-adds the source does not write) and never with -ffast-math, so every operation below
+// is one correctly rounded IEEE operation on every conforming machine; only Softmax's exp comes
+// from the C library.
+#include "host_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tpu::net {
+
+namespace {
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+const float kNaN = FromBits(num::kFp32CanonicalNaN);
+}  // namespace
+
+float HostAdd(float a, float b) {
+  const float r = a + b;
+  return std::isnan(r) ? kNaN : r;
+}
+
+float HostMul(float a, float b) {
+  const float r = a * b;
+  return std::isnan(r) ? kNaN : r;
+}
+
+float HostDiv(float a, float b) {
+  const float r = a / b;
+  return std::isnan(r) ? kNaN : r;
+}
+
+float HostRelu(float x) {
+  return FromBits(num::Relu(Bits(x)));
+}
+
+double BnScale(float gamma, float var, float eps) {
+  return double(gamma) / std::sqrt(double(var) + double(eps));
+}
+
+float BnApply(float x, float mean, float beta, double s) {
+  const double t = double(x) - double(mean);
+  const double u = t * s;
+  const float r = float(u + double(beta));
+  return std::isnan(r) ? kNaN : r;
+}
+
+float BnWeight(float w, double s) {
+  const float r = float(double(w) * s);
+  return std::isnan(r) ? kNaN : r;
+}
+
+float MaxOf(const float* x, const int64_t* idx, int n) {
+  // The first element, replaced by every later one that is greater; a NaN anywhere gives NaN.
+  float m = x[idx[0]];
+  bool nan = std::isnan(m);
+  for (int i = 1; i < n; ++i) {
+    const float v = x[idx[i]];
+    if (std::isnan(v)) nan = true;
+    if (v > m) m = v;
+  }
+  return nan ? kNaN : m;
+}
+
+float SumOf(const float* x, const int64_t* idx, int n) {
+  // In the given order, starting from the first element (not from +0).
+  float s = x[idx[0]];
+  for (int i = 1; i < n; ++i) s = s + x[idx[i]];
+  return std::isnan(s) ? kNaN : s;
+}
+
+void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
+  float m = x[0];
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i * stride];
+    if (std::isnan(v)) nan = true;
+    if (v > m) m = v;
+  }
+  if (nan) {
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = kNaN;
+    return;
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * stride]) - double(m));
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = float(std::exp(double(x[i * stride]) - double(m)) / sum);
+    y[i * stride] = std::isnan(r) ? kNaN : r;
+  }
+}
+
+}  // namespace tpu::net

@@ -1,0 +1,1264 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/net.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <set>
+
+#include "host_ops.h"
+
+namespace tpu::net {
+
+std::string ShapeText(const Shape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += fmt::format("{}{}", i ? ", " : "", s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+int64_t Elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string AccelJob::Describe() const {
+  std::string r =
+      kind == Kind::kConv
+          ? fmt::format("conv {}x{}x{}x{} -> {}, {}x{} kernel, stride {}, pad {}", conv.n, conv.h,
+                        conv.w, conv.cin, conv.cout, conv.kh, conv.kw, conv.stride, conv.pad)
+          : fmt::format("GEMM {}x{}x{}", m, k, n);
+  if (!bias.empty()) r += ", bias";
+  if (!c0.empty()) r += ", C0";
+  if (relu) r += ", relu";
+  r += out == host::OutFormat::kBf16 ? ", bf16 out" : ", fp32 out";
+  return r;
+}
+
+namespace {
+
+using Env = std::map<std::string, Tensor>;
+// A step's work: reads and writes values in the environment, sends jobs to the back end.
+using Exec = std::function<void(Env& env, const AccelFn& accel, int step)>;
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+[[noreturn]] void Fail(const Node& n, const std::string& msg) {
+  throw Error(fmt::format("node '{}' ({}): {}", n.name, n.op, msg));
+}
+
+std::string IntsText(const std::vector<int64_t>& v) {
+  std::string r = "[";
+  for (size_t i = 0; i < v.size(); ++i) r += fmt::format("{}{}", i ? ", " : "", v[i]);
+  return r + "]";
+}
+
+// Attributes: only the listed ones are accepted (an unknown one could change the meaning).
+void CheckAttrs(const Node& n, std::initializer_list<const char*> known) {
+  for (const auto& [name, a] : n.attrs) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || name == k;
+    if (!ok) Fail(n, fmt::format("attribute '{}' is not supported", name));
+  }
+}
+int64_t AttrInt(const Node& n, const char* name, int64_t def) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return def;
+  if (it->second.kind != Attr::Kind::kInt)
+    Fail(n, fmt::format("attribute '{}' is not an int", name));
+  return it->second.i;
+}
+float AttrFloat(const Node& n, const char* name, float def) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return def;
+  if (it->second.kind != Attr::Kind::kFloat) {
+    Fail(n, fmt::format("attribute '{}' is not a float", name));
+  }
+  return it->second.f;
+}
+std::string AttrString(const Node& n, const char* name, const std::string& def) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return def;
+  if (it->second.kind != Attr::Kind::kString) {
+    Fail(n, fmt::format("attribute '{}' is not a string", name));
+  }
+  return it->second.s;
+}
+std::vector<int64_t> AttrInts(const Node& n, const char* name, std::vector<int64_t> def) {
+  auto it = n.attrs.find(name);
+  if (it == n.attrs.end()) return def;
+  if (it->second.kind != Attr::Kind::kInts) {
+    Fail(n, fmt::format("attribute '{}' is not a list of ints", name));
+  }
+  return it->second.ints;
+}
+
+// The build context: every value's shape, the constants, who reads what.
+struct Ctx {
+  const Graph& g;
+  num::Mode mode;
+  std::map<std::string, Shape> shapes;
+  std::map<std::string, Tensor> constants;
+  std::map<std::string, std::vector<size_t>> consumers;  // value -> nodes reading it
+  std::set<std::string> graph_outputs;
+
+  const Shape& ShapeOf(const Node& n, size_t input) const {
+    if (input >= n.inputs.size() || n.inputs[input].empty()) {
+      Fail(n, fmt::format("input {} is missing", input));
+    }
+    auto it = shapes.find(n.inputs[input]);
+    if (it == shapes.end()) Fail(n, fmt::format("input '{}' is not defined", n.inputs[input]));
+    return it->second;
+  }
+  bool Has(const Node& n, size_t input) const {
+    return input < n.inputs.size() && !n.inputs[input].empty();
+  }
+  const Tensor* Const(const Node& n, size_t input) const {
+    if (!Has(n, input)) return nullptr;
+    auto it = constants.find(n.inputs[input]);
+    return it == constants.end() ? nullptr : &it->second;
+  }
+  // The single node reading `value` (and nothing else: not a graph output), or nullptr.
+  const Node* OnlyConsumer(const std::string& value) const {
+    if (graph_outputs.count(value)) return nullptr;
+    auto it = consumers.find(value);
+    if (it == consumers.end() || it->second.size() != 1) return nullptr;
+    return &g.nodes[it->second[0]];
+  }
+  // Whether every reader of `value` is an accelerator operand that rounds it to bf16.
+  bool OnlyAccelReaders(const std::string& value) const {
+    if (graph_outputs.count(value)) return false;
+    auto it = consumers.find(value);
+    if (it == consumers.end() || it->second.empty()) return false;
+    for (size_t i : it->second) {
+      const Node& c = g.nodes[i];
+      for (size_t k = 0; k < c.inputs.size(); ++k) {
+        if (c.inputs[k] != value) continue;
+        const bool operand =
+            (c.op == "Conv" && k == 0) || (c.op == "MatMul" && k < 2) || (c.op == "Gemm" && k < 2);
+        if (!operand) return false;
+      }
+    }
+    return true;
+  }
+};
+
+float OutValue(uint32_t bits, host::OutFormat f) {
+  return FromBits(f == host::OutFormat::kBf16 ? num::Bf16ToFp32(uint16_t(bits)) : bits);
+}
+
+int64_t NormAxis(const Node& n, int64_t axis, size_t rank, bool inclusive = false) {
+  const auto r = int64_t(rank);
+  if (axis < -r || axis > (inclusive ? r : r - 1)) {
+    Fail(n, fmt::format("axis {} is out of range for rank {}", axis, rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+// Numpy-style broadcasting of two shapes.
+Shape Broadcast(const Node& n, const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1) {
+      Fail(n, fmt::format("shapes {} and {} do not broadcast", ShapeText(a), ShapeText(b)));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Index into a tensor of shape `s` broadcast to `out`, for the flat index of `out`.
+std::vector<int64_t> BroadcastIndex(const Shape& s, const Shape& out) {
+  const int64_t total = Elements(out);
+  std::vector<int64_t> idx(static_cast<size_t>(total));
+  const size_t r = out.size();
+  std::vector<int64_t> stride(r, 0);
+  int64_t st = 1;
+  for (size_t i = r; i-- > 0;) {
+    const size_t j = i + s.size() >= r ? i + s.size() - r : SIZE_MAX;
+    const int64_t d = j == SIZE_MAX ? 1 : s[j];
+    stride[i] = d == 1 ? 0 : st;
+    st *= d;
+  }
+  std::vector<int64_t> c(r, 0);
+  for (int64_t f = 0; f < total; ++f) {
+    int64_t o = 0;
+    for (size_t i = 0; i < r; ++i) o += c[i] * stride[i];
+    idx[size_t(f)] = o;
+    for (size_t i = r; i-- > 0;) {
+      if (++c[i] < out[i]) break;
+      c[i] = 0;
+    }
+  }
+  return idx;
+}
+
+// The spatial geometry of a convolution or pool on (N, C, H, W): 1-D ones get H = 1.
+struct Window {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t h = 1, w = 1, oh = 1, ow = 1;
+  bool ceil = false;
+};
+
+Window MakeWindow(const Node& n, const Shape& x, const std::vector<int64_t>& kernel,
+                  bool allow_ceil) {
+  const size_t sp = x.size() - 2;
+  if (sp != 1 && sp != 2) {
+    Fail(n, fmt::format("{}-D input {}: only 1-D and 2-D spatial shapes are supported", sp,
+                        ShapeText(x)));
+  }
+  if (kernel.size() != sp) {
+    Fail(n, fmt::format("kernel_shape {} does not match the {}-D input {}", IntsText(kernel), sp,
+                        ShapeText(x)));
+  }
+  const auto strides = AttrInts(n, "strides", std::vector<int64_t>(sp, 1));
+  const auto dil = AttrInts(n, "dilations", std::vector<int64_t>(sp, 1));
+  auto pads = AttrInts(n, "pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
+  const bool ceil = AttrInt(n, "ceil_mode", 0) != 0;
+  if (ceil && !allow_ceil) Fail(n, "ceil_mode is not supported");
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) {
+    Fail(n, "strides, dilations or pads do not match the input's rank");
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1) {
+      Fail(n, "kernel_shape, strides and dilations must be >= 1");
+    }
+  }
+  for (auto p : pads) {
+    if (p < 0) Fail(n, fmt::format("negative pads {}", IntsText(pads)));
+  }
+  Window w;
+  const size_t o = sp == 2 ? 0 : 1;  // 1-D: the W axis only
+  auto set = [&](size_t i, int64_t in, int64_t* k, int64_t* s, int64_t* d, int64_t* pb, int64_t* pe,
+                 int64_t* out) {
+    *k = kernel[i];
+    *s = strides[i];
+    *d = dil[i];
+    const int64_t ext = (*k - 1) * *d + 1;
+    if (auto_pad == "NOTSET") {
+      *pb = pads[i];
+      *pe = pads[i + sp];
+    } else if (auto_pad == "VALID") {
+      *pb = *pe = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t want = (in + *s - 1) / *s;
+      const int64_t total = std::max<int64_t>(0, (want - 1) * *s + ext - in);
+      const int64_t small = total / 2;
+      *pb = auto_pad == "SAME_UPPER" ? small : total - small;
+      *pe = total - *pb;
+    } else {
+      Fail(n, fmt::format("auto_pad '{}' is not supported", auto_pad));
+    }
+    const int64_t span = in + *pb + *pe - ext;
+    if (span < 0) {
+      Fail(n, fmt::format("the kernel (extent {}) does not fit the padded input ({})", ext,
+                          in + *pb + *pe));
+    }
+    *out = (ceil ? (span + *s - 1) / *s : span / *s) + 1;
+    // A window must start inside the input or its leading padding.
+    if (ceil && (*out - 1) * *s >= in + *pb) --*out;
+  };
+  if (sp == 2) {
+    w.h = x[2];
+    w.w = x[3];
+    set(0, w.h, &w.kh, &w.sh, &w.dh, &w.pt, &w.pb, &w.oh);
+    set(1, w.w, &w.kw, &w.sw, &w.dw, &w.pl, &w.pr, &w.ow);
+  } else {
+    w.h = 1;
+    w.w = x[2];
+    set(0, w.w, &w.kw, &w.sw, &w.dw, &w.pl, &w.pr, &w.ow);
+  }
+  (void)o;
+  w.ceil = ceil;
+  return w;
+}
+
+Shape SpatialShape(const Shape& x, int64_t c, const Window& w) {
+  if (x.size() == 4) return {x[0], c, w.oh, w.ow};
+  return {x[0], c, w.ow};
+}
+
+struct Impl;
+
+}  // namespace
+
+struct Plan::Impl {
+  std::vector<Step> steps;
+  std::vector<Exec> execs;
+  std::vector<ValueInfo> inputs, outputs;
+  std::map<std::string, Tensor> constants;
+  uint64_t macs = 0;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Accelerator steps
+
+// Output format and relu fusion for an accelerator node: follows `value` through a Relu that is
+// its only reader. Returns the value the step finally writes.
+struct Epilogue {
+  bool relu = false;
+  host::OutFormat out = host::OutFormat::kFp32;
+  std::string value;
+  std::vector<size_t> fused;  // node indices folded into the step
+};
+
+Epilogue FuseRelu(const Ctx& c, const std::string& value, bool allow_relu) {
+  Epilogue e;
+  e.value = value;
+  if (allow_relu) {
+    const Node* r = c.OnlyConsumer(value);
+    if (r != nullptr && r->op == "Relu" && r->attrs.empty() && r->outputs.size() == 1) {
+      e.relu = true;
+      e.value = r->outputs[0];
+      e.fused.push_back(size_t(r - c.g.nodes.data()));
+    }
+  }
+  e.out = c.OnlyAccelReaders(e.value) ? host::OutFormat::kBf16 : host::OutFormat::kFp32;
+  return e;
+}
+
+// A convolution (with a BatchNormalization folded in and a relu fused).
+void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
+  CheckAttrs(n, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  const Shape x = c.ShapeOf(n, 0);
+  if (x.size() != 3 && x.size() != 4) {
+    Fail(n, fmt::format("input {} is not 1-D or 2-D (N, C, [H,] W)", ShapeText(x)));
+  }
+  const Shape ws = c.ShapeOf(n, 1);
+  if (ws.size() != x.size()) {
+    Fail(n, fmt::format("weights {} do not match the input {}", ShapeText(ws), ShapeText(x)));
+  }
+  const int64_t group = AttrInt(n, "group", 1);
+  const int64_t cin = x[1], cout = ws[0];
+  if (group < 1 || cin % group != 0 || cout % group != 0 || ws[1] != cin / group) {
+    Fail(n, fmt::format("group {} does not divide input channels {} and weights {}", group, cin,
+                        ShapeText(ws)));
+  }
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  const auto ks = AttrInts(n, "kernel_shape", kernel);
+  if (ks != kernel) {
+    Fail(n, fmt::format("kernel_shape {} differs from the weights' {}", IntsText(ks),
+                        IntsText(kernel)));
+  }
+  const Window win = MakeWindow(n, x, kernel, false);
+  const int64_t cin_g = cin / group, cout_g = cout / group;
+  const int64_t taps = win.kh * win.kw;
+  const std::string w_name = n.inputs[1], b_name = c.Has(n, 2) ? n.inputs[2] : "";
+  if (!b_name.empty() && Elements(c.ShapeOf(n, 2)) != cout) {
+    Fail(n, fmt::format("bias {} is not ({},)", ShapeText(c.ShapeOf(n, 2)), cout));
+  }
+  st.inputs = {n.inputs[0], w_name};
+  if (!b_name.empty()) st.inputs.push_back(b_name);
+
+  // A BatchNormalization that is the convolution's only reader is folded into its weights and
+  // bias (when the step runs: the parameters may be inputs).
+  std::string value = n.outputs[0];
+  st.label = n.name;
+  std::vector<std::string> bn_params;  // scale, B, mean, var
+  float bn_eps = 0;
+  if (const Node* bn = c.OnlyConsumer(value);
+      bn != nullptr && bn->op == "BatchNormalization" && bn->outputs.size() == 1) {
+    CheckAttrs(*bn, {"epsilon", "momentum", "training_mode", "spatial", "is_test"});
+    if (AttrInt(*bn, "training_mode", 0) != 0) Fail(*bn, "training_mode = 1 is not supported");
+    if (AttrInt(*bn, "spatial", 1) != 1) Fail(*bn, "spatial = 0 is not supported");
+    bn_eps = AttrFloat(*bn, "epsilon", 1e-5f);
+    for (size_t i = 1; i <= 4; ++i) {
+      const Shape ps = c.ShapeOf(*bn, i);
+      if (Elements(ps) != cout) {
+        Fail(*bn, fmt::format("parameter {} is not ({},)", ShapeText(ps), cout));
+      }
+      bn_params.push_back(bn->inputs[i]);
+      st.inputs.push_back(bn->inputs[i]);
+    }
+    value = bn->outputs[0];
+    st.label += " + " + bn->name;
+    st.nodes.push_back(bn->name);
+    done.insert(size_t(bn - c.g.nodes.data()));
+  }
+  const Epilogue e = FuseRelu(c, value, true);
+  for (size_t i : e.fused) {
+    st.label += " + " + c.g.nodes[i].name;
+    st.nodes.push_back(c.g.nodes[i].name);
+    done.insert(i);
+  }
+
+  // The lowering: the host library's convolution when its shape can say it (one stride, no
+  // dilation; unequal pads become zero rows and columns the host adds), else im2col by the host.
+  const bool square_stride = win.sh == win.sw || (win.h + win.pt + win.pb == win.kh);
+  const bool direct = win.dh == 1 && win.dw == 1 && square_stride;
+  const bool even_pad = win.pt == win.pb && win.pl == win.pr && win.pt == win.pl;
+  std::vector<std::string> how;
+  if (group > 1) how.push_back(fmt::format("{} groups", group));
+  if (!direct) {
+    how.push_back(fmt::format("host im2col ({})",
+                              win.dh != 1 || win.dw != 1 ? "dilations" : "unequal strides"));
+  } else if (!even_pad) {
+    how.push_back("unequal pads added by the host");
+  }
+  st.detail = how.empty() ? "" : fmt::format("{}", fmt::join(how, ", "));
+
+  const int64_t N = x[0], H = win.h, W = win.w;
+  const int64_t OH = win.oh, OW = win.ow;
+  const num::Mode mode = c.mode;
+  const Shape out_shape = SpatialShape(x, cout, win);
+  st.out_shape = out_shape;
+  st.accel = true;
+  st.jobs = int(group);
+  st.macs = uint64_t(N * OH * OW) * uint64_t(taps * cin_g) * uint64_t(cout_g) * uint64_t(group);
+  const std::string in_name = n.inputs[0];
+  const Epilogue ep = e;
+  const bool has_bias = !b_name.empty() || !bn_params.empty();
+  st.outputs = {ep.value};
+  c.shapes[ep.value] = out_shape;
+
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    const Tensor& xt = env.at(in_name);
+    // Weights and bias in fp32, OIHW, with the BatchNormalization folded (docs/numerics.md).
+    std::vector<float> w = env.at(w_name).f;
+    std::vector<float> bias;
+    if (!b_name.empty()) bias = env.at(b_name).f;
+    if (!bn_params.empty()) {
+      const auto& gamma = env.at(bn_params[0]).f;
+      const auto& beta = env.at(bn_params[1]).f;
+      const auto& mean = env.at(bn_params[2]).f;
+      const auto& var = env.at(bn_params[3]).f;
+      if (bias.empty()) bias.assign(size_t(cout), 0.0f);
+      const int64_t per = cin_g * taps;
+      for (int64_t o = 0; o < cout; ++o) {
+        const double s = BnScale(gamma[size_t(o)], var[size_t(o)], bn_eps);
+        for (int64_t i = 0; i < per; ++i) {
+          w[size_t(o * per + i)] = BnWeight(w[size_t(o * per + i)], s);
+        }
+        bias[size_t(o)] = BnApply(bias[size_t(o)], mean[size_t(o)], beta[size_t(o)], s);
+      }
+    }
+    std::vector<uint32_t> bias_bits;
+    for (float v : bias) bias_bits.push_back(Bits(v));
+    Tensor y;
+    y.shape = out_shape;
+    y.f.assign(size_t(Elements(out_shape)), 0.0f);
+    const bool pre = direct && !even_pad;
+    const int64_t ph = pre ? H + win.pt + win.pb : H, pw = pre ? W + win.pl + win.pr : W;
+    const int64_t ot = pre ? win.pt : 0, ol = pre ? win.pl : 0;
+    for (int64_t g = 0; g < group; ++g) {
+      AccelJob job;
+      // HWIO weights of the group (K = taps·cin_g rows, k = (i·kw + j)·cin_g + ci), bf16.
+      job.b.resize(size_t(taps * cin_g * cout_g));
+      for (int64_t co = 0; co < cout_g; ++co) {
+        for (int64_t ci = 0; ci < cin_g; ++ci) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const float v = w[size_t(((g * cout_g + co) * cin_g + ci) * taps + t)];
+            job.b[size_t((t * cin_g + ci) * cout_g + co)] = num::Fp32ToBf16(Bits(v), mode);
+          }
+        }
+      }
+      if (has_bias) {
+        job.bias.assign(bias_bits.begin() + g * cout_g, bias_bits.begin() + (g + 1) * cout_g);
+      }
+      job.relu = ep.relu;
+      job.out = ep.out;
+      job.m = int(N * OH * OW);
+      job.k = int(taps * cin_g);
+      job.n = int(cout_g);
+      // The group's channels, bf16 (padding: +0).
+      auto at = [&](int64_t b, int64_t ci, int64_t h, int64_t ww) -> uint16_t {
+        if (h < 0 || h >= H || ww < 0 || ww >= W) return 0;
+        return num::Fp32ToBf16(Bits(xt.f[size_t(((b * cin + g * cin_g + ci) * H + h) * W + ww)]),
+                               mode);
+      };
+      if (direct) {
+        job.kind = AccelJob::Kind::kConv;
+        job.conv.n = int(N);
+        job.conv.h = int(ph);
+        job.conv.w = int(pw);
+        job.conv.cin = int(cin_g);
+        job.conv.cout = int(cout_g);
+        job.conv.kh = int(win.kh);
+        job.conv.kw = int(win.kw);
+        job.conv.stride = int(win.h + win.pt + win.pb == win.kh ? win.sw : win.sh);
+        job.conv.pad = int(pre ? 0 : win.pt);
+        job.a.resize(size_t(N * ph * pw * cin_g));
+        for (int64_t b = 0; b < N; ++b) {
+          for (int64_t h = 0; h < ph; ++h) {
+            for (int64_t ww = 0; ww < pw; ++ww) {
+              for (int64_t ci = 0; ci < cin_g; ++ci) {
+                job.a[size_t(((b * ph + h) * pw + ww) * cin_g + ci)] = at(b, ci, h - ot, ww - ol);
+              }
+            }
+          }
+        }
+      } else {
+        job.kind = AccelJob::Kind::kGemm;
+        job.a.resize(size_t(job.m) * job.k);
+        size_t r = 0;
+        for (int64_t b = 0; b < N; ++b) {
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              for (int64_t i = 0; i < win.kh; ++i) {
+                for (int64_t j = 0; j < win.kw; ++j) {
+                  const int64_t h = oh * win.sh - win.pt + i * win.dh;
+                  const int64_t ww = ow * win.sw - win.pl + j * win.dw;
+                  for (int64_t ci = 0; ci < cin_g; ++ci) job.a[r++] = at(b, ci, h, ww);
+                }
+              }
+            }
+          }
+        }
+      }
+      const std::vector<uint32_t> out = accel(job, step);
+      for (int64_t p = 0; p < N * OH * OW; ++p) {
+        const int64_t b = p / (OH * OW), hw = p % (OH * OW);
+        for (int64_t co = 0; co < cout_g; ++co) {
+          y.f[size_t((b * cout + g * cout_g + co) * OH * OW + hw)] =
+              OutValue(out[size_t(p * cout_g + co)], ep.out);
+        }
+      }
+    }
+    env[ep.value] = std::move(y);
+  });
+}
+
+// Reads a 2-D matrix, transposed or not, as bf16 rows x cols.
+std::vector<uint16_t> Matrix16(const Tensor& t, bool trans, num::Mode mode) {
+  const int64_t r = t.shape[0], c = t.shape[1];
+  std::vector<uint16_t> out(size_t(r * c));
+  for (int64_t i = 0; i < r; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      const uint16_t v = num::Fp32ToBf16(Bits(t.f[size_t(i * c + j)]), mode);
+      if (trans) {
+        out[size_t(j * r + i)] = v;
+      } else {
+        out[size_t(i * c + j)] = v;
+      }
+    }
+  }
+  return out;
+}
+
+void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
+  CheckAttrs(n, {"alpha", "beta", "transA", "transB", "broadcast"});
+  const Shape a = c.ShapeOf(n, 0), b = c.ShapeOf(n, 1);
+  if (a.size() != 2 || b.size() != 2) {
+    Fail(n, fmt::format("A {} and B {} must be 2-D", ShapeText(a), ShapeText(b)));
+  }
+  const bool ta = AttrInt(n, "transA", 0) != 0, tb = AttrInt(n, "transB", 0) != 0;
+  const float alpha = AttrFloat(n, "alpha", 1.0f), beta = AttrFloat(n, "beta", 1.0f);
+  const int64_t M = ta ? a[1] : a[0], K = ta ? a[0] : a[1];
+  const int64_t Kb = tb ? b[1] : b[0], N = tb ? b[0] : b[1];
+  if (K != Kb) {
+    Fail(n, fmt::format("A {} and B {} do not multiply (transA {}, transB {})", ShapeText(a),
+                        ShapeText(b), int(ta), int(tb)));
+  }
+  const bool has_c = c.Has(n, 2) && beta != 0.0f;
+  Shape cs;
+  if (has_c) {
+    cs = c.ShapeOf(n, 2);
+    const Shape bc = Broadcast(n, cs, {M, N});
+    if (bc != Shape{M, N})
+      Fail(n, fmt::format("C {} does not broadcast to ({}, {})", ShapeText(cs), M, N));
+  }
+  const bool host_scale = alpha != 1.0f;
+  const Epilogue ep = FuseRelu(c, n.outputs[0], !host_scale);
+  st.label = n.name;
+  for (size_t i : ep.fused) {
+    st.label += " + " + c.g.nodes[i].name;
+    st.nodes.push_back(c.g.nodes[i].name);
+    done.insert(i);
+  }
+  const bool bias_row =
+      has_c && (cs.size() == 1 || (cs.size() == 2 && cs[0] == 1)) && Elements(cs) == N;
+  std::vector<std::string> how;
+  if (ta || tb) how.push_back("transposed by the host");
+  if (host_scale)
+    how.push_back(fmt::format("alpha {} and beta·C on the host", alpha));
+  else if (has_c && beta != 1.0f)
+    how.push_back(fmt::format("beta {}·C on the host", beta));
+  st.detail = fmt::format("{}", fmt::join(how, ", "));
+  st.accel = true;
+  st.jobs = 1;
+  st.macs = uint64_t(M * K * N);
+  st.out_shape = {M, N};
+  st.inputs = {n.inputs[0], n.inputs[1]};
+  if (has_c) st.inputs.push_back(n.inputs[2]);
+  st.outputs = {ep.value};
+  c.shapes[ep.value] = st.out_shape;
+  const num::Mode mode = c.mode;
+  const Tensor* bconst = c.Const(n, 1);
+  std::vector<uint16_t> b16;
+  if (bconst != nullptr) b16 = Matrix16(*bconst, tb, mode);
+  const std::string an = n.inputs[0], bn = n.inputs[1], cn = has_c ? n.inputs[2] : "";
+  const Shape out_shape = st.out_shape;
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    AccelJob job;
+    job.kind = AccelJob::Kind::kGemm;
+    job.m = int(M);
+    job.k = int(K);
+    job.n = int(N);
+    job.a = Matrix16(env.at(an), ta, mode);
+    job.b = bconst != nullptr ? b16 : Matrix16(env.at(bn), tb, mode);
+    job.relu = ep.relu;
+    job.out = ep.out;
+    // beta·C, broadcast to M x N (fp32 products on the host when beta != 1).
+    std::vector<float> cv;
+    if (has_c) {
+      const Tensor& ct = env.at(cn);
+      const auto idx = BroadcastIndex(ct.shape, out_shape);
+      cv.resize(idx.size());
+      for (size_t i = 0; i < idx.size(); ++i) {
+        const float v = ct.f[size_t(idx[i])];
+        cv[i] = beta == 1.0f ? v : HostMul(beta, v);
+      }
+    }
+    if (has_c && !host_scale) {
+      if (bias_row) {
+        for (int64_t j = 0; j < N; ++j) job.bias.push_back(Bits(cv[size_t(j)]));
+      } else {
+        for (float v : cv) job.c0.push_back(Bits(v));
+      }
+    }
+    const std::vector<uint32_t> out = accel(job, step);
+    Tensor y;
+    y.shape = out_shape;
+    y.f.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      float v = OutValue(out[i], ep.out);
+      if (host_scale) {
+        v = HostMul(alpha, v);
+        if (has_c) v = HostAdd(v, cv[i]);
+      }
+      y.f[i] = v;
+    }
+    env[ep.value] = std::move(y);
+  });
+}
+
+void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
+  CheckAttrs(n, {});
+  Shape a = c.ShapeOf(n, 0), b = c.ShapeOf(n, 1);
+  if (a.empty() || b.empty()) Fail(n, "scalar operands are not supported");
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  const int64_t M = a[a.size() - 2], K = a.back(), Kb = b[b.size() - 2], N = b.back();
+  if (K != Kb) {
+    Fail(n, fmt::format("A {} and B {} do not multiply", ShapeText(c.ShapeOf(n, 0)),
+                        ShapeText(c.ShapeOf(n, 1))));
+  }
+  const Shape abatch(a.begin(), a.end() - 2), bbatch(b.begin(), b.end() - 2);
+  const Shape batch = Broadcast(n, abatch, bbatch);
+  Shape out = batch;
+  if (!a1) out.push_back(M);
+  if (!b1) out.push_back(N);
+  const Epilogue ep = FuseRelu(c, n.outputs[0], true);
+  st.label = n.name;
+  for (size_t i : ep.fused) {
+    st.label += " + " + c.g.nodes[i].name;
+    st.nodes.push_back(c.g.nodes[i].name);
+    done.insert(i);
+  }
+  const int64_t nb = Elements(batch);
+  // B shared by every batch (2-D or broadcast): one GEMM with the batches stacked as rows.
+  const bool shared_b = Elements(bbatch) == 1;
+  st.accel = true;
+  st.jobs = shared_b ? 1 : int(nb);
+  st.detail = shared_b ? (nb > 1 ? fmt::format("{} batches as rows of one GEMM", nb) : "")
+                       : fmt::format("{} batched GEMMs", nb);
+  st.macs = uint64_t(nb * M * K * N);
+  st.out_shape = out;
+  st.inputs = {n.inputs[0], n.inputs[1]};
+  st.outputs = {ep.value};
+  c.shapes[ep.value] = out;
+  const num::Mode mode = c.mode;
+  const std::string an = n.inputs[0], bn = n.inputs[1];
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    const Tensor& at = env.at(an);
+    const Tensor& bt = env.at(bn);
+    // Batch index -> offsets of A's and B's matrices (broadcast).
+    Shape ab = abatch, bb = bbatch;
+    const auto ai = BroadcastIndex(ab, batch), bi = BroadcastIndex(bb, batch);
+    Tensor y;
+    y.shape = out;
+    y.f.resize(size_t(Elements(out)));
+    auto run = [&](int64_t rows, const std::vector<int64_t>& a_mats, int64_t b_mat,
+                   int64_t out_first) {
+      AccelJob job;
+      job.kind = AccelJob::Kind::kGemm;
+      job.m = int(rows);
+      job.k = int(K);
+      job.n = int(N);
+      job.relu = ep.relu;
+      job.out = ep.out;
+      job.a.reserve(size_t(rows * K));
+      for (int64_t am : a_mats) {
+        for (int64_t i = 0; i < M * K; ++i) {
+          job.a.push_back(num::Fp32ToBf16(Bits(at.f[size_t(am * M * K + i)]), mode));
+        }
+      }
+      job.b.resize(size_t(K * N));
+      for (int64_t i = 0; i < K * N; ++i) {
+        job.b[size_t(i)] = num::Fp32ToBf16(Bits(bt.f[size_t(b_mat * K * N + i)]), mode);
+      }
+      const auto o = accel(job, step);
+      for (size_t i = 0; i < o.size(); ++i) y.f[size_t(out_first) + i] = OutValue(o[i], ep.out);
+    };
+    if (shared_b) {
+      run(nb * M, ai, 0, 0);
+    } else {
+      for (int64_t i = 0; i < nb; ++i) run(M, {ai[size_t(i)]}, bi[size_t(i)], i * M * N);
+    }
+    env[ep.value] = std::move(y);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host steps
+
+Exec Unary(const std::string& in, const std::string& out, std::function<float(float)> f) {
+  return [=](Env& env, const AccelFn&, int) {
+    const Tensor& x = env.at(in);
+    Tensor y;
+    y.shape = x.shape;
+    y.f.resize(x.f.size());
+    for (size_t i = 0; i < x.f.size(); ++i) y.f[i] = f(x.f[i]);
+    env[out] = std::move(y);
+  };
+}
+
+void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+  const bool max = n.op == "MaxPool" || n.op == "GlobalMaxPool";
+  const bool global = n.op.rfind("Global", 0) == 0;
+  const Shape x = c.ShapeOf(n, 0);
+  if (n.outputs.size() > 1) Fail(n, "the Indices output is not supported");
+  Window win;
+  bool include_pad = false;
+  if (global) {
+    CheckAttrs(n, {});
+    if (x.size() < 3) Fail(n, fmt::format("input {} has no spatial axes", ShapeText(x)));
+    win.h = 1;
+    win.w = Elements(Shape(x.begin() + 2, x.end()));
+    win.kw = win.w;
+    win.oh = win.ow = 1;
+  } else {
+    if (max) {
+      CheckAttrs(n, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
+                     "strides"});
+      if (AttrInt(n, "storage_order", 0) != 0) Fail(n, "storage_order 1 is not supported");
+    } else {
+      CheckAttrs(n,
+                 {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"});
+      include_pad = AttrInt(n, "count_include_pad", 0) != 0;
+    }
+    if (!n.attrs.count("kernel_shape")) Fail(n, "kernel_shape is missing");
+    if (x.size() != 3 && x.size() != 4) {
+      Fail(n, fmt::format("{}-D input {}: only 1-D and 2-D pooling is supported",
+                          x.size() < 2 ? 0 : x.size() - 2, ShapeText(x)));
+    }
+    win = MakeWindow(n, x, AttrInts(n, "kernel_shape", {}), true);
+  }
+  Shape out = x;
+  if (global) {
+    for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
+  } else {
+    out = SpatialShape(x, x[1], win);
+  }
+  st.out_shape = out;
+  st.inputs = {n.inputs[0]};
+  st.outputs = {n.outputs[0]};
+  c.shapes[n.outputs[0]] = out;
+  const std::string in = n.inputs[0], on = n.outputs[0];
+  const int64_t planes = x[0] * x[1];
+  impl.execs.push_back([=](Env& env, const AccelFn&, int) {
+    const Tensor& xt = env.at(in);
+    Tensor y;
+    y.shape = out;
+    y.f.resize(size_t(planes * win.oh * win.ow));
+    std::vector<int64_t> idx;
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* base = xt.f.data() + p * win.h * win.w;
+      for (int64_t oh = 0; oh < win.oh; ++oh) {
+        for (int64_t ow = 0; ow < win.ow; ++ow) {
+          idx.clear();
+          int64_t padded = 0;  // window positions inside the padded input
+          for (int64_t i = 0; i < win.kh; ++i) {
+            const int64_t h = oh * win.sh - win.pt + i * win.dh;
+            for (int64_t j = 0; j < win.kw; ++j) {
+              const int64_t w = ow * win.sw - win.pl + j * win.dw;
+              if (h >= -win.pt && h < win.h + win.pb && w >= -win.pl && w < win.w + win.pr) {
+                ++padded;
+              }
+              if (h >= 0 && h < win.h && w >= 0 && w < win.w) idx.push_back(h * win.w + w);
+            }
+          }
+          float v;
+          if (idx.empty()) {
+            v = max ? -INFINITY : 0.0f;
+          } else if (max) {
+            v = MaxOf(base, idx.data(), int(idx.size()));
+          } else {
+            const float s = SumOf(base, idx.data(), int(idx.size()));
+            v = HostDiv(s, float(include_pad ? padded : int64_t(idx.size())));
+          }
+          y.f[size_t((p * win.oh + oh) * win.ow + ow)] = v;
+        }
+      }
+    }
+    env[on] = std::move(y);
+  });
+}
+
+void PlanSoftmax(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+  CheckAttrs(n, {"axis"});
+  const Shape x = c.ShapeOf(n, 0);
+  if (x.empty()) Fail(n, "a scalar input is not supported");
+  const bool coerce = c.g.opset < 13;  // before opset 13: softmax of the input flattened to 2-D
+  const int64_t axis = NormAxis(n, AttrInt(n, "axis", coerce ? 1 : -1), x.size(), false);
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (int64_t(i) < axis) {
+      outer *= x[i];
+    } else if (coerce || int64_t(i) == axis) {
+      len *= x[i];
+    } else {
+      inner *= x[i];
+    }
+  }
+  st.out_shape = x;
+  st.inputs = {n.inputs[0]};
+  st.outputs = {n.outputs[0]};
+  c.shapes[n.outputs[0]] = x;
+  const std::string in = n.inputs[0], on = n.outputs[0];
+  impl.execs.push_back([=](Env& env, const AccelFn&, int) {
+    const Tensor& xt = env.at(in);
+    Tensor y;
+    y.shape = x;
+    y.f.resize(xt.f.size());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const size_t first = size_t(o * len * inner + i);
+        SoftmaxSlice(xt.f.data() + first, y.f.data() + first, len, inner);
+      }
+    }
+    env[on] = std::move(y);
+  });
+}
+
+// A data move: the output is the input's elements in the order `perm` gives (empty: unchanged).
+Exec Move(const std::string& in, const std::string& out, const Shape& shape,
+          std::vector<int64_t> perm) {
+  return [=](Env& env, const AccelFn&, int) {
+    const Tensor& x = env.at(in);
+    Tensor y;
+    y.shape = shape;
+    if (perm.empty()) {
+      y.f = x.f;
+    } else {
+      y.f.resize(x.f.size());
+      for (size_t i = 0; i < perm.size(); ++i) y.f[i] = x.f[size_t(perm[i])];
+    }
+    env[out] = std::move(y);
+  };
+}
+
+void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+  const std::string& op = n.op;
+  if (op == "BatchNormalization" && (n.outputs.size() != 1 || AttrInt(n, "training_mode", 0))) {
+    Fail(n, "training_mode (running statistics as outputs) is not supported");
+  }
+  if (n.outputs.size() != 1 && op != "Dropout") {
+    Fail(n, fmt::format("{} outputs; one is supported", n.outputs.size()));
+  }
+  const std::string out = n.outputs.empty() ? "" : n.outputs[0];
+  st.outputs = {out};
+  for (const auto& i : n.inputs) {
+    if (!i.empty()) st.inputs.push_back(i);
+  }
+  Shape shape;
+  Exec ex;
+  if (op == "Relu") {
+    CheckAttrs(n, {});
+    shape = c.ShapeOf(n, 0);
+    ex = Unary(n.inputs[0], out, HostRelu);
+  } else if (op == "Identity" || op == "Dropout") {
+    CheckAttrs(n, {"ratio", "seed", "is_test"});
+    if (op == "Dropout") {
+      if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
+        Fail(n, "the mask output is not supported (inference only)");
+      }
+      if (c.Has(n, 2)) {
+        const auto it = c.constants.find(n.inputs[2]);
+        const bool off = it != c.constants.end() &&
+                         ((it->second.is_int && it->second.i.size() == 1 && it->second.i[0] == 0) ||
+                          (!it->second.is_int && it->second.f.size() == 1 && it->second.f[0] == 0));
+        if (!off) Fail(n, "training_mode must be a constant false (inference only)");
+      }
+    }
+    shape = c.ShapeOf(n, 0);
+    ex = Move(n.inputs[0], out, shape, {});
+  } else if (op == "Add") {
+    CheckAttrs(n, {"broadcast", "axis"});
+    if (n.attrs.count("axis")) Fail(n, "the legacy 'axis' broadcast is not supported");
+    const Shape a = c.ShapeOf(n, 0), b = c.ShapeOf(n, 1);
+    shape = Broadcast(n, a, b);
+    const std::string an = n.inputs[0], bn = n.inputs[1];
+    ex = [=](Env& env, const AccelFn&, int) {
+      const Tensor& x = env.at(an);
+      const Tensor& z = env.at(bn);
+      const auto ia = BroadcastIndex(x.shape, shape), ib = BroadcastIndex(z.shape, shape);
+      Tensor y;
+      y.shape = shape;
+      y.f.resize(ia.size());
+      for (size_t i = 0; i < ia.size(); ++i) {
+        y.f[i] = HostAdd(x.f[size_t(ia[i])], z.f[size_t(ib[i])]);
+      }
+      env[out] = std::move(y);
+    };
+  } else if (op == "BatchNormalization") {
+    CheckAttrs(n, {"epsilon", "momentum", "training_mode", "spatial", "is_test"});
+    if (AttrInt(n, "training_mode", 0) != 0) Fail(n, "training_mode = 1 is not supported");
+    if (AttrInt(n, "spatial", 1) != 1) Fail(n, "spatial = 0 is not supported");
+    shape = c.ShapeOf(n, 0);
+    if (shape.size() < 2) Fail(n, fmt::format("input {} has no channel axis", ShapeText(shape)));
+    std::vector<std::string> pn;
+    for (size_t i = 1; i <= 4; ++i) {
+      const Shape ps = c.ShapeOf(n, i);
+      if (Elements(ps) != shape[1]) {
+        Fail(n, fmt::format("parameter {} is not ({},)", ShapeText(ps), shape[1]));
+      }
+      pn.push_back(n.inputs[i]);
+    }
+    const float eps = AttrFloat(n, "epsilon", 1e-5f);
+    const int64_t ch = shape[1], inner = Elements(shape) / (shape[0] * ch);
+    const std::string in = n.inputs[0];
+    ex = [=](Env& env, const AccelFn&, int) {
+      const Tensor& x = env.at(in);
+      const auto& gamma = env.at(pn[0]).f;
+      const auto& beta = env.at(pn[1]).f;
+      const auto& mean = env.at(pn[2]).f;
+      const auto& var = env.at(pn[3]).f;
+      Tensor y;
+      y.shape = shape;
+      y.f.resize(x.f.size());
+      for (size_t i = 0; i < x.f.size(); ++i) {
+        const size_t ci = size_t(int64_t(i) / inner % ch);
+        y.f[i] = BnApply(x.f[i], mean[ci], beta[ci], BnScale(gamma[ci], var[ci], eps));
+      }
+      env[out] = std::move(y);
+    };
+    st.detail = "not after a convolution: on the host";
+  } else if (op == "Flatten") {
+    CheckAttrs(n, {"axis"});
+    const Shape x = c.ShapeOf(n, 0);
+    const int64_t axis = NormAxis(n, AttrInt(n, "axis", 1), x.size(), true);
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i) outer *= x[size_t(i)];
+    shape = {outer, Elements(x) / std::max<int64_t>(outer, 1)};
+    if (outer == 0) shape = {0, 0};
+    ex = Move(n.inputs[0], out, shape, {});
+  } else if (op == "Reshape") {
+    CheckAttrs(n, {"allowzero"});
+    const Shape x = c.ShapeOf(n, 0);
+    const auto it = c.Has(n, 1) ? c.constants.find(n.inputs[1]) : c.constants.end();
+    if (it == c.constants.end() || !it->second.is_int) {
+      Fail(n, "the target shape must be a constant int64 tensor");
+    }
+    const bool allowzero = AttrInt(n, "allowzero", 0) != 0;
+    shape = it->second.i;
+    int64_t known = 1, minus = -1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == 0 && !allowzero) {
+        if (i >= x.size()) Fail(n, fmt::format("shape {} copies a missing axis", IntsText(shape)));
+        shape[i] = x[i];
+      }
+      if (shape[i] == -1) {
+        if (minus >= 0) Fail(n, "more than one -1 in the target shape");
+        minus = int64_t(i);
+      } else if (shape[i] < 0) {
+        Fail(n, fmt::format("bad target shape {}", IntsText(it->second.i)));
+      } else {
+        known *= shape[i];
+      }
+    }
+    if (minus >= 0) {
+      if (known == 0 || Elements(x) % known != 0) {
+        Fail(n, fmt::format("cannot reshape {} to {}", ShapeText(x), IntsText(it->second.i)));
+      }
+      shape[size_t(minus)] = Elements(x) / known;
+    }
+    if (Elements(shape) != Elements(x)) {
+      Fail(n, fmt::format("cannot reshape {} ({} elements) to {}", ShapeText(x), Elements(x),
+                          ShapeText(shape)));
+    }
+    ex = Move(n.inputs[0], out, shape, {});
+  } else if (op == "Transpose") {
+    CheckAttrs(n, {"perm"});
+    const Shape x = c.ShapeOf(n, 0);
+    std::vector<int64_t> perm(x.size());
+    for (size_t i = 0; i < x.size(); ++i) perm[i] = int64_t(x.size() - 1 - i);
+    perm = AttrInts(n, "perm", perm);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      if (sorted.size() != x.size() || sorted[i] != int64_t(i)) {
+        Fail(n, fmt::format("perm {} is not a permutation of {} axes", IntsText(perm), x.size()));
+      }
+    }
+    shape.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) shape[i] = x[size_t(perm[i])];
+    // Output element -> input element.
+    std::vector<int64_t> in_stride(x.size(), 1);
+    for (size_t i = x.size(); i-- > 1;) in_stride[i - 1] = in_stride[i] * x[i];
+    std::vector<int64_t> src(size_t(Elements(x)));
+    std::vector<int64_t> cnt(x.size(), 0);
+    for (size_t f = 0; f < src.size(); ++f) {
+      int64_t o = 0;
+      for (size_t i = 0; i < x.size(); ++i) o += cnt[i] * in_stride[size_t(perm[i])];
+      src[f] = o;
+      for (size_t i = x.size(); i-- > 0;) {
+        if (++cnt[i] < shape[i]) break;
+        cnt[i] = 0;
+      }
+    }
+    ex = Move(n.inputs[0], out, shape, src);
+  } else {
+    Fail(n, "operator not supported");
+  }
+  st.out_shape = shape;
+  c.shapes[out] = shape;
+  impl.execs.push_back(std::move(ex));
+}
+
+Tensor ConstantValue(const Node& n) {
+  CheckAttrs(n, {"value", "value_float", "value_floats", "value_int", "value_ints"});
+  if (n.attrs.size() != 1) Fail(n, "needs exactly one value attribute");
+  const auto& [name, a] = *n.attrs.begin();
+  Tensor t;
+  if (name == "value") {
+    if (a.kind != Attr::Kind::kTensor) Fail(n, "'value' is not a tensor");
+    t = a.t;
+  } else if (name == "value_float") {
+    t.f = {a.f};
+  } else if (name == "value_floats") {
+    t.f = a.floats;
+    t.shape = {int64_t(a.floats.size())};
+  } else if (name == "value_int") {
+    t.is_int = true;
+    t.i = {a.i};
+  } else {
+    t.is_int = true;
+    t.i = a.ints;
+    t.shape = {int64_t(a.ints.size())};
+  }
+  return t;
+}
+
+const std::set<std::string>& KnownOps() {
+  static const std::set<std::string> ops = {"Conv",
+                                            "Gemm",
+                                            "MatMul",
+                                            "Relu",
+                                            "Add",
+                                            "MaxPool",
+                                            "AveragePool",
+                                            "GlobalAveragePool",
+                                            "GlobalMaxPool",
+                                            "Softmax",
+                                            "Flatten",
+                                            "Reshape",
+                                            "Transpose",
+                                            "Identity",
+                                            "Dropout",
+                                            "Constant",
+                                            "BatchNormalization"};
+  return ops;
+}
+
+}  // namespace
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+Plan::~Plan() = default;
+const std::vector<Step>& Plan::steps() const {
+  return impl_->steps;
+}
+const std::vector<ValueInfo>& Plan::inputs() const {
+  return impl_->inputs;
+}
+const std::vector<ValueInfo>& Plan::outputs() const {
+  return impl_->outputs;
+}
+uint64_t Plan::Macs() const {
+  return impl_->macs;
+}
+
+void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs) {
+  for (auto it = g.inputs.begin(); it != g.inputs.end();) {
+    auto in = inputs.find(it->name);
+    if (in != inputs.end() && in->second.is_int) {
+      g.constants[it->name] = std::move(in->second);
+      inputs.erase(in);
+      it = g.inputs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shapes, num::Mode mode) {
+  auto impl = std::make_unique<Impl>();
+  Ctx c{g, mode, {}, g.constants, {}, {}};
+  for (const auto& [name, t] : g.constants) c.shapes[name] = t.shape;
+  // Inputs: the given shapes, checked against the declared ones.
+  for (const auto& vi : g.inputs) {
+    if (vi.dtype != "float32") {
+      throw Error(fmt::format("graph input '{}' has element type {}; only float32 is supported",
+                              vi.name, vi.dtype));
+    }
+    ValueInfo v = vi;
+    auto it = input_shapes.find(vi.name);
+    if (it != input_shapes.end()) {
+      const Shape& s = it->second;
+      bool ok = !vi.known_rank || s.size() == vi.shape.size();
+      for (size_t i = 0; ok && vi.known_rank && i < s.size(); ++i) {
+        ok = vi.shape[i] < 0 || vi.shape[i] == s[i];
+      }
+      if (!ok) {
+        throw Error(fmt::format("input '{}': shape {}, but the model declares {}", vi.name,
+                                ShapeText(s), ShapeText(vi.shape)));
+      }
+      v.shape = s;
+      v.known_rank = true;
+    } else {
+      const bool known = vi.known_rank && std::all_of(vi.shape.begin(), vi.shape.end(),
+                                                      [](int64_t d) { return d >= 0; });
+      if (!known) {
+        throw Error(fmt::format("input '{}': the model does not fix its shape {}; give the input",
+                                vi.name, vi.known_rank ? ShapeText(vi.shape) : "(unknown)"));
+      }
+    }
+    for (int64_t d : v.shape) {
+      if (d < 1)
+        throw Error(fmt::format("input '{}': shape {} is empty", v.name, ShapeText(v.shape)));
+    }
+    c.shapes[v.name] = v.shape;
+    impl->inputs.push_back(v);
+  }
+  for (const auto& [name, s] : input_shapes) {
+    bool found = false;
+    for (const auto& v : g.inputs) found = found || v.name == name;
+    if (!found) throw Error(fmt::format("the model has no input '{}'", name));
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs) {
+      if (!in.empty()) c.consumers[in].push_back(i);
+    }
+  }
+  for (const auto& o : g.outputs) c.graph_outputs.insert(o.name);
+
+  // Every operator is known before anything is planned (the first unknown one is the error).
+  for (const auto& n : g.nodes) {
+    if (!n.domain.empty() && n.domain != "ai.onnx") {
+      Fail(n, fmt::format("operator domain '{}' is not supported", n.domain));
+    }
+    if (!KnownOps().count(n.op)) Fail(n, "operator not supported");
+  }
+
+  std::set<size_t> done;  // nodes folded into an earlier step
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (done.count(i)) continue;
+    const Node& n = g.nodes[i];
+    if (n.op == "Constant") {
+      if (n.outputs.size() != 1) Fail(n, "needs one output");
+      Tensor t = ConstantValue(n);
+      c.shapes[n.outputs[0]] = t.shape;
+      c.constants[n.outputs[0]] = t;
+      impl->constants[n.outputs[0]] = std::move(t);
+      continue;
+    }
+    for (const auto& in : n.inputs) {
+      if (!in.empty() && !c.shapes.count(in)) {
+        Fail(n, fmt::format("input '{}' is not produced by any earlier node", in));
+      }
+    }
+    Step st;
+    st.index = int(impl->steps.size());
+    st.op = n.op;
+    st.label = n.name;
+    st.nodes = {n.name};
+    if (n.op == "Conv") {
+      PlanConv(c, n, *impl, st, done);
+    } else if (n.op == "Gemm") {
+      PlanGemm(c, n, *impl, st, done);
+    } else if (n.op == "MatMul") {
+      PlanMatMul(c, n, *impl, st, done);
+    } else if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
+               n.op == "GlobalMaxPool") {
+      PlanPool(c, n, *impl, st);
+    } else if (n.op == "Softmax") {
+      PlanSoftmax(c, n, *impl, st);
+    } else {
+      PlanHost(c, n, *impl, st);
+    }
+    impl->macs += st.macs;
+    impl->steps.push_back(std::move(st));
+  }
+  for (const auto& o : g.outputs) {
+    auto it = c.shapes.find(o.name);
+    if (it == c.shapes.end()) {
+      throw Error(fmt::format("graph output '{}' is not produced by any node", o.name));
+    }
+    ValueInfo v = o;
+    v.shape = it->second;
+    v.known_rank = true;
+    impl->outputs.push_back(v);
+  }
+  for (const auto& [name, t] : g.constants) impl->constants[name] = t;
+  return Plan(std::move(impl));
+}
+
+std::map<std::string, Tensor> Plan::Run(
+    const std::map<std::string, Tensor>& inputs, const AccelFn& accel,
+    const std::function<void(const Step&, double)>& on_step) const {
+  Env env = impl_->constants;
+  for (const auto& v : impl_->inputs) {
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) throw Error(fmt::format("input '{}' is missing", v.name));
+    if (it->second.shape != v.shape || it->second.is_int ||
+        it->second.f.size() != size_t(Elements(v.shape))) {
+      throw Error(fmt::format("input '{}': shape {}, but the plan is for {}", v.name,
+                              ShapeText(it->second.shape), ShapeText(v.shape)));
+    }
+    env[v.name] = it->second;
+  }
+  for (size_t i = 0; i < impl_->steps.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    impl_->execs[i](env, accel, int(i));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (on_step) on_step(impl_->steps[i], s);
+  }
+  std::map<std::string, Tensor> out;
+  for (const auto& o : impl_->outputs) out[o.name] = env.at(o.name);
+  return out;
+}
+
+}  // namespace tpu::net

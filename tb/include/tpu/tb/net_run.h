@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a network plan (tpu/net.h) on a back end (the RTL or the golden model): every accelerator
+// job becomes a workload (MakeJob), runs on the back end, and, when checking, also on a fresh
+// golden model, with every output element compared bit for bit (the scoreboard). A job whose
+// machine reports an error, whose HBM timing is violated, or whose output differs stops the run
+// with a NetFailure that says which step, which job and what differed. Per-step statistics sum
+// the jobs' counters.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tpu/net.h"
+#include "tpu/tb/accel_sim.h"
+
+namespace tpu::tb::accel {
+
+struct NetStepStats {
+  int jobs = 0;
+  Perf perf;                 // summed over the step's jobs
+  uint64_t checked = 0;      // output elements compared bit for bit with the golden model
+  double sim_seconds = 0;    // the back end's runs
+  double check_seconds = 0;  // the golden model's runs
+  double step_seconds = 0;   // the whole step on the host (data moves and host operators too)
+};
+
+struct NetFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class NetRunner {
+ public:
+  NetRunner(Sim& dut, bool check, RunOptions opt = {});
+  // Runs the plan; throws NetFailure (a job failed) or net::Error (bad inputs).
+  std::map<std::string, net::Tensor> Run(
+      const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
+      const std::function<void(const net::Step&, const NetStepStats&)>& on_step = {});
+  const std::vector<NetStepStats>& steps() const { return steps_; }
+  NetStepStats Total() const;
+
+ private:
+  std::vector<uint32_t> RunJob(const net::AccelJob& job, int step);
+  Sim& dut_;
+  bool check_;
+  RunOptions opt_;
+  std::vector<NetStepStats> steps_;
+  std::vector<std::string> labels_;
+};
+
+// The graph inputs from command-line specs: "NAME=FILE.npy", "FILE.npz" (every array by name),
+// or "FILE.npy" when the graph has one input (tpu/tb/npy.h converts the element types). Checks
+// that every graph input is given once and no unknown name is; throws std::invalid_argument.
+std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
+                                                 const std::vector<std::string>& specs);
+
+// The per-step table: step, nodes, where it ran, output shape, jobs, MACs, cycles, MAC
+// utilization, HBM bytes, host time; then the totals (`timed`: the back end has a clock).
+std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats>& steps,
+                           const Config& cfg, bool timed);
+// Every counter as JSON (docs/onnx.md, "JSON"): the configuration, the totals and every step.
+std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
+                    const Config& cfg, const std::string& backend, bool pass);
+
+}  // namespace tpu::tb::accel

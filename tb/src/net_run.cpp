@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/net_run.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "tpu/isa_model.h"
+#include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/npy.h"
+#include "tpu/tb/workloads.h"
+
+namespace tpu::tb::accel {
+namespace {
+
+void Add(Perf& a, const Perf& b) {
+  a.cycles += b.cycles;
+  a.busy += b.busy;
+  a.weight_stall += b.weight_stall;
+  a.input_stall += b.input_stall;
+  a.acc_hazard += b.acc_hazard;
+  a.store_stall += b.store_stall;
+  a.idle += b.idle;
+  a.macs += b.macs;
+  a.hbm_read_bytes += b.hbm_read_bytes;
+  a.hbm_write_bytes += b.hbm_write_bytes;
+  a.instructions += b.instructions;
+}
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+NetRunner::NetRunner(Sim& dut, bool check, RunOptions opt)
+    : dut_(dut), check_(check), opt_(std::move(opt)) {}
+
+std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
+  const Config& cfg = dut_.config();
+  NetStepStats& st = steps_.at(size_t(step));
+  const std::string where = fmt::format("step {} ({}), job {}: {}", step, labels_.at(size_t(step)),
+                                        st.jobs, job.Describe());
+  Workload w;
+  try {
+    w = MakeJob(cfg, job);
+  } catch (const std::invalid_argument& e) {
+    throw net::Error(fmt::format("{}: {}", where, e.what()));
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  Load(dut_, w);
+  const Result r = accel::Run(dut_, w, opt_);
+  st.sim_seconds += Since(t0);
+  ++st.jobs;
+  Add(st.perf, r.perf);
+  if (r.code != isa::ErrorCode::kOk) {
+    std::string msg;
+    if (auto* ms = dynamic_cast<ModelSim*>(&dut_)) msg = ms->last_run().message;
+    throw NetFailure(fmt::format("{}: machine error {} at pc {}{}{}", where, isa::ErrorName(r.code),
+                                 r.pc, msg.empty() ? "" : ": ", msg));
+  }
+  if (r.hbm_violations != 0) {
+    throw NetFailure(
+        fmt::format("{}: {} HBM timing violations:\n{}", where, r.hbm_violations, r.violations));
+  }
+  const Tensor& out = w.outputs.at(0);
+  std::vector<uint32_t> got = ReadTensor(dut_, out);
+  if (check_) {
+    t0 = std::chrono::steady_clock::now();
+    isa::Machine golden(cfg.machine);
+    const isa::RunResult g = RunGolden(golden, w);
+    if (!g.ok()) {
+      throw NetFailure(fmt::format("{}: golden model error {} at pc {}: {}", where,
+                                   isa::ErrorName(g.code), g.pc, g.message));
+    }
+    const Report rep = CompareData(w, {got}, {ReadTensor(golden, out)});
+    st.check_seconds += Since(t0);
+    if (!rep.pass) throw NetFailure(fmt::format("{}:\n{}", where, rep.Format()));
+    st.checked += rep.Elements();
+  }
+  return got;
+}
+
+std::map<std::string, net::Tensor> NetRunner::Run(
+    const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
+    const std::function<void(const net::Step&, const NetStepStats&)>& on_step) {
+  steps_.assign(plan.steps().size(), NetStepStats{});
+  labels_.clear();
+  for (const auto& s : plan.steps()) labels_.push_back(s.label);
+  return plan.Run(
+      inputs, [this](const net::AccelJob& job, int step) { return RunJob(job, step); },
+      [&](const net::Step& s, double seconds) {
+        steps_[size_t(s.index)].step_seconds = seconds;
+        if (on_step) on_step(s, steps_[size_t(s.index)]);
+      });
+}
+
+NetStepStats NetRunner::Total() const {
+  NetStepStats t;
+  for (const auto& s : steps_) {
+    t.jobs += s.jobs;
+    Add(t.perf, s.perf);
+    t.checked += s.checked;
+    t.sim_seconds += s.sim_seconds;
+    t.check_seconds += s.check_seconds;
+    t.step_seconds += s.step_seconds;
+  }
+  return t;
+}
+
+}  // namespace tpu::tb::accel
+
+namespace tpu::tb::accel {
+
+std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
+                                                 const std::vector<std::string>& specs) {
+  std::map<std::string, net::Tensor> in;
+  auto put = [&](const std::string& name, net::Tensor t, const std::string& from) {
+    bool known = false;
+    for (const auto& v : g.inputs) known = known || v.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto& v : g.inputs) names += (names.empty() ? "" : ", ") + v.name;
+      throw std::invalid_argument(
+          fmt::format("{}: the model has no input '{}' (its inputs: {})", from, name, names));
+    }
+    if (in.count(name)) throw std::invalid_argument(fmt::format("input '{}' given twice", name));
+    in[name] = std::move(t);
+  };
+  auto ends = [](const std::string& s, const char* suf) {
+    const size_t n = std::strlen(suf);
+    return s.size() >= n && s.compare(s.size() - n, n, suf) == 0;
+  };
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    if (eq != std::string::npos) {
+      const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+      if (ends(file, ".npz")) {
+        throw std::invalid_argument(
+            fmt::format("--input {}: give an .npz file without NAME=", spec));
+      }
+      put(name, ReadNpy(file), file);
+    } else if (ends(spec, ".npz")) {
+      for (auto& [name, t] : ReadNpz(spec)) put(name, std::move(t), spec);
+    } else {
+      if (g.inputs.size() != 1) {
+        throw std::invalid_argument(
+            fmt::format("--input {}: the model has {} inputs; name it: --input NAME={}", spec,
+                        g.inputs.size(), spec));
+      }
+      put(g.inputs[0].name, ReadNpy(spec), spec);
+    }
+  }
+  for (const auto& v : g.inputs) {
+    if (!in.count(v.name)) {
+      throw std::invalid_argument(fmt::format("input '{}' {} is missing: --input {}=FILE.npy",
+                                              v.name, v.known_rank ? net::ShapeText(v.shape) : "",
+                                              v.name));
+    }
+  }
+  return in;
+}
+
+namespace {
+
+std::string Num(uint64_t x) {
+  std::string s = std::to_string(x), r;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i != 0 && (s.size() - i) % 3 == 0) r += ',';
+    r += s[i];
+  }
+  return r;
+}
+
+std::string Clip(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+}  // namespace
+
+std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats>& steps,
+                           const Config& cfg, bool timed) {
+  const double peak = cfg.PeakMacsPerCycle();
+  std::string r = fmt::format(
+      "{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9}\n", "#", "nodes",
+      "op", "on", "output", "jobs", "MACs", timed ? "cycles" : "-", "util", "HBM bytes", "host ms");
+  for (const auto& s : plan.steps()) {
+    const NetStepStats& t = steps.at(size_t(s.index));
+    const uint64_t bytes = t.perf.hbm_read_bytes + t.perf.hbm_write_bytes;
+    const std::string util =
+        s.accel && timed && t.perf.cycles
+            ? fmt::format("{:.1f}%", 100.0 * double(t.perf.macs) / (double(t.perf.cycles) * peak))
+            : "-";
+    r +=
+        fmt::format("{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n",
+                    s.index, Clip(s.label, 34), Clip(s.op, 18), s.accel ? "accel" : "host",
+                    Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
+                    s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-",
+                    util, s.accel ? Num(bytes) : "-", 1e3 * t.step_seconds);
+    if (!s.detail.empty()) r += fmt::format("     ({})\n", s.detail);
+  }
+  NetStepStats tot;
+  double host_s = 0;
+  int host_steps = 0, accel_steps = 0;
+  for (const auto& s : plan.steps()) {
+    const NetStepStats& t = steps.at(size_t(s.index));
+    if (s.accel) {
+      ++accel_steps;
+    } else {
+      ++host_steps;
+      host_s += t.step_seconds;
+    }
+    tot.jobs += t.jobs;
+    tot.perf.cycles += t.perf.cycles;
+    tot.perf.macs += t.perf.macs;
+    tot.perf.hbm_read_bytes += t.perf.hbm_read_bytes;
+    tot.perf.hbm_write_bytes += t.perf.hbm_write_bytes;
+    tot.checked += t.checked;
+    tot.step_seconds += t.step_seconds;
+    tot.sim_seconds += t.sim_seconds;
+    tot.check_seconds += t.check_seconds;
+  }
+  r += fmt::format("\ntotal: {} steps ({} on the accelerator in {} jobs, {} on the host); {} MACs",
+                   plan.steps().size(), accel_steps, tot.jobs, host_steps, Num(tot.perf.macs));
+  if (timed) {
+    r += fmt::format(
+        ", {} cycles, MAC utilization {:.1f}%", Num(tot.perf.cycles),
+        tot.perf.cycles ? 100.0 * double(tot.perf.macs) / (double(tot.perf.cycles) * peak) : 0.0);
+  }
+  r += fmt::format("; HBM {} B read, {} B written\n", Num(tot.perf.hbm_read_bytes),
+                   Num(tot.perf.hbm_write_bytes));
+  r += fmt::format(
+      "host time: {:.2f} s: back end {:.2f} s, golden check {:.2f} s, host operators {:.3f} s "
+      "({:.1f}%), data moves and compiling {:.2f} s\n",
+      tot.step_seconds, tot.sim_seconds, tot.check_seconds, host_s,
+      tot.step_seconds > 0 ? 100.0 * host_s / tot.step_seconds : 0.0,
+      tot.step_seconds - tot.sim_seconds - tot.check_seconds - host_s);
+  return r;
+}
+
+std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
+                    const Config& cfg, const std::string& backend, bool pass) {
+  auto perf = [](const Perf& p) {
+    return nlohmann::json{{"cycles", p.cycles},
+                          {"busy", p.busy},
+                          {"weight_stall", p.weight_stall},
+                          {"input_stall", p.input_stall},
+                          {"acc_hazard", p.acc_hazard},
+                          {"store_stall", p.store_stall},
+                          {"idle", p.idle},
+                          {"macs", p.macs},
+                          {"hbm_read_bytes", p.hbm_read_bytes},
+                          {"hbm_write_bytes", p.hbm_write_bytes},
+                          {"instructions", p.instructions}};
+  };
+  nlohmann::json j;
+  j["config"] = cfg.name;
+  j["backend"] = backend;
+  j["pass"] = pass;
+  j["peak_macs_per_cycle"] = cfg.PeakMacsPerCycle();
+  j["steps"] = nlohmann::json::array();
+  NetStepStats tot;
+  double host_s = 0;
+  for (const auto& s : plan.steps()) {
+    const NetStepStats& t = steps.at(size_t(s.index));
+    nlohmann::json e{{"index", s.index},
+                     {"label", s.label},
+                     {"op", s.op},
+                     {"on", s.accel ? "accel" : "host"},
+                     {"nodes", s.nodes},
+                     {"detail", s.detail},
+                     {"output_shape", s.out_shape},
+                     {"jobs", t.jobs},
+                     {"checked_elements", t.checked},
+                     {"sim_seconds", t.sim_seconds},
+                     {"check_seconds", t.check_seconds},
+                     {"step_seconds", t.step_seconds},
+                     {"perf", perf(t.perf)}};
+    if (s.accel && t.perf.cycles) {
+      e["mac_utilization"] = double(t.perf.macs) / (double(t.perf.cycles) * cfg.PeakMacsPerCycle());
+    }
+    j["steps"].push_back(e);
+    if (!s.accel) host_s += t.step_seconds;
+    tot.jobs += t.jobs;
+    Add(tot.perf, t.perf);
+    tot.checked += t.checked;
+    tot.step_seconds += t.step_seconds;
+    tot.sim_seconds += t.sim_seconds;
+    tot.check_seconds += t.check_seconds;
+  }
+  j["total"] = {{"jobs", tot.jobs},
+                {"checked_elements", tot.checked},
+                {"step_seconds", tot.step_seconds},
+                {"sim_seconds", tot.sim_seconds},
+                {"check_seconds", tot.check_seconds},
+                {"host_operator_seconds", host_s},
+                {"perf", perf(tot.perf)}};
+  if (tot.perf.cycles) {
+    j["total"]["mac_utilization"] =
+        double(tot.perf.macs) / (double(tot.perf.cycles) * cfg.PeakMacsPerCycle());
+  }
+  return j.dump(1);
+}
+
+}  // namespace tpu::tb::accel

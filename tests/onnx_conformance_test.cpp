@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX's own backend node tests (Debian's libonnx-testdata, /usr/share/libonnx-testdata/data/node)
+// for the operators a CNN or an MLP needs, run through the importer and the network planner on two
+// Verilated accelerators (8x8 and 3x5 arrays):
+//  * every accelerator job's output bit-exact against the golden model (the runner's check);
+//  * the graph outputs of the two arrays identical, bit for bit (the contract's order of MACs);
+//  * every graph output within a bound of ONNX's float32 expected output that follows from the
+//    bf16 rounding of the accelerator's operands (docs/onnx.md, "Conformance"):
+//      |got - want| <= eps · S + 2^-100,  eps = 2^-7 + 2^-16 + (K + 2)·2^-23 with an accelerator
+//      step (K its longest sum), (n + 2)·2^-23 for the host operators alone (n terms summed),
+//      2^-20 for Softmax, where S is the output of the same graph on |inputs| and |constants|
+//      (a BatchNormalization's mean negated: S bounds |x - mean|·s + |beta|), times 1.02.
+//    The bound checks the importer's semantics (layouts, attributes, broadcasting), never the
+//    hardware, which the bit-exact checks cover.
+// The cases listed in kUnsupported must fail to plan with the given reason (a clear error, never a
+// wrong answer); every other case of the listed operators must pass.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "Vaccel_3x5.h"
+#include "Vaccel_8x8.h"
+#include "test_support.h"
+#include "tpu/net.h"
+#include "tpu/onnx_import.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/accel_harness.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/net_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tpu;
+using tpu::tb::accel::Config;
+
+const char* kDataDir = "/usr/share/libonnx-testdata/data/node";
+
+// The operators of the list (test case name prefixes).
+const char* kOps[] = {
+    "test_gemm_",         "test_matmul_",  "test_conv_",        "test_basic_conv_",
+    "test_relu",          "test_maxpool_", "test_averagepool_", "test_globalaveragepool",
+    "test_globalmaxpool", "test_add",      "test_softmax_",     "test_batchnorm_",
+    "test_flatten_",      "test_reshape_", "test_transpose_",   "test_identity"};
+
+// Cases of those operators that are not supported, with (part of) the reason the planner gives.
+const std::map<std::string, std::string> kUnsupported = {
+    {"test_add_uint8", "element type uint8"},
+    {"test_averagepool_3d_default", "only 1-D and 2-D pooling"},
+    {"test_maxpool_3d_default", "only 1-D and 2-D pooling"},
+    {"test_maxpool_2d_uint8", "element type uint8"},
+    {"test_maxpool_with_argmax_2d_precomputed_pads", "Indices output"},
+    {"test_maxpool_with_argmax_2d_precomputed_strides", "Indices output"},
+    {"test_batchnorm_epsilon_training_mode", "training_mode (running statistics"},
+    {"test_batchnorm_example_training_mode", "training_mode (running statistics"},
+    {"test_identity_opt", "element type"},
+    {"test_reshape_allowzero_reordered", "is empty"},
+    {"test_identity_sequence", "element type"},
+    {"test_softmax_axis_0_expanded", "operator not supported"},
+    {"test_softmax_axis_1_expanded", "operator not supported"},
+    {"test_softmax_axis_2_expanded", "operator not supported"},
+    {"test_softmax_default_axis_expanded", "operator not supported"},
+    {"test_softmax_example_expanded", "operator not supported"},
+    {"test_softmax_large_number_expanded", "operator not supported"},
+    {"test_softmax_negative_axis_expanded", "operator not supported"},
+};
+
+std::vector<std::string> Cases() {
+  std::vector<std::string> r;
+  if (!fs::is_directory(kDataDir)) return r;
+  for (const auto& e : fs::directory_iterator(kDataDir)) {
+    const std::string name = e.path().filename().string();
+    for (const char* p : kOps) {
+      if (name.rfind(p, 0) == 0) {
+        r.push_back(name);
+        break;
+      }
+    }
+  }
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+struct Case {
+  net::Graph graph;
+  std::map<std::string, net::Tensor> inputs;
+  std::vector<net::Tensor> expected;
+};
+
+Case Load(const std::string& name) {
+  const fs::path dir = fs::path(kDataDir) / name;
+  Case c;
+  c.graph = onnx_import::LoadModel((dir / "model.onnx").string());
+  const fs::path data = dir / "test_data_set_0";
+  for (const auto& vi : c.graph.inputs) {
+    const bool ok = vi.dtype == "float32" || vi.dtype == "int64";
+    if (!ok) net::Plan::Build(c.graph, {}, num::Mode::kIeee);  // throws the element type error
+  }
+  for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
+    c.inputs[c.graph.inputs[i].name] =
+        onnx_import::LoadTensor((data / ("input_" + std::to_string(i) + ".pb")).string());
+  }
+  net::BindIntInputs(c.graph, c.inputs);
+  for (size_t i = 0; i < c.graph.outputs.size(); ++i) {
+    c.expected.push_back(
+        onnx_import::LoadTensor((data / ("output_" + std::to_string(i) + ".pb")).string()));
+  }
+  return c;
+}
+
+std::map<std::string, net::Shape> Shapes(const std::map<std::string, net::Tensor>& in) {
+  std::map<std::string, net::Shape> s;
+  for (const auto& [k, v] : in) s[k] = v.shape;
+  return s;
+}
+
+// The graph on magnitudes (see the header comment); `negate` gets the inputs to negate.
+net::Graph AbsGraph(net::Graph g, std::set<std::string>* negate) {
+  for (auto& [name, t] : g.constants) {
+    for (auto& v : t.f) v = std::fabs(v);
+  }
+  for (auto& n : g.nodes) {
+    for (auto& [an, a] : n.attrs) {
+      if (a.kind == net::Attr::Kind::kFloat && (an == "alpha" || an == "beta"))
+        a.f = std::fabs(a.f);
+    }
+    if (n.op == "BatchNormalization" && n.inputs.size() > 3) {
+      auto mean = g.constants.find(n.inputs[3]);
+      if (mean == g.constants.end()) {
+        negate->insert(n.inputs[3]);
+      } else {
+        for (auto& v : mean->second.f) v = -std::fabs(v);
+      }
+    }
+  }
+  return g;
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+template <typename Model>
+std::map<std::string, net::Tensor> RunRtl(const net::Graph& g, const Case& c, const Config& cfg,
+                                          tb::accel::NetStepStats* total) {
+  const net::Plan plan = net::Plan::Build(g, Shapes(c.inputs), cfg.machine.mode);
+  auto sim = tb::accel::MakeAccelSim<Model>(cfg);
+  tb::accel::NetRunner runner(*sim, /*check=*/true);
+  auto out = runner.Run(plan, c.inputs);
+  *total = runner.Total();
+  return out;
+}
+
+class OnnxNode : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxNode, MatchesOnnxAndGoldenModel) {
+  const std::string name = GetParam();
+  Case c;
+  std::string error;
+  try {
+    c = Load(name);
+    net::Plan::Build(c.graph, Shapes(c.inputs), num::Mode::kIeee);
+  } catch (const net::Error& e) {
+    error = e.what();
+  }
+  const auto un = kUnsupported.find(name);
+  if (un != kUnsupported.end()) {
+    EXPECT_NE(error.find(un->second), std::string::npos)
+        << name << " should be unsupported (" << un->second
+        << "); got: " << (error.empty() ? "it planned" : error);
+    std::printf("unsupported: %s: %s\n", name.c_str(), error.c_str());
+    return;
+  }
+  ASSERT_TRUE(error.empty()) << name << ": " << error;
+
+  const Config c8 = tb::accel::ConfigFromBuild("accel_8x8");
+  const Config c3 = tb::accel::ConfigFromBuild("accel_3x5");
+  tb::accel::NetStepStats t8, t3;
+  const auto got = RunRtl<Vaccel_8x8>(c.graph, c, c8, &t8);
+  const auto got3 = RunRtl<Vaccel_3x5>(c.graph, c, c3, &t3);
+  EXPECT_EQ(t8.checked, t3.checked);
+  if (t8.jobs > 0) {
+    EXPECT_GT(t8.checked, 0u) << "accelerator jobs ran unchecked";
+  }
+
+  // Magnitudes, on the golden model.
+  std::set<std::string> negate;
+  const net::Graph ag = AbsGraph(c.graph, &negate);
+  std::map<std::string, net::Tensor> ain = c.inputs;
+  for (auto& [k, v] : ain) {
+    for (auto& x : v.f) x = negate.count(k) ? -std::fabs(x) : std::fabs(x);
+  }
+  const net::Plan aplan = net::Plan::Build(ag, Shapes(ain), num::Mode::kIeee);
+  tb::accel::ModelSim msim(c8);
+  tb::accel::NetRunner arun(msim, false);
+  const auto mag = arun.Run(aplan, ain);
+
+  // The bound's epsilon.
+  const net::Plan plan = net::Plan::Build(c.graph, Shapes(c.inputs), num::Mode::kIeee);
+  double eps = 0;
+  int64_t kmax = 0;
+  bool accel = false, softmax = false;
+  for (const auto& s : plan.steps()) {
+    accel = accel || s.accel;
+    softmax = softmax || s.op == "Softmax";
+  }
+  for (const auto& n : c.graph.nodes) {
+    if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool") kmax = 1 << 12;
+  }
+  if (accel) {
+    for (const auto& s : plan.steps()) {
+      if (s.accel)
+        kmax = std::max<int64_t>(
+            kmax, int64_t(s.macs / std::max<int64_t>(1, net::Elements(s.out_shape))));
+    }
+    eps = std::ldexp(1.0, -7) + std::ldexp(1.0, -16) + double(kmax + 2) * std::ldexp(1.0, -23);
+  } else if (softmax) {
+    eps = std::ldexp(1.0, -20);
+  } else {
+    // Pool windows here have at most a few dozen terms; global pools sum H·W.
+    int64_t terms = 1;
+    for (const auto& [k, v] : c.inputs) terms = std::max<int64_t>(terms, v.Size());
+    eps = double(terms + 2) * std::ldexp(1.0, -23);
+  }
+
+  ASSERT_EQ(c.expected.size(), plan.outputs().size());
+  uint64_t checked = 0;
+  for (size_t o = 0; o < c.expected.size(); ++o) {
+    const auto& name_o = plan.outputs()[o].name;
+    const net::Tensor& want = c.expected[o];
+    const net::Tensor& y = got.at(name_o);
+    const net::Tensor& y3 = got3.at(name_o);
+    const net::Tensor& m = mag.at(name_o);
+    ASSERT_EQ(y.shape, want.shape) << name_o;
+    ASSERT_EQ(y.f.size(), y3.f.size());
+    for (size_t i = 0; i < y.f.size(); ++i) {
+      ASSERT_EQ(Bits(y.f[i]), Bits(y3.f[i])) << name_o << "[" << i << "]: 8x8 and 3x5 differ";
+      const double w = want.f[i], g = y.f[i];
+      if (std::isnan(w) || std::isinf(w)) {
+        EXPECT_EQ(std::isnan(g), std::isnan(w)) << name_o << "[" << i << "]";
+        if (std::isinf(w)) {
+          EXPECT_EQ(g, w) << name_o << "[" << i << "]";
+        }
+        continue;
+      }
+      const double s = softmax && !accel ? 1.0 : std::fabs(double(m.f[i])) * 1.02;
+      const double bound = eps * s + std::ldexp(1.0, -100);
+      EXPECT_LE(std::fabs(g - w), bound) << name << " " << name_o << "[" << i << "]: got " << g
+                                         << ", ONNX " << w << ", S " << s << ", eps " << eps;
+      ++checked;
+    }
+  }
+  std::printf(
+      "passed: %s: %llu outputs within the bound, %d accelerator jobs, %llu elements "
+      "bit-exact\n",
+      name.c_str(), static_cast<unsigned long long>(checked), t8.jobs,
+      static_cast<unsigned long long>(t8.checked));
+}
+
+INSTANTIATE_TEST_SUITE_P(Libonnx, OnnxNode, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OnnxNode);
+
+TEST(OnnxConformance, TestDataIsInstalled) {
+  ASSERT_TRUE(fs::is_directory(kDataDir))
+      << kDataDir << " is missing: apt-get install libonnx-testdata (make deps)";
+  EXPECT_GE(Cases().size(), 100u);
+}
+
+}  // namespace
