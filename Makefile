@@ -33,15 +33,16 @@ build: configure ## build models, Verilated RTL, tests and programs
 	  | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking|Verilating)|^Consolidate|^Scanning'; \
 	  exit $${PIPESTATUS[0]}
 
-run: build ## the main job: an MLP and a convolution layer on the default accelerator (16x16, 1 HBM channel), checked
+run: build ## the main job: the trained digits CNN (examples/) on the default accelerator over the digits test split, checked
 	@cmake --build $(BUILD) -j $(JOBS) --target tpusim-16x16_1ch -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@$(BUILD)/sim/tpusim mlp --m 128 --sizes 784,512,256,10 --bias --relu $(if $(SEED),--seed $(SEED),--seed 1) $(RUN_ARGS)
-	@echo
-	@$(BUILD)/sim/tpusim conv --n 1 --h 56 --w 56 --cin 32 --cout 64 --kh 3 --kw 3 --stride 1 --pad 1 \
-	  --bias --relu $(if $(SEED),--seed $(SEED),--seed 1) $(RUN_ARGS)
+	@$(BUILD)/sim/tpusim onnx examples/digits_cnn.onnx --input examples/digits_test_x.npy \
+	  --labels examples/digits_test_labels.npy --reference examples/digits_cnn_torch_logits.npy \
+	  --out $(BUILD)/run $(RUN_ARGS)
 
-test: build ## the fast test tier (what CI runs): GoogleTest suites through ctest
+test: build ## the fast test tier (what CI runs): GoogleTest suites, the Python module, through ctest
+	@cmake --build $(BUILD) -j $(JOBS) --target tpusim-16x16_1ch -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
 
 test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels (builds them first)

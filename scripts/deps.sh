@@ -3,6 +3,8 @@
 # Installs the Debian packages the project uses; idempotent and quick when all are present.
 #   scripts/deps.sh          install what is missing (as root, or through passwordless sudo)
 #   scripts/deps.sh --check  only report what is missing (exit 1 if anything is)
+#   scripts/deps.sh models   also PyTorch, torchvision and scikit-learn (scripts/make_models.py:
+#                            make models, make bench-models, the ResNet test of make test-long)
 set -euo pipefail
 
 PACKAGES=(
@@ -16,7 +18,14 @@ PACKAGES=(
   gtkwave xvfb xauth x11-utils imagemagick  # waveform viewing, screenshots (scripts/wave_shots.sh)
   lcov gnuplot-nox                          # coverage and report tools
   python3                                   # regression, coverage and report scripts
+  libonnx-dev libprotobuf-dev libzip-dev    # ONNX models (tpusim onnx), .npz files
+  libonnx-testdata                          # ONNX's own node tests (the conformance test)
+  pybind11-dev python3-dev python3-numpy    # the Python module (python/tpusim)
 )
+if [ "${1:-}" = "models" ]; then
+  PACKAGES+=(python3-torch python3-torchvision python3-sklearn python3-onnx)
+  shift
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -97,6 +98,7 @@ struct Options {
   std::string model;
   std::vector<std::string> inputs;
   std::string json;
+  std::string labels, reference;
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -489,6 +491,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   run->add_option("--c", o.c_file, "C: M x N float32 .npy, added (kept fp32)")
       ->check(CLI::ExistingFile);
   run->add_option("--out", o.out_file, "the result, M x N float32 .npy")->required();
+  run->add_option("--json", o.json, "the counters as JSON to this file ('-': standard output)");
   AddCommon(run, o, false);
 
   auto* onnx = c.onnx = app.add_subcommand(
@@ -503,6 +506,14 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   onnx->add_option("--out,-o", o.out_file,
                    "where the graph outputs go: a directory (NAME.npy each) or a file .npz");
   onnx->add_option("--json", o.json, "every counter as JSON to this file ('-': standard output)");
+  onnx->add_option("--labels", o.labels,
+                   "class labels of the batch (.npy, integers): prints the top-1 accuracy of the "
+                   "first output (argmax over its last axis)")
+      ->check(CLI::ExistingFile);
+  onnx->add_option("--reference", o.reference,
+                   "the framework's own first output (.npy, e.g. PyTorch's float32 logits): prints "
+                   "its accuracy and how many predictions agree")
+      ->check(CLI::ExistingFile);
   AddCommon(onnx, o, false);
 
   return c;
@@ -663,6 +674,91 @@ void CheckOutPath(const std::string& out) {
   }
 }
 
+// Top-1 predictions of an (N, C) output (argmax over the last axis; the first of equal maxima).
+std::vector<int64_t> Argmax(const net::Tensor& t) {
+  const int64_t c = t.shape.empty() ? 1 : t.shape.back();
+  std::vector<int64_t> r;
+  for (int64_t i = 0; c > 0 && i + c <= int64_t(t.f.size()); i += c) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < c; ++k) {
+      if (t.f[size_t(i + k)] > t.f[size_t(i + best)]) best = k;
+    }
+    r.push_back(best);
+  }
+  return r;
+}
+
+struct Classification {
+  std::vector<int64_t> labels;
+  std::optional<net::Tensor> reference;
+};
+
+// --labels / --reference, read and checked against the first output's shape before the run.
+Classification LoadClassification(const Options& o, const net::Plan& plan) {
+  Classification c;
+  if (o.labels.empty() && o.reference.empty()) return c;
+  const net::Shape& out = plan.outputs().at(0).shape;
+  const int64_t rows = out.empty() ? 1 : net::Elements(out) / out.back();
+  try {
+    if (!o.labels.empty()) {
+      net::Tensor l = tb::ReadNpy(o.labels);
+      if (!l.is_int) throw UsageError(fmt::format("--labels {}: not integers", o.labels));
+      if (int64_t(l.i.size()) != rows) {
+        throw UsageError(fmt::format("--labels {}: {} labels for {} rows of output {} {}", o.labels,
+                                     l.i.size(), rows, plan.outputs()[0].name,
+                                     net::ShapeText(out)));
+      }
+      c.labels = l.i;
+    }
+    if (!o.reference.empty()) {
+      net::Tensor r = tb::ReadNpy(o.reference);
+      if (r.is_int || r.shape != out) {
+        throw UsageError(fmt::format("--reference {}: shape {}, but output {} is {} float",
+                                     o.reference, net::ShapeText(r.shape), plan.outputs()[0].name,
+                                     net::ShapeText(out)));
+      }
+      c.reference = std::move(r);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return c;
+}
+
+void PrintClassification(const Classification& c, const net::Tensor& out) {
+  const auto pred = Argmax(out);
+  auto correct = [&](const std::vector<int64_t>& p) {
+    int64_t n = 0;
+    for (size_t i = 0; i < p.size() && i < c.labels.size(); ++i) n += p[i] == c.labels[i];
+    return n;
+  };
+  const auto rows = int64_t(pred.size());
+  if (!c.labels.empty()) {
+    const int64_t ok = correct(pred);
+    fmt::print("top-1 accuracy: {:.2f}% ({} of {}) on the accelerator",
+               100.0 * double(ok) / double(rows), ok, rows);
+    if (c.reference) {
+      const int64_t rk = correct(Argmax(*c.reference));
+      fmt::print("; {:.2f}% ({} of {}) for the reference", 100.0 * double(rk) / double(rows), rk,
+                 rows);
+    }
+    fmt::print("\n");
+  }
+  if (c.reference) {
+    const auto rp = Argmax(*c.reference);
+    int64_t agree = 0;
+    double diff = 0;
+    for (size_t i = 0; i < pred.size(); ++i) agree += pred[i] == rp[i];
+    for (size_t i = 0; i < out.f.size(); ++i) {
+      diff = std::max(diff, double(std::fabs(out.f[i] - c.reference->f[i])));
+    }
+    fmt::print(
+        "predictions agree with the reference on {} of {} rows; largest output difference "
+        "{:.4g}\n",
+        agree, rows, diff);
+  }
+}
+
 // The model, its inputs and its plan; every problem is a UsageError before anything runs.
 OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
   OnnxJob j;
@@ -684,6 +780,7 @@ OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
   }
   CheckOutPath(o.out_file);
   if (!o.json.empty() && o.json != "-") CheckWritableFile(o.json, "--json");
+  LoadClassification(o, *j.plan);  // its errors, before anything runs
   return j;
 }
 
@@ -708,6 +805,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
                plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps),
                Num(plan.Macs()));
   }
+  const Classification cls = LoadClassification(o, plan);
   std::unique_ptr<Sim> dut;
   if (o.backend == "model") {
     dut = std::make_unique<ModelSim>(cfg);
@@ -757,6 +855,9 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
         }
         fmt::print("output {}: {} float32, min {:g}, max {:g}\n", name, net::ShapeText(t.shape), lo,
                    hi);
+      }
+      if (!cls.labels.empty() || cls.reference) {
+        PrintClassification(cls, outs.at(plan.outputs().at(0).name));
       }
     }
     if (!o.out_file.empty()) {
@@ -860,6 +961,26 @@ int Main(int argc, char** argv) {
   progress.Done();
 
   const bool pass = CheckRun(o, cfg, w, *dut, r);
+  if (!o.json.empty()) {
+    const Perf& p = r.perf;
+    const std::string js = fmt::format(
+        "{{\"config\": \"{}\", \"backend\": \"{}\", \"pass\": {}, \"workload\": \"{}\", "
+        "\"cycles\": {}, \"busy\": {}, \"weight_stall\": {}, \"input_stall\": {}, "
+        "\"acc_hazard\": {}, \"store_stall\": {}, \"idle\": {}, \"macs\": {}, "
+        "\"hbm_read_bytes\": {}, \"hbm_write_bytes\": {}, \"instructions\": {}, "
+        "\"peak_macs_per_cycle\": {}, \"sim_seconds\": {}}}",
+        cfg.name, o.backend, pass ? "true" : "false", w.description, p.cycles, p.busy,
+        p.weight_stall, p.input_stall, p.acc_hazard, p.store_stall, p.idle, p.macs,
+        p.hbm_read_bytes, p.hbm_write_bytes, p.instructions, cfg.PeakMacsPerCycle(),
+        r.wall_seconds);
+    if (o.json == "-") {
+      fmt::print("{}\n", js);
+    } else {
+      std::ofstream f(o.json);
+      f << js << "\n";
+      if (!f) throw std::runtime_error(fmt::format("--json {}: cannot be written", o.json));
+    }
+  }
 
   if (sub == "run" && r.code == isa::ErrorCode::kOk) {
     const Tensor& c = w.Output("C");

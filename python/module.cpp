@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Python module's native part (_tpusim, pybind11 from Debian's pybind11-dev): the golden
+// model back end in-process (ONNX models and GEMMs, every job checked as on the command line).
+// The RTL back end runs the configuration's tpusim engine (one Verilated model per program, as on
+// the command line); python/tpusim/__init__.py chooses.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "tpu/net.h"
+#include "tpu/onnx_import.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/net_run.h"
+#include "tpu/tb/workloads.h"
+
+namespace py = pybind11;
+using namespace tpu;
+using tpu::tb::accel::Config;
+
+namespace {
+
+struct BadInput : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// A NumPy array as a net::Tensor, with the command line's element types (tpu/tb/npy.h).
+net::Tensor FromArray(const std::string& name, const py::array& a) {
+  net::Tensor t;
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) t.shape.push_back(a.shape(i));
+  const size_t n = size_t(a.size());
+  const auto dt = a.dtype();
+  if (dt.is(py::dtype::of<float>())) {
+    auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+    t.f.assign(c.data(), c.data() + n);
+  } else if (dt.is(py::dtype::of<double>())) {
+    auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+    t.f.resize(n);
+    for (size_t i = 0; i < n; ++i) t.f[i] = float(c.data()[i]);
+  } else if (dt.is(py::dtype::of<uint16_t>())) {
+    auto c = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    t.f.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t u = uint32_t(c.data()[i]) << 16;
+      std::memcpy(&t.f[i], &u, 4);
+    }
+  } else if (dt.is(py::dtype::of<int64_t>()) || dt.is(py::dtype::of<int32_t>())) {
+    auto c = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    t.is_int = true;
+    t.i.assign(c.data(), c.data() + n);
+  } else {
+    throw BadInput(name + ": dtype " + dt.attr("name").cast<std::string>() +
+                   " is not supported: pass float32, float64, or bf16 bits as uint16");
+  }
+  return t;
+}
+
+py::array_t<float> ToArray(const net::Tensor& t) {
+  std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+  py::array_t<float> a(shape);
+  if (!t.f.empty()) std::memcpy(a.mutable_data(), t.f.data(), t.f.size() * 4);
+  return a;
+}
+
+Config Resolve(const std::string& config) {
+  try {
+    return tb::accel::ResolveConfig(config);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+}
+
+// (outputs by name, statistics as JSON text)
+std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
+    const std::string& path, const std::map<std::string, py::array>& arrays,
+    const std::string& config, bool check) {
+  const Config cfg = Resolve(config);
+  net::Graph g;
+  std::map<std::string, net::Tensor> inputs;
+  std::optional<net::Plan> plan;
+  try {
+    g = onnx_import::LoadModel(path);
+    for (const auto& [k, v] : arrays) inputs[k] = FromArray(k, v);
+    for (const auto& [k, v] : inputs) {
+      bool known = false;
+      for (const auto& vi : g.inputs) known = known || vi.name == k;
+      if (!known) throw BadInput("the model has no input '" + k + "'");
+    }
+    for (const auto& vi : g.inputs) {
+      if (!inputs.count(vi.name)) throw BadInput("input '" + vi.name + "' is missing");
+    }
+    net::BindIntInputs(g, inputs);
+    std::map<std::string, net::Shape> shapes;
+    for (const auto& [k, v] : inputs) shapes[k] = v.shape;
+    plan.emplace(net::Plan::Build(g, shapes, cfg.machine.mode));
+  } catch (const net::Error& e) {
+    throw BadInput(e.what());
+  }
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner runner(sim, check);
+  std::map<std::string, net::Tensor> outs;
+  {
+    py::gil_scoped_release release;
+    outs = runner.Run(*plan, inputs);
+  }
+  std::map<std::string, py::array_t<float>> r;
+  for (const auto& [k, v] : outs) r[k] = ToArray(v);
+  return {r, tb::accel::NetJson(*plan, runner.steps(), cfg, "model", true)};
+}
+
+// C = A·B (+ C0) on the golden model: A, B rounded to bf16 per the contract, C0 kept fp32.
+std::pair<py::array_t<float>, std::string> GemmModel(const py::array& a, const py::array& b,
+                                                     const std::optional<py::array>& c,
+                                                     const std::string& config) {
+  const Config cfg = Resolve(config);
+  const net::Tensor ta = FromArray("a", a), tb = FromArray("b", b);
+  if (ta.is_int || tb.is_int) throw BadInput("a and b must be floating point (or bf16 bits)");
+  if (ta.shape.size() != 2 || tb.shape.size() != 2 || ta.shape[1] != tb.shape[0] ||
+      ta.shape[0] < 1 || ta.shape[1] < 1 || tb.shape[1] < 1) {
+    throw BadInput("a (M x K) and b (K x N) must be non-empty matrices with matching K: got " +
+                   net::ShapeText(ta.shape) + " and " + net::ShapeText(tb.shape));
+  }
+  const int m = int(ta.shape[0]), k = int(ta.shape[1]), n = int(tb.shape[1]);
+  std::optional<net::Tensor> tc;
+  if (c) {
+    tc = FromArray("c", *c);
+    if (tc->is_int || tc->shape != net::Shape{m, n}) {
+      throw BadInput("c must be an M x N float matrix " + net::ShapeText({m, n}) + ": got " +
+                     net::ShapeText(tc->shape));
+    }
+  }
+  tb::accel::Workload w;
+  try {
+    w = tb::accel::MakeFromHost(cfg, m, k, n, ta.f, tb.f, tc ? &tc->f : nullptr);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::Load(sim, w);
+  const auto r = tb::accel::Run(sim, w, {});
+  if (r.code != isa::ErrorCode::kOk) {
+    throw std::runtime_error("machine error " + std::string(isa::ErrorName(r.code)) + ": " +
+                             sim.last_run().message);
+  }
+  const auto& out = w.Output("C");
+  const auto bits = tb::accel::ReadTensor(sim, out);
+  net::Tensor t;
+  t.shape = {m, n};
+  t.f.resize(bits.size());
+  std::memcpy(t.f.data(), bits.data(), bits.size() * 4);
+  const std::string js = "{\"config\": \"" + cfg.name +
+                         "\", \"backend\": \"model\", \"macs\": " + std::to_string(r.perf.macs) +
+                         ", \"hbm_read_bytes\": " + std::to_string(r.perf.hbm_read_bytes) +
+                         ", \"hbm_write_bytes\": " + std::to_string(r.perf.hbm_write_bytes) +
+                         ", \"instructions\": " + std::to_string(r.perf.instructions) + "}";
+  return {ToArray(t), js};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_tpusim, m) {
+  m.doc() = "tpusim's native part: the golden-model back end (see tpusim.run_onnx, tpusim.gemm)";
+  py::register_exception<BadInput>(m, "BadInput", PyExc_ValueError);
+  m.def("run_onnx_model", &RunOnnxModel, py::arg("path"), py::arg("inputs"), py::arg("config"),
+        py::arg("check"));
+  m.def("gemm_model", &GemmModel, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("config"));
+  m.attr("binary_dir") = TPU_BINARY_DIR;
+}

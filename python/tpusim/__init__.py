@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tpusim from Python: ONNX models and GEMMs on the TPU-style accelerator, checked bit for bit.
+
+    import numpy as np, tpusim
+    outputs, stats = tpusim.run_onnx("examples/digits_cnn.onnx", {"x": images})
+    c, stats = tpusim.gemm(a, b, config="16x16_1ch", backend="rtl")
+
+Arrays: float32, float64 (converted to float32, then rounded to bf16 at the accelerator per the
+numerics contract, as on the command line) or bf16 bit patterns as uint16. Results are float32
+NumPy arrays, equal bit for bit to what `tpusim onnx` / `tpusim run` write; `stats` holds every
+counter (the command line's --json).
+
+Back ends: "rtl" runs the configuration's Verilated engine, the same program as the command
+line (one Verilated model per program; it is built on first use), exchanging arrays through a
+temporary .npz; "model" runs the golden model inside this process. With check=True (the default)
+every accelerator job is also run on the golden model and compared bit for bit; a mismatch raises
+RuntimeError. Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
+ValueError with the command line's one-line message.
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+from . import _tpusim
+
+__all__ = ["run_onnx", "gemm", "TPUSIM"]
+
+# The launcher of the build this module belongs to (it picks and builds the engines).
+TPUSIM = os.path.join(_tpusim.binary_dir, "sim", "tpusim")
+
+
+def _check_backend(backend):
+    if backend not in ("rtl", "model"):
+        raise ValueError(f"backend '{backend}': use 'rtl' or 'model'")
+
+
+def _run(args):
+    p = subprocess.run([TPUSIM] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 2:
+        msg = p.stderr.strip().splitlines()
+        raise ValueError(msg[-1].removeprefix("tpusim: error: ") if msg else "bad usage")
+    if p.returncode != 0:
+        out = (p.stdout + p.stderr).strip()
+        raise RuntimeError(f"tpusim {args[0]} failed (exit {p.returncode}):\n{out}")
+    return p
+
+
+def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True):
+    """Runs an ONNX model; returns (outputs: dict name -> float32 array, stats: dict)."""
+    _check_backend(backend)
+    model = os.fspath(model)
+    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    if backend == "model":
+        outs, stats = _tpusim.run_onnx_model(model, arrays, config, check)
+        return outs, json.loads(stats)
+    with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
+        src, dst, js = (os.path.join(d, n) for n in ("in.npz", "out.npz", "stats.json"))
+        for k, v in arrays.items():
+            if v.dtype not in (np.float32, np.float64, np.uint16, np.int64, np.int32):
+                raise ValueError(f"{k}: dtype {v.dtype} is not supported: pass float32, float64, "
+                                 "or bf16 bits as uint16")
+        np.savez(src, **arrays)
+        args = ["onnx", model, "--input", src, "--out", dst, "--json", js, "--config", config,
+                "--backend", "rtl", "--quiet"]
+        if not check:
+            args.append("--no-check")
+        _run(args)
+        with np.load(dst) as z:
+            outs = {k: z[k] for k in z.files}
+        with open(js) as f:
+            return outs, json.load(f)
+
+
+def gemm(a, b, c=None, config="16x16_1ch", backend="rtl", check=True):
+    """C = A·B (+ C): A, B rounded to bf16, C kept fp32 and preloaded; returns (C float32, stats)."""
+    _check_backend(backend)
+    a, b = np.asarray(a), np.asarray(b)
+    if backend == "model":
+        out, stats = _tpusim.gemm_model(a, b, None if c is None else np.asarray(c), config)
+        return out, json.loads(stats)
+    with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
+        pa, pb, pc, po, js = (os.path.join(d, n) for n in ("a.npy", "b.npy", "c.npy", "out.npy",
+                                                            "stats.json"))
+        np.save(pa, a)
+        np.save(pb, b)
+        args = ["run", "--a", pa, "--b", pb, "--out", po, "--json", js, "--config", config,
+                "--backend", "rtl", "--quiet"]
+        if c is not None:
+            np.save(pc, np.asarray(c))
+            args += ["--c", pc]
+        if not check:
+            args.append("--no-check")
+        _run(args)
+        with open(js) as f:
+            return np.load(po), json.load(f)

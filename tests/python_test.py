@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The Python module (python/tpusim) against the command line: the same arrays bit for bit, on
+both back ends, with the command line's errors. Run by ctest (fast tier) with
+PYTHONPATH=<build>/python; the RTL cases use the default engine tpusim-16x16_1ch (make test
+builds it)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import tpusim
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MLP = os.path.join(ROOT, "examples", "digits_mlp.onnx")
+X = np.load(os.path.join(ROOT, "examples", "digits_test_x.npy"))[:64]
+SEED = int(os.environ.get("TPU_SEED", "20261126"))
+print(f"python_test: seed {SEED} (reproduce: TPU_SEED={SEED})", file=sys.stderr)
+
+
+def bits(a):
+    return np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+
+
+def cli(*args):
+    p = subprocess.run([tpusim.TPUSIM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+class RunOnnx(unittest.TestCase):
+    def test_model_backend_equals_command_line(self):
+        outs, stats = tpusim.run_onnx(MLP, {"x": X}, backend="model")
+        self.assertEqual(stats["backend"], "model")
+        self.assertGreater(stats["total"]["checked_elements"], 0)
+        with tempfile.TemporaryDirectory() as d:
+            np.save(os.path.join(d, "x.npy"), X)
+            rc, out, err = cli("onnx", MLP, "--input", os.path.join(d, "x.npy"), "--backend",
+                               "model", "--out", os.path.join(d, "o.npz"), "--quiet")
+            self.assertEqual(rc, 0, out + err)
+            with np.load(os.path.join(d, "o.npz")) as z:
+                np.testing.assert_array_equal(bits(z["logits"]), bits(outs["logits"]))
+
+    def test_rtl_equals_model_bit_for_bit(self):
+        model, _ = tpusim.run_onnx(MLP, {"x": X}, backend="model")
+        rtl, stats = tpusim.run_onnx(MLP, {"x": X}, backend="rtl")
+        np.testing.assert_array_equal(bits(rtl["logits"]), bits(model["logits"]))
+        self.assertTrue(stats["pass"])
+        self.assertGreater(stats["total"]["perf"]["cycles"], 0)
+        self.assertEqual(stats["total"]["perf"]["macs"], 64 * (64 * 128 + 128 * 64 + 64 * 10))
+
+    def test_input_dtypes(self):
+        ref, _ = tpusim.run_onnx(MLP, {"x": X}, backend="model")
+        # float64 is converted to float32 first: the same answer.
+        f64, _ = tpusim.run_onnx(MLP, {"x": X.astype(np.float64)}, backend="model")
+        np.testing.assert_array_equal(bits(f64["logits"]), bits(ref["logits"]))
+        # bf16 bits as uint16: the digits' pixels (k/16) are exact in bf16.
+        b16 = (bits(X) >> 16).astype(np.uint16)
+        self.assertTrue(np.array_equal(bits(X) & 0xFFFF, np.zeros_like(bits(X))))
+        u16, _ = tpusim.run_onnx(MLP, {"x": b16}, backend="model")
+        np.testing.assert_array_equal(bits(u16["logits"]), bits(ref["logits"]))
+
+    def test_bad_inputs_raise_value_error(self):
+        for backend in ("model", "rtl"):
+            with self.assertRaisesRegex(ValueError, "shape"):
+                tpusim.run_onnx(MLP, {"x": X[:, :, :4]}, backend=backend)
+            with self.assertRaisesRegex(ValueError, "missing"):
+                tpusim.run_onnx(MLP, {}, backend=backend)
+            with self.assertRaisesRegex(ValueError, "no input 'y'"):
+                tpusim.run_onnx(MLP, {"x": X, "y": X}, backend=backend)
+            with self.assertRaisesRegex(ValueError, "float16"):
+                tpusim.run_onnx(MLP, {"x": X.astype(np.float16)}, backend=backend)
+        with self.assertRaisesRegex(ValueError, "backend"):
+            tpusim.run_onnx(MLP, {"x": X}, backend="fpga")
+        with self.assertRaisesRegex(ValueError, "not an ONNX model"):
+            tpusim.run_onnx(os.path.join(ROOT, "README.md"), {"x": X}, backend="model")
+
+
+class Gemm(unittest.TestCase):
+    def test_backends_and_command_line_agree(self):
+        rng = np.random.default_rng(SEED)
+        a = rng.standard_normal((37, 45))  # float64: NumPy's default
+        b = rng.standard_normal((45, 21)).astype(np.float32)
+        c = rng.standard_normal((37, 21)).astype(np.float32)
+        m, st = tpusim.gemm(a, b, c, backend="model")
+        r, rst = tpusim.gemm(a, b, c, backend="rtl")
+        np.testing.assert_array_equal(bits(m), bits(r))
+        self.assertEqual(st["macs"], 37 * 45 * 21)
+        self.assertEqual(rst["macs"], 37 * 45 * 21)
+        self.assertGreater(rst["cycles"], 0)
+        with tempfile.TemporaryDirectory() as d:
+            for n, v in (("a", a), ("b", b), ("c", c)):
+                np.save(os.path.join(d, n + ".npy"), v)
+            rc, out, err = cli("run", "--a", os.path.join(d, "a.npy"), "--b",
+                               os.path.join(d, "b.npy"), "--c", os.path.join(d, "c.npy"), "--out",
+                               os.path.join(d, "o.npy"), "--backend", "model", "--quiet")
+            self.assertEqual(rc, 0, out + err)
+            np.testing.assert_array_equal(bits(np.load(os.path.join(d, "o.npy"))), bits(m))
+        # Independent check of the rounding: A and B rounded to bf16 (round to nearest even),
+        # products summed in float64: close to the fp32 result, never a tolerance on the hardware.
+        def bf16(x):
+            u = bits(np.asarray(x, dtype=np.float32)).astype(np.uint64)
+            u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+            return u.astype(np.uint32).view(np.float32).astype(np.float64)
+        ref = c.astype(np.float64) + bf16(a) @ bf16(b)
+        self.assertLess(np.abs(ref - m).max(), 1e-4 * np.abs(ref).max() + 1e-5)
+
+    def test_bad_shapes(self):
+        with self.assertRaisesRegex(ValueError, "matching K"):
+            tpusim.gemm(np.ones((3, 4)), np.ones((5, 2)), backend="model")
+        with self.assertRaisesRegex(ValueError, "4 rows|rows"):
+            tpusim.gemm(np.ones((3, 4)), np.ones((5, 2)), backend="rtl")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
