@@ -5,7 +5,8 @@
 # in rtl/numerics, the matrix-unit suite for faults in rtl/array, the HBM suites (controller and
 # interleaver, with the device model's timing checks, and the presets' check) for faults in
 # rtl/hbm, the accelerator's suite for faults in rtl/accel, the accelerator's and the interleaver's
-# for faults in rtl/common. Every mutant must be killed (a test fails); a survivor means the tests
+# for faults in rtl/common, the network planner's and the ONNX conformance suites for faults in
+# models/net and models/onnx. Every mutant must be killed (a test fails); a survivor means the tests
 # have a hole. About a minute (MAC) or two
 # (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
@@ -37,6 +38,7 @@ for i in "${!specs[@]}"; do
     rtl/hbm/*) suites=(hbm_test hbm_interleave_test hbm_timing_test) ;;
     rtl/accel/*) suites=(accel_test) ;;
     rtl/common/*) suites=(accel_test hbm_interleave_test) ;;
+    models/net/*|models/onnx/*) suites=(net_test onnx_conformance_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: Apache-2.0
+// The network planner (tpu/net.h) against references written here from the contract alone:
+//  * convolutions (groups, depthwise, strides, unequal pads, dilations, 1-D), with a
+//    BatchNormalization folded and a relu fused, and chained through bf16 outputs; Gemm (alpha,
+//    beta, transA, transB, every C shape); batched MatMul with broadcasting: bit for bit against
+//    mac() in the contract's k order (taps i, j, then channels) from the bias or C0, on random
+//    data with random weights (ONNX's node tests use all-ones kernels, which hide a weight layout);
+//  * the host operators' definitions (docs/numerics.md, "Host operators") on directed values;
+//  * bad graphs: each a net::Error naming the node and the operator.
+// The back end is the golden model (tpu/tb/model_sim.h); tests/onnx_conformance_test.cpp runs the
+// RTL.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "test_support.h"
+#include "tpu/net.h"
+#include "tpu/numerics.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/net_run.h"
+#include "tpu/tb/rng.h"
+#include "tpu/tb/workloads.h"
+
+namespace {
+
+using namespace tpu;
+using net::Graph;
+using net::Node;
+using net::Shape;
+using net::Tensor;
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+Tensor Random(tb::Rng& rng, const Shape& s, double scale = 1.0) {
+  Tensor t;
+  t.shape = s;
+  t.f.resize(size_t(net::Elements(s)));
+  for (auto& v : t.f) {
+    // Signed values over a few binades, with exact zeros now and then.
+    const int u = rng.Range(0, 99);
+    v = u < 5 ? 0.0f : float(scale * (double(rng.U32()) / 4294967296.0 * 2.0 - 1.0) *
+                             std::ldexp(1.0, rng.Range(-3, 3)));
+  }
+  return t;
+}
+
+net::Attr Ints(std::vector<int64_t> v) {
+  net::Attr a;
+  a.kind = net::Attr::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+net::Attr Int(int64_t v) {
+  net::Attr a;
+  a.kind = net::Attr::Kind::kInt;
+  a.i = v;
+  return a;
+}
+net::Attr Float(float v) {
+  net::Attr a;
+  a.kind = net::Attr::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+
+net::ValueInfo Input(const std::string& name, const Shape& s) {
+  net::ValueInfo v;
+  v.name = name;
+  v.shape = s;
+  v.known_rank = true;
+  return v;
+}
+
+std::map<std::string, Tensor> RunGraph(const Graph& g, const std::map<std::string, Tensor>& in,
+                                       net::Plan* plan_out = nullptr) {
+  std::map<std::string, Shape> shapes;
+  for (const auto& [k, v] : in) shapes[k] = v.shape;
+  net::Plan plan = net::Plan::Build(g, shapes, num::Mode::kIeee);
+  const auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner runner(sim, false);
+  auto out = runner.Run(plan, in);
+  if (plan_out != nullptr) *plan_out = std::move(plan);
+  return out;
+}
+
+uint16_t B16(float x) {
+  return num::Fp32ToBf16(Bits(x), num::Mode::kIeee);
+}
+
+struct ConvCase {
+  int n, cin, h, w, cout, kh, kw, group;
+  int sh, sw, dh, dw, pt, pl, pb, pr;
+  bool bias, bn, relu;
+};
+
+// The reference convolution: NCHW in and out, from the contract.
+Tensor RefConv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor* b,
+               const Tensor* bn /* 4 x cout: gamma, beta, mean, var */, float eps) {
+  const int oh = (c.h + c.pt + c.pb - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
+  const int ow = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
+  const int cin_g = c.cin / c.group, cout_g = c.cout / c.group;
+  Tensor y;
+  y.shape = {c.n, c.cout, oh, ow};
+  y.f.resize(size_t(net::Elements(y.shape)));
+  for (int co = 0; co < c.cout; ++co) {
+    double s = 0;
+    float bias = b ? b->f[size_t(co)] : 0.0f;
+    bool has_init = b != nullptr;
+    if (bn) {
+      s = net::BnScale(bn->f[size_t(co)], bn->f[size_t(3 * c.cout + co)], eps);
+      bias = net::BnApply(bias, bn->f[size_t(2 * c.cout + co)], bn->f[size_t(c.cout + co)], s);
+      has_init = true;
+    }
+    const int g = co / cout_g;
+    for (int n = 0; n < c.n; ++n) {
+      for (int i0 = 0; i0 < oh; ++i0) {
+        for (int j0 = 0; j0 < ow; ++j0) {
+          uint32_t acc = has_init ? Bits(bias) : 0u;
+          for (int i = 0; i < c.kh; ++i) {
+            for (int j = 0; j < c.kw; ++j) {
+              for (int ci = 0; ci < cin_g; ++ci) {
+                const int hh = i0 * c.sh - c.pt + i * c.dh, ww = j0 * c.sw - c.pl + j * c.dw;
+                uint16_t a = 0;
+                if (hh >= 0 && hh < c.h && ww >= 0 && ww < c.w) {
+                  a = B16(x.f[size_t(((n * c.cin + g * cin_g + ci) * c.h + hh) * c.w + ww)]);
+                }
+                float wv = w.f[size_t(((co * cin_g + ci) * c.kh + i) * c.kw + j)];
+                if (bn) wv = net::BnWeight(wv, s);
+                acc = num::Mac(a, B16(wv), acc, num::Mode::kIeee);
+              }
+            }
+          }
+          if (c.relu) acc = num::Relu(acc);
+          y.f[size_t(((n * c.cout + co) * oh + i0) * ow + j0)] = FromBits(acc);
+        }
+      }
+    }
+  }
+  return y;
+}
+
+void ExpectBits(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  size_t bad = 0;
+  for (size_t i = 0; i < got.f.size(); ++i) {
+    if (Bits(got.f[i]) != Bits(want.f[i]) && ++bad <= 5) {
+      ADD_FAILURE() << what << "[" << i << "]: got " << num::FormatFp32(Bits(got.f[i]))
+                    << ", want " << num::FormatFp32(Bits(want.f[i]));
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+// A Conv (+ BatchNormalization + Relu) graph for a case; weights as initializers or inputs.
+Graph ConvGraph(const ConvCase& c, const Tensor& w, const Tensor* b, const Tensor* bn, float eps) {
+  Graph g;
+  g.opset = 13;
+  const bool one_d = c.h == 1 && c.kh == 1 && c.sh == 1 && c.dh == 1 && c.pt == 0 && c.pb == 0;
+  g.inputs.push_back(Input("x", one_d ? Shape{c.n, c.cin, c.w} : Shape{c.n, c.cin, c.h, c.w}));
+  Tensor wt = w;
+  if (one_d) wt.shape = {c.cout, c.cin / c.group, c.kw};
+  g.constants["W"] = wt;
+  Node conv;
+  conv.name = "conv";
+  conv.op = "Conv";
+  conv.inputs = {"x", "W"};
+  if (b) {
+    g.constants["B"] = *b;
+    conv.inputs.push_back("B");
+  }
+  conv.outputs = {"c"};
+  if (one_d) {
+    conv.attrs["strides"] = Ints({c.sw});
+    conv.attrs["dilations"] = Ints({c.dw});
+    conv.attrs["pads"] = Ints({c.pl, c.pr});
+  } else {
+    conv.attrs["strides"] = Ints({c.sh, c.sw});
+    conv.attrs["dilations"] = Ints({c.dh, c.dw});
+    conv.attrs["pads"] = Ints({c.pt, c.pl, c.pb, c.pr});
+  }
+  conv.attrs["group"] = Int(c.group);
+  g.nodes.push_back(conv);
+  std::string last = "c";
+  if (bn) {
+    const char* names[4] = {"gamma", "beta", "mean", "var"};
+    Node n;
+    n.name = "bn";
+    n.op = "BatchNormalization";
+    n.inputs = {last};
+    for (int i = 0; i < 4; ++i) {
+      Tensor p;
+      p.shape = {c.cout};
+      p.f.assign(bn->f.begin() + i * c.cout, bn->f.begin() + (i + 1) * c.cout);
+      g.constants[names[i]] = p;
+      n.inputs.push_back(names[i]);
+    }
+    n.attrs["epsilon"] = Float(eps);
+    n.outputs = {"b"};
+    g.nodes.push_back(n);
+    last = "b";
+  }
+  if (c.relu) {
+    Node r;
+    r.name = "relu";
+    r.op = "Relu";
+    r.inputs = {last};
+    r.outputs = {"r"};
+    g.nodes.push_back(r);
+    last = "r";
+  }
+  g.outputs.push_back(Input(last, {}));
+  return g;
+}
+
+TEST(NetConv, BitExactAgainstTheContract) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase cases[] = {
+      // n cin h w cout kh kw group | sh sw dh dw | pt pl pb pr | bias bn relu
+      {2, 5, 7, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false},   // windows
+      {1, 4, 9, 9, 8, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, false, true, true},    // groups, BN, relu
+      {1, 6, 6, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true},    // depthwise
+      {1, 3, 8, 8, 4, 3, 2, 1, 2, 2, 1, 1, 0, 1, 2, 0, true, true, false},    // unequal pads
+      {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2, false, false, true},   // dilations
+      {1, 3, 9, 8, 5, 2, 3, 1, 2, 1, 1, 1, 0, 0, 0, 0, true, false, false},   // unequal strides
+      {2, 16, 4, 4, 20, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, true, true},   // pointwise
+      {2, 3, 1, 11, 4, 1, 3, 1, 1, 2, 1, 1, 0, 1, 0, 1, true, false, false},  // 1-D
+  };
+  int index = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << "case " << index++);
+    const Tensor x = Random(rng, {c.n, c.cin, c.h, c.w});
+    const Tensor w = Random(rng, {c.cout, c.cin / c.group, c.kh, c.kw});
+    const Tensor b = Random(rng, {c.cout});
+    Tensor bn = Random(rng, {4 * c.cout});
+    for (int i = 0; i < c.cout; ++i) bn.f[size_t(3 * c.cout + i)] = std::fabs(bn.f[size_t(3 * c.cout + i)]);
+    const float eps = 1e-3f;
+    const Graph g = ConvGraph(c, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, eps);
+    Tensor xin = x;
+    xin.shape = g.inputs[0].shape;
+    net::Plan plan = net::Plan::Build(g, {{"x", xin.shape}}, num::Mode::kIeee);
+    EXPECT_EQ(plan.steps().size(), 1u) << "BN and relu fold into the convolution's step";
+    auto out = RunGraph(g, {{"x", xin}});
+    Tensor want = RefConv(c, x, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, eps);
+    Tensor got = out.at(g.outputs[0].name);
+    got.shape = want.shape;
+    ExpectBits(got, want, "conv");
+  }
+}
+
+// Two convolutions in a row: the first stores bf16 (its only reader rounds it anyway); the
+// answer equals the reference of the two with fp32 in between.
+TEST(NetConv, ChainThroughBf16Outputs) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase c1{1, 3, 6, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true};
+  const ConvCase c2{1, 8, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false};
+  const Tensor x = Random(rng, {1, 3, 6, 6});
+  const Tensor w1 = Random(rng, {8, 3, 3, 3}), b1 = Random(rng, {8});
+  const Tensor w2 = Random(rng, {4, 8, 3, 3}), b2 = Random(rng, {4});
+  Graph g = ConvGraph(c1, w1, &b1, nullptr, 0);
+  g.constants["W2"] = w2;
+  g.constants["B2"] = b2;
+  Node conv2;
+  conv2.name = "conv2";
+  conv2.op = "Conv";
+  conv2.inputs = {"r", "W2", "B2"};
+  conv2.outputs = {"y"};
+  conv2.attrs["pads"] = Ints({1, 1, 1, 1});
+  g.nodes.push_back(conv2);
+  g.outputs = {Input("y", {})};
+  net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+  ASSERT_EQ(plan.steps().size(), 2u);
+  // The first step's output is bf16 (every reader is an accelerator operand).
+  const auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+  const auto out = RunGraph(g, {{"x", x}});
+  const Tensor mid = RefConv(c1, x, w1, &b1, nullptr, 0);
+  ExpectBits(out.at("y"), RefConv(c2, mid, w2, &b2, nullptr, 0), "conv2");
+  // And the plan really stores bf16 there: its job says so.
+  bool bf16 = false;
+  plan.Run({{"x", x}}, [&](const net::AccelJob& job, int step) {
+    if (step == 0) bf16 = job.out == host::OutFormat::kBf16;
+    tb::accel::ModelSim s(cfg);
+    const auto w = tb::accel::MakeJob(cfg, job);
+    tb::accel::Load(s, w);
+    tb::accel::Run(s, w, {});
+    return tb::accel::ReadTensor(s, w.outputs[0]);
+  });
+  EXPECT_TRUE(bf16);
+}
+
+// Gemm: every attribute and C shape, against mac() from C0 (or from +0 with alpha on the host).
+TEST(NetGemm, AttributesBitExact) {
+  tb::Rng rng(test::TestSeed());
+  struct G {
+    int m, k, n;
+    bool ta, tb;
+    float alpha, beta;
+    Shape c;  // empty: no C
+  };
+  const G cases[] = {{5, 7, 9, false, false, 1, 1, {9}},       {5, 7, 9, true, true, 1, 1, {5, 9}},
+                     {6, 3, 4, false, true, 1, 0.5f, {1, 4}},   {6, 3, 4, true, false, 2, 1, {6, 1}},
+                     {4, 20, 3, false, false, -0.5f, 3, {}},   {4, 20, 3, false, false, 1, 1, {1}},
+                     {3, 17, 12, false, false, 1, 0, {3, 12}}};
+  int index = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << "case " << index++);
+    const Tensor a = Random(rng, c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k});
+    const Tensor b = Random(rng, c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n});
+    const Tensor cc = c.c.empty() ? Tensor{} : Random(rng, c.c);
+    Graph g;
+    g.opset = 13;
+    g.inputs = {Input("a", a.shape), Input("b", b.shape)};
+    Node n;
+    n.name = "gemm";
+    n.op = "Gemm";
+    n.inputs = {"a", "b"};
+    if (!c.c.empty()) {
+      g.constants["c"] = cc;
+      n.inputs.push_back("c");
+    }
+    n.outputs = {"y"};
+    n.attrs["transA"] = Int(c.ta);
+    n.attrs["transB"] = Int(c.tb);
+    n.attrs["alpha"] = Float(c.alpha);
+    n.attrs["beta"] = Float(c.beta);
+    g.nodes.push_back(n);
+    g.outputs = {Input("y", {})};
+    const auto out = RunGraph(g, {{"a", a}, {"b", b}});
+    Tensor want;
+    want.shape = {c.m, c.n};
+    for (int i = 0; i < c.m; ++i) {
+      for (int j = 0; j < c.n; ++j) {
+        float cv = 0;
+        const bool has_c = !c.c.empty() && c.beta != 0;
+        if (has_c) {
+          const int ci = c.c.size() == 2 ? (c.c[0] == 1 ? 0 : i) : 0;
+          const int cj = c.c.back() == 1 ? 0 : j;
+          cv = cc.f[size_t(ci * (c.c.back() == 1 ? 1 : c.n) + cj)];
+          if (c.beta != 1) cv = cv * c.beta;  // one binary32 multiply
+        }
+        const bool host = c.alpha != 1;
+        uint32_t acc = has_c && !host ? Bits(cv) : 0u;
+        for (int k = 0; k < c.k; ++k) {
+          const float av = c.ta ? a.f[size_t(k * c.m + i)] : a.f[size_t(i * c.k + k)];
+          const float bv = c.tb ? b.f[size_t(j * c.k + k)] : b.f[size_t(k * c.n + j)];
+          acc = num::Mac(B16(av), B16(bv), acc, num::Mode::kIeee);
+        }
+        float y = FromBits(acc);
+        if (host) {
+          y = c.alpha * y;
+          if (has_c) y = y + cv;
+        }
+        want.f.push_back(y);
+      }
+    }
+    ExpectBits(out.at("y"), want, "gemm");
+  }
+}
+
+TEST(NetMatMul, BatchedWithBroadcastBitExact) {
+  tb::Rng rng(test::TestSeed());
+  const Tensor a = Random(rng, {2, 3, 4, 5});
+  const Tensor b = Random(rng, {3, 5, 6});  // broadcast over the first axis
+  const Tensor v = Random(rng, {5});        // 1-D: a vector
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("a", a.shape), Input("b", b.shape)};
+  g.constants["v"] = v;
+  Node m1;
+  m1.name = "mm";
+  m1.op = "MatMul";
+  m1.inputs = {"a", "b"};
+  m1.outputs = {"y"};
+  Node m2;
+  m2.name = "mv";
+  m2.op = "MatMul";
+  m2.inputs = {"a", "v"};
+  m2.outputs = {"z"};
+  g.nodes = {m1, m2};
+  g.outputs = {Input("y", {}), Input("z", {})};
+  const auto out = RunGraph(g, {{"a", a}, {"b", b}});
+  ASSERT_EQ(out.at("y").shape, (Shape{2, 3, 4, 6}));
+  ASSERT_EQ(out.at("z").shape, (Shape{2, 3, 4}));
+  for (int p = 0; p < 2; ++p) {
+    for (int q = 0; q < 3; ++q) {
+      for (int i = 0; i < 4; ++i) {
+        uint32_t accv = 0;
+        for (int k = 0; k < 5; ++k) {
+          accv = num::Mac(B16(a.f[size_t(((p * 3 + q) * 4 + i) * 5 + k)]), B16(v.f[size_t(k)]),
+                          accv, num::Mode::kIeee);
+        }
+        EXPECT_EQ(Bits(out.at("z").f[size_t((p * 3 + q) * 4 + i)]), accv);
+        for (int j = 0; j < 6; ++j) {
+          uint32_t acc = 0;
+          for (int k = 0; k < 5; ++k) {
+            acc = num::Mac(B16(a.f[size_t(((p * 3 + q) * 4 + i) * 5 + k)]),
+                           B16(b.f[size_t((q * 5 + k) * 6 + j)]), acc, num::Mode::kIeee);
+          }
+          EXPECT_EQ(Bits(out.at("y").f[size_t(((p * 3 + q) * 4 + i) * 6 + j)]), acc)
+              << p << " " << q << " " << i << " " << j;
+        }
+      }
+    }
+  }
+}
+
+// The host operators' definitions on directed values.
+TEST(NetHostOps, Definitions) {
+  EXPECT_EQ(Bits(net::HostAdd(1.0f, std::ldexp(1.0f, -24))), Bits(1.0f));  // tie to even
+  EXPECT_EQ(Bits(net::HostAdd(INFINITY, -INFINITY)), num::kFp32CanonicalNaN);
+  EXPECT_EQ(Bits(net::HostAdd(-0.0f, -0.0f)), num::kFp32SignMask);
+  EXPECT_EQ(Bits(net::HostAdd(-0.0f, 0.0f)), 0u);
+  // BatchNormalization: s = gamma / sqrt(var + eps) and (x - mean)·s + beta in binary64, one
+  // rounding to binary32 at the end.
+  const double s = net::BnScale(2.0f, 3.0f, 1.0f);
+  EXPECT_EQ(s, 1.0);
+  EXPECT_EQ(net::BnApply(5.0f, 1.0f, 0.5f, s), 4.5f);
+  EXPECT_EQ(net::BnApply(1.0f + std::ldexp(1.0f, -23), 1.0f, std::ldexp(1.0f, -30), 0.75),
+            float(std::ldexp(0.75, -23) + std::ldexp(1.0, -30)));
+  EXPECT_EQ(net::BnWeight(3.0f, 1.0 / 3.0), 1.0f);
+  EXPECT_EQ(Bits(net::BnWeight(NAN, 1.0)), num::kFp32CanonicalNaN);
+}
+
+TEST(NetHostOps, PoolsAndSoftmax) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {1, 1, 3, 3})};
+  Node mp;
+  mp.name = "mp";
+  mp.op = "MaxPool";
+  mp.inputs = {"x"};
+  mp.outputs = {"m"};
+  mp.attrs["kernel_shape"] = Ints({2, 2});
+  mp.attrs["pads"] = Ints({1, 1, 0, 0});
+  Node ap = mp;
+  ap.name = "ap";
+  ap.op = "AveragePool";
+  ap.outputs = {"a"};
+  Node ap2 = ap;
+  ap2.name = "ap2";
+  ap2.outputs = {"a2"};
+  ap2.attrs["count_include_pad"] = Int(1);
+  Node gap;
+  gap.name = "gap";
+  gap.op = "GlobalAveragePool";
+  gap.inputs = {"x"};
+  gap.outputs = {"g"};
+  Node fl;
+  fl.name = "flat";
+  fl.op = "Flatten";
+  fl.inputs = {"x"};
+  fl.outputs = {"f"};
+  Node sm;
+  sm.name = "sm";
+  sm.op = "Softmax";
+  sm.inputs = {"f"};
+  sm.outputs = {"s"};
+  g.nodes = {mp, ap, ap2, gap, fl, sm};
+  g.outputs = {Input("m", {}), Input("a", {}), Input("a2", {}), Input("g", {}), Input("s", {})};
+  Tensor x;
+  x.shape = {1, 1, 3, 3};
+  x.f = {1, -2, 3, 4, NAN, -6, 7, 8, -0.0f};
+  const auto out = RunGraph(g, {{"x", x}});
+  const auto& m = out.at("m").f;
+  ASSERT_EQ(out.at("m").shape, (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(m[0], 1.0f);                                   // only x[0][0] inside
+  EXPECT_EQ(m[2], 3.0f);                                   // max(-2, 3)
+  EXPECT_EQ(Bits(m[4]), num::kFp32CanonicalNaN);           // a NaN in the window
+  EXPECT_EQ(m[6], 7.0f);                                   // max(4, 7)
+  const auto& a = out.at("a").f;
+  EXPECT_EQ(a[1], -0.5f);                                  // (1 + -2) / 2 positions inside
+  EXPECT_EQ(out.at("a2").f[1], -0.25f);                    // (1 + -2) / 4 with the padding
+  EXPECT_EQ(Bits(out.at("g").f[0]), num::kFp32CanonicalNaN);
+  for (float v : out.at("s").f) EXPECT_EQ(Bits(v), num::kFp32CanonicalNaN);
+}
+
+// Bad graphs: one net::Error each, naming the node and the operator.
+TEST(NetErrors, NameTheNodeAndTheOperator) {
+  auto expect = [](const Graph& g, const std::map<std::string, Shape>& shapes,
+                   const std::string& part) {
+    try {
+      net::Plan::Build(g, shapes, num::Mode::kIeee);
+      ADD_FAILURE() << "no error; expected: " << part;
+    } catch (const net::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
+    }
+  };
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {1, 4})};
+  Node n;
+  n.name = "sig";
+  n.op = "Sigmoid";
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  g.nodes = {n};
+  g.outputs = {Input("y", {})};
+  expect(g, {}, "node 'sig' (Sigmoid): operator not supported");
+
+  g.nodes[0].op = "Relu";
+  g.nodes[0].attrs["alpha"] = Float(0.1f);
+  expect(g, {}, "node 'sig' (Relu): attribute 'alpha' is not supported");
+
+  g.nodes[0].attrs.clear();
+  expect(g, {{"x", {2, 4}}}, "input 'x': shape (2, 4), but the model declares (1, 4)");
+  expect(g, {{"z", {1, 4}}}, "the model has no input 'z'");
+
+  Graph c;
+  c.opset = 13;
+  c.inputs = {Input("x", {1, 3, 5, 5, 5})};
+  Node conv;
+  conv.name = "c3";
+  conv.op = "Conv";
+  conv.inputs = {"x", "w"};
+  conv.outputs = {"y"};
+  Tensor w;
+  w.shape = {2, 3, 1, 1, 1};
+  w.f.assign(6, 1.0f);
+  c.constants["w"] = w;
+  c.nodes = {conv};
+  c.outputs = {Input("y", {})};
+  expect(c, {}, "node 'c3' (Conv): input (1, 3, 5, 5, 5) is not 1-D or 2-D");
+
+  Graph mm;
+  mm.opset = 13;
+  mm.inputs = {Input("a", {2, 3}), Input("b", {4, 5})};
+  Node m;
+  m.name = "mm";
+  m.op = "MatMul";
+  m.inputs = {"a", "b"};
+  m.outputs = {"y"};
+  mm.nodes = {m};
+  mm.outputs = {Input("y", {})};
+  expect(mm, {}, "node 'mm' (MatMul): A (2, 3) and B (4, 5) do not multiply");
+
+  Graph sym;
+  sym.opset = 13;
+  sym.inputs = {Input("x", {-1, 4})};
+  sym.nodes = {n};
+  sym.nodes[0].op = "Relu";
+  sym.outputs = {Input("y", {})};
+  expect(sym, {}, "input 'x': the model does not fix its shape (-1, 4)");
+}
+
+}  // namespace
