@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm bench-models models verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -18,7 +18,8 @@ help: ## list the targets
 	@echo "Variables: SEED=n (reproduce a random run), TEST=Suite.Test (make waves), JOBS=$(JOBS),"
 	@echo "  RUN_ARGS=... (tpusim options for make run), BENCH_ARGS=... (tpu_mxu_bench options),"
 	@echo "  ACCEL_BENCH_ARGS=... (tpu_accel_bench options, e.g. --quick --no-stack),"
-	@echo "  HBM_BENCH_ARGS=... (tpu_hbm_replay options, e.g. --requests-scale 0.1)"
+	@echo "  HBM_BENCH_ARGS=... (tpu_hbm_replay options, e.g. --requests-scale 0.1),"
+	@echo "  MODELS_BENCH_ARGS=... (scripts/bench_models.py options, e.g. --models resnet18)"
 
 deps: ## install missing Debian packages (idempotent; quick when all are present)
 	@scripts/deps.sh
@@ -45,9 +46,11 @@ test: build ## the fast test tier (what CI runs): GoogleTest suites, the Python 
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
 
-test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels (builds them first)
-	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test -- --no-print-directory 2>&1 \
+test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels, ResNet-18 from ONNX on it (builds them first)
+	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test models_long_test -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@test -f $(BUILD)/examples/resnet18.onnx || { scripts/deps.sh models && \
+	  /usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples; }
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure $(CTEST_ARGS)
 
 lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-subset checks
@@ -66,6 +69,20 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
+
+bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 16x16_1ch: cycles, utilization, HBM traffic, layer classes (~40 min)
+	@scripts/deps.sh models
+	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch tpusim-128x128_8ch -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@mkdir -p $(BUILD)/bench
+	@/usr/bin/python3 scripts/bench_models.py --tpusim $(BUILD)/sim/tpusim --examples $(BUILD)/examples \
+	  --out $(BUILD)/bench $(MODELS_BENCH_ARGS)
+
+models: deps ## regenerate the example models with PyTorch: examples/ (the digits MLP and CNN, trained) and build/examples (ResNet-18, ResNet-50)
+	@scripts/deps.sh models
+	@/usr/bin/python3 scripts/make_models.py digits --out examples
+	@/usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples
+	@/usr/bin/python3 scripts/make_models.py resnet50 --out $(BUILD)/examples
 
 bench-accel: configure ## the accelerator end to end: DMA bandwidth, roofline tables, sim speed, then bench-tpu (~100 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \

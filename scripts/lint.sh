@@ -63,7 +63,7 @@ else
 fi
 
 echo "clang-format (.clang-format) on the C++ sources:"
-mapfile -t cxx < <(find models tb tests sim -name '*.cpp' -o -name '*.h' | sort)
+mapfile -t cxx < <(find models tb tests sim python -name '*.cpp' -o -name '*.h' | sort)
 if out=$(clang-format --dry-run --Werror "${cxx[@]}" 2>&1); then
   printf '  ok    %s files formatted\n' "${#cxx[@]}"
 else

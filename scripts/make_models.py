@@ -4,7 +4,7 @@
 scikit-learn (python3-sklearn), offline, and exports them to ONNX for `tpusim onnx`.
 
   scripts/make_models.py digits [--out examples]   the digits MLP and CNN, trained (committed)
-  scripts/make_models.py resnet18|resnet50 [--out build/models] [--batch N]
+  scripts/make_models.py resnet18|resnet50 [--out build/examples] [--batch N]
                                                      torchvision's ResNets, random initial weights
 
 digits: scikit-learn's 8x8 digits (1,797 images, shipped with python3-sklearn), split 75/25 with
@@ -143,13 +143,13 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", choices=["digits", "resnet18", "resnet50"])
     ap.add_argument("--out", help="output folder (default: examples for digits, else "
-                    "build/models)")
+                    "build/examples)")
     ap.add_argument("--batch", type=int, default=1, help="ResNet batch (default 1)")
     a = ap.parse_args()
     if a.model == "digits":
         digits(a.out or "examples")
     else:
-        resnet(a.model, a.out or "build/models", a.batch)
+        resnet(a.model, a.out or "build/examples", a.batch)
     return 0
 
 

@@ -9,6 +9,8 @@
 //  * bad graphs: each a net::Error naming the node and the operator.
 // The back end is the golden model (tpu/tb/model_sim.h); tests/onnx_conformance_test.cpp runs the
 // RTL.
+#include "tpu/net.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,7 +19,6 @@
 #include <string>
 
 #include "test_support.h"
-#include "tpu/net.h"
 #include "tpu/numerics.h"
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/model_sim.h"
@@ -51,8 +52,9 @@ Tensor Random(tb::Rng& rng, const Shape& s, double scale = 1.0) {
   for (auto& v : t.f) {
     // Signed values over a few binades, with exact zeros now and then.
     const int u = rng.Range(0, 99);
-    v = u < 5 ? 0.0f : float(scale * (double(rng.U32()) / 4294967296.0 * 2.0 - 1.0) *
-                             std::ldexp(1.0, rng.Range(-3, 3)));
+    v = u < 5 ? 0.0f
+              : float(scale * (double(rng.U32()) / 4294967296.0 * 2.0 - 1.0) *
+                      std::ldexp(1.0, rng.Range(-3, 3)));
   }
   return t;
 }
@@ -158,8 +160,8 @@ void ExpectBits(const Tensor& got, const Tensor& want, const std::string& what) 
   size_t bad = 0;
   for (size_t i = 0; i < got.f.size(); ++i) {
     if (Bits(got.f[i]) != Bits(want.f[i]) && ++bad <= 5) {
-      ADD_FAILURE() << what << "[" << i << "]: got " << num::FormatFp32(Bits(got.f[i]))
-                    << ", want " << num::FormatFp32(Bits(want.f[i]));
+      ADD_FAILURE() << what << "[" << i << "]: got " << num::FormatFp32(Bits(got.f[i])) << ", want "
+                    << num::FormatFp32(Bits(want.f[i]));
     }
   }
   EXPECT_EQ(bad, 0u) << what;
@@ -246,7 +248,8 @@ TEST(NetConv, BitExactAgainstTheContract) {
     const Tensor w = Random(rng, {c.cout, c.cin / c.group, c.kh, c.kw});
     const Tensor b = Random(rng, {c.cout});
     Tensor bn = Random(rng, {4 * c.cout});
-    for (int i = 0; i < c.cout; ++i) bn.f[size_t(3 * c.cout + i)] = std::fabs(bn.f[size_t(3 * c.cout + i)]);
+    for (int i = 0; i < c.cout; ++i)
+      bn.f[size_t(3 * c.cout + i)] = std::fabs(bn.f[size_t(3 * c.cout + i)]);
     const float eps = 1e-3f;
     const Graph g = ConvGraph(c, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, eps);
     Tensor xin = x;
@@ -310,9 +313,9 @@ TEST(NetGemm, AttributesBitExact) {
     float alpha, beta;
     Shape c;  // empty: no C
   };
-  const G cases[] = {{5, 7, 9, false, false, 1, 1, {9}},       {5, 7, 9, true, true, 1, 1, {5, 9}},
-                     {6, 3, 4, false, true, 1, 0.5f, {1, 4}},   {6, 3, 4, true, false, 2, 1, {6, 1}},
-                     {4, 20, 3, false, false, -0.5f, 3, {}},   {4, 20, 3, false, false, 1, 1, {1}},
+  const G cases[] = {{5, 7, 9, false, false, 1, 1, {9}},      {5, 7, 9, true, true, 1, 1, {5, 9}},
+                     {6, 3, 4, false, true, 1, 0.5f, {1, 4}}, {6, 3, 4, true, false, 2, 1, {6, 1}},
+                     {4, 20, 3, false, false, -0.5f, 3, {}},  {4, 20, 3, false, false, 1, 1, {1}},
                      {3, 17, 12, false, false, 1, 0, {3, 12}}};
   int index = 0;
   for (const auto& c : cases) {
@@ -476,13 +479,13 @@ TEST(NetHostOps, PoolsAndSoftmax) {
   const auto out = RunGraph(g, {{"x", x}});
   const auto& m = out.at("m").f;
   ASSERT_EQ(out.at("m").shape, (Shape{1, 1, 3, 3}));
-  EXPECT_EQ(m[0], 1.0f);                                   // only x[0][0] inside
-  EXPECT_EQ(m[2], 3.0f);                                   // max(-2, 3)
-  EXPECT_EQ(Bits(m[4]), num::kFp32CanonicalNaN);           // a NaN in the window
-  EXPECT_EQ(m[6], 7.0f);                                   // max(4, 7)
+  EXPECT_EQ(m[0], 1.0f);                          // only x[0][0] inside
+  EXPECT_EQ(m[2], 3.0f);                          // max(-2, 3)
+  EXPECT_EQ(Bits(m[4]), num::kFp32CanonicalNaN);  // a NaN in the window
+  EXPECT_EQ(m[6], 7.0f);                          // max(4, 7)
   const auto& a = out.at("a").f;
-  EXPECT_EQ(a[1], -0.5f);                                  // (1 + -2) / 2 positions inside
-  EXPECT_EQ(out.at("a2").f[1], -0.25f);                    // (1 + -2) / 4 with the padding
+  EXPECT_EQ(a[1], -0.5f);                // (1 + -2) / 2 positions inside
+  EXPECT_EQ(out.at("a2").f[1], -0.25f);  // (1 + -2) / 4 with the padding
   EXPECT_EQ(Bits(out.at("g").f[0]), num::kFp32CanonicalNaN);
   for (float v : out.at("s").f) EXPECT_EQ(Bits(v), num::kFp32CanonicalNaN);
 }

@@ -269,6 +269,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
     nlohmann::json e{{"index", s.index},
                      {"label", s.label},
                      {"op", s.op},
+                     {"class", s.klass},
                      {"on", s.accel ? "accel" : "host"},
                      {"nodes", s.nodes},
                      {"detail", s.detail},

@@ -416,6 +416,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
     how.push_back("unequal pads added by the host");
   }
   st.detail = how.empty() ? "" : fmt::format("{}", fmt::join(how, ", "));
+  st.klass = fmt::format("conv {}x{}{}", win.kh, win.kw, group > 1 ? " grouped" : "");
 
   const int64_t N = x[0], H = win.h, W = win.w;
   const int64_t OH = win.oh, OW = win.ow;
@@ -595,6 +596,7 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
     how.push_back(fmt::format("beta {}·C on the host", beta));
   st.detail = fmt::format("{}", fmt::join(how, ", "));
   st.accel = true;
+  st.klass = "dense";
   st.jobs = 1;
   st.macs = uint64_t(M * K * N);
   st.out_shape = {M, N};
@@ -680,6 +682,7 @@ void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   // B shared by every batch (2-D or broadcast): one GEMM with the batches stacked as rows.
   const bool shared_b = Elements(bbatch) == 1;
   st.accel = true;
+  st.klass = "matmul";
   st.jobs = shared_b ? 1 : int(nb);
   st.detail = shared_b ? (nb > 1 ? fmt::format("{} batches as rows of one GEMM", nb) : "")
                        : fmt::format("{} batched GEMMs", nb);
@@ -1195,6 +1198,16 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       impl->constants[n.outputs[0]] = std::move(t);
       continue;
     }
+    // An Identity of a constant is that constant (exporters alias shared parameters this way).
+    if (n.op == "Identity" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+        c.constants.count(n.inputs[0])) {
+      CheckAttrs(n, {});
+      const Tensor t = c.constants.at(n.inputs[0]);
+      c.shapes[n.outputs[0]] = t.shape;
+      c.constants[n.outputs[0]] = t;
+      impl->constants[n.outputs[0]] = t;
+      continue;
+    }
     for (const auto& in : n.inputs) {
       if (!in.empty() && !c.shapes.count(in)) {
         Fail(n, fmt::format("input '{}' is not produced by any earlier node", in));
@@ -1203,6 +1216,7 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     Step st;
     st.index = int(impl->steps.size());
     st.op = n.op;
+    st.klass = n.op;
     st.label = n.name;
     st.nodes = {n.name};
     if (n.op == "Conv") {

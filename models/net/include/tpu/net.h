@@ -119,6 +119,7 @@ struct Step {
   int index = 0;
   std::string label;               // the nodes: "conv1 + bn1 + relu"
   std::string op;                  // the main operator: "Conv", "MaxPool", ...
+  std::string klass;               // its class for reports: "conv 3x3", "dense", "matmul", or op
   bool accel = false;              // an accelerator step (else the host)
   std::string detail;              // how it is lowered: "2 groups, im2col (dilations)"
   std::vector<std::string> nodes;  // the ONNX nodes it covers
