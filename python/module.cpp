@@ -34,28 +34,29 @@ net::Tensor FromArray(const std::string& name, const py::array& a) {
   net::Tensor t;
   for (py::ssize_t i = 0; i < a.ndim(); ++i) t.shape.push_back(a.shape(i));
   const size_t n = size_t(a.size());
-  const auto dt = a.dtype();
-  if (dt.is(py::dtype::of<float>())) {
+  const std::string dt = a.dtype().attr("str").cast<std::string>();  // "<f4", ">f8", ...
+  if (dt == "<f4") {
     auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
     t.f.assign(c.data(), c.data() + n);
-  } else if (dt.is(py::dtype::of<double>())) {
+  } else if (dt == "<f8") {
     auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
     t.f.resize(n);
     for (size_t i = 0; i < n; ++i) t.f[i] = float(c.data()[i]);
-  } else if (dt.is(py::dtype::of<uint16_t>())) {
+  } else if (dt == "<u2") {
     auto c = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(a);
     t.f.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const uint32_t u = uint32_t(c.data()[i]) << 16;
       std::memcpy(&t.f[i], &u, 4);
     }
-  } else if (dt.is(py::dtype::of<int64_t>()) || dt.is(py::dtype::of<int32_t>())) {
+  } else if (dt == "<i8" || dt == "<i4") {
     auto c = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
     t.is_int = true;
     t.i.assign(c.data(), c.data() + n);
   } else {
-    throw BadInput(name + ": dtype " + dt.attr("name").cast<std::string>() +
-                   " is not supported: pass float32, float64, or bf16 bits as uint16");
+    throw BadInput(name + ": dtype " + a.dtype().attr("name").cast<std::string>() + " ('" + dt +
+                   "') is not supported: pass little-endian float32, float64, or bf16 bits as "
+                   "uint16");
   }
   return t;
 }
@@ -104,9 +105,11 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   tb::accel::ModelSim sim(cfg);
   tb::accel::NetRunner runner(sim, check);
   std::map<std::string, net::Tensor> outs;
-  {
+  try {
     py::gil_scoped_release release;
     outs = runner.Run(*plan, inputs);
+  } catch (const net::Error& e) {
+    throw BadInput(e.what());
   }
   std::map<std::string, py::array_t<float>> r;
   for (const auto& [k, v] : outs) r[k] = ToArray(v);

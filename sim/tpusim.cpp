@@ -767,11 +767,7 @@ OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
     j.inputs = LoadNetInputs(j.graph, o.inputs);
     net::BindIntInputs(j.graph, j.inputs);
     std::map<std::string, net::Shape> shapes;
-    for (const auto& [k, v] : j.inputs) {
-      if (v.is_int)
-        throw UsageError(fmt::format("input '{}': integers; the model wants float32", k));
-      shapes[k] = v.shape;
-    }
+    for (const auto& [k, v] : j.inputs) shapes[k] = v.shape;
     j.plan.emplace(net::Plan::Build(j.graph, shapes, cfg.machine.mode));
   } catch (const net::Error& e) {
     throw UsageError(e.what());
@@ -827,7 +823,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   } catch (const NetFailure& e) {
     pass = false;
     if (tty && !quiet) fmt::print(stderr, "\r\x1b[K");
-    fmt::print("FAIL: {}\n", e.what());
+    fmt::print(o.json == "-" ? stderr : stdout, "FAIL: {}\n", e.what());
   } catch (const net::Error& e) {
     throw UsageError(e.what());
   }

@@ -373,6 +373,86 @@ TEST(NetGemm, AttributesBitExact) {
   }
 }
 
+// Gemm with alpha != 1 read only by an accelerator operand: alpha applies to the fp32 sum, so
+// its output stays fp32 (a bf16 store would round before alpha). Y = 3·(X·W), Z = Y·1 with
+// X = [1, 2^-8], W = [1, 1]: the sum 1 + 2^-8 is exact in fp32, not in bf16.
+TEST(NetGemm, AlphaOnTheHostKeepsFp32) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {1, 2})};
+  Tensor w, one;
+  w.shape = {2, 1};
+  w.f = {1, 1};
+  one.shape = {1, 1};
+  one.f = {1};
+  g.constants["w"] = w;
+  g.constants["one"] = one;
+  Node gm;
+  gm.name = "gemm";
+  gm.op = "Gemm";
+  gm.inputs = {"x", "w"};
+  gm.outputs = {"y"};
+  gm.attrs["alpha"] = Float(3.0f);
+  Node mm;
+  mm.name = "mm";
+  mm.op = "MatMul";
+  mm.inputs = {"y", "one"};
+  mm.outputs = {"z"};
+  g.nodes = {gm, mm};
+  g.outputs = {Input("z", {})};
+  Tensor x;
+  x.shape = {1, 2};
+  x.f = {1.0f, std::ldexp(1.0f, -8)};
+  const auto out = RunGraph(g, {{"x", x}});
+  // y = 3·(1 + 2^-8) = 3.01171875 in fp32; z rounds it to bf16: 3.015625 (nearest even of 8 bits).
+  EXPECT_EQ(out.at("z").f[0], 3.015625f);
+}
+
+// A BatchNormalization whose parameter comes from a node after the convolution is not folded
+// (the parameter is not known yet) but runs on the host: a valid model, not an error.
+TEST(NetConv, BatchNormWithLateParameterOnTheHost) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase c{1, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false};
+  const Tensor x = Random(rng, {1, 2, 4, 4});
+  const Tensor w = Random(rng, {3, 2, 3, 3});
+  Graph g = ConvGraph(c, w, nullptr, nullptr, 0);
+  Node k;
+  k.name = "scale";
+  k.op = "Constant";
+  k.outputs = {"s"};
+  net::Attr v;
+  v.kind = net::Attr::Kind::kTensor;
+  v.t.shape = {3};
+  v.t.f = {2, 0.5f, -1};
+  k.attrs["value"] = v;
+  Node bn;
+  bn.name = "bn";
+  bn.op = "BatchNormalization";
+  bn.inputs = {"c", "s", "beta", "mean", "var"};
+  bn.outputs = {"b"};
+  Tensor beta, mean, var;
+  beta.shape = mean.shape = var.shape = {3};
+  beta.f = {0.25f, 0, 1};
+  mean.f = {0, 1, -1};
+  var.f = {1, 4, 0.25f};
+  g.constants["beta"] = beta;
+  g.constants["mean"] = mean;
+  g.constants["var"] = var;
+  g.nodes.push_back(k);
+  g.nodes.push_back(bn);
+  g.outputs = {Input("b", {})};
+  net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+  ASSERT_EQ(plan.steps().size(), 2u);
+  EXPECT_FALSE(plan.steps()[1].accel);
+  const auto out = RunGraph(g, {{"x", x}});
+  const Tensor conv = RefConv(c, x, w, nullptr, nullptr, 0);
+  for (size_t i = 0; i < conv.f.size(); ++i) {
+    const size_t ch = i / 16;
+    const double s = net::BnScale(v.t.f[ch], var.f[ch], 1e-5f);
+    EXPECT_EQ(Bits(out.at("b").f[i]), Bits(net::BnApply(conv.f[i], mean.f[ch], beta.f[ch], s)));
+  }
+}
+
 TEST(NetMatMul, BatchedWithBroadcastBitExact) {
   tb::Rng rng(test::TestSeed());
   const Tensor a = Random(rng, {2, 3, 4, 5});
@@ -549,6 +629,38 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
   mm.nodes = {m};
   mm.outputs = {Input("y", {})};
   expect(mm, {}, "node 'mm' (MatMul): A (2, 3) and B (4, 5) do not multiply");
+
+  Graph ic;  // an integer constant where a float operand is needed
+  ic.opset = 13;
+  ic.inputs = {Input("x", {1, 2})};
+  Tensor ki;
+  ki.shape = {2};
+  ki.is_int = true;
+  ki.i = {1, 2};
+  ic.constants["ki"] = ki;
+  Node add;
+  add.name = "add";
+  add.op = "Add";
+  add.inputs = {"x", "ki"};
+  add.outputs = {"y"};
+  ic.nodes = {add};
+  ic.outputs = {Input("y", {})};
+  expect(ic, {}, "node 'add' (Add): input 'ki' is an integer tensor; float32 is required");
+
+  Graph zg;  // an empty operand
+  zg.opset = 13;
+  zg.inputs = {Input("a", {3, 4})};
+  Tensor zb;
+  zb.shape = {4, 0};
+  zg.constants["b"] = zb;
+  Node zm;
+  zm.name = "mm0";
+  zm.op = "MatMul";
+  zm.inputs = {"a", "b"};
+  zm.outputs = {"y"};
+  zg.nodes = {zm};
+  zg.outputs = {Input("y", {})};
+  expect(zg, {}, "node 'mm0' (MatMul): input 'b' is empty (shape (4, 0))");
 
   Graph sym;
   sym.opset = 13;

@@ -56,6 +56,18 @@ class BadInput(unittest.TestCase):
         np.save(self.x, np.zeros((4, 1, 8, 8), np.float16))
         self.expect(["onnx", MLP, "--input", self.x], "dtype '<f2' (float16) is not supported")
 
+    def test_integer_input_for_a_float_model(self):
+        np.save(self.x, np.zeros((4, 1, 8, 8), np.int64))
+        self.expect(["onnx", MLP, "--input", self.x],
+                    "input 'x': integers; the model declares float32")
+
+    def test_bad_npy_shape(self):
+        with open(self.x, "r+b") as f:
+            data = f.read().replace(b"(4, 1, 8, 8)", b"(-4, 1, 8, 8)")
+            f.seek(0)
+            f.write(data)
+        self.expect(["onnx", MLP, "--input", self.x], "bad shape")
+
     def test_missing_input(self):
         model = os.path.join(NODE, "test_add", "model.onnx")
         self.expect(["onnx", model, "--input", "x=" + self.x], "input 'y' (3, 4, 5) is missing")

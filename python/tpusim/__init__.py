@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import tempfile
+import zipfile
 
 import numpy as np
 
@@ -62,7 +63,10 @@ def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True):
             if v.dtype not in (np.float32, np.float64, np.uint16, np.int64, np.int32):
                 raise ValueError(f"{k}: dtype {v.dtype} is not supported: pass float32, float64, "
                                  "or bf16 bits as uint16")
-        np.savez(src, **arrays)
+        with zipfile.ZipFile(src, "w") as z:  # numpy.savez, without its reserved names
+            for k, v in arrays.items():
+                with z.open(k + ".npy", "w") as f:
+                    np.lib.format.write_array(f, np.ascontiguousarray(v))
         args = ["onnx", model, "--input", src, "--out", dst, "--json", js, "--config", config,
                 "--backend", "rtl", "--quiet"]
         if not check:

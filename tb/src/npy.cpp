@@ -73,12 +73,24 @@ net::Tensor ParseNpy(const std::string& bytes, const std::string& what, std::str
   std::stringstream ss(m[1].str());
   for (std::string item; std::getline(ss, item, ',');) {
     if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    int64_t d = -1;
     try {
-      t.shape.push_back(std::stoll(item));
+      d = std::stoll(item);
     } catch (const std::exception&) {
-      throw std::invalid_argument(
-          fmt::format("{}: bad shape '{}' in the .npy header", what, m[1].str()));
     }
+    if (d < 0) {
+      throw std::invalid_argument(
+          fmt::format("{}: bad shape '({})' in the .npy header", what, m[1].str()));
+    }
+    t.shape.push_back(d);
+  }
+  int64_t total = 1;
+  for (int64_t d : t.shape) {
+    if (d > 0 && total > (int64_t(1) << 40) / d) {
+      throw std::invalid_argument(
+          fmt::format("{}: shape ({}) has more than 2^40 elements", what, m[1].str()));
+    }
+    total *= d;
   }
   const size_t n = size_t(net::Elements(t.shape));
   const size_t off = start + len;

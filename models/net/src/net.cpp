@@ -66,6 +66,13 @@ std::string IntsText(const std::vector<int64_t>& v) {
   return r + "]";
 }
 
+// The outputs a node really has (ONNX marks an omitted optional output with an empty name).
+size_t Outputs(const Node& n) {
+  size_t k = 0;
+  for (const auto& o : n.outputs) k += o.empty() ? 0 : 1;
+  return k;
+}
+
 // Attributes: only the listed ones are accepted (an unknown one could change the meaning).
 void CheckAttrs(const Node& n, std::initializer_list<const char*> known) {
   for (const auto& [name, a] : n.attrs) {
@@ -377,7 +384,10 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   std::vector<std::string> bn_params;  // scale, B, mean, var
   float bn_eps = 0;
   if (const Node* bn = c.OnlyConsumer(value);
-      bn != nullptr && bn->op == "BatchNormalization" && bn->outputs.size() == 1) {
+      bn != nullptr && bn->op == "BatchNormalization" && Outputs(*bn) == 1 &&
+      bn->inputs.size() == 5 && bn->inputs[0] == value && c.shapes.count(bn->inputs[1]) &&
+      c.shapes.count(bn->inputs[2]) && c.shapes.count(bn->inputs[3]) &&
+      c.shapes.count(bn->inputs[4])) {
     CheckAttrs(*bn, {"epsilon", "momentum", "training_mode", "spatial", "is_test"});
     if (AttrInt(*bn, "training_mode", 0) != 0) Fail(*bn, "training_mode = 1 is not supported");
     if (AttrInt(*bn, "spatial", 1) != 1) Fail(*bn, "spatial = 0 is not supported");
@@ -579,7 +589,8 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       Fail(n, fmt::format("C {} does not broadcast to ({}, {})", ShapeText(cs), M, N));
   }
   const bool host_scale = alpha != 1.0f;
-  const Epilogue ep = FuseRelu(c, n.outputs[0], !host_scale);
+  Epilogue ep = FuseRelu(c, n.outputs[0], !host_scale);
+  if (host_scale) ep.out = host::OutFormat::kFp32;  // alpha applies to the fp32 sum
   st.label = n.name;
   for (size_t i : ep.fused) {
     st.label += " + " + c.g.nodes[i].name;
@@ -751,7 +762,7 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const bool max = n.op == "MaxPool" || n.op == "GlobalMaxPool";
   const bool global = n.op.rfind("Global", 0) == 0;
   const Shape x = c.ShapeOf(n, 0);
-  if (n.outputs.size() > 1) Fail(n, "the Indices output is not supported");
+  if (Outputs(n) > 1) Fail(n, "the Indices output is not supported");
   Window win;
   bool include_pad = false;
   if (global) {
@@ -884,11 +895,11 @@ Exec Move(const std::string& in, const std::string& out, const Shape& shape,
 
 void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const std::string& op = n.op;
-  if (op == "BatchNormalization" && (n.outputs.size() != 1 || AttrInt(n, "training_mode", 0))) {
+  if (op == "BatchNormalization" && (Outputs(n) != 1 || AttrInt(n, "training_mode", 0))) {
     Fail(n, "training_mode (running statistics as outputs) is not supported");
   }
-  if (n.outputs.size() != 1 && op != "Dropout") {
-    Fail(n, fmt::format("{} outputs; one is supported", n.outputs.size()));
+  if (Outputs(n) != 1 && op != "Dropout") {
+    Fail(n, fmt::format("{} outputs; one is supported", Outputs(n)));
   }
   const std::string out = n.outputs.empty() ? "" : n.outputs[0];
   st.outputs = {out};
@@ -1117,7 +1128,12 @@ uint64_t Plan::Macs() const {
 void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs) {
   for (auto it = g.inputs.begin(); it != g.inputs.end();) {
     auto in = inputs.find(it->name);
-    if (in != inputs.end() && in->second.is_int) {
+    const bool int_type = it->dtype == "int64" || it->dtype == "int32";
+    if (in != inputs.end() && in->second.is_int != int_type) {
+      throw Error(fmt::format("input '{}': {}; the model declares {}", it->name,
+                              in->second.is_int ? "integers" : "floating-point values", it->dtype));
+    }
+    if (in != inputs.end() && int_type) {
       g.constants[it->name] = std::move(in->second);
       inputs.erase(in);
       it = g.inputs.erase(it);
@@ -1208,9 +1224,20 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       impl->constants[n.outputs[0]] = t;
       continue;
     }
-    for (const auto& in : n.inputs) {
-      if (!in.empty() && !c.shapes.count(in)) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const std::string& in = n.inputs[k];
+      if (in.empty()) continue;
+      if (!c.shapes.count(in)) {
         Fail(n, fmt::format("input '{}' is not produced by any earlier node", in));
+      }
+      // Integers only where an operator takes them: Reshape's shape, Dropout's training_mode.
+      const bool int_ok = (n.op == "Reshape" && k == 1) || (n.op == "Dropout" && k == 2);
+      const auto ct = c.constants.find(in);
+      if (!int_ok && ct != c.constants.end() && ct->second.is_int) {
+        Fail(n, fmt::format("input '{}' is an integer tensor; float32 is required", in));
+      }
+      if (!int_ok && Elements(c.shapes.at(in)) == 0) {
+        Fail(n, fmt::format("input '{}' is empty (shape {})", in, ShapeText(c.shapes.at(in))));
       }
     }
     Step st;

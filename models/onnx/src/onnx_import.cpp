@@ -52,8 +52,13 @@ std::vector<T> Raw(const std::string& raw, size_t n, const std::string& what) {
 
 net::Tensor FromProto(const onnx::TensorProto& p, const std::string& what) {
   net::Tensor t;
+  int64_t total = 1;
   for (auto d : p.dims()) {
     if (d < 0) throw Error(fmt::format("{}: negative dimension {}", what, d));
+    if (d > 0 && total > (int64_t(1) << 40) / d) {
+      throw Error(fmt::format("{}: more than 2^40 elements", what));
+    }
+    total *= d;
     t.shape.push_back(d);
   }
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -100,6 +105,17 @@ net::Tensor FromProto(const onnx::TensorProto& p, const std::string& what) {
       t.is_int = true;
       if (raw) {
         const auto v = Raw<int32_t>(p.raw_data(), n, what);
+        t.i.assign(v.begin(), v.end());
+      } else {
+        check(size_t(p.int32_data_size()));
+        t.i.assign(p.int32_data().begin(), p.int32_data().end());
+      }
+      break;
+    }
+    case onnx::TensorProto::BOOL: {  // a flag (Dropout's training_mode): 0 or 1
+      t.is_int = true;
+      if (raw) {
+        const auto v = Raw<uint8_t>(p.raw_data(), n, what);
         t.i.assign(v.begin(), v.end());
       } else {
         check(size_t(p.int32_data_size()));
