@@ -231,7 +231,20 @@ def quick_jobs(build, data_dir, seed, slots):
 
     s = str(seed)
     mxu_jobs = max(1, slots)
-    return [
+    models = []
+    resnet = os.path.join(build, "examples", "resnet18.onnx")
+    if os.path.exists(resnet) or os.path.exists("/usr/lib/python3/dist-packages/torchvision"):
+        models.append(Job("models", ["/usr/bin/python3", os.path.join(ROOT, "scripts",
+                                                                      "bench_models.py"),
+                                     "--models", "resnet18", "--configs", "16x16_1ch",
+                                     "--tpusim", os.path.join(sim, "tpusim"),
+                                     "--examples", os.path.join(build, "examples"),
+                                     "--out", data_dir], 1,
+                          "ResNet-18 from ONNX on 16x16_1ch, every job checked"))
+    else:
+        log("ResNet-18 left out: no build/examples/resnet18.onnx and no PyTorch "
+            "(scripts/deps.sh models, or make bench-models)")
+    return models + [
         # The matrix unit first: it runs `slots` simulations at once.
         Job("mxu", [f"{sim}/tpu_mxu_bench", "--quick", "--no-build", "--jobs", str(mxu_jobs),
                     "--seed", s, "--csv", csv_of("mxu")], mxu_jobs,
@@ -759,6 +772,16 @@ def main():
         pngs += ["roofline.png", "stalls.png"]
         sections.append(section_accel(configs, workloads, by, roofs))
     sections.append(section_speed(found))
+    models_md = os.path.join(data_dir, "models.md")
+    if os.path.exists(models_md):
+        with open(models_md) as f:
+            sections.append(
+                "## Whole networks from ONNX\n\n`scripts/bench_models.py` (`make bench-models`: "
+                "ResNet-18 and ResNet-50 on 128x128_8ch and 16x16_1ch; the quick mode runs "
+                "ResNet-18 on 16x16_1ch): torchvision's models with random initial weights, batch "
+                "1, every accelerator job checked bit for bit against the golden model; cycles "
+                "by layer class with each class's MAC utilization in brackets ([onnx.md]"
+                "(../onnx.md)).\n\n" + f.read() + "\n")
 
     # The data next to the report, so that it can be re-plotted (REPORT_DATA=docs/report/data).
     out_data = os.path.join(args.out, "data")
@@ -769,6 +792,9 @@ def main():
         for tables in found.values():
             for t in tables:
                 shutil.copy(t.path, out_data)
+        for extra in ("models.md", "models.csv"):
+            if os.path.exists(os.path.join(data_dir, extra)):
+                shutil.copy(os.path.join(data_dir, extra), out_data)
 
     m = machine()
     commit = sh(["git", "rev-parse", "--short", "HEAD"])

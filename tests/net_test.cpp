@@ -29,21 +29,12 @@
 namespace {
 
 using namespace tpu;
+using net::F32Bits;
+using net::F32FromBits;
 using net::Graph;
 using net::Node;
 using net::Shape;
 using net::Tensor;
-
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 Tensor Random(tb::Rng& rng, const Shape& s, double scale = 1.0) {
   Tensor t;
@@ -100,7 +91,7 @@ std::map<std::string, Tensor> RunGraph(const Graph& g, const std::map<std::strin
 }
 
 uint16_t B16(float x) {
-  return num::Fp32ToBf16(Bits(x), num::Mode::kIeee);
+  return num::Fp32ToBf16(F32Bits(x), num::Mode::kIeee);
 }
 
 struct ConvCase {
@@ -131,7 +122,7 @@ Tensor RefConv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor
     for (int n = 0; n < c.n; ++n) {
       for (int i0 = 0; i0 < oh; ++i0) {
         for (int j0 = 0; j0 < ow; ++j0) {
-          uint32_t acc = has_init ? Bits(bias) : 0u;
+          uint32_t acc = has_init ? F32Bits(bias) : 0u;
           for (int i = 0; i < c.kh; ++i) {
             for (int j = 0; j < c.kw; ++j) {
               for (int ci = 0; ci < cin_g; ++ci) {
@@ -147,7 +138,7 @@ Tensor RefConv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor
             }
           }
           if (c.relu) acc = num::Relu(acc);
-          y.f[size_t(((n * c.cout + co) * oh + i0) * ow + j0)] = FromBits(acc);
+          y.f[size_t(((n * c.cout + co) * oh + i0) * ow + j0)] = F32FromBits(acc);
         }
       }
     }
@@ -159,9 +150,9 @@ void ExpectBits(const Tensor& got, const Tensor& want, const std::string& what) 
   ASSERT_EQ(got.shape, want.shape) << what;
   size_t bad = 0;
   for (size_t i = 0; i < got.f.size(); ++i) {
-    if (Bits(got.f[i]) != Bits(want.f[i]) && ++bad <= 5) {
-      ADD_FAILURE() << what << "[" << i << "]: got " << num::FormatFp32(Bits(got.f[i])) << ", want "
-                    << num::FormatFp32(Bits(want.f[i]));
+    if (F32Bits(got.f[i]) != F32Bits(want.f[i]) && ++bad <= 5) {
+      ADD_FAILURE() << what << "[" << i << "]: got " << num::FormatFp32(F32Bits(got.f[i]))
+                    << ", want " << num::FormatFp32(F32Bits(want.f[i]));
     }
   }
   EXPECT_EQ(bad, 0u) << what;
@@ -355,13 +346,13 @@ TEST(NetGemm, AttributesBitExact) {
           if (c.beta != 1) cv = cv * c.beta;  // one binary32 multiply
         }
         const bool host = c.alpha != 1;
-        uint32_t acc = has_c && !host ? Bits(cv) : 0u;
+        uint32_t acc = has_c && !host ? F32Bits(cv) : 0u;
         for (int k = 0; k < c.k; ++k) {
           const float av = c.ta ? a.f[size_t(k * c.m + i)] : a.f[size_t(i * c.k + k)];
           const float bv = c.tb ? b.f[size_t(j * c.k + k)] : b.f[size_t(k * c.n + j)];
           acc = num::Mac(B16(av), B16(bv), acc, num::Mode::kIeee);
         }
-        float y = FromBits(acc);
+        float y = F32FromBits(acc);
         if (host) {
           y = c.alpha * y;
           if (has_c) y = y + cv;
@@ -449,7 +440,8 @@ TEST(NetConv, BatchNormWithLateParameterOnTheHost) {
   for (size_t i = 0; i < conv.f.size(); ++i) {
     const size_t ch = i / 16;
     const double s = net::BnScale(v.t.f[ch], var.f[ch], 1e-5f);
-    EXPECT_EQ(Bits(out.at("b").f[i]), Bits(net::BnApply(conv.f[i], mean.f[ch], beta.f[ch], s)));
+    EXPECT_EQ(F32Bits(out.at("b").f[i]),
+              F32Bits(net::BnApply(conv.f[i], mean.f[ch], beta.f[ch], s)));
   }
 }
 
@@ -485,14 +477,14 @@ TEST(NetMatMul, BatchedWithBroadcastBitExact) {
           accv = num::Mac(B16(a.f[size_t(((p * 3 + q) * 4 + i) * 5 + k)]), B16(v.f[size_t(k)]),
                           accv, num::Mode::kIeee);
         }
-        EXPECT_EQ(Bits(out.at("z").f[size_t((p * 3 + q) * 4 + i)]), accv);
+        EXPECT_EQ(F32Bits(out.at("z").f[size_t((p * 3 + q) * 4 + i)]), accv);
         for (int j = 0; j < 6; ++j) {
           uint32_t acc = 0;
           for (int k = 0; k < 5; ++k) {
             acc = num::Mac(B16(a.f[size_t(((p * 3 + q) * 4 + i) * 5 + k)]),
                            B16(b.f[size_t((q * 5 + k) * 6 + j)]), acc, num::Mode::kIeee);
           }
-          EXPECT_EQ(Bits(out.at("y").f[size_t(((p * 3 + q) * 4 + i) * 6 + j)]), acc)
+          EXPECT_EQ(F32Bits(out.at("y").f[size_t(((p * 3 + q) * 4 + i) * 6 + j)]), acc)
               << p << " " << q << " " << i << " " << j;
         }
       }
@@ -502,10 +494,10 @@ TEST(NetMatMul, BatchedWithBroadcastBitExact) {
 
 // The host operators' definitions on directed values.
 TEST(NetHostOps, Definitions) {
-  EXPECT_EQ(Bits(net::HostAdd(1.0f, std::ldexp(1.0f, -24))), Bits(1.0f));  // tie to even
-  EXPECT_EQ(Bits(net::HostAdd(INFINITY, -INFINITY)), num::kFp32CanonicalNaN);
-  EXPECT_EQ(Bits(net::HostAdd(-0.0f, -0.0f)), num::kFp32SignMask);
-  EXPECT_EQ(Bits(net::HostAdd(-0.0f, 0.0f)), 0u);
+  EXPECT_EQ(F32Bits(net::HostAdd(1.0f, std::ldexp(1.0f, -24))), F32Bits(1.0f));  // tie to even
+  EXPECT_EQ(F32Bits(net::HostAdd(INFINITY, -INFINITY)), num::kFp32CanonicalNaN);
+  EXPECT_EQ(F32Bits(net::HostAdd(-0.0f, -0.0f)), num::kFp32SignMask);
+  EXPECT_EQ(F32Bits(net::HostAdd(-0.0f, 0.0f)), 0u);
   // BatchNormalization: s = gamma / sqrt(var + eps) and (x - mean)·s + beta in binary64, one
   // rounding to binary32 at the end.
   const double s = net::BnScale(2.0f, 3.0f, 1.0f);
@@ -514,7 +506,7 @@ TEST(NetHostOps, Definitions) {
   EXPECT_EQ(net::BnApply(1.0f + std::ldexp(1.0f, -23), 1.0f, std::ldexp(1.0f, -30), 0.75),
             float(std::ldexp(0.75, -23) + std::ldexp(1.0, -30)));
   EXPECT_EQ(net::BnWeight(3.0f, 1.0 / 3.0), 1.0f);
-  EXPECT_EQ(Bits(net::BnWeight(NAN, 1.0)), num::kFp32CanonicalNaN);
+  EXPECT_EQ(F32Bits(net::BnWeight(NAN, 1.0)), num::kFp32CanonicalNaN);
 }
 
 TEST(NetHostOps, PoolsAndSoftmax) {
@@ -559,15 +551,15 @@ TEST(NetHostOps, PoolsAndSoftmax) {
   const auto out = RunGraph(g, {{"x", x}});
   const auto& m = out.at("m").f;
   ASSERT_EQ(out.at("m").shape, (Shape{1, 1, 3, 3}));
-  EXPECT_EQ(m[0], 1.0f);                          // only x[0][0] inside
-  EXPECT_EQ(m[2], 3.0f);                          // max(-2, 3)
-  EXPECT_EQ(Bits(m[4]), num::kFp32CanonicalNaN);  // a NaN in the window
-  EXPECT_EQ(m[6], 7.0f);                          // max(4, 7)
+  EXPECT_EQ(m[0], 1.0f);                             // only x[0][0] inside
+  EXPECT_EQ(m[2], 3.0f);                             // max(-2, 3)
+  EXPECT_EQ(F32Bits(m[4]), num::kFp32CanonicalNaN);  // a NaN in the window
+  EXPECT_EQ(m[6], 7.0f);                             // max(4, 7)
   const auto& a = out.at("a").f;
   EXPECT_EQ(a[1], -0.5f);                // (1 + -2) / 2 positions inside
   EXPECT_EQ(out.at("a2").f[1], -0.25f);  // (1 + -2) / 4 with the padding
-  EXPECT_EQ(Bits(out.at("g").f[0]), num::kFp32CanonicalNaN);
-  for (float v : out.at("s").f) EXPECT_EQ(Bits(v), num::kFp32CanonicalNaN);
+  EXPECT_EQ(F32Bits(out.at("g").f[0]), num::kFp32CanonicalNaN);
+  for (float v : out.at("s").f) EXPECT_EQ(F32Bits(v), num::kFp32CanonicalNaN);
 }
 
 // Bad graphs: one net::Error each, naming the node and the operator.

@@ -37,6 +37,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using tpu::net::F32Bits;
 using namespace tpu;
 using tpu::tb::accel::Config;
 
@@ -142,12 +143,6 @@ net::Graph AbsGraph(net::Graph g, std::set<std::string>* negate) {
   return g;
 }
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 template <typename Model>
 std::map<std::string, net::Tensor> RunRtl(const net::Graph& g, const Case& c, const Config& cfg,
                                           tb::accel::NetStepStats* total) {
@@ -242,7 +237,7 @@ TEST_P(OnnxNode, MatchesOnnxAndGoldenModel) {
     ASSERT_EQ(y.shape, want.shape) << name_o;
     ASSERT_EQ(y.f.size(), y3.f.size());
     for (size_t i = 0; i < y.f.size(); ++i) {
-      ASSERT_EQ(Bits(y.f[i]), Bits(y3.f[i])) << name_o << "[" << i << "]: 8x8 and 3x5 differ";
+      ASSERT_EQ(F32Bits(y.f[i]), F32Bits(y3.f[i])) << name_o << "[" << i << "]: 8x8 and 3x5 differ";
       const double w = want.f[i], g = y.f[i];
       if (std::isnan(w) || std::isinf(w)) {
         EXPECT_EQ(std::isnan(g), std::isnan(w)) << name_o << "[" << i << "]";

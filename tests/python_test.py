@@ -79,6 +79,28 @@ class RunOnnx(unittest.TestCase):
             tpusim.run_onnx(os.path.join(ROOT, "README.md"), {"x": X}, backend="model")
 
 
+class Digits(unittest.TestCase):
+    """The shipped digits models over the whole test split on the RTL (default configuration):
+    accuracy within half a percentage point of PyTorch's float32 (every job bit-exact)."""
+
+    def test_accuracy_on_the_rtl(self):
+        x = np.load(os.path.join(ROOT, "examples", "digits_test_x.npy"))
+        labels = np.load(os.path.join(ROOT, "examples", "digits_test_labels.npy"))
+        for name in ("mlp", "cnn"):
+            ref = np.load(os.path.join(ROOT, "examples", f"digits_{name}_torch_logits.npy"))
+            outs, stats = tpusim.run_onnx(os.path.join(ROOT, "examples", f"digits_{name}.onnx"),
+                                          {"x": x}, backend="rtl")
+            self.assertTrue(stats["pass"])
+            self.assertGreater(stats["total"]["checked_elements"], 0)
+            acc = float((outs["logits"].argmax(1) == labels).mean())
+            acc_ref = float((ref.argmax(1) == labels).mean())
+            agree = int((outs["logits"].argmax(1) == ref.argmax(1)).sum())
+            print(f"digits {name}: RTL {100 * acc:.2f}%, PyTorch float32 {100 * acc_ref:.2f}%, "
+                  f"{agree} of {len(labels)} predictions agree", file=sys.stderr)
+            self.assertLessEqual(abs(acc - acc_ref), 0.005)
+            self.assertGreater(acc, 0.95)
+
+
 class Gemm(unittest.TestCase):
     def test_backends_and_command_line_agree(self):
         rng = np.random.default_rng(SEED)

@@ -30,6 +30,19 @@ void Add(Perf& a, const Perf& b) {
   a.instructions += b.instructions;
 }
 
+NetStepStats Sum(const std::vector<NetStepStats>& steps) {
+  NetStepStats t;
+  for (const auto& s : steps) {
+    t.jobs += s.jobs;
+    Add(t.perf, s.perf);
+    t.checked += s.checked;
+    t.sim_seconds += s.sim_seconds;
+    t.check_seconds += s.check_seconds;
+    t.step_seconds += s.step_seconds;
+  }
+  return t;
+}
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -52,7 +65,12 @@ std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
   }
   auto t0 = std::chrono::steady_clock::now();
   Load(dut_, w);
-  const Result r = accel::Run(dut_, w, opt_);
+  Result r;
+  try {
+    r = accel::Run(dut_, w, opt_);
+  } catch (const std::runtime_error& e) {  // a watchdog: the program did not finish
+    throw NetFailure(fmt::format("{}: the run stopped: {}", where, e.what()));
+  }
   st.sim_seconds += Since(t0);
   ++st.jobs;
   Add(st.perf, r.perf);
@@ -99,16 +117,7 @@ std::map<std::string, net::Tensor> NetRunner::Run(
 }
 
 NetStepStats NetRunner::Total() const {
-  NetStepStats t;
-  for (const auto& s : steps_) {
-    t.jobs += s.jobs;
-    Add(t.perf, s.perf);
-    t.checked += s.checked;
-    t.sim_seconds += s.sim_seconds;
-    t.check_seconds += s.check_seconds;
-    t.step_seconds += s.step_seconds;
-  }
-  return t;
+  return Sum(steps_);
 }
 
 }  // namespace tpu::tb::accel
@@ -202,26 +211,16 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
                     util, s.accel ? Num(bytes) : "-", 1e3 * t.step_seconds);
     if (!s.detail.empty()) r += fmt::format("     ({})\n", s.detail);
   }
-  NetStepStats tot;
+  const NetStepStats tot = Sum(steps);
   double host_s = 0;
   int host_steps = 0, accel_steps = 0;
-  for (const auto& s : plan.steps()) {
-    const NetStepStats& t = steps.at(size_t(s.index));
-    if (s.accel) {
+  for (const auto& st : plan.steps()) {
+    if (st.accel) {
       ++accel_steps;
     } else {
       ++host_steps;
-      host_s += t.step_seconds;
+      host_s += steps.at(size_t(st.index)).step_seconds;
     }
-    tot.jobs += t.jobs;
-    tot.perf.cycles += t.perf.cycles;
-    tot.perf.macs += t.perf.macs;
-    tot.perf.hbm_read_bytes += t.perf.hbm_read_bytes;
-    tot.perf.hbm_write_bytes += t.perf.hbm_write_bytes;
-    tot.checked += t.checked;
-    tot.step_seconds += t.step_seconds;
-    tot.sim_seconds += t.sim_seconds;
-    tot.check_seconds += t.check_seconds;
   }
   r += fmt::format("\ntotal: {} steps ({} on the accelerator in {} jobs, {} on the host); {} MACs",
                    plan.steps().size(), accel_steps, tot.jobs, host_steps, Num(tot.perf.macs));
@@ -262,7 +261,6 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
   j["pass"] = pass;
   j["peak_macs_per_cycle"] = cfg.PeakMacsPerCycle();
   j["steps"] = nlohmann::json::array();
-  NetStepStats tot;
   double host_s = 0;
   for (const auto& s : plan.steps()) {
     const NetStepStats& t = steps.at(size_t(s.index));
@@ -285,13 +283,8 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
     }
     j["steps"].push_back(e);
     if (!s.accel) host_s += t.step_seconds;
-    tot.jobs += t.jobs;
-    Add(tot.perf, t.perf);
-    tot.checked += t.checked;
-    tot.step_seconds += t.step_seconds;
-    tot.sim_seconds += t.sim_seconds;
-    tot.check_seconds += t.check_seconds;
   }
+  const NetStepStats tot = Sum(steps);
   j["total"] = {{"jobs", tot.jobs},
                 {"checked_elements", tot.checked},
                 {"step_seconds", tot.step_seconds},

@@ -13,17 +13,7 @@
 namespace tpu::net {
 
 namespace {
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-const float kNaN = FromBits(num::kFp32CanonicalNaN);
+const float kNaN = F32FromBits(num::kFp32CanonicalNaN);
 }  // namespace
 
 float HostAdd(float a, float b) {
@@ -42,7 +32,7 @@ float HostDiv(float a, float b) {
 }
 
 float HostRelu(float x) {
-  return FromBits(num::Relu(Bits(x)));
+  return F32FromBits(num::Relu(F32Bits(x)));
 }
 
 double BnScale(float gamma, float var, float eps) {

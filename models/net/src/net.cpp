@@ -45,17 +45,6 @@ using Env = std::map<std::string, Tensor>;
 // A step's work: reads and writes values in the environment, sends jobs to the back end.
 using Exec = std::function<void(Env& env, const AccelFn& accel, int step)>;
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 [[noreturn]] void Fail(const Node& n, const std::string& msg) {
   throw Error(fmt::format("node '{}' ({}): {}", n.name, n.op, msg));
 }
@@ -164,7 +153,7 @@ struct Ctx {
 };
 
 float OutValue(uint32_t bits, host::OutFormat f) {
-  return FromBits(f == host::OutFormat::kBf16 ? num::Bf16ToFp32(uint16_t(bits)) : bits);
+  return F32FromBits(f == host::OutFormat::kBf16 ? num::Bf16ToFp32(uint16_t(bits)) : bits);
 }
 
 int64_t NormAxis(const Node& n, int64_t axis, size_t rank, bool inclusive = false) {
@@ -464,7 +453,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       }
     }
     std::vector<uint32_t> bias_bits;
-    for (float v : bias) bias_bits.push_back(Bits(v));
+    for (float v : bias) bias_bits.push_back(F32Bits(v));
     Tensor y;
     y.shape = out_shape;
     y.f.assign(size_t(Elements(out_shape)), 0.0f);
@@ -479,7 +468,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         for (int64_t ci = 0; ci < cin_g; ++ci) {
           for (int64_t t = 0; t < taps; ++t) {
             const float v = w[size_t(((g * cout_g + co) * cin_g + ci) * taps + t)];
-            job.b[size_t((t * cin_g + ci) * cout_g + co)] = num::Fp32ToBf16(Bits(v), mode);
+            job.b[size_t((t * cin_g + ci) * cout_g + co)] = num::Fp32ToBf16(F32Bits(v), mode);
           }
         }
       }
@@ -494,7 +483,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       // The group's channels, bf16 (padding: +0).
       auto at = [&](int64_t b, int64_t ci, int64_t h, int64_t ww) -> uint16_t {
         if (h < 0 || h >= H || ww < 0 || ww >= W) return 0;
-        return num::Fp32ToBf16(Bits(xt.f[size_t(((b * cin + g * cin_g + ci) * H + h) * W + ww)]),
+        return num::Fp32ToBf16(F32Bits(xt.f[size_t(((b * cin + g * cin_g + ci) * H + h) * W + ww)]),
                                mode);
       };
       if (direct) {
@@ -555,7 +544,7 @@ std::vector<uint16_t> Matrix16(const Tensor& t, bool trans, num::Mode mode) {
   std::vector<uint16_t> out(size_t(r * c));
   for (int64_t i = 0; i < r; ++i) {
     for (int64_t j = 0; j < c; ++j) {
-      const uint16_t v = num::Fp32ToBf16(Bits(t.f[size_t(i * c + j)]), mode);
+      const uint16_t v = num::Fp32ToBf16(F32Bits(t.f[size_t(i * c + j)]), mode);
       if (trans) {
         out[size_t(j * r + i)] = v;
       } else {
@@ -644,9 +633,9 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
     }
     if (has_c && !host_scale) {
       if (bias_row) {
-        for (int64_t j = 0; j < N; ++j) job.bias.push_back(Bits(cv[size_t(j)]));
+        for (int64_t j = 0; j < N; ++j) job.bias.push_back(F32Bits(cv[size_t(j)]));
       } else {
-        for (float v : cv) job.c0.push_back(Bits(v));
+        for (float v : cv) job.c0.push_back(F32Bits(v));
       }
     }
     const std::vector<uint32_t> out = accel(job, step);
@@ -725,12 +714,12 @@ void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       job.a.reserve(size_t(rows * K));
       for (int64_t am : a_mats) {
         for (int64_t i = 0; i < M * K; ++i) {
-          job.a.push_back(num::Fp32ToBf16(Bits(at.f[size_t(am * M * K + i)]), mode));
+          job.a.push_back(num::Fp32ToBf16(F32Bits(at.f[size_t(am * M * K + i)]), mode));
         }
       }
       job.b.resize(size_t(K * N));
       for (int64_t i = 0; i < K * N; ++i) {
-        job.b[size_t(i)] = num::Fp32ToBf16(Bits(bt.f[size_t(b_mat * K * N + i)]), mode);
+        job.b[size_t(i)] = num::Fp32ToBf16(F32Bits(bt.f[size_t(b_mat * K * N + i)]), mode);
       }
       const auto o = accel(job, step);
       for (size_t i = 0; i < o.size(); ++i) y.f[size_t(out_first) + i] = OutValue(o[i], ep.out);

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,18 @@ namespace tpu::net {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A binary32 value's bit pattern and back.
+inline uint32_t F32Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float F32FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 using Shape = std::vector<int64_t>;
 std::string ShapeText(const Shape& s);  // "(1, 3, 8, 8)"
