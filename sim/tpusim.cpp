@@ -830,9 +830,19 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   bool pass = true;
   std::map<std::string, net::Tensor> outs;
   try {
+    // Progress: an updating line on a terminal, else a line every ~10 s.
+    const auto t0 = std::chrono::steady_clock::now();
+    double last = 0;
     outs = runner.Run(plan, j.inputs, [&](const net::Step& s, const NetStepStats&) {
-      if (quiet || !tty) return;
-      fmt::print(stderr, "\r  step {} of {}: {}\x1b[K", s.index + 1, n_steps, s.label);
+      if (quiet) return;
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (tty) {
+        fmt::print(stderr, "\r  step {} of {} done: {}\x1b[K", s.index + 1, n_steps, s.label);
+      } else if (t - last >= 10.0) {
+        last = t;
+        fmt::print(stderr, "  step {} of {} done ({:.0f} s): {}\n", s.index + 1, n_steps, t,
+                   s.label);
+      }
     });
   } catch (const NetFailure& e) {
     pass = false;

@@ -609,6 +609,38 @@ TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
               windows, pointwise, im2col);
 }
 
+// One activation slot (a block's bands fill more than half the buffer) with several blocks: the
+// block-boundary tokens keep D > 1 (the load module runs ahead inside a block) and the program is
+// race-free (FindRace in ExpectRun) and the contract's convolution; the load module's measured
+// lead is D. Before, such layers ran with D = 1.
+TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
+  tb::Rng rng(test::TestSeed());
+  struct Case {
+    MachineConfig cfg;
+    host::ConvShape s;
+  };
+  const Case cases[] = {
+      {Cfg(4, 4, 48, 64, 64), {1, 6, 6, 8, 8, 3, 3, 1, 1}},
+      {Cfg(4, 4, 48, 64, 64, num::Mode::kFtz, 8), {2, 6, 5, 8, 12, 3, 3, 1, 1}},
+      {Cfg(4, 8, 64, 32, 64), {1, 8, 7, 8, 8, 3, 3, 2, 1}},
+      {Cfg(8, 8, 100, 64, 64), {1, 9, 9, 16, 16, 3, 3, 2, 1}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(CfgName(c.cfg));
+    const auto p = host::CompileConv(c.cfg, c.s, true, true, OutFormat::kBf16);
+    ASSERT_TRUE(p.window) << p.host_im2col_reason;
+    EXPECT_EQ(p.plan.act_slots, 1);
+    EXPECT_GT(p.plan.m_blocks * p.plan.n_blocks, 1);
+    EXPECT_TRUE(p.plan.boundary_wait);
+    EXPECT_GT(p.plan.depth, 1);
+    EXPECT_EQ(MeasuredDepth(p.prog.instrs), p.plan.depth);
+    EXPECT_EQ(RunConv(c.cfg, c.s, true, true, OutFormat::kBf16, rng), Lowering::kWindow);
+    if (HasFatalFailure()) return;
+    std::printf("%s: %d blocks of %d pixels, D = %d\n", CfgName(c.cfg).c_str(),
+                p.plan.m_blocks * p.plan.n_blocks, p.plan.mb, p.plan.depth);
+  }
+}
+
 void ExpectThrows(const std::function<void()>& f, const std::string& word) {
   try {
     f();

@@ -103,6 +103,9 @@ int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows) {
   return n;
 }
 
+bool BoundaryTokens(const LayerPlan& lp, int wgt_slots, std::vector<char>* push,
+                    std::vector<char>* pop);
+
 // One GEMM of a workload: out = act(init + a·b), every tensor already allocated.
 struct GemmOp {
   int m = 0, k = 0, n = 0;
@@ -139,8 +142,14 @@ class Emitter {
         op.b.ntile != nt_w) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    Layer ly{op, plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w), kt_w, barrier_after};
+    Layer ly{op,   plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w),
+             kt_w, barrier_after,
+             0,    0,
+             {},   {}};
     const LayerPlan& lp = ly.plan;
+    if (lp.boundary_wait && !BoundaryTokens(lp, t_.wgt_slots, &ly.push, &ly.pop)) {
+      Bad("host: internal error: block-boundary tokens");
+    }
     int b = 0;
     for (int mi = 0; mi < lp.m_blocks; ++mi) {
       for (int ni = 0; ni < lp.n_blocks; ++ni, ++b) {
@@ -186,6 +195,13 @@ class Emitter {
     bool barrier_after;  // another layer reads this one's output
     uint64_t g = 0;      // GEMMs emitted so far
     uint64_t a_group = 0;
+    std::vector<char> push, pop;  // boundary_wait: per group / load step (BoundaryTokens)
+    bool Push(uint64_t grp) const {
+      return plan.boundary_wait ? push[grp] != 0 : grp + plan.depth < plan.gemms;
+    }
+    bool Pop(uint64_t step) const {
+      return plan.boundary_wait ? pop[step] != 0 : step >= uint64_t(plan.depth);
+    }
   };
   // One output block: rows [m0, m0 + rows) of tiles [nt0, nt0 + nts), in the accumulator from
   // acc_base; acc_wait: its first accumulator write must wait for an earlier block's STOREs.
@@ -272,7 +288,7 @@ class Emitter {
     const uint64_t g = ly->g++;
     const int kv = op.a.TileCols(kt), nt = blk->nt0 + j, nv = op.out.TileCols(nt);
     const isa::Load w =
-        EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, lp.depth, loads);
+        EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, ly->Pop(g), loads);
     isa::Gemm gm;
     gm.act = uint16_t(act_row);
     gm.wgt = w.dst;
@@ -285,7 +301,7 @@ class Emitter {
     gm.deps.pop_prev = true;
     gm.deps.pop_next = blk->acc_wait;
     blk->acc_wait = false;
-    gm.deps.push_prev = g + lp.depth < lp.gemms;
+    gm.deps.push_prev = ly->Push(g);
     gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
     p_->Emit(gm);
     ++st_->gemms;
@@ -323,7 +339,7 @@ class Emitter {
     const ConvWin& cw = *op.win;
     const ConvShape& s = cw.s;
     const LayerPlan& lp = ly->plan;
-    const int depth = lp.depth, tap = kt / cw.chunks, chunk = kt % cw.chunks;
+    const int tap = kt / cw.chunks, chunk = kt % cw.chunks;
     const int kv = op.b.KTileRows(kt);
     const auto segs = Segments(s, blk->m0, blk->rows);
     const int slot = (blk->index % lp.act_slots) * lp.act_slot_rows;
@@ -356,7 +372,7 @@ class Emitter {
         }
       }
       const isa::Load w =
-          EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, depth, &loads);
+          EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, ly->Pop(g), &loads);
 
       int acc_row = blk->acc_base + j * blk->rows;
       for (size_t i = 0; i < segs.size(); ++i) {
@@ -384,7 +400,7 @@ class Emitter {
         gm.deps.pop_prev = first;
         gm.deps.pop_next = first && blk->acc_wait;
         if (first) blk->acc_wait = false;
-        gm.deps.push_prev = last && g + depth < lp.gemms;
+        gm.deps.push_prev = last && ly->Push(g);
         gm.deps.push_next = last && kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
         p_->Emit(gm);
         ++st_->gemms;
@@ -398,7 +414,7 @@ class Emitter {
   // tile (kt, nt) into weight-buffer row `wgt_row`; the step's first LOAD pops a compute->load
   // token for g >= D (or after a barrier), its last pushes load->compute. Returns the weight LOAD.
   isa::Load EmitLoadStep(const GemmOp& op, int kt, int nt, int wgt_row, int kv, int nv, uint64_t g,
-                         int depth, std::vector<isa::Load>* loads) {
+                         bool pop, std::vector<isa::Load>* loads) {
     isa::Load w;
     w.buffer = isa::kBufWgt;
     w.hbm_addr = op.b.RowAddr(kt, nt, 0);
@@ -407,7 +423,7 @@ class Emitter {
     w.rows = uint16_t(kv);
     w.elems = uint16_t(nv);
     loads->push_back(w);
-    loads->front().deps.pop_next = g >= uint64_t(depth) || (g == 0 && after_barrier_);
+    loads->front().deps.pop_next = pop || (g == 0 && after_barrier_);
     loads->back().deps.push_next = true;
     for (const auto& l : *loads) p_->Emit(l);
     st_->loads += loads->size();
@@ -879,6 +895,56 @@ std::string WindowLimit(const ConvShape& s) {
   return "";
 }
 
+// The block-boundary tokens of a one-slot windowed convolution (header comment): per GEMM group
+// whether it pushes a compute->load token, per load step whether its first LOAD pops one. Checks
+// the scheme by matching pops to pushes in order: as many of each, every pop takes a token of an
+// earlier group, a block's first step the previous group's (the slot is free), and every step
+// knows group g - S done before it overwrites weight slot g mod S. False if any check fails.
+bool BoundaryTokens(const LayerPlan& lp, int wgt_slots, std::vector<char>* push,
+                    std::vector<char>* pop) {
+  const int64_t G = int64_t(lp.gemms), D = lp.depth;
+  push->assign(size_t(G), 0);
+  pop->assign(size_t(G), 0);
+  for (int64_t g = 0; g < G; ++g) {
+    (*push)[size_t(g)] = g + D < G;
+    (*pop)[size_t(g)] = g >= D;
+  }
+  // Groups per block in emission order (M-block-major, then N-groups): k_tiles x the block's tiles.
+  std::vector<int64_t> starts;
+  int64_t g0 = 0;
+  for (int mi = 0; mi < lp.m_blocks; ++mi) {
+    for (int ni = 0; ni < lp.n_blocks; ++ni) {
+      if (g0 > 0) starts.push_back(g0);
+      g0 += int64_t(lp.k_tiles) * std::min(lp.nb, lp.n_tiles - ni * lp.nb);
+    }
+  }
+  if (g0 != G) return false;
+  for (int64_t b : starts) {
+    for (int64_t h = std::max<int64_t>(0, b - D); h <= b - 2; ++h) (*push)[size_t(h)] = 0;
+    (*push)[size_t(b - 1)] = 1;
+    for (int64_t g = b + 1; g <= std::min(G - 1, b + D - 1); ++g) (*pop)[size_t(g)] = 0;
+    (*pop)[size_t(b)] = 1;
+  }
+  std::vector<int64_t> pushes;
+  for (int64_t h = 0; h < G; ++h) {
+    if ((*push)[size_t(h)]) pushes.push_back(h);
+  }
+  size_t k = 0;
+  int64_t done = -1;  // the newest group known done at this step
+  size_t next_start = 0;
+  for (int64_t g = 0; g < G; ++g) {
+    if ((*pop)[size_t(g)]) {
+      if (k >= pushes.size() || pushes[k] >= g) return false;
+      done = std::max(done, pushes[k++]);
+    }
+    const bool start = next_start < starts.size() && starts[next_start] == g;
+    if (start) ++next_start;
+    if (start && done != g - 1) return false;
+    if (g >= wgt_slots && done < g - wgt_slots) return false;
+  }
+  return k == pushes.size();
+}
+
 // The blocks of a windowed convolution (header comment): for N-groups of nb tiles (balanced) and
 // Sa = 2 activation slots (1 if no block fits half the buffer), the tallest block of mb output
 // pixels whose bands fit a slot and whose mb·nb rows fit an accumulator half, preferring whole
@@ -951,9 +1017,19 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
   const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
   lp.act_bound = std::numeric_limits<int>::max();
   if (blocks > lp.act_slots) {
-    lp.act_bound = lp.act_slots == 1 ? 1 : 1 + lp.k_tiles * std::min(lp.nb, last);
+    // One slot: the block-boundary tokens (header comment) need D <= the fewest groups of a block.
+    lp.act_bound = lp.act_slots == 1 ? lp.k_tiles * std::min(lp.nb, last)
+                                     : 1 + lp.k_tiles * std::min(lp.nb, last);
   }
   lp.depth = std::max(1, std::min(t.depth, lp.act_bound));
+  lp.boundary_wait = lp.act_slots == 1 && blocks > 1 && lp.depth > 1;
+  if (lp.boundary_wait) {
+    std::vector<char> push, pop;
+    if (!BoundaryTokens(lp, t.wgt_slots, &push, &pop)) {  // never expected: the safe fallback
+      lp.boundary_wait = false;
+      lp.depth = 1;
+    }
+  }
   return true;
 }
 

@@ -103,7 +103,14 @@
 // segment of the block (the first loads the weights, the others reuse them; the first pops the
 // load→compute token, the last pushes the tokens): a GEMM group. D counts groups; block b's bands
 // overwrite the slot block b − Sa read, and the blocks between hold k_tiles groups per N tile,
-// so D ≤ 1 + k_tiles·(the fewest N tiles of a block) with two slots and D = 1 with one.
+// so D ≤ 1 + k_tiles·(the fewest N tiles of a block) with two slots. With one slot (the bands of
+// a block fill more than half the buffer) block b's bands overwrite block b − 1's, so its first
+// load step must wait for block b − 1's last group; instead of D = 1 for the whole layer
+// (LayerPlan::boundary_wait): D ≤ the fewest groups of a block, the D − 1 groups before each block
+// boundary push no token and the boundary's last group does, the boundary's band LOAD pops that
+// one (all earlier groups are then done), and the D − 1 load steps after it pop nothing (their
+// tokens were never pushed): so the load module still runs D groups ahead inside a block.
+// (ResNet-50's stride-2 3×3 layers on a 16×16 array: D = 1 left them 5–35× slower.)
 // A 1×1 convolution with stride 1 and no padding (ConvProgram::pointwise) is the GEMM emitter on
 // the NHWC input as A (no window: its K-tiles load per K-group, as for any GEMM).
 // im2col (written by the host, then the GEMM emitter) where windows cannot express the shape or
@@ -231,6 +238,9 @@ struct LayerPlan {
   // N-tile-major blocks (header comment): every K-tile of a block's A stays in its slot, and the
   // block runs tile by tile, so each tile's STOREs follow its last GEMM instead of all of them.
   bool n_outer = false;
+  // One activation slot with several blocks (windowed convolutions): the block-boundary tokens of
+  // the header comment, so D is not 1.
+  bool boundary_wait = false;
 };
 // Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's.
 LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w);
