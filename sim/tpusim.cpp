@@ -891,9 +891,13 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
           for (char& ch : safe) {
             if (ch == '/' || ch == '\\') ch = '_';
           }
-          tb::WriteNpy(out + "/" + safe + ".npy", t);
+          tb::WriteNpy((std::filesystem::path(out) / (safe + ".npy")).string(), t);
         }
-        if (!quiet) fmt::print("wrote {} arrays into {}/\n", outs.size(), out);
+        if (!quiet) {
+          std::string dir = out;
+          while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+          fmt::print("wrote {} arrays into {}/\n", outs.size(), dir);
+        }
       }
     }
   }
