@@ -562,6 +562,35 @@ TEST(NetHostOps, PoolsAndSoftmax) {
   for (float v : out.at("s").f) EXPECT_EQ(F32Bits(v), num::kFp32CanonicalNaN);
 }
 
+// A graph of one node `name` (`op`) reading `reads` (graph inputs or constants), writing "y".
+Graph OneNode(const std::string& name, const std::string& op, std::vector<net::ValueInfo> inputs,
+              std::vector<std::string> reads, std::map<std::string, Tensor> constants = {}) {
+  Graph g;
+  g.opset = 13;
+  g.inputs = std::move(inputs);
+  g.constants = std::move(constants);
+  Node n;
+  n.name = name;
+  n.op = op;
+  n.inputs = std::move(reads);
+  n.outputs = {"y"};
+  g.nodes = {n};
+  g.outputs = {Input("y", {})};
+  return g;
+}
+
+Tensor Filled(const Shape& s, bool is_int = false) {
+  Tensor t;
+  t.shape = s;
+  t.is_int = is_int;
+  if (is_int) {
+    t.i.assign(size_t(net::Elements(s)), 1);
+  } else {
+    t.f.assign(size_t(net::Elements(s)), 1.0f);
+  }
+  return t;
+}
+
 // Bad graphs: one net::Error each, naming the node and the operator.
 TEST(NetErrors, NameTheNodeAndTheOperator) {
   auto expect = [](const Graph& g, const std::map<std::string, Shape>& shapes,
@@ -574,16 +603,7 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
     }
   };
-  Graph g;
-  g.opset = 13;
-  g.inputs = {Input("x", {1, 4})};
-  Node n;
-  n.name = "sig";
-  n.op = "Sigmoid";
-  n.inputs = {"x"};
-  n.outputs = {"y"};
-  g.nodes = {n};
-  g.outputs = {Input("y", {})};
+  Graph g = OneNode("sig", "Sigmoid", {Input("x", {1, 4})}, {"x"});
   expect(g, {}, "node 'sig' (Sigmoid): operator not supported");
 
   g.nodes[0].op = "Relu";
@@ -594,73 +614,18 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
   expect(g, {{"x", {2, 4}}}, "input 'x': shape (2, 4), but the model declares (1, 4)");
   expect(g, {{"z", {1, 4}}}, "the model has no input 'z'");
 
-  Graph c;
-  c.opset = 13;
-  c.inputs = {Input("x", {1, 3, 5, 5, 5})};
-  Node conv;
-  conv.name = "c3";
-  conv.op = "Conv";
-  conv.inputs = {"x", "w"};
-  conv.outputs = {"y"};
-  Tensor w;
-  w.shape = {2, 3, 1, 1, 1};
-  w.f.assign(6, 1.0f);
-  c.constants["w"] = w;
-  c.nodes = {conv};
-  c.outputs = {Input("y", {})};
-  expect(c, {}, "node 'c3' (Conv): input (1, 3, 5, 5, 5) is not 1-D or 2-D");
-
-  Graph mm;
-  mm.opset = 13;
-  mm.inputs = {Input("a", {2, 3}), Input("b", {4, 5})};
-  Node m;
-  m.name = "mm";
-  m.op = "MatMul";
-  m.inputs = {"a", "b"};
-  m.outputs = {"y"};
-  mm.nodes = {m};
-  mm.outputs = {Input("y", {})};
-  expect(mm, {}, "node 'mm' (MatMul): A (2, 3) and B (4, 5) do not multiply");
-
-  Graph ic;  // an integer constant where a float operand is needed
-  ic.opset = 13;
-  ic.inputs = {Input("x", {1, 2})};
-  Tensor ki;
-  ki.shape = {2};
-  ki.is_int = true;
-  ki.i = {1, 2};
-  ic.constants["ki"] = ki;
-  Node add;
-  add.name = "add";
-  add.op = "Add";
-  add.inputs = {"x", "ki"};
-  add.outputs = {"y"};
-  ic.nodes = {add};
-  ic.outputs = {Input("y", {})};
-  expect(ic, {}, "node 'add' (Add): input 'ki' is an integer tensor; float32 is required");
-
-  Graph zg;  // an empty operand
-  zg.opset = 13;
-  zg.inputs = {Input("a", {3, 4})};
-  Tensor zb;
-  zb.shape = {4, 0};
-  zg.constants["b"] = zb;
-  Node zm;
-  zm.name = "mm0";
-  zm.op = "MatMul";
-  zm.inputs = {"a", "b"};
-  zm.outputs = {"y"};
-  zg.nodes = {zm};
-  zg.outputs = {Input("y", {})};
-  expect(zg, {}, "node 'mm0' (MatMul): input 'b' is empty (shape (4, 0))");
-
-  Graph sym;
-  sym.opset = 13;
-  sym.inputs = {Input("x", {-1, 4})};
-  sym.nodes = {n};
-  sym.nodes[0].op = "Relu";
-  sym.outputs = {Input("y", {})};
-  expect(sym, {}, "input 'x': the model does not fix its shape (-1, 4)");
+  expect(OneNode("c3", "Conv", {Input("x", {1, 3, 5, 5, 5})}, {"x", "w"},
+                 {{"w", Filled({2, 3, 1, 1, 1})}}),
+         {}, "node 'c3' (Conv): input (1, 3, 5, 5, 5) is not 1-D or 2-D");
+  expect(OneNode("mm", "MatMul", {Input("a", {2, 3}), Input("b", {4, 5})}, {"a", "b"}), {},
+         "node 'mm' (MatMul): A (2, 3) and B (4, 5) do not multiply");
+  // An integer constant where a float operand is needed; an empty operand.
+  expect(OneNode("add", "Add", {Input("x", {1, 2})}, {"x", "ki"}, {{"ki", Filled({2}, true)}}), {},
+         "node 'add' (Add): input 'ki' is an integer tensor; float32 is required");
+  expect(OneNode("mm0", "MatMul", {Input("a", {3, 4})}, {"a", "b"}, {{"b", Filled({4, 0})}}), {},
+         "node 'mm0' (MatMul): input 'b' is empty (shape (4, 0))");
+  expect(OneNode("r", "Relu", {Input("x", {-1, 4})}, {"x"}), {},
+         "input 'x': the model does not fix its shape (-1, 4)");
 }
 
 }  // namespace
