@@ -87,18 +87,7 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   try {
     g = onnx_import::LoadModel(path);
     for (const auto& [k, v] : arrays) inputs[k] = FromArray(k, v);
-    for (const auto& [k, v] : inputs) {
-      bool known = false;
-      for (const auto& vi : g.inputs) known = known || vi.name == k;
-      if (!known) throw BadInput("the model has no input '" + k + "'");
-    }
-    for (const auto& vi : g.inputs) {
-      if (!inputs.count(vi.name)) throw BadInput("input '" + vi.name + "' is missing");
-    }
-    net::BindIntInputs(g, inputs);
-    std::map<std::string, net::Shape> shapes;
-    for (const auto& [k, v] : inputs) shapes[k] = v.shape;
-    plan.emplace(net::Plan::Build(g, shapes, cfg.machine.mode));
+    plan.emplace(net::PlanForInputs(&g, &inputs, cfg.machine.mode));
   } catch (const net::Error& e) {
     throw BadInput(e.what());
   }

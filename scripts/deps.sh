@@ -13,7 +13,7 @@ PACKAGES=(
   verilator yosys                           # RTL simulation, lint and synthesis
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
-  libxtensor-dev                            # .npy input and output (tpusim run)
+  libxtensor-dev                            # .npy output (tpusim run, tpusim onnx)
   libsystemc-dev zlib1g-dev                 # SystemC system harnesses, FST waves
   gtkwave xvfb xauth x11-utils imagemagick  # waveform viewing, screenshots (scripts/wave_shots.sh)
   lcov gnuplot-nox                          # coverage and report tools

@@ -126,15 +126,6 @@ void AddCommon(CLI::App* s, Options& o, bool with_seed) {
 // ---------------------------------------------------------------------------------------------
 // Output helpers
 
-std::string Num(uint64_t x) {  // 1234567 -> "1,234,567"
-  std::string s = std::to_string(x), r;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i != 0 && (s.size() - i) % 3 == 0) r += ',';
-    r += s[i];
-  }
-  return r;
-}
-
 std::string Rate(double x) {  // 12345678 -> "12.3 M"
   if (x >= 1e9) return fmt::format("{:.2f} G", x / 1e9);
   if (x >= 1e6) return fmt::format("{:.2f} M", x / 1e6);
@@ -628,13 +619,6 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
 // ---------------------------------------------------------------------------------------------
 // ONNX models
 
-struct OnnxJob {
-  net::Graph graph;
-  std::map<std::string, net::Tensor> inputs;
-  std::optional<net::Plan> plan;
-  std::vector<std::string> dtypes;
-};
-
 // A file we are about to write: its folder must exist and let us write (checked before any
 // simulation, so a long run never ends in a lost result).
 void CheckWritableFile(const std::string& file, const char* what) {
@@ -770,16 +754,21 @@ void PrintClassification(const Classification& c, const net::Tensor& out) {
   }
 }
 
+// An ONNX run, checked and planned before anything is simulated.
+struct OnnxJob {
+  net::Graph graph;
+  std::map<std::string, net::Tensor> inputs;
+  std::optional<net::Plan> plan;
+  Classification cls;  // --labels, --reference
+};
+
 // The model, its inputs and its plan; every problem is a UsageError before anything runs.
 OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
   OnnxJob j;
   try {
     j.graph = onnx_import::LoadModel(o.model);
     j.inputs = LoadNetInputs(j.graph, o.inputs);
-    net::BindIntInputs(j.graph, j.inputs);
-    std::map<std::string, net::Shape> shapes;
-    for (const auto& [k, v] : j.inputs) shapes[k] = v.shape;
-    j.plan.emplace(net::Plan::Build(j.graph, shapes, cfg.machine.mode));
+    j.plan.emplace(net::PlanForInputs(&j.graph, &j.inputs, cfg.machine.mode));
   } catch (const net::Error& e) {
     throw UsageError(e.what());
   } catch (const std::invalid_argument& e) {
@@ -787,7 +776,7 @@ OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
   }
   CheckOutPath(o.out_file);
   if (!o.json.empty() && o.json != "-") CheckWritableFile(o.json, "--json");
-  LoadClassification(o, *j.plan);  // its errors, before anything runs
+  j.cls = LoadClassification(o, *j.plan);
   return j;
 }
 
@@ -812,7 +801,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
                plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps),
                Num(plan.Macs()));
   }
-  const Classification cls = LoadClassification(o, plan);
+  const Classification& cls = j.cls;
   std::unique_ptr<Sim> dut;
   if (o.backend == "model") {
     dut = std::make_unique<ModelSim>(cfg);
@@ -928,6 +917,8 @@ int Main(int argc, char** argv) {
     throw UsageError(e.what());
   }
 
+  // An ONNX run is checked here, in the launcher too (once more in the engine): bad input is
+  // reported before an engine is built or started.
   std::optional<OnnxJob> onnx;
   if (cmd.onnx->parsed()) onnx = PrepareOnnx(o, cfg);
 

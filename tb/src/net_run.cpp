@@ -124,18 +124,19 @@ NetStepStats NetRunner::Total() const {
 
 namespace tpu::tb::accel {
 
+std::string Num(uint64_t x) {
+  std::string s = std::to_string(x), r;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i != 0 && (s.size() - i) % 3 == 0) r += ',';
+    r += s[i];
+  }
+  return r;
+}
+
 std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
                                                  const std::vector<std::string>& specs) {
   std::map<std::string, net::Tensor> in;
-  auto put = [&](const std::string& name, net::Tensor t, const std::string& from) {
-    bool known = false;
-    for (const auto& v : g.inputs) known = known || v.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto& v : g.inputs) names += (names.empty() ? "" : ", ") + v.name;
-      throw std::invalid_argument(
-          fmt::format("{}: the model has no input '{}' (its inputs: {})", from, name, names));
-    }
+  auto put = [&](const std::string& name, net::Tensor t) {
     if (in.count(name)) throw std::invalid_argument(fmt::format("input '{}' given twice", name));
     in[name] = std::move(t);
   };
@@ -151,38 +152,22 @@ std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
         throw std::invalid_argument(
             fmt::format("--input {}: give an .npz file without NAME=", spec));
       }
-      put(name, ReadNpy(file), file);
+      put(name, ReadNpy(file));
     } else if (ends(spec, ".npz")) {
-      for (auto& [name, t] : ReadNpz(spec)) put(name, std::move(t), spec);
+      for (auto& [name, t] : ReadNpz(spec)) put(name, std::move(t));
     } else {
       if (g.inputs.size() != 1) {
         throw std::invalid_argument(
             fmt::format("--input {}: the model has {} inputs; name it: --input NAME={}", spec,
                         g.inputs.size(), spec));
       }
-      put(g.inputs[0].name, ReadNpy(spec), spec);
-    }
-  }
-  for (const auto& v : g.inputs) {
-    if (!in.count(v.name)) {
-      throw std::invalid_argument(fmt::format("input '{}' {} is missing: --input {}=FILE.npy",
-                                              v.name, v.known_rank ? net::ShapeText(v.shape) : "",
-                                              v.name));
+      put(g.inputs[0].name, ReadNpy(spec));
     }
   }
   return in;
 }
 
 namespace {
-
-std::string Num(uint64_t x) {
-  std::string s = std::to_string(x), r;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i != 0 && (s.size() - i) % 3 == 0) r += ',';
-    r += s[i];
-  }
-  return r;
-}
 
 std::string Clip(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";

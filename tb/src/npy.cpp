@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xnpy.hpp>
 
 namespace tpu::tb {
 namespace {
@@ -171,21 +173,8 @@ std::map<std::string, net::Tensor> ReadNpz(const std::string& file) {
 }
 
 std::string NpyBytes(const net::Tensor& t) {
-  std::string shape = "(";
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    shape += fmt::format("{}{}", i ? ", " : "", t.shape[i]);
-  shape += t.shape.size() == 1 ? ",)" : ")";
-  std::string h = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
-  const size_t total = 10 + h.size() + 1;
-  h.append((64 - total % 64) % 64, ' ');
-  h += '\n';
-  std::string b = "\x93NUMPY\x01";
-  b += '\0';
-  b += char(h.size() & 0xFF);
-  b += char(h.size() >> 8);
-  b += h;
-  b.append(reinterpret_cast<const char*>(t.f.data()), t.f.size() * 4);
-  return b;
+  std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+  return xt::dump_npy(xt::adapt(t.f.data(), t.f.size(), xt::no_ownership(), shape));
 }
 
 void WriteNpy(const std::string& file, const net::Tensor& t) {

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <set>
 
 #include "host_ops.h"
@@ -152,6 +151,11 @@ struct Ctx {
   }
 };
 
+// The accelerator boundary: an fp32 value rounded to bf16 (the contract's conversion).
+uint16_t Bf16(float x, num::Mode mode) {
+  return num::Fp32ToBf16(F32Bits(x), mode);
+}
+
 float OutValue(uint32_t bits, host::OutFormat f) {
   return F32FromBits(f == host::OutFormat::kBf16 ? num::Bf16ToFp32(uint16_t(bits)) : bits);
 }
@@ -242,7 +246,6 @@ Window MakeWindow(const Node& n, const Shape& x, const std::vector<int64_t>& ker
     if (p < 0) Fail(n, fmt::format("negative pads {}", IntsText(pads)));
   }
   Window w;
-  const size_t o = sp == 2 ? 0 : 1;  // 1-D: the W axis only
   auto set = [&](size_t i, int64_t in, int64_t* k, int64_t* s, int64_t* d, int64_t* pb, int64_t* pe,
                  int64_t* out) {
     *k = kernel[i];
@@ -282,7 +285,6 @@ Window MakeWindow(const Node& n, const Shape& x, const std::vector<int64_t>& ker
     w.w = x[2];
     set(0, w.w, &w.kw, &w.sw, &w.dw, &w.pl, &w.pr, &w.ow);
   }
-  (void)o;
   w.ceil = ceil;
   return w;
 }
@@ -333,6 +335,13 @@ Epilogue FuseRelu(const Ctx& c, const std::string& value, bool allow_relu) {
   return e;
 }
 
+// Node `i` becomes part of step `st` (a folded BatchNormalization, a fused Relu).
+void Fold(const Ctx& c, size_t i, Step* st, std::set<size_t>* done) {
+  st->label += " + " + c.g.nodes[i].name;
+  st->nodes.push_back(c.g.nodes[i].name);
+  done->insert(i);
+}
+
 // A convolution (with a BatchNormalization folded in and a relu fused).
 void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
   CheckAttrs(n, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
@@ -369,7 +378,6 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   // A BatchNormalization that is the convolution's only reader is folded into its weights and
   // bias (when the step runs: the parameters may be inputs).
   std::string value = n.outputs[0];
-  st.label = n.name;
   std::vector<std::string> bn_params;  // scale, B, mean, var
   float bn_eps = 0;
   if (const Node* bn = c.OnlyConsumer(value);
@@ -390,16 +398,10 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       st.inputs.push_back(bn->inputs[i]);
     }
     value = bn->outputs[0];
-    st.label += " + " + bn->name;
-    st.nodes.push_back(bn->name);
-    done.insert(size_t(bn - c.g.nodes.data()));
+    Fold(c, size_t(bn - c.g.nodes.data()), &st, &done);
   }
   const Epilogue e = FuseRelu(c, value, true);
-  for (size_t i : e.fused) {
-    st.label += " + " + c.g.nodes[i].name;
-    st.nodes.push_back(c.g.nodes[i].name);
-    done.insert(i);
-  }
+  for (size_t i : e.fused) Fold(c, i, &st, &done);
 
   // The lowering: the host library's convolution when its shape can say it (one stride, no
   // dilation; unequal pads become zero rows and columns the host adds), else im2col by the host.
@@ -468,7 +470,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         for (int64_t ci = 0; ci < cin_g; ++ci) {
           for (int64_t t = 0; t < taps; ++t) {
             const float v = w[size_t(((g * cout_g + co) * cin_g + ci) * taps + t)];
-            job.b[size_t((t * cin_g + ci) * cout_g + co)] = num::Fp32ToBf16(F32Bits(v), mode);
+            job.b[size_t((t * cin_g + ci) * cout_g + co)] = Bf16(v, mode);
           }
         }
       }
@@ -483,8 +485,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       // The group's channels, bf16 (padding: +0).
       auto at = [&](int64_t b, int64_t ci, int64_t h, int64_t ww) -> uint16_t {
         if (h < 0 || h >= H || ww < 0 || ww >= W) return 0;
-        return num::Fp32ToBf16(F32Bits(xt.f[size_t(((b * cin + g * cin_g + ci) * H + h) * W + ww)]),
-                               mode);
+        return Bf16(xt.f[size_t(((b * cin + g * cin_g + ci) * H + h) * W + ww)], mode);
       };
       if (direct) {
         job.kind = AccelJob::Kind::kConv;
@@ -544,7 +545,7 @@ std::vector<uint16_t> Matrix16(const Tensor& t, bool trans, num::Mode mode) {
   std::vector<uint16_t> out(size_t(r * c));
   for (int64_t i = 0; i < r; ++i) {
     for (int64_t j = 0; j < c; ++j) {
-      const uint16_t v = num::Fp32ToBf16(F32Bits(t.f[size_t(i * c + j)]), mode);
+      const uint16_t v = Bf16(t.f[size_t(i * c + j)], mode);
       if (trans) {
         out[size_t(j * r + i)] = v;
       } else {
@@ -580,12 +581,7 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   const bool host_scale = alpha != 1.0f;
   Epilogue ep = FuseRelu(c, n.outputs[0], !host_scale);
   if (host_scale) ep.out = host::OutFormat::kFp32;  // alpha applies to the fp32 sum
-  st.label = n.name;
-  for (size_t i : ep.fused) {
-    st.label += " + " + c.g.nodes[i].name;
-    st.nodes.push_back(c.g.nodes[i].name);
-    done.insert(i);
-  }
+  for (size_t i : ep.fused) Fold(c, i, &st, &done);
   const bool bias_row =
       has_c && (cs.size() == 1 || (cs.size() == 2 && cs[0] == 1)) && Elements(cs) == N;
   std::vector<std::string> how;
@@ -672,12 +668,7 @@ void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   if (!a1) out.push_back(M);
   if (!b1) out.push_back(N);
   const Epilogue ep = FuseRelu(c, n.outputs[0], true);
-  st.label = n.name;
-  for (size_t i : ep.fused) {
-    st.label += " + " + c.g.nodes[i].name;
-    st.nodes.push_back(c.g.nodes[i].name);
-    done.insert(i);
-  }
+  for (size_t i : ep.fused) Fold(c, i, &st, &done);
   const int64_t nb = Elements(batch);
   // B shared by every batch (2-D or broadcast): one GEMM with the batches stacked as rows.
   const bool shared_b = Elements(bbatch) == 1;
@@ -714,12 +705,12 @@ void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       job.a.reserve(size_t(rows * K));
       for (int64_t am : a_mats) {
         for (int64_t i = 0; i < M * K; ++i) {
-          job.a.push_back(num::Fp32ToBf16(F32Bits(at.f[size_t(am * M * K + i)]), mode));
+          job.a.push_back(Bf16(at.f[size_t(am * M * K + i)], mode));
         }
       }
       job.b.resize(size_t(K * N));
       for (int64_t i = 0; i < K * N; ++i) {
-        job.b[size_t(i)] = num::Fp32ToBf16(F32Bits(bt.f[size_t(b_mat * K * N + i)]), mode);
+        job.b[size_t(i)] = Bf16(bt.f[size_t(b_mat * K * N + i)], mode);
       }
       const auto o = accel(job, step);
       for (size_t i = 0; i < o.size(); ++i) y.f[size_t(out_first) + i] = OutValue(o[i], ep.out);
@@ -1132,6 +1123,36 @@ void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs) {
   }
 }
 
+namespace {
+// Every name in `given` is one of the graph's inputs.
+template <typename T>
+void CheckInputNames(const Graph& g, const std::map<std::string, T>& given) {
+  for (const auto& [name, value] : given) {
+    bool found = false;
+    for (const auto& v : g.inputs) found = found || v.name == name;
+    if (!found) {
+      std::string names;
+      for (const auto& v : g.inputs) names += (names.empty() ? "" : ", ") + v.name;
+      throw Error(fmt::format("the model has no input '{}' (its inputs: {})", name, names));
+    }
+  }
+}
+}  // namespace
+
+Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode) {
+  CheckInputNames(*g, *inputs);
+  BindIntInputs(*g, *inputs);
+  std::map<std::string, Shape> shapes;
+  for (const auto& [k, v] : *inputs) shapes[k] = v.shape;
+  for (const auto& v : g->inputs) {
+    if (!inputs->count(v.name)) {
+      throw Error(fmt::format("input '{}' {}is missing", v.name,
+                              v.known_rank ? ShapeText(v.shape) + " " : ""));
+    }
+  }
+  return Plan::Build(*g, shapes, mode);
+}
+
 Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shapes, num::Mode mode) {
   auto impl = std::make_unique<Impl>();
   Ctx c{g, mode, {}, g.constants, {}, {}};
@@ -1171,11 +1192,7 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     c.shapes[v.name] = v.shape;
     impl->inputs.push_back(v);
   }
-  for (const auto& [name, s] : input_shapes) {
-    bool found = false;
-    for (const auto& v : g.inputs) found = found || v.name == name;
-    if (!found) throw Error(fmt::format("the model has no input '{}'", name));
-  }
+  CheckInputNames(g, input_shapes);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const auto& in : g.nodes[i].inputs) {
       if (!in.empty()) c.consumers[in].push_back(i);

@@ -108,6 +108,11 @@ struct Graph {
 // must be known when the plan is built) and removes it from `inputs` and from g.inputs.
 void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs);
 
+class Plan;
+// The plan for these input tensors: integer inputs bound (BindIntInputs), every graph input
+// given and no other (Error naming it), the plan built for their shapes in `mode`.
+Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode);
+
 // One program of the host library.
 struct AccelJob {
   enum class Kind : uint8_t { kGemm, kConv };

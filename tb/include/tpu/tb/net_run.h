@@ -50,9 +50,13 @@ class NetRunner {
   std::vector<std::string> labels_;
 };
 
+// 1234567 -> "1,234,567" (the reports' counts).
+std::string Num(uint64_t x);
+
 // The graph inputs from command-line specs: "NAME=FILE.npy", "FILE.npz" (every array by name),
-// or "FILE.npy" when the graph has one input (tpu/tb/npy.h converts the element types). Checks
-// that every graph input is given once and no unknown name is; throws std::invalid_argument.
+// or "FILE.npy" when the graph has one input (tpu/tb/npy.h converts the element types). Throws
+// std::invalid_argument for an unreadable file or a name given twice; net::PlanForInputs checks
+// the names against the graph.
 std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
                                                  const std::vector<std::string>& specs);
 

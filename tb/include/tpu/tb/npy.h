@@ -9,7 +9,9 @@
 //                               widened to float32 exactly;
 //   int64, int32               integers (a Reshape's target shape).
 // Anything else (float16, big-endian, Fortran order, objects) is a std::invalid_argument whose
-// one-line message names the file, the dtype and what to do. Written files are float32.
+// one-line message names the file, the dtype and what to do. Files are read here, not with
+// xtensor's reader, which neither converts element types nor notices truncated data; they are
+// written float32 with xtensor's writer.
 #pragma once
 
 #include <map>
