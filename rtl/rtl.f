@@ -35,6 +35,7 @@ rtl/accel/tpu_accel_dma_issue.sv
 rtl/accel/tpu_accel_dma.sv
 rtl/accel/tpu_accel_stream.sv
 rtl/accel/tpu_accel_decode.sv
+rtl/accel/tpu_accel_transpose.sv
 rtl/accel/tpu_accel_load.sv
 rtl/accel/tpu_accel_compute.sv
 rtl/accel/tpu_accel_store.sv

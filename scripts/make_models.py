@@ -4,6 +4,7 @@
 scikit-learn (python3-sklearn), offline, and exports them to ONNX for `tpusim onnx`.
 
   scripts/make_models.py digits [--out examples]   the digits MLP and CNN, trained (committed)
+  scripts/make_models.py digits-data [--out examples]  only the splits as .npz (committed)
   scripts/make_models.py resnet18|resnet50 [--out build/examples] [--batch N]
                                                      torchvision's ResNets, random initial weights
 
@@ -11,7 +12,9 @@ digits: scikit-learn's 8x8 digits (1,797 images, shipped with python3-sklearn), 
 a fixed seed; pixels scaled to [0, 1]. Writes digits_mlp.onnx, digits_cnn.onnx, the test split
 (digits_test_x.npy: N x 1 x 8 x 8 float32, digits_test_labels.npy: int64) and PyTorch's float32
 logits on it (digits_{mlp,cnn}_torch_logits.npy), so a run on the accelerator can be compared with
-the framework's own answer. Training is seeded and deterministic on one thread.
+the framework's own answer. Training is seeded and deterministic on one thread. Both write the
+splits for `tpusim train` too: digits_train.npz and digits_test.npz (x: N x 1 x 8 x 8 float32,
+y: int64).
 """
 import argparse
 import json
@@ -95,11 +98,19 @@ def export(model, example, path, batch_dynamic=True):
                       training=torch.onnx.TrainingMode.PRESERVE)
 
 
+def digits_data(out):
+    xtr, xte, ytr, yte = digits_split()
+    os.makedirs(out, exist_ok=True)
+    np.savez_compressed(os.path.join(out, "digits_train.npz"), x=xtr, y=ytr)
+    np.savez_compressed(os.path.join(out, "digits_test.npz"), x=xte, y=yte)
+    print(f"digits: {len(ytr)} training and {len(yte)} test images into {out}/digits_*.npz")
+    return xtr, xte, ytr, yte
+
+
 def digits(out):
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    xtr, xte, ytr, yte = digits_split()
-    os.makedirs(out, exist_ok=True)
+    xtr, xte, ytr, yte = digits_data(out)
     np.save(os.path.join(out, "digits_test_x.npy"), xte)
     np.save(os.path.join(out, "digits_test_labels.npy"), yte)
     summary = {}
@@ -141,13 +152,15 @@ def resnet(name, out, batch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model", choices=["digits", "resnet18", "resnet50"])
+    ap.add_argument("model", choices=["digits", "digits-data", "resnet18", "resnet50"])
     ap.add_argument("--out", help="output folder (default: examples for digits, else "
                     "build/examples)")
     ap.add_argument("--batch", type=int, default=1, help="ResNet batch (default 1)")
     a = ap.parse_args()
     if a.model == "digits":
         digits(a.out or "examples")
+    elif a.model == "digits-data":
+        digits_data(a.out or "examples")
     else:
         resnet(a.model, a.out or "build/examples", a.batch)
     return 0

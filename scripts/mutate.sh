@@ -7,9 +7,8 @@
 # rtl/hbm, the accelerator's suite for faults in rtl/accel, the accelerator's and the interleaver's
 # for faults in rtl/common, the network planner's and the ONNX conformance suites for faults in
 # models/net and models/onnx, the host library's suite (its race check included) for faults in
-# models/host. Every mutant must be killed (a test fails); a survivor means the tests
-# have a hole. About a minute (MAC) or two
-# (array) each.
+# models/host, the training suite for faults in models/train. Every mutant must be killed (a
+# test fails); a survivor means the tests have a hole. About a minute (MAC) or two (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +40,7 @@ for i in "${!specs[@]}"; do
     rtl/common/*) suites=(accel_test hbm_interleave_test) ;;
     models/net/*|models/onnx/*) suites=(net_test onnx_conformance_test) ;;
     models/host/*) suites=(host_test) ;;
+    models/train/*) suites=(train_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&

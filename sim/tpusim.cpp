@@ -4,11 +4,14 @@
 // prints cycles, MAC utilization, HBM bandwidth and the stall breakdown.
 //
 //   tpusim gemm --m M --k K --n N [--init overwrite|preload|accumulate] [--bf16-out] [--relu]
+//               [--trans-a] [--trans-b]
 //   tpusim mlp --m M --sizes 256,512,10 [--bias] [--relu]
 //   tpusim conv --h H --w W --cin CI --cout CO --kh KH --kw KW [--n N --stride S --pad P]
 //               [--bias] [--relu] [--bf16-out]
 //   tpusim run --a A.npy --b B.npy [--c C.npy] --out OUT.npy
 //   tpusim onnx MODEL.onnx --input NAME=X.npy|X.npz ... --out DIR|OUT.npz [--json F|-]
+//   tpusim train MODEL.onnx --train D.npz [--test D.npz] --epochs E|--steps N [--batch B --lr LR
+//                --momentum M --seed S --from-scratch --every N] [--out TRAINED.onnx] [--json F|-]
 //   common: --config NAME|FILE.json  --backend rtl|model  --seed S  --trace F.fst
 //           [--trace-from C --trace-to C]  --check/--no-check  --max-cycles N  --quiet
 //
@@ -57,6 +60,7 @@
 #include "tpu/tb/npy.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/workloads.h"
+#include "tpusim_train.h"
 
 #ifdef TPUSIM_ENGINE_CLASS
 #include TPUSIM_ENGINE_HEADER
@@ -90,6 +94,7 @@ struct Options {
   int m = 0, k = 0, n = 0;
   std::string init = "overwrite";
   bool bf16_out = false, relu = false, bias = false;
+  bool trans_a = false, trans_b = false;
   std::vector<int> sizes;
   host::ConvShape conv;
   // run
@@ -99,6 +104,8 @@ struct Options {
   std::vector<std::string> inputs;
   std::string json;
   std::string labels, reference;
+  // train
+  tpusim::TrainOptions train;
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -425,6 +432,7 @@ struct Commands {
   CLI::App* conv = nullptr;
   CLI::App* run = nullptr;
   CLI::App* onnx = nullptr;
+  CLI::App* train = nullptr;
 };
 
 Commands DefineCommands(CLI::App& app, Options& o) {
@@ -442,6 +450,10 @@ Commands DefineCommands(CLI::App& app, Options& o) {
       ->capture_default_str();
   gemm->add_flag("--bf16-out", o.bf16_out, "store C as bf16 (default fp32)");
   gemm->add_flag("--relu", o.relu, "relu on the store path");
+  gemm->add_flag("--trans-a", o.trans_a,
+                 "A stored transposed (K x M), read by transposing LOADs (ISA 1.3)");
+  gemm->add_flag("--trans-b", o.trans_b,
+                 "B stored transposed (N x K), read by transposing LOADs (ISA 1.3)");
   AddCommon(gemm, o, true);
 
   auto* mlp = c.mlp =
@@ -507,6 +519,33 @@ Commands DefineCommands(CLI::App& app, Options& o) {
       ->check(CLI::ExistingFile);
   AddCommon(onnx, o, false);
 
+  auto& t = o.train;
+  auto* tr = c.train = app.add_subcommand(
+      "train",
+      "trains an MLP (an ONNX model: Gemm/MatMul+Add layers, Relu between) by mixed-precision SGD "
+      "on the accelerator, every job of every step checked against the golden model "
+      "(docs/training.md)");
+  tr->add_option("model", t.model, "the model (.onnx)")->required()->check(CLI::ExistingFile);
+  tr->add_option("--train", t.train_data, "training data: .npz with x (rows x features) and y")
+      ->required()
+      ->check(CLI::ExistingFile);
+  tr->add_option("--test", t.test_data, "test data (.npz, as --train), evaluated every epoch")
+      ->check(CLI::ExistingFile);
+  tr->add_option("--epochs", t.epochs, "epochs (full batches of a shuffled order)")
+      ->check(CLI::Range(1, 1 << 20));
+  tr->add_option("--steps", t.steps, "steps (instead of --epochs)")->check(CLI::Range(1, 1 << 30));
+  tr->add_option("--batch", t.batch, "rows per step")->capture_default_str();
+  tr->add_option("--lr", t.lr, "learning rate")->capture_default_str();
+  tr->add_option("--momentum", t.momentum, "momentum (0: plain SGD)")->capture_default_str();
+  tr->add_option("--seed", t.seed, "seed of the data order (and of --from-scratch weights)")
+      ->capture_default_str();
+  tr->add_flag("--from-scratch", t.from_scratch,
+               "start from He-uniform weights from --seed (default: the model's weights)");
+  tr->add_option("--every", t.every, "also print the loss every N steps")->capture_default_str();
+  tr->add_option("--out,-o", t.out, "write the trained model here (.onnx)");
+  tr->add_option("--json", t.json, "the curves and counters as JSON to this file ('-': stdout)");
+  AddCommon(tr, o, false);
+
   return c;
 }
 
@@ -522,7 +561,8 @@ Workload MakeWorkload(const Options& o, const Config& cfg, const Commands& cmd, 
                               : o.init == "accumulate" ? host::Init::kAccumulate
                                                        : host::Init::kOverwrite;
       return MakeGemm(cfg, o.m, o.k, o.n, init,
-                      o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, o.relu, seed);
+                      o.bf16_out ? host::OutFormat::kBf16 : host::OutFormat::kFp32, o.relu, seed,
+                      Values::kFinite, host::GemmTranspose{o.trans_a, o.trans_b});
     }
     if (cmd.mlp->parsed()) {
       *sub = "mlp";
@@ -921,6 +961,14 @@ int Main(int argc, char** argv) {
   // reported before an engine is built or started.
   std::optional<OnnxJob> onnx;
   if (cmd.onnx->parsed()) onnx = PrepareOnnx(o, cfg);
+  tpusim::TrainJobPtr train;
+  if (cmd.train->parsed()) {
+    try {
+      train = tpusim::PrepareTrain(o.train, cfg);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
 
 #ifdef TPUSIM_ENGINE_CLASS
   if (EngineName(cfg) != TPUSIM_ENGINE_NAME ||
@@ -934,6 +982,15 @@ int Main(int argc, char** argv) {
   if (o.backend == "rtl") return Launch(cfg, argc, argv, !o.trace.empty());
 #endif
   if (onnx) return RunOnnx(o, cfg, *onnx);
+  if (train) {
+    std::unique_ptr<Sim> dut;
+    if (o.backend == "model") {
+      dut = std::make_unique<ModelSim>(cfg);
+    } else {
+      dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
+    }
+    return tpusim::RunTrain(o.train, cfg, *train, *dut, o.check, o.quiet, o.backend);
+  }
 
   // The workload.
   const uint64_t seed = o.seed ? *o.seed : tb::ChooseSeed();

@@ -3,7 +3,8 @@
 // configurations (accel_test.cpp: the fast tier's small builds; accel_long_test.cpp: 16x16).
 // The accelerator (tpu_accel with the HBM2 device models, tpu/tb/accel_harness.h) against the
 // instruction-level golden model (isa::Machine), end to end:
-//  * RandomWorkloads: GEMMs (overwrite / preload / accumulate, fp32 / bf16 out, relu), dense
+//  * RandomWorkloads: GEMMs (overwrite / preload / accumulate, fp32 / bf16 out, relu, operands
+//    stored transposed and read by transposing LOADs), dense
 //    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
 //    specials), in both numerics modes, bit-exact through the scoreboard, with zero JEDEC timing
 //    violations and consistent performance counters (the six stall classes add up to the cycles,
@@ -133,6 +134,12 @@ isa::Gemm G(uint16_t rows, uint16_t kv, uint16_t nv, bool load_w, Deps d = {}, u
   return g;
 }
 // The bytes of a row of `elems` values of `size` bytes in HBM: a whole number of 32-byte beats.
+// The same LOAD, transposing (version 1.3).
+isa::Load Tr(isa::Load l) {
+  l.transpose = true;
+  return l;
+}
+
 uint32_t RowBytes(int elems, int size) {
   return uint32_t((elems * size + 31) / 32 * 32);
 }
@@ -331,6 +338,14 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
           init == Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
       return accel::MakeGemm(cfg, m, k, n, init, f, rng.Bit(), seed, values);
     }
+    case 6: {  // transposes in hardware (ISA 1.3): A, B or both stored transposed
+      const int t = rng.Range(1, 3);
+      const Init init = Init(rng.Range(0, 2));
+      const OutFormat f =
+          init == Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
+      return accel::MakeGemm(cfg, m, k, n, init, f, rng.Bit(), seed, values,
+                             host::GemmTranspose{(t & 1) != 0, (t & 2) != 0});
+    }
     case 3:
       return accel::MakeDense(cfg, m, k, n, rng.Bit(), rng.Bit(),
                               rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, seed, values);
@@ -461,7 +476,7 @@ TYPED_TEST_P(AccelTest, RandomWorkloads) {
   fmt::print("[  CONFIG  ] {}: {}\n", cfg.name, accel::Describe(cfg));
   for (uint64_t it = 0; it < test::Scaled(uint64_t(lim.iterations)); ++it) {
     // Every kind each round, in a random order and mode.
-    std::vector<int> kinds = {0, 1, 2, 3, 4, 5};
+    std::vector<int> kinds = {0, 1, 2, 3, 4, 5, 6};
     for (size_t i = kinds.size(); i > 1; --i)
       std::swap(kinds[i - 1], kinds[rng.Range(0, int(i) - 1)]);
     for (int kind : kinds) {
@@ -508,7 +523,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
       uint8_t value;
     };
     const R rs[] = {{"LOAD byte 2", ld, 2, 0x01},         {"LOAD byte 3", ld, 3, 0x80},
-                    {"LOAD byte 5", ld, 5, 0x01},         {"LOAD byte 7", ld, 7, 0x40},
+                    {"LOAD byte 5 bit 1", ld, 5, 0x02},   {"LOAD byte 7", ld, 7, 0x40},
                     {"LOAD byte 26", ld, 26, 0x01},       {"LOAD byte 31", ld, 31, 0x80},
                     {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 4", gw, 16, 0x12},
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
@@ -516,7 +531,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
                     {"STORE byte 7", st, 7, 0x20},        {"STORE byte 26", st, 26, 0x01},
                     {"STORE byte 31", st, 31, 0x04},      {"END byte 4", end, 4, 0x01},
                     {"END byte 31", end, 31, 0x80},       {"LOAD flag bit 4", ld, 1, 0x10},
-                    {"GEMM flag bit 7", gw, 1, 0x80}};
+                    {"GEMM flag bit 7", gw, 1, 0x80},     {"LOAD byte 5 bit 7", ld, 5, 0x81}};
     for (const R& r : rs) {
       auto p = Program(c, {ld, gw, st});
       const size_t at = std::holds_alternative<isa::Load>(r.in)    ? 1
@@ -651,6 +666,21 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
   add("LOAD acc dst+rows = AccDepth+1", {Ld(isa::kBufAcc, 1, Acc, C)});
   add("LOAD act rows 65535", {Ld(isa::kBufAct, 0, 65535, 1, {}, kDataAddr, 0)});
   add("LOAD field before HBM", {Ld(isa::kBufAct, 0, 1, uint16_t(R + 1), {}, kDataAddr + 2, 3)});
+  // Transposing LOADs (version 1.3): rows up to the buffer's width, elems up to max(R, C).
+  const auto S = std::max(R, C);
+  add("LOAD transposed into the accumulators", {gw, Tr(Ld(isa::kBufAcc, 0, 1, 1))});
+  add("LOAD transposed act rows R+1", {Tr(Ld(isa::kBufAct, 0, uint16_t(R + 1), 1))});
+  add("LOAD transposed wgt rows C+1", {Tr(Ld(isa::kBufWgt, 0, uint16_t(C + 1), 1))});
+  add("LOAD transposed elems max(R,C)+1", {Tr(Ld(isa::kBufWgt, 0, 1, uint16_t(S + 1)))});
+  add("LOAD transposed elems 0", {Tr(Ld(isa::kBufAct, 0, 1, 0))});
+  {
+    const auto e = uint16_t(std::min<int>(S, A));
+    add("LOAD transposed act dst+elems = ActDepth+1",
+        {Tr(Ld(isa::kBufAct, uint16_t(A - e + 1), 1, e))});
+    const auto ew = uint16_t(std::min<int>(S, W));
+    add("LOAD transposed wgt dst+elems = WgtDepth+1",
+        {Tr(Ld(isa::kBufWgt, uint16_t(W - ew + 1), 1, ew))});
+  }
   // GEMM.
   add("GEMM rows 0", {ld, G(0, R, C, true)});
   add("GEMM kv 0", {G(1, 0, C, true)});
@@ -998,6 +1028,47 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
         Program(c, {Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, 64), ld_wgt,
                     Ld(isa::kBufAcc, uint16_t(Acc - 1), 1, C, {}, kDataAddr + 2048, 0), g3,
                     St(0, rows, C, kPopPrev)}));
+  }
+  // Transposing LOADs (version 1.3). Into both buffers with fewer rows than the buffer's width
+  // (the rest of each written row +0, over rows holding other data first), the activation
+  // tile at the end of its buffer, a plain LOAD overwriting a row of a transposed tile right
+  // after it (the buffers' writes stay in program order), and tiles back to back (both of the
+  // transposer's tiles busy, a plain LOAD waiting behind them), each GEMM reading them.
+  {
+    const auto S = std::max(R, C);
+    auto stride = [](int elems) { return RowBytes(elems, 2); };
+    const int fit = int(kOutBytes / std::max(64u, RowBytes(C, 4)));  // stored rows
+    const auto m = uint16_t(std::min<int>({S, A, Acc, fit}));  // GEMM rows = the act LOAD's elems
+    const auto ar = uint16_t(std::max(1, R - 1)), wr = uint16_t(std::max(1, C - 1));
+    const uint16_t adst = uint16_t(A - m);
+    const auto kv = uint16_t(std::min<int>(R, W));
+    std::vector<Instr> b = {
+        Ld(isa::kBufAct, adst, m, R, {}, top - kTopBytes, 0),  // other data first
+        Ld(isa::kBufWgt, 0, kv, C, {}, top - kTopBytes, 0),
+        Tr(Ld(isa::kBufAct, adst, ar, m, {}, kDataAddr, stride(m))),
+        Tr(Ld(isa::kBufWgt, 0, wr, kv, kPushNext, kDataAddr + 4096, stride(kv))),
+        G(m, kv, C, true, D(true, false, false, true), adst),
+        St(0, m, C, kPopPrev, kOutAddr)};
+    add("transposing LOADs into both buffers", Program(c, b));
+    if (m > 1) {
+      b[3] = Tr(Ld(isa::kBufWgt, 0, wr, kv, {}, kDataAddr + 4096, stride(kv)));
+      b.insert(b.begin() + 4,
+               Ld(isa::kBufAct, uint16_t(adst + 1), 1, R, kPushNext, kDataAddr + 8192, 0));
+      add("a plain LOAD right after a transposing one", Program(c, b));
+    }
+    // Four transposing LOADs back to back into consecutive tiles of e rows, then a plain one
+    // over the second tile's first row; one GEMM over the 4e rows.
+    const auto e = uint16_t(std::max(1, std::min<int>({S, A / 4, Acc / 4, fit / 4})));
+    std::vector<Instr> q;
+    for (int t = 0; t < 4; ++t) {
+      q.push_back(Tr(Ld(isa::kBufAct, uint16_t(t * e), uint16_t(std::max(1, R - t / 2)), e, {},
+                        kDataAddr + 1024 * uint64_t(t), stride(e))));
+    }
+    q.push_back(Ld(isa::kBufAct, e, 1, R, {}, kDataAddr + 8192, 0));
+    q.push_back(Ld(isa::kBufWgt, 0, kv, C, kPushNext, kDataAddr + 12288, 32));
+    q.push_back(G(uint16_t(4 * e), kv, C, true, D(true, false, false, true)));
+    q.push_back(St(0, uint16_t(4 * e), C, kPopPrev, kOutAddr));
+    add("transposing LOADs back to back", Program(c, q));
   }
   // A newer minor version; bytes after END are not fetched; a token left at END.
   {

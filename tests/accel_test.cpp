@@ -7,6 +7,9 @@
 #include "Vaccel_4x4_q4.h"
 #include "Vaccel_8x8.h"
 #include "accel_suite.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/train_run.h"
+#include "tpu/train.h"
 
 // ---------------------------------------------------------------------------------------------
 // Fast tier: the four small builds of rtl/builds.json.
@@ -55,6 +58,8 @@ using SmallConfigs = ::testing::Types<Accel4x4Q4, Accel3x5, Accel8x8, Accel2x128
 INSTANTIATE_TYPED_TEST_SUITE_P(Small, AccelTest, SmallConfigs, ConfigNames);
 
 namespace {
+// The VERSION register: {major, minor} of the instruction set (rtl/accel/isa.json).
+constexpr uint32_t kVersionWord = uint32_t(isa::kVersionMajor) << 16 | isa::kVersionMinor;
 
 // The same workloads (same data) on four array shapes: the output bytes are identical (the
 // contract fixes the order of the MACs, k = 0 .. K-1, whatever the tiling), and each matches the
@@ -223,7 +228,7 @@ TEST(AccelHostPortTest, BackPressureOnEveryChannel) {
     sim.WriteReg(reg::kProgLo, lo);
     sim.WriteReg(reg::kProgHi, hi);
     sim.WriteReg(reg::kProgLen, len);
-    const std::vector<uint32_t> want = {lo, hi, len, 0x31555054u, 0x00010002u, shape};
+    const std::vector<uint32_t> want = {lo, hi, len, 0x31555054u, kVersionWord, shape};
     EXPECT_EQ(sim.ReadRegs({reg::kProgLo, reg::kProgHi, reg::kProgLen, reg::kMagic, reg::kVersion,
                             reg::kShape}),
               want);
@@ -300,7 +305,7 @@ TEST(AccelRegsTest, StatusChannelsCtrlAndIgnoredWrites) {
   }
   EXPECT_EQ(sim.ReadRegs({reg::kMagic, reg::kVersion, reg::kShape, reg::kChannels, reg::kCtrl,
                           reg::kStatus, reg::kErrCode, reg::kProgLo}),
-            (std::vector<uint32_t>{0x31555054u, 0x00010002u, shape, uint32_t(cfg.channels), 0u, 0u,
+            (std::vector<uint32_t>{0x31555054u, kVersionWord, shape, uint32_t(cfg.channels), 0u, 0u,
                                    0u, 0x1234'5660u}))
       << "a write to a read-only or unmapped address changed a register";
 
@@ -381,6 +386,77 @@ TEST(AccelEdgeTest, FetchAndTransfersAcross4KBoundaries) {
   EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
   EXPECT_EQ(r.perf.macs, g.counters.macs);
   ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+}
+
+// Training on the RTL (tpu/train.h; ISA 1.3's transposing LOADs carry the backward GEMMs): SGD
+// steps with momentum of a small MLP on each of the four arrays, every job of every step checked
+// bit for bit against the golden model (RunAccelJob), and the loss and every weight bit after
+// every step equal to the golden training loop's on the golden model.
+TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
+  tb::Rng rng(test::TestSeed());
+  const std::vector<int> sizes = {21, 13, 10};
+  const uint64_t init_seed = rng.Next();
+  const train::Recipe recipe{9, 0.1f, 0.9f};
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int32_t>> ys;
+  for (int s = 0; s < 3; ++s) {
+    xs.emplace_back(size_t(recipe.batch) * size_t(sizes[0]));
+    ys.emplace_back(size_t(recipe.batch));
+    for (auto& v : xs.back()) v = float(rng.Range(0, 4096)) / 4096.0f;
+    for (auto& v : ys.back()) v = rng.Range(0, sizes.back() - 1);
+  }
+  auto state = [](const train::Mlp& m, float loss) {
+    std::vector<float> v = {loss};
+    for (const auto& d : m.layers) {
+      v.insert(v.end(), d.w.begin(), d.w.end());
+      v.insert(v.end(), d.b.begin(), d.b.end());
+    }
+    std::vector<uint32_t> bits(v.size());
+    std::memcpy(bits.data(), v.data(), v.size() * 4);
+    return bits;
+  };
+  // The golden loop on the golden model.
+  std::vector<std::vector<uint32_t>> want;
+  {
+    const Config cfg = Accel8x8::MakeConfig();
+    accel::ModelSim sim(cfg);
+    accel::TrainRunner runner(sim, false);
+    train::Mlp m = train::InitMlp(sizes, init_seed);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      const auto r = train::Step(m, recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+      want.push_back(state(m, r.loss));
+    }
+  }
+  auto run = [&](auto& bench, const char* name) {
+    SCOPED_TRACE(name);
+    accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+    train::Mlp m = train::InitMlp(sizes, init_seed);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      train::StepResult r;
+      try {
+        r = train::Step(m, recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+      } catch (const std::exception& e) {
+        FAIL() << "step " << s << ": " << e.what();
+      }
+      const auto got = state(m, r.loss);
+      ASSERT_EQ(got.size(), want[s].size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[s][i])
+            << (i == 0 ? "the loss" : "state word") << " " << i << " after step " << s;
+      }
+    }
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kForward).jobs, 6);
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 9);  // dW2, dX2, dW1 per step
+    EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
+  };
+  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
+  run(b4, "4x4");
+  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
+  run(b3, "3x5");
+  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
+  run(b8, "8x8");
+  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
+  run(b2, "2x128");
 }
 
 }  // namespace

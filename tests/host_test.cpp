@@ -89,6 +89,16 @@ std::vector<uint32_t> Relu(std::vector<uint32_t> v, bool relu) {
   }
   return v;
 }
+// A rows × cols row-major matrix, transposed.
+template <class T>
+std::vector<T> Transposed(const std::vector<T>& v, int rows, int cols) {
+  std::vector<T> t(v.size());
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) t[size_t(c) * rows + r] = v[size_t(r) * cols + c];
+  }
+  return t;
+}
+
 std::vector<uint32_t> Broadcast(const std::vector<uint32_t>& bias, int m) {
   std::vector<uint32_t> c0;
   for (int i = 0; i < m; ++i) c0.insert(c0.end(), bias.begin(), bias.end());
@@ -132,7 +142,8 @@ std::vector<Access> Accesses(const isa::Instr& in) {
   if (const auto* l = std::get_if<isa::Load>(&in)) {
     const uint64_t size = l->buffer == isa::kBufAcc ? 4 : 2;
     v.push_back({0, false, l->hbm_addr, l->hbm_stride, l->rows, l->elems * size});
-    v.push_back({1 + l->buffer, true, l->dst, 1, l->rows, 1});
+    // Transposed (ISA 1.3), HBM row i becomes buffer column i: elems buffer rows.
+    v.push_back({1 + l->buffer, true, l->dst, 1, l->transpose ? l->elems : l->rows, 1});
   } else if (const auto* g = std::get_if<isa::Gemm>(&in)) {
     // A window reads (at most) its band.
     v.push_back(
@@ -281,9 +292,11 @@ void ExpectRun(const isa::RunResult& r, const host::Compiled& p, uint64_t macs, 
 
 // Expected GEMMs of one M×K×N GEMM with the plan's block height: one per (M-block, K-tile, N-tile).
 // Also checks the plan's buffer bounds: mb rows fit a slot, Sa slots the buffer, a block a half.
-uint64_t ExpectedGemms(const MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
+uint64_t ExpectedGemms(const MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w,
+                       int m_align = 1) {
   const auto t = host::PlanTiling(cfg);
-  const auto lp = host::PlanLayer(cfg, m, k, n, kt_w, nt_w);
+  const auto lp = host::PlanLayer(cfg, m, k, n, kt_w, nt_w, m_align);
+  EXPECT_TRUE(lp.mb % m_align == 0 || lp.mb == m) << "mb=" << lp.mb << " m_align=" << m_align;
   EXPECT_GE(lp.act_slots, 1);
   EXPECT_LE(lp.act_slots, std::min(cfg.act_depth, host::kMaxActSlots));
   EXPECT_LE(lp.act_slots * lp.act_slot_rows, cfg.act_depth);
@@ -296,21 +309,36 @@ uint64_t ExpectedGemms(const MachineConfig& cfg, int m, int k, int n, int kt_w, 
 class HostTest : public ::testing::Test {
  protected:
   static void RunGemm(const MachineConfig& cfg, int m, int k, int n, host::Init init, OutFormat out,
-                      bool relu, tb::Rng& rng) {
+                      bool relu, tb::Rng& rng, host::GemmTranspose trans = {}) {
     const tb::GemmData kind = Kind(rng);
-    SCOPED_TRACE(fmt::format("GEMM {}x{}x{} init={} {} {} data={} on {}", m, k, n, int(init),
+    SCOPED_TRACE(fmt::format("GEMM {}x{}x{} init={} {} {}{}{} data={} on {}", m, k, n, int(init),
                              out == OutFormat::kBf16 ? "bf16" : "fp32", relu ? "relu" : "",
+                             trans.a ? " Aᵀ stored" : "", trans.b ? " Bᵀ stored" : "",
                              tb::GemmDataName(kind), CfgName(cfg)));
     const auto ops = tb::RandomGemm(rng, {m, k, n}, kind, init != host::Init::kOverwrite);
-    const auto p = host::CompileGemm(cfg, m, k, n, init, out, relu, 0x1000);
+    const auto p = host::CompileGemm(cfg, m, k, n, trans, init, out, relu, 0x1000);
     Machine mach(cfg);
-    host::WriteMatrix(mach, p.a, ops.a);
-    host::WriteWeights(mach, p.b, ops.b);
+    // The transposed operands are stored transposed: the machine transposes them back.
+    host::WriteMatrix(mach, p.a, trans.a ? Transposed(ops.a, m, k) : ops.a);
+    host::WriteWeights(mach, p.b, trans.b ? Transposed(ops.b, k, n) : ops.b);
     if (init != host::Init::kOverwrite) host::WriteMatrix(mach, p.c0, ops.c0);
     const auto r = host::Run(mach, p.prog);
     const int osize = out == OutFormat::kBf16 ? 2 : 4;
     ExpectRun(r, p.prog, uint64_t(m) * k * n, uint64_t(m) * n * osize);
-    EXPECT_EQ(p.prog.stats.gemms, ExpectedGemms(cfg, m, k, n, p.a.tile, p.out.tile));
+    const int kt_w = trans.a ? host::PlanTiling(cfg).kt_w : p.a.tile;
+    EXPECT_EQ(p.prog.stats.gemms,
+              ExpectedGemms(cfg, m, k, n, kt_w, p.out.tile, trans.a ? p.a.tile : 1));
+    // Every LOAD of a stored-transposed operand transposes, and no other LOAD does.
+    uint64_t transposing = 0;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in)) {
+        transposing += l->transpose;
+        if (l->transpose) {
+          EXPECT_TRUE(l->buffer == isa::kBufAct ? trans.a : trans.b) << isa::Disassemble(in);
+        }
+      }
+    }
+    EXPECT_EQ(transposing > 0, trans.a || trans.b);
     EXPECT_EQ(p.prog.stats.acc_loads, init == host::Init::kOverwrite ? 0 : p.prog.stats.stores);
     const auto want = gemm::Gemm({m, k, n}, ops.a, ops.b, ops.c0, cfg.mode);
     if (out == OutFormat::kBf16) {
@@ -539,6 +567,30 @@ TEST_F(HostTest, RandomGemms) {
         init == host::Init::kAccumulate || rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16;
     SCOPED_TRACE(fmt::format("random case {}", i));
     RunGemm(cfg, rng.Range(1, 70), rng.Range(1, 60), rng.Range(1, 60), init, out, rng.Bit(), rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Transposes in hardware (ISA 1.3): A and/or B stored transposed, every init mode, shapes that
+// make several blocks (a transposed A's blocks on its column tiles), ragged tiles.
+TEST_F(HostTest, GemmWithTransposedOperands) {
+  tb::Rng rng(test::TestSeed());
+  const host::GemmTranspose kinds[] = {{true, false}, {false, true}, {true, true}};
+  for (const auto& cfg : Configs()) {
+    for (const auto& tr : kinds) {
+      RunGemm(cfg, 13, 9, 7, host::Init::kOverwrite, OutFormat::kFp32, false, rng, tr);
+      RunGemm(cfg, 1, 1, 1, host::Init::kPreload, OutFormat::kBf16, true, rng, tr);
+      RunGemm(cfg, 40, 33, 35, host::Init::kAccumulate, OutFormat::kFp32, false, rng, tr);
+      if (HasFatalFailure()) return;
+    }
+  }
+  const auto cfgs = Configs();
+  for (uint64_t i = 0; i < test::Scaled(40); ++i) {
+    const auto& cfg = cfgs[size_t(rng.Range(0, int(cfgs.size()) - 1))];
+    SCOPED_TRACE(fmt::format("random case {}", i));
+    RunGemm(cfg, rng.Range(1, 70), rng.Range(1, 60), rng.Range(1, 60), host::Init::kOverwrite,
+            rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, false, rng,
+            kinds[size_t(rng.Range(0, 2))]);
     if (HasFatalFailure()) return;
   }
 }

@@ -145,6 +145,7 @@ TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
         l.buffer = uint8_t(rng.Next());
         l.hbm_addr = rng.Next(), l.hbm_stride = rng.U32();
         l.dst = rng.U16(), l.rows = rng.U16(), l.elems = rng.U16();
+        l.transpose = rng.Bit();
         in = l;
         break;
       }
@@ -197,9 +198,17 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
                       0x05, 0x04, 0x03, 0x02, 0x01, 0x20, 0x0C, 0x0B, 0x0A, 0x22, 0x11,
                       0x44, 0x33, 0x66, 0x55, 0,    0,    0,    0,    0,    0};
   EXPECT_EQ(isa::Encode(l), want);
+  isa::Load lt = l;
+  lt.transpose = true;
+  Bytes want_t = want;
+  want_t[5] = 0x01;
+  EXPECT_EQ(isa::Encode(lt), want_t);
+  EXPECT_EQ(isa::Disassemble(lt),
+            "LOAD wgt dst=4386 rows=13124 elems=21862 hbm=0x102030405060720 stride=168496160 "
+            "transpose  [pop_next push_next]");
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 2, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 3, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -260,7 +269,7 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
   const Instr kinds[] = {isa::Header{}, isa::Load{}, isa::Gemm{}, isa::Store{}, isa::End{}};
   const std::vector<int> reserved[] = {
       {2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
-      {2, 3, 5, 6, 7, 26, 27, 28, 29, 30, 31},
+      {2, 3, 6, 7, 26, 27, 28, 29, 30, 31},
       {2, 3, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
       {2, 3, 6, 7, 26, 27, 28, 29, 30, 31},
       {2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
@@ -277,6 +286,21 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     Bytes b = isa::Encode(kinds[k]);
     b[1] = 0x10;  // flag bits 4-7
     EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
+  }
+  // LOAD's mode byte (version 1.3): bit 0 transpose, bits 1-7 reserved.
+  for (uint8_t v : {0x02, 0x80, 0x41}) {
+    Bytes l = isa::Encode(isa::Load{});
+    l[5] = v;
+    const auto dl = isa::Decode(l.data());
+    EXPECT_EQ(dl.code, ErrorCode::kReserved) << int(v);
+    EXPECT_NE(dl.message.find("byte 5"), std::string::npos) << dl.message;
+  }
+  {
+    Bytes l = isa::Encode(isa::Load{});
+    l[5] = 0x01;
+    const auto dl = isa::Decode(l.data());
+    ASSERT_TRUE(dl.ok()) << dl.message;
+    EXPECT_TRUE(std::get<isa::Load>(dl.instr).transpose);
   }
   Bytes g = isa::Encode(isa::Gemm{});
   g[16] = 0x10;
@@ -402,7 +426,24 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
   s4.acc = 30;
   isa::Store s5 = St(0, 1, 1);
   s5.activation = 9;
+  // Transposing LOADs (version 1.3): not into the accumulators; rows up to the buffer's width,
+  // elems up to max(R, C), dst + elems inside the buffer.
+  auto tr = [](isa::Load l) {
+    l.transpose = true;
+    return l;
+  };
+  isa::Load t_acc = tr(LoadAct(0, 1, 1)), t_rows = tr(LoadAct(0, 5, 1)),
+            t_elems = tr(LoadAct(0, 1, 5)), t_dst = tr(LoadAct(0, 1, 4)),
+            t_wrows = tr(LoadAct(0, 5, 1));
+  t_acc.buffer = isa::kBufAcc;
+  t_dst.dst = 13;
+  t_wrows.buffer = isa::kBufWgt;
   const Case cases[] = {
+      {t_acc, {"LOAD", "buffer=2", "transposed"}},
+      {t_rows, {"LOAD", "rows=5", "R=4"}},
+      {t_wrows, {"LOAD", "rows=5", "C=4"}},
+      {t_elems, {"LOAD", "elems=5", "1..4", "max(R, C)"}},
+      {t_dst, {"LOAD", "dst=13", "elems=4", "ActDepth=16"}},
       {l0, {"LOAD", "rows=0"}},
       {l1, {"LOAD", "elems=5", "1..4"}},
       {l2, {"LOAD", "dst=13", "rows=4", "ActDepth=16"}},
@@ -771,6 +812,42 @@ TEST_F(IsaTest, SparseHbmImage) {
   EXPECT_THROW(m.WriteHbm((uint64_t(1) << 40) - 1, data.data(), 2), std::out_of_range);
   EXPECT_THROW(m.ReadHbm(~uint64_t(0), 2), std::out_of_range);
   EXPECT_THROW(Machine(MachineConfig{0, 4}), std::invalid_argument);
+}
+
+// A transposing LOAD (version 1.3) on a non-square machine: HBM row i, element e lands in buffer
+// row dst + e, element i; elements at or beyond rows become +0 (over what was there); each HBM
+// row is read once.
+TEST_F(IsaTest, TransposingLoadWritesHbmRowsAsBufferColumns) {
+  MachineConfig cfg = SmallConfig();
+  cfg.r = 3, cfg.c = 5;  // act rows of 3, weight rows of 5, transposer side 5
+  Machine m(cfg);
+  std::vector<uint16_t> src(5 * 16);  // 5 rows of 16 elements (32-byte stride)
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint16_t(0x3F80 + i);
+  m.WriteHbm(0x400, src.data(), src.size() * 2);
+  std::vector<uint8_t> ones(256, 0xFF);
+  m.WriteHbm(0x100, ones.data(), ones.size());
+  isa::Load fill_a = LoadAct(0x100, 8, 3), fill_w = LoadAct(0x100, 8, 5);
+  fill_w.buffer = isa::kBufWgt;
+  isa::Load ta = LoadAct(0x400, 2, 5), tw = LoadAct(0x400, 4, 5);
+  ta.transpose = tw.transpose = true;
+  ta.dst = 1;
+  tw.buffer = isa::kBufWgt;
+  tw.dst = 2;
+  const auto r = RunProgram(m, Program(cfg, {fill_a, fill_w, ta, tw}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (int e = 0; e < 5; ++e) {
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(m.Act(1 + e, i), i < 2 ? src[size_t(i) * 16 + e] : 0) << e << "," << i;
+    }
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(m.Wgt(2 + e, i), i < 4 ? src[size_t(i) * 16 + e] : 0) << e << "," << i;
+    }
+  }
+  EXPECT_EQ(m.Act(0, 0), 0xFFFF);  // rows outside dst .. dst + elems - 1 keep their values
+  EXPECT_EQ(m.Act(6, 2), 0xFFFF);
+  EXPECT_EQ(m.Wgt(1, 4), 0xFFFF);
+  EXPECT_EQ(m.Wgt(7, 0), 0xFFFF);
+  EXPECT_EQ(r.counters.hbm_bytes_read, 8u * 6 + 8u * 10 + 2u * 10 + 4u * 10);
 }
 
 TEST_F(IsaTest, LoadFillsTheRestOfARowWithZerosAndStride0RepeatsARow) {

@@ -132,7 +132,8 @@ bool Header::operator==(const Header& o) const {
 }
 bool Load::operator==(const Load& o) const {
   return deps == o.deps && buffer == o.buffer && hbm_addr == o.hbm_addr &&
-         hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems;
+         hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems &&
+         transpose == o.transpose;
 }
 bool Window::operator==(const Window& o) const {
   return stride == o.stride && dh == o.dh && dw == o.dw && band_row == o.band_row &&
@@ -198,6 +199,7 @@ Bytes Encode(const Instr& in) {
                         },
                         [&](const Load& l) {
                           p[kLoadBufferByte] = l.buffer;
+                          p[kLoadModeByte] = l.transpose ? 1 << kLoadTransposeBit : 0;
                           Put(p, kLoadHbmAddrByte, 8, l.hbm_addr);
                           Put(p, kLoadHbmStrideByte, 4, l.hbm_stride);
                           Put(p, kLoadDstByte, 2, l.dst);
@@ -280,7 +282,11 @@ DecodeResult Decode(const uint8_t* b) {
       break;
     }
     case Opcode::kLoad: {
-      if (Reserved(b, {{4, 1}, {8, 18}}, &msg)) break;
+      if (Reserved(b, {{4, 2}, {8, 18}}, &msg)) break;
+      if (b[kLoadModeByte] & ~(1 << kLoadTransposeBit)) {
+        msg = fmt::format("reserved bits 1-7 of byte 5 set (0x{:02X})", b[kLoadModeByte]);
+        break;
+      }
       Load l;
       l.deps = deps;
       l.buffer = b[kLoadBufferByte];
@@ -289,6 +295,7 @@ DecodeResult Decode(const uint8_t* b) {
       l.dst = uint16_t(Get(b, kLoadDstByte, 2));
       l.rows = uint16_t(Get(b, kLoadRowsByte, 2));
       l.elems = uint16_t(Get(b, kLoadElemsByte, 2));
+      l.transpose = (b[kLoadModeByte] >> kLoadTransposeBit) & 1;
       r.instr = l;
       break;
     }
@@ -430,16 +437,31 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
               default: return Field("LOAD", "buffer", l.buffer, "is not 0, 1 or 2");
             }
             static const char* const kDepth[] = {"ActDepth", "WgtDepth", "AccDepth"};
-            if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
-            if (l.elems < 1 || l.elems > max_elems) {
-              return Field("LOAD", "elems", l.elems,
-                           fmt::format("not in 1..{} ({} for buffer {})", max_elems,
-                                       l.buffer == kBufAct ? "R" : "C", l.buffer));
+            const char* const width_name = l.buffer == kBufAct ? "R" : "C";
+            if (l.transpose && l.buffer == kBufAcc) {
+              return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (accumulators)");
             }
-            if (int(l.dst) + l.rows > depth) {
+            if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
+            if (l.transpose && l.rows > max_elems) {
+              return Field("LOAD", "rows", l.rows,
+                           fmt::format("exceeds {}={} (a transposing LOAD into buffer {})",
+                                       width_name, max_elems, l.buffer));
+            }
+            // Transposed, a source row becomes a buffer column: up to max(R, C) elements long
+            // (the transposer is max(R, C) square).
+            const int max_src = l.transpose ? std::max(cfg.r, cfg.c) : max_elems;
+            if (l.elems < 1 || l.elems > max_src) {
+              return Field("LOAD", "elems", l.elems,
+                           l.transpose
+                               ? fmt::format("not in 1..{} (max(R, C), transposed)", max_src)
+                               : fmt::format("not in 1..{} ({} for buffer {})", max_elems,
+                                             width_name, l.buffer));
+            }
+            const int span = l.transpose ? l.elems : l.rows;
+            if (int(l.dst) + span > depth) {
               return Field("LOAD", "dst", l.dst,
-                           fmt::format("+ rows={} = {} exceeds {}={}", l.rows, int(l.dst) + l.rows,
-                                       kDepth[l.buffer], depth));
+                           fmt::format("+ {}={} = {} exceeds {}={}", l.transpose ? "elems" : "rows",
+                                       span, int(l.dst) + span, kDepth[l.buffer], depth));
             }
             return CheckHbm("LOAD", l.hbm_addr, l.hbm_stride, l.rows, l.elems * size,
                             cfg.hbm_bytes);
@@ -551,8 +573,9 @@ std::string Disassemble(const Instr& in) {
           [](const Load& l) {
             static const char* const kBuf[] = {"act", "wgt", "acc"};
             const std::string buf = l.buffer <= 2 ? kBuf[l.buffer] : fmt::format("{}?", l.buffer);
-            return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}", buf, l.dst,
-                               l.rows, l.elems, l.hbm_addr, l.hbm_stride);
+            return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}{}", buf, l.dst,
+                               l.rows, l.elems, l.hbm_addr, l.hbm_stride,
+                               l.transpose ? " transpose" : "");
           },
           [](const Gemm& g) {
             std::string s = fmt::format(

@@ -367,6 +367,20 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
     const int size = l->buffer == kBufAcc ? 4 : 2;
     const int width = l->buffer == kBufAct ? cfg_.r : cfg_.c;
     std::vector<uint8_t> row(size_t(l->elems) * size);
+    if (l->transpose) {  // buffers 0 and 1 only: HBM row i, element e -> buffer row dst + e, i
+      uint16_t* buf = l->buffer == kBufAct ? act_.data() : wgt_.data();
+      for (int e = 0; e < l->elems; ++e) {
+        std::fill_n(&buf[size_t(l->dst + e) * width], width, uint16_t(0));
+      }
+      for (int i = 0; i < l->rows; ++i) {
+        ReadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size());
+        ctr->hbm_bytes_read += row.size();
+        for (int e = 0; e < l->elems; ++e) {
+          buf[size_t(l->dst + e) * width + i] = uint16_t(GetLe(&row[size_t(e) * size], size));
+        }
+      }
+      return;
+    }
     for (int i = 0; i < l->rows; ++i) {
       ReadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size());
       ctr->hbm_bytes_read += row.size();

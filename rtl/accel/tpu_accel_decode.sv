@@ -43,12 +43,13 @@ module tpu_accel_decode #(
   assign push_next = instr_i[tpu_isa_pkg::FlagPushNext];
 
   // The fields each rule reads, by opcode.
-  logic [7:0]  load_buffer, store_format, store_activation, gemm_mode;
+  logic [7:0]  load_buffer, load_mode, store_format, store_activation, gemm_mode;
   logic [15:0] load_dst, load_rows, load_elems, store_acc, store_rows, store_elems;
   logic [15:0] gemm_act, gemm_wgt, gemm_acc, gemm_rows, gemm_kv, gemm_nv;
   logic [63:0] load_addr, store_addr;
   logic [31:0] load_stride, store_stride;
   assign load_buffer      = tpu_isa_pkg::load_buffer(instr_i);
+  assign load_mode        = tpu_isa_pkg::load_mode(instr_i);
   assign load_addr        = tpu_isa_pkg::load_hbm_addr(instr_i);
   assign load_stride      = tpu_isa_pkg::load_hbm_stride(instr_i);
   assign load_dst         = tpu_isa_pkg::load_dst(instr_i);
@@ -125,6 +126,14 @@ module tpu_accel_decode #(
     end
   end
 
+  // A transposing LOAD (version 1.3): rows up to the buffer's width, elems up to the
+  // transposer's side max(R, C), dst + elems rows written.
+  localparam int unsigned Side = (Rows > Cols) ? Rows : Cols;
+  logic        load_tr;
+  logic [15:0] ld_span;
+  assign load_tr = instr_i[tpu_isa_pkg::LoadTransposeBit];
+  assign ld_span = load_tr ? load_elems : load_rows;
+
   logic gemm_mode_bad, gemm_win, gemm_bc, bc_bad;
   logic [15:0] gemm_init_row;
   assign gemm_win      = instr_i[tpu_isa_pkg::GemmWindowBit];
@@ -158,6 +167,8 @@ module tpu_accel_decode #(
       err_o = ErrOpcode;
     end else if (flags[7:4] != 4'd0 || (nonzero & ~used) != 32'd0 ||
                  (op == tpu_isa_pkg::OpGemm && gemm_mode_bad) ||
+                 (op == tpu_isa_pkg::OpLoad &&
+                  (load_mode & ~tpu_isa_pkg::LoadModeDefined) != 8'd0) ||
                  ((op == tpu_isa_pkg::OpHeader || op == tpu_isa_pkg::OpEnd) &&
                   flags[3:0] != 4'd0) ||
                  (unit_o == 2'd0 && (pop_prev || push_prev)) ||
@@ -176,9 +187,12 @@ module tpu_accel_decode #(
         end
         tpu_isa_pkg::OpLoad: begin
           if (load_buffer > tpu_isa_pkg::BufAcc)                    err_o = ErrField;
+          else if (load_tr && load_buffer == tpu_isa_pkg::BufAcc)   err_o = ErrField;
           else if (load_rows == 16'd0)                              err_o = ErrField;
-          else if (load_elems == 16'd0 || 17'(load_elems) > ld_max) err_o = ErrField;
-          else if (17'(load_dst) + 17'(load_rows) > ld_depth)       err_o = ErrField;
+          else if (load_tr && 17'(load_rows) > ld_max)              err_o = ErrField;
+          else if (load_elems == 16'd0 ||
+                   17'(load_elems) > (load_tr ? 17'(Side) : ld_max)) err_o = ErrField;
+          else if (17'(load_dst) + 17'(ld_span) > ld_depth)         err_o = ErrField;
           else if (hbm_bad(load_addr, load_stride, load_rows, ld_row_bytes)) err_o = ErrHbm;
         end
         tpu_isa_pkg::OpGemm: begin

@@ -9,6 +9,13 @@
 // elements at or beyond `elems` become +0. When the
 // instruction's last beat is written it is complete and pushes its token (push_next). So the
 // reads of the next LOAD go out while the data of this one still arrives.
+//
+// A transposing LOAD (version 1.3) writes its rows into a tile of the transposer instead (two
+// tiles: one fills while the other drains); once its last beat is in, the tile drains a column a
+// cycle into buffer rows dst .. dst + elems - 1 (element i of a column is source row i, elements
+// at or beyond `rows` +0), and the LOAD is complete with its last column. The buffers' write
+// port goes to the draining tile first: a plain LOAD's beats wait while a tile is full or
+// draining, so buffer writes and tokens stay in instruction order.
 module tpu_accel_load #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -18,6 +25,8 @@ module tpu_accel_load #(
   parameter int unsigned DescDepth = 4,
   parameter int unsigned Lanes    = 1,
   localparam int unsigned CntW    = $clog2(Lanes + 1),
+  localparam int unsigned Side    = (Rows > Cols) ? Rows : Cols,   // the transposer's tiles
+  localparam int unsigned IdxW    = (Side > 1) ? $clog2(Side) : 1,
   localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
   localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1
 ) (
@@ -67,7 +76,7 @@ module tpu_accel_load #(
   // Head: start an instruction
   // ---------------------------------------------------------------------------------------------
   logic [7:0]  op;
-  logic        is_end, need_tok, gen_busy, desc_full, desc_empty, start;
+  logic        is_end, need_tok, gen_busy, desc_full, desc_empty, start, drain_idle;
   logic [15:0] rows, elems, dst;
   logic [3:0]  bpr;
   logic        fin_q;
@@ -83,14 +92,16 @@ module tpu_accel_load #(
   assign start = head_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !desc_full &&
                  (!need_tok || tok_next_i);
   logic end_go;
-  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !gen_busy && desc_empty;
+  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !gen_busy && desc_empty &&
+                  drain_idle;
 
   assign head_pop_o    = start || end_go;
   assign pop_next_o = start && need_tok;
   assign fin_o      = fin_q;
   assign head_pc_o  = head_pc_i;
   assign blocked_o  = head_valid_i && !is_end && need_tok && !tok_next_i;
-  assign stuck_o    = !gen_busy && desc_empty && (!head_valid_i || blocked_o || halt_i || fin_q);
+  assign stuck_o    = !gen_busy && desc_empty && drain_idle &&
+                      (!head_valid_i || blocked_o || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)       fin_q <= 1'b0;
@@ -117,17 +128,18 @@ module tpu_accel_load #(
   // ---------------------------------------------------------------------------------------------
   // Descriptors: what the returning beats are for
   // ---------------------------------------------------------------------------------------------
-  localparam int unsigned DescW = 1 + 16 + 16 + 16 + 4 + 1 + 32;
+  localparam int unsigned DescW = 1 + 1 + 16 + 16 + 16 + 4 + 1 + 32;
   logic [DescW-1:0] desc_in, desc;
-  logic             d_buf, d_push;
+  logic             d_tr, d_buf, d_push;
   logic [15:0]      d_dst, d_rows, d_elems;
   logic [3:0]       d_bpr;
   logic [31:0]      d_pc;
   logic             beat, last_beat;
 
-  assign desc_in = {tpu_isa_pkg::load_buffer(head_instr_i) == tpu_isa_pkg::BufWgt, dst, rows,
+  assign desc_in = {head_instr_i[tpu_isa_pkg::LoadTransposeBit],
+                     tpu_isa_pkg::load_buffer(head_instr_i) == tpu_isa_pkg::BufWgt, dst, rows,
                      elems, bpr, head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i};
-  assign {d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
+  assign {d_tr, d_buf, d_dst, d_rows, d_elems, d_bpr, d_push, d_pc} = desc;
 
   tpu_fifo #(.Width(DescW), .Depth(DescDepth)) u_desc (
     .clk_i, .rst_ni, .flush_i,
@@ -144,7 +156,12 @@ module tpu_accel_load #(
   logic [4:0]  row_left;
   logic        last_chunk;
 
-  assign beat       = r_valid_i;   // the module always takes beats (up to the row's end)
+  // The module takes beats (up to the row's end) unless the transposer is in the way: a
+  // transposing LOAD needs its tile free, a plain one needs both tiles empty and the write port.
+  logic       fset_q, dset_q, dv_q;
+  logic [1:0] full_q;
+  assign drain_idle = full_q == 2'b00 && !dv_q;
+  assign beat       = r_valid_i && (d_tr ? !full_q[fset_q] : drain_idle);
   assign row_left   = 5'(d_bpr) - 5'(chunk_q);
   assign r_take_o   = !beat ? '0 : (5'(r_count_i) > row_left) ? CntW'(row_left) : r_count_i;
   assign chunk_end  = 5'(chunk_q) + 5'(r_take_o);
@@ -174,7 +191,7 @@ module tpu_accel_load #(
   // Element e of a row comes from beat e/16 (lane e/16 - chunk_q of this cycle), element e%16 of
   // it; it is written by that beat, and with the row's last beat when e lies beyond it (those
   // become +0), so every element of the row is set.
-  localparam int unsigned MaxEl = (Rows > Cols) ? Rows : Cols;
+  localparam int unsigned MaxEl = Side;
   logic [MaxEl-1:0]    el_wen;
   logic [MaxEl*16-1:0] el_wd;
   for (genvar e = 0; e < MaxEl; e++) begin : gen_el
@@ -201,17 +218,96 @@ module tpu_accel_load #(
   assign w_wen = el_wen[Cols-1:0];
   assign w_wd  = el_wd[Cols*16-1:0];
 
-  assign act_we_o    = beat && !d_buf;
-  assign act_waddr_o = ActAW'(d_dst + row_q);
-  assign act_wen_o   = a_wen;
-  assign act_wdata_o = a_wd;
-  assign wgt_we_o    = beat && d_buf;
-  assign wgt_waddr_o = WgtAW'(d_dst + row_q);
-  assign wgt_wen_o   = w_wen;
-  assign wgt_wdata_o = w_wd;
+  // ---------------------------------------------------------------------------------------------
+  // Transposing LOADs: fill a tile (fset_q), drain the full tiles in order (dset_q)
+  // ---------------------------------------------------------------------------------------------
+  logic            t_buf [2], t_push [2];
+  logic [15:0]     t_dst [2], t_rows [2], t_elems [2];
+  logic [31:0]     t_pc [2];
+  logic [15:0]     de_q;                 // the column read now
+  logic            rd_go, rd_last;
+  logic            dlast_q, dset2_q;     // the column written now: its tile and whether last
+  logic [15:0]     dcol_q;
+  logic [Side*16-1:0] col_data, col_wd;
 
-  assign push_next_o = beat && last_beat && d_push;
-  assign push_pc_o   = d_pc;
+  assign rd_go   = full_q[dset_q];
+  assign rd_last = de_q == t_elems[dset_q] - 16'd1;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      full_q <= '0;
+      fset_q <= 1'b0;
+      dset_q <= 1'b0;
+      de_q   <= '0;
+      dv_q   <= 1'b0;
+    end else if (flush_i) begin
+      full_q <= '0;
+      fset_q <= 1'b0;
+      dset_q <= 1'b0;
+      de_q   <= '0;
+      dv_q   <= 1'b0;
+    end else begin
+      dv_q <= rd_go;
+      if (rd_go) begin
+        de_q <= rd_last ? 16'd0 : de_q + 16'd1;
+        if (rd_last) begin
+          full_q[dset_q] <= 1'b0;
+          dset_q         <= !dset_q;
+        end
+      end
+      if (beat && last_beat && d_tr) begin
+        full_q[fset_q] <= 1'b1;
+        fset_q         <= !fset_q;
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (beat && last_beat && d_tr) begin
+      t_buf[fset_q]   <= d_buf;
+      t_push[fset_q]  <= d_push;
+      t_dst[fset_q]   <= d_dst;
+      t_rows[fset_q]  <= d_rows;
+      t_elems[fset_q] <= d_elems;
+      t_pc[fset_q]    <= d_pc;
+    end
+    if (rd_go) begin
+      dcol_q  <= de_q;
+      dset2_q <= dset_q;
+      dlast_q <= rd_last;
+    end
+  end
+
+  tpu_accel_transpose #(.Side(Side)) u_transpose (
+    .clk_i,
+    .we_i     (beat && d_tr),
+    .wr_set_i (fset_q),
+    .wr_row_i (IdxW'(row_q)),
+    .wr_en_i  (el_wen),
+    .wr_data_i(el_wd),
+    .re_i     (rd_go),
+    .rd_set_i (dset_q),
+    .rd_col_i (IdxW'(de_q)),
+    .rd_data_o(col_data)
+  );
+  // Element i of the column written now: source row i, +0 at or beyond the LOAD's rows.
+  for (genvar i = 0; i < Side; i++) begin : gen_col
+    assign col_wd[16*i +: 16] = (32'(i) < 32'(t_rows[dset2_q])) ? col_data[16*i +: 16] : 16'd0;
+  end
+
+  logic        w_drain;
+  assign w_drain = dv_q;
+
+  assign act_we_o    = w_drain ? !t_buf[dset2_q] : beat && !d_tr && !d_buf;
+  assign act_waddr_o = w_drain ? ActAW'(t_dst[dset2_q] + dcol_q) : ActAW'(d_dst + row_q);
+  assign act_wen_o   = w_drain ? '1 : a_wen;
+  assign act_wdata_o = w_drain ? col_wd[Rows*16-1:0] : a_wd;
+  assign wgt_we_o    = w_drain ? t_buf[dset2_q] : beat && !d_tr && d_buf;
+  assign wgt_waddr_o = w_drain ? WgtAW'(t_dst[dset2_q] + dcol_q) : WgtAW'(d_dst + row_q);
+  assign wgt_wen_o   = w_drain ? '1 : w_wen;
+  assign wgt_wdata_o = w_drain ? col_wd[Cols*16-1:0] : w_wd;
+
+  assign push_next_o = w_drain ? dlast_q && t_push[dset2_q] : beat && last_beat && !d_tr && d_push;
+  assign push_pc_o   = w_drain ? t_pc[dset2_q] : d_pc;
   logic [Lanes-1:0] lane_on;
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = CntW'(i) < r_take_o;
@@ -224,6 +320,9 @@ module tpu_accel_load #(
   a_beat_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     r_valid_i |-> !desc_empty)
     else $error("tpu_accel_load: a read beat with no LOAD waiting for it");
+  a_fill_free: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                beat && d_tr |-> !full_q[fset_q])
+    else $error("tpu_accel_load: a transposing LOAD's beat into a full tile");
   // verilator lint_on SYNCASYNCNET
 `endif
 

@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd2;
+  localparam logic [15:0] VersionMinor = 16'd3;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -16,7 +16,7 @@ package tpu_isa_pkg;
   localparam logic [7:0] OpStore = 8'h04;
   localparam logic [7:0] OpEnd = 8'h05;
   localparam logic [31:0] UsedHeader = 32'h000FFFF3;
-  localparam logic [31:0] UsedLoad = 32'h03FFFF13;
+  localparam logic [31:0] UsedLoad = 32'h03FFFF33;
   localparam logic [31:0] UsedGemm = 32'hFFFFFFFF;
   localparam logic [31:0] UsedStore = 32'h03FFFF33;
   localparam logic [31:0] UsedEnd = 32'h00000003;
@@ -30,6 +30,8 @@ package tpu_isa_pkg;
   localparam int unsigned FlagPushNext = 11;
 
   // Mode bits of an instruction: bit positions in the instruction word.
+  localparam int unsigned LoadTransposeBit = 40;
+  localparam logic [7:0] LoadModeDefined = 8'h01;  // the bits of mode that mean something
   localparam int unsigned GemmAccumulateBit = 128;
   localparam int unsigned GemmLoadWeightsBit = 129;
   localparam int unsigned GemmWindowBit = 130;
@@ -119,6 +121,9 @@ package tpu_isa_pkg;
   endfunction
   function automatic logic [7:0] load_buffer(input logic [255:0] instr);
     load_buffer = instr[32 +: 8];
+  endfunction
+  function automatic logic [7:0] load_mode(input logic [255:0] instr);
+    load_mode = instr[40 +: 8];
   endfunction
   function automatic logic [63:0] load_hbm_addr(input logic [255:0] instr);
     load_hbm_addr = instr[64 +: 64];

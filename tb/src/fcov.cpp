@@ -464,7 +464,8 @@ Catalog* MakeCatalog() {
       "or through END), by opcode and variant",
       {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate", "GEMM.load_weights",
        "GEMM.load_weights.accumulate", "STORE.fp32", "STORE.fp32.relu", "STORE.bf16",
-       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights", "GEMM.broadcast"});
+       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights", "GEMM.broadcast",
+       "LOAD.act.transpose", "LOAD.wgt.transpose"});
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
@@ -575,9 +576,10 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
     switch (isa::OpcodeOf(d.instr)) {
       case isa::Opcode::kHeader: bin = 0; break;
       case isa::Opcode::kLoad: {
-        const uint8_t buffer = std::get<isa::Load>(d.instr).buffer;
-        if (buffer > isa::kBufAcc) return;  // ERR_FIELD: the error's own pc, not counted here
-        bin = 1 + buffer;
+        const auto& l = std::get<isa::Load>(d.instr);
+        if (l.buffer > isa::kBufAcc) return;  // ERR_FIELD: the error's own pc, not counted here
+        bin = 1 + l.buffer;
+        if (l.transpose) g.accel_instr->Hit(16 + l.buffer);  // also counted by buffer
         break;
       }
       case isa::Opcode::kGemm: {

@@ -30,6 +30,8 @@ void Add(Perf& a, const Perf& b) {
   a.instructions += b.instructions;
 }
 
+}  // namespace
+
 NetStepStats Sum(const std::vector<NetStepStats>& steps) {
   NetStepStats t;
   for (const auto& s : steps) {
@@ -43,6 +45,8 @@ NetStepStats Sum(const std::vector<NetStepStats>& steps) {
   return t;
 }
 
+namespace {
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -52,11 +56,10 @@ double Since(std::chrono::steady_clock::time_point t0) {
 NetRunner::NetRunner(Sim& dut, bool check, RunOptions opt)
     : dut_(dut), check_(check), opt_(std::move(opt)) {}
 
-std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
-  const Config& cfg = dut_.config();
-  NetStepStats& st = steps_.at(size_t(step));
-  const std::string where = fmt::format("step {} ({}), job {}: {}", step, labels_.at(size_t(step)),
-                                        st.jobs, job.Describe());
+std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check,
+                                  const RunOptions& opt, const std::string& where,
+                                  NetStepStats* st) {
+  const Config& cfg = dut.config();
   Workload w;
   try {
     w = MakeJob(cfg, job);
@@ -64,19 +67,19 @@ std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
     throw net::Error(fmt::format("{}: {}", where, e.what()));
   }
   auto t0 = std::chrono::steady_clock::now();
-  Load(dut_, w);
+  Load(dut, w);
   Result r;
   try {
-    r = accel::Run(dut_, w, opt_);
+    r = accel::Run(dut, w, opt);
   } catch (const std::runtime_error& e) {  // a watchdog: the program did not finish
     throw NetFailure(fmt::format("{}: the run stopped: {}", where, e.what()));
   }
-  st.sim_seconds += Since(t0);
-  ++st.jobs;
-  Add(st.perf, r.perf);
+  st->sim_seconds += Since(t0);
+  ++st->jobs;
+  Add(st->perf, r.perf);
   if (r.code != isa::ErrorCode::kOk) {
     std::string msg;
-    if (auto* ms = dynamic_cast<ModelSim*>(&dut_)) msg = ms->last_run().message;
+    if (auto* ms = dynamic_cast<ModelSim*>(&dut)) msg = ms->last_run().message;
     throw NetFailure(fmt::format("{}: machine error {} at pc {}{}{}", where, isa::ErrorName(r.code),
                                  r.pc, msg.empty() ? "" : ": ", msg));
   }
@@ -85,8 +88,8 @@ std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
         fmt::format("{}: {} HBM timing violations:\n{}", where, r.hbm_violations, r.violations));
   }
   const Tensor& out = w.outputs.at(0);
-  std::vector<uint32_t> got = ReadTensor(dut_, out);
-  if (check_) {
+  std::vector<uint32_t> got = ReadTensor(dut, out);
+  if (check) {
     t0 = std::chrono::steady_clock::now();
     isa::Machine golden(cfg.machine);
     const isa::RunResult g = RunGolden(golden, w);
@@ -95,11 +98,19 @@ std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
                                    isa::ErrorName(g.code), g.pc, g.message));
     }
     const Report rep = CompareData(w, {got}, {ReadTensor(golden, out)});
-    st.check_seconds += Since(t0);
+    st->check_seconds += Since(t0);
     if (!rep.pass) throw NetFailure(fmt::format("{}:\n{}", where, rep.Format()));
-    st.checked += rep.Elements();
+    st->checked += rep.Elements();
   }
   return got;
+}
+
+std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
+  NetStepStats& st = steps_.at(size_t(step));
+  return RunAccelJob(dut_, job, check_, opt_,
+                     fmt::format("step {} ({}), job {}: {}", step, labels_.at(size_t(step)),
+                                 st.jobs, job.Describe()),
+                     &st);
 }
 
 std::map<std::string, net::Tensor> NetRunner::Run(

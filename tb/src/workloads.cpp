@@ -202,12 +202,14 @@ const Tensor& Workload::Output(const std::string& name) const {
 }
 
 Workload MakeGemm(const Config& cfg, int m, int k, int n, host::Init init, host::OutFormat out,
-                  bool relu, uint64_t seed, Values values) {
-  auto p = host::CompileGemm(Planned(cfg), m, k, n, init, out, relu);
+                  bool relu, uint64_t seed, Values values, host::GemmTranspose trans) {
+  auto p = host::CompileGemm(Planned(cfg), m, k, n, trans, init, out, relu);
   Workload w;
   w.kind = "gemm";
-  w.description = fmt::format("{}x{}x{} (M x K x N), {}, {}{}", m, k, n, InitName(init),
-                              FormatName(out), relu ? ", relu" : "");
+  w.description =
+      fmt::format("{}x{}x{} (M x K x N), {}, {}{}{}{}", m, k, n, InitName(init), FormatName(out),
+                  relu ? ", relu" : "", trans.a ? ", A stored transposed" : "",
+                  trans.b ? ", B stored transposed" : "");
   w.seed = seed;
   w.prog = std::move(p.prog);
   w.inputs.push_back(RandomInput(Matrix("A", p.a), seed, values));
@@ -332,15 +334,18 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     y.conv = s;
     w.outputs.push_back(std::move(y));
     w.prog = std::move(p.prog);
-  } else if (!job.c0.empty()) {
-    if (bias) throw std::invalid_argument("a job with both a bias and C0");
-    auto p =
-        host::CompileGemm(Planned(cfg), job.m, job.k, job.n, host::Init::kPreload, out, job.relu);
-    w.description = fmt::format("{}x{}x{} (M x K x N), C0 preloaded, {}{}", job.m, job.k, job.n,
-                                FormatName(out), job.relu ? ", relu" : "");
+  } else if (!job.c0.empty() || job.trans.a || job.trans.b) {
+    if (bias) throw std::invalid_argument("a job with a bias and C0 or a transposed operand");
+    const bool c0 = !job.c0.empty();
+    auto p = host::CompileGemm(Planned(cfg), job.m, job.k, job.n, job.trans,
+                               c0 ? host::Init::kPreload : host::Init::kOverwrite, out, job.relu);
+    w.description = fmt::format(
+        "{}x{}x{} (M x K x N){}{}{}, {}{}", job.m, job.k, job.n,
+        job.trans.a ? ", A stored transposed" : "", job.trans.b ? ", B stored transposed" : "",
+        c0 ? ", C0 preloaded" : "", FormatName(out), job.relu ? ", relu" : "");
     w.inputs.push_back(in16(Matrix("A", p.a), job.a));
     w.inputs.push_back(in16(Weights("B", p.b), job.b));
-    w.inputs.push_back(in32(Matrix("C0", p.c0), job.c0));
+    if (c0) w.inputs.push_back(in32(Matrix("C0", p.c0), job.c0));
     w.outputs.push_back(Matrix("C", p.out));
     w.prog = std::move(p.prog);
   } else {

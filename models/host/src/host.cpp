@@ -106,11 +106,22 @@ int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows) {
 bool BoundaryTokens(const LayerPlan& lp, int wgt_slots, std::vector<char>* push,
                     std::vector<char>* pop);
 
-// One GEMM of a workload: out = act(init + a·b), every tensor already allocated.
+// One GEMM of a workload: out = act(init + op(a)·op(b)), every tensor already allocated.
 struct GemmOp {
   int m = 0, k = 0, n = 0;
   TiledMatrix a;
   WeightTiles b;
+  // Transposes in hardware (ISA 1.3, transposing LOADs). a_t: `a` holds Aᵀ, K rows × M columns
+  // in column tiles of a.tile (≤ max(R, C)); a block's K-tile comes in by one transposing LOAD
+  // per column tile, so blocks start on a tile boundary (PlanLayer's m_align). kt_w then gives
+  // the K-tile width.
+  bool a_t = false;
+  int kt_w = 0;
+  // Where the weight tile (kt, nt) comes from: `b`'s tile (kt, nt); kTilesT: `b` holds Bᵀ (N × K
+  // in tiles of nt_w × kt_w), its tile (nt, kt) loaded transposed; kMatrix: `bm`, B as a K × N
+  // N-tile-major TiledMatrix (tile nt_w): rows kt·kt_w .. of its tile nt.
+  enum class BKind { kTiles, kTilesT, kMatrix } b_kind = BKind::kTiles;
+  TiledMatrix bm;
   enum class InitKind { kNone, kC0, kBias } init = InitKind::kNone;
   TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
   TiledMatrix out;
@@ -128,6 +139,11 @@ bool StoreGroupEnd(int j, int nts) {
   return (j + 1) % StoreGroup(nts) == 0 || j == nts - 1;
 }
 
+// The op's K-tile width.
+int KtW(const GemmOp& op) {
+  return op.win ? op.win->kc : op.a_t ? op.kt_w : op.a.tile;
+}
+
 // Emits GEMMs (one per layer) with the tiling and token scheme of the header comment.
 class Emitter {
  public:
@@ -137,15 +153,21 @@ class Emitter {
   // `plan`: the windowed convolution's (PlanConvWindow); else PlanLayer's.
   void EmitGemm(const GemmOp& op, bool barrier_after, const LayerPlan* plan = nullptr) {
     const auto& cfg = p_->config();
-    const int kt_w = op.win ? op.win->kc : op.a.tile, nt_w = op.out.tile;
-    if (kt_w > cfg.r || kt_w * t_.wgt_slots > cfg.wgt_depth || nt_w > cfg.c || op.b.ktile != kt_w ||
-        op.b.ntile != nt_w) {
+    const int kt_w = KtW(op), nt_w = op.out.tile;
+    const bool b_ok = op.b_kind == GemmOp::BKind::kTiles ? op.b.ktile == kt_w && op.b.ntile == nt_w
+                      : op.b_kind == GemmOp::BKind::kTilesT
+                          ? op.b.ktile == nt_w && op.b.ntile == kt_w
+                          : op.bm.tile == nt_w;
+    if (kt_w > cfg.r || kt_w * t_.wgt_slots > cfg.wgt_depth || nt_w > cfg.c || !b_ok ||
+        (op.a_t &&
+         (op.a.tile > std::max(cfg.r, cfg.c) || op.a.rows != op.k || op.a.cols != op.m))) {
       Bad(fmt::format("host: internal tiling error (kt_w={} nt_w={})", kt_w, nt_w));
     }
-    Layer ly{op,   plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w),
-             kt_w, barrier_after,
-             0,    0,
-             {},   {}};
+    Layer ly{
+        op,   plan ? *plan : PlanLayer(cfg, op.m, op.k, op.n, kt_w, nt_w, op.a_t ? op.a.tile : 1),
+        kt_w, barrier_after,
+        0,    0,
+        {},   {}};
     const LayerPlan& lp = ly.plan;
     if (lp.boundary_wait && !BoundaryTokens(lp, t_.wgt_slots, &ly.push, &ly.pop)) {
       Bad("host: internal error: block-boundary tokens");
@@ -267,16 +289,37 @@ class Emitter {
     }
   }
 
-  // The LOAD of the block's A rows of K-tile kt into activation-buffer row act_row.
-  static isa::Load ActLoad(const GemmOp& op, const Block& blk, int kt, int act_row) {
+  // The K-tile's width: A's tile's, or (a_t) the rest of K.
+  static int KTileCols(const Layer& ly, int kt) {
+    return ly.op.a_t ? std::min(ly.kt_w, ly.op.k - kt * ly.kt_w) : ly.op.a.TileCols(kt);
+  }
+
+  // The LOADs of the block's A rows of K-tile kt into activation-buffer row act_row: one, or
+  // (a_t) one transposing LOAD per column tile of Aᵀ the block's rows span.
+  static void ActLoads(const Layer& ly, const Block& blk, int kt, int act_row,
+                       std::vector<isa::Load>* loads) {
+    const GemmOp& op = ly.op;
     isa::Load x;
     x.buffer = isa::kBufAct;
-    x.hbm_addr = op.a.RowAddr(kt, blk.m0);
-    x.hbm_stride = uint32_t(op.a.Pitch());
-    x.dst = uint16_t(act_row);
-    x.rows = uint16_t(blk.rows);
-    x.elems = uint16_t(op.a.TileCols(kt));
-    return x;
+    if (!op.a_t) {
+      x.hbm_addr = op.a.RowAddr(kt, blk.m0);
+      x.hbm_stride = uint32_t(op.a.Pitch());
+      x.dst = uint16_t(act_row);
+      x.rows = uint16_t(blk.rows);
+      x.elems = uint16_t(op.a.TileCols(kt));
+      loads->push_back(x);
+      return;
+    }
+    if (blk.m0 % op.a.tile != 0) Bad("host: internal error: a transposed A block off its tiles");
+    x.transpose = true;
+    for (int c = blk.m0 / op.a.tile; c * op.a.tile < blk.m0 + blk.rows; ++c) {
+      x.hbm_addr = op.a.RowAddr(c, kt * ly.kt_w);
+      x.hbm_stride = uint32_t(op.a.Pitch());
+      x.dst = uint16_t(act_row + c * op.a.tile - blk.m0);
+      x.rows = uint16_t(KTileCols(ly, kt));
+      x.elems = uint16_t(op.a.TileCols(c));
+      loads->push_back(x);
+    }
   }
 
   // GEMM g of a plain block: tile j at K-tile kt, A at act_row, after its load step (`loads`, the
@@ -286,7 +329,7 @@ class Emitter {
     const GemmOp& op = ly->op;
     const LayerPlan& lp = ly->plan;
     const uint64_t g = ly->g++;
-    const int kv = op.a.TileCols(kt), nt = blk->nt0 + j, nv = op.out.TileCols(nt);
+    const int kv = KTileCols(*ly, kt), nt = blk->nt0 + j, nv = op.out.TileCols(nt);
     const isa::Load w =
         EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, ly->Pop(g), loads);
     isa::Gemm gm;
@@ -315,7 +358,7 @@ class Emitter {
     const int act_row = int(ly->a_group++ % uint64_t(lp.act_slots)) * lp.act_slot_rows;
     for (int j = 0; j < blk->nts; ++j) {
       std::vector<isa::Load> loads;
-      if (j == 0) loads.push_back(ActLoad(ly->op, *blk, kt, act_row));
+      if (j == 0) ActLoads(*ly, *blk, kt, act_row, &loads);
       EmitTileGemm(ly, blk, j, kt, act_row, &loads);
     }
   }
@@ -326,7 +369,7 @@ class Emitter {
     const LayerPlan& lp = ly->plan;
     const int act_row = (blk->index % lp.act_slots) * lp.act_slot_rows + kt * blk->rows;
     std::vector<isa::Load> loads;
-    if (j == 0) loads.push_back(ActLoad(ly->op, *blk, kt, act_row));
+    if (j == 0) ActLoads(*ly, *blk, kt, act_row, &loads);
     EmitTileGemm(ly, blk, j, kt, act_row, &loads);
   }
 
@@ -417,11 +460,26 @@ class Emitter {
                          bool pop, std::vector<isa::Load>* loads) {
     isa::Load w;
     w.buffer = isa::kBufWgt;
-    w.hbm_addr = op.b.RowAddr(kt, nt, 0);
-    w.hbm_stride = uint32_t(op.b.Pitch());
     w.dst = uint16_t(wgt_row);
     w.rows = uint16_t(kv);
     w.elems = uint16_t(nv);
+    switch (op.b_kind) {
+      case GemmOp::BKind::kTiles:
+        w.hbm_addr = op.b.RowAddr(kt, nt, 0);
+        w.hbm_stride = uint32_t(op.b.Pitch());
+        break;
+      case GemmOp::BKind::kTilesT:  // Bᵀ's tile (nt, kt): nv rows of kv elements
+        w.hbm_addr = op.b.RowAddr(nt, kt, 0);
+        w.hbm_stride = uint32_t(op.b.Pitch());
+        w.rows = uint16_t(nv);
+        w.elems = uint16_t(kv);
+        w.transpose = true;
+        break;
+      case GemmOp::BKind::kMatrix:
+        w.hbm_addr = op.bm.RowAddr(nt, kt * KtW(op));
+        w.hbm_stride = uint32_t(op.bm.Pitch());
+        break;
+    }
     loads->push_back(w);
     loads->front().deps.pop_next = pop || (g == 0 && after_barrier_);
     loads->back().deps.push_next = true;
@@ -630,7 +688,7 @@ double LayerBytes(int m, int k, int n, int mb, int nb, int n_tiles) {
 }
 
 LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, LayerPlan lp, int sa,
-                     int k = 0, int n = 0) {
+                     int k, int n, int m_align) {
   lp.act_slots = sa;
   lp.act_slot_rows = cfg.act_depth / sa;
   // With more than two slots, blocks of a multiple of 16 rows when a slot holds at least 16 (two
@@ -660,6 +718,10 @@ LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, Laye
     }
     lp.mb = best;
   }
+  // Blocks of a multiple of m_align rows (a transposed A's column tiles), unless one block; mb
+  // = 0 when not even one fits (the caller tries another plan or gives up).
+  if (lp.mb < m) lp.mb = lp.mb / m_align * m_align;
+  if (lp.mb < 1) return lp;
   // At most nb_max N-tiles fit an accumulator half; the N-groups are then balanced (same count,
   // sizes differing by at most one), so no N-group is needlessly small (it bounds D).
   const int nb_max = std::max(1, std::min(lp.n_tiles, t.acc_half_rows / lp.mb));
@@ -694,9 +756,11 @@ LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, Laye
 
 }  // namespace
 
-LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w) {
+LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w,
+                    int m_align) {
   const Tiling t = PlanTiling(cfg);
-  if (m < 1 || k < 1 || n < 1 || kt_w < 1 || kt_w > t.kt_w || nt_w < 1 || nt_w > cfg.c) {
+  if (m < 1 || k < 1 || n < 1 || kt_w < 1 || kt_w > t.kt_w || nt_w < 1 || nt_w > cfg.c ||
+      m_align < 1) {
     Bad(fmt::format("PlanLayer: M={} K={} N={} K-tile width {} (1..{}) N-tile width {} (1..{})", m,
                     k, n, kt_w, t.kt_w, nt_w, cfg.c));
   }
@@ -708,12 +772,21 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
   // when the activation buffer, not M, sets the block height, and only when that raises D (ties
   // go to the taller 2-slot blocks). Four slots were measured worse on the RTL: 512-row blocks of
   // 4 N-tiles made a biased 56×56 convolution's accumulator LOADs stall (92.6% vs 94.6%).
-  LayerPlan best = PlanBlocks(t, cfg, m, base, std::min(2, t.max_act_slots), k, n);
+  LayerPlan best = PlanBlocks(t, cfg, m, base, std::min(2, t.max_act_slots), k, n, m_align);
   if (m > cfg.act_depth / 2) {
     for (int sa = 3; sa <= t.max_act_slots; ++sa) {
-      const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa, k, n);
-      if (lp.depth > best.depth || (lp.depth == best.depth && lp.mb > best.mb)) best = lp;
+      const LayerPlan lp = PlanBlocks(t, cfg, m, base, sa, k, n, m_align);
+      if (lp.mb > 0 &&
+          (best.mb == 0 || lp.depth > best.depth || (lp.depth == best.depth && lp.mb > best.mb))) {
+        best = lp;
+      }
     }
+  }
+  if (best.mb == 0) {
+    Bad(
+        fmt::format("PlanLayer: blocks of {} rows (a transposed A's column tile) do not fit "
+                    "{} activation rows and {} accumulator rows",
+                    m_align, cfg.act_depth / std::min(2, t.max_act_slots), t.acc_half_rows));
   }
   // N-tile-major blocks when the DMA's bandwidth is known and a block's whole A fits its slot:
   // K-tile-major, every tile of a block becomes final in its last K pass, and their STOREs (an
@@ -746,6 +819,11 @@ LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w
 
 GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init init,
                         OutFormat out, bool relu, uint64_t data_base) {
+  return CompileGemm(cfg, m, k, n, GemmTranspose{}, init, out, relu, data_base);
+}
+
+GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, GemmTranspose trans,
+                        Init init, OutFormat out, bool relu, uint64_t data_base) {
   CheckConfig(cfg, "CompileGemm");
   CheckDim("CompileGemm", "M", m);
   CheckDim("CompileGemm", "K", k);
@@ -756,8 +834,14 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init
   const Tiling t = PlanTiling(cfg);
   Program p(cfg, data_base);
   GemmProgram r;
-  r.a = p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
-  r.b = p.AllocWeights(k, n, t.kt_w, t.nt_w, fmt::format("B ({}×{} bf16)", k, n));
+  // Aᵀ's column tiles (a block's rows come in whole tiles): the K-tile width, or less when a
+  // two-slot activation slot or an accumulator half holds fewer rows.
+  const int at_w = std::max(
+      1, std::min({t.kt_w, cfg.act_depth / std::min(2, t.max_act_slots), t.acc_half_rows}));
+  r.a = trans.a ? p.AllocMatrix(k, m, at_w, 2, fmt::format("Aᵀ ({}×{} bf16)", k, m))
+                : p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
+  r.b = trans.b ? p.AllocWeights(n, k, t.nt_w, t.kt_w, fmt::format("Bᵀ ({}×{} bf16)", n, k))
+                : p.AllocWeights(k, n, t.kt_w, t.nt_w, fmt::format("B ({}×{} bf16)", k, n));
   if (init != Init::kOverwrite) {
     r.c0 = p.AllocMatrix(m, n, t.nt_w, 4, fmt::format("C0 ({}×{} fp32)", m, n));
   } else {
@@ -769,6 +853,8 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init
   GemmOp op;
   op.m = m, op.k = k, op.n = n;
   op.a = r.a, op.b = r.b, op.c0 = r.c0, op.out = r.out, op.relu = relu;
+  op.a_t = trans.a, op.kt_w = t.kt_w;
+  op.b_kind = trans.b ? GemmOp::BKind::kTilesT : GemmOp::BKind::kTiles;
   op.init = init == Init::kOverwrite ? GemmOp::InitKind::kNone : GemmOp::InitKind::kC0;
   Stats st;
   Emitter e(&p, &st);

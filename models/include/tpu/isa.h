@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's instruction set, version 1.2 (docs/isa.md): constants, one struct per
+// The accelerator's instruction set, version 1.3 (docs/isa.md): constants, one struct per
 // instruction kind, the 32-byte encoding, decoding with reserved-bit checks, the per-instruction
 // rules against a machine configuration, and a one-line disassembly.
 //
@@ -74,6 +74,8 @@ struct Load {
   uint16_t dst = 0;
   uint16_t rows = 0;
   uint16_t elems = 0;
+  // Version 1.3: HBM row i, element e goes to buffer row dst + e, element i (buffers 0 and 1).
+  bool transpose = false;
   bool operator==(const Load& o) const;
 };
 

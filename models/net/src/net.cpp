@@ -31,6 +31,8 @@ std::string AccelJob::Describe() const {
           ? fmt::format("conv {}x{}x{}x{} -> {}, {}x{} kernel, stride {}, pad {}", conv.n, conv.h,
                         conv.w, conv.cin, conv.cout, conv.kh, conv.kw, conv.stride, conv.pad)
           : fmt::format("GEMM {}x{}x{}", m, k, n);
+  if (trans.a) r += ", A transposed";
+  if (trans.b) r += ", B transposed";
   if (!bias.empty()) r += ", bias";
   if (!c0.empty()) r += ", C0";
   if (relu) r += ", relu";

@@ -238,3 +238,42 @@ net::Tensor LoadTensor(const std::string& file, std::string* name) {
 }
 
 }  // namespace tpu::onnx_import
+
+namespace tpu::onnx_import {
+
+void SaveWithInitializers(const std::string& src, const std::string& dst,
+                          const std::map<std::string, net::Tensor>& values) {
+  const std::string bytes = ReadFile(src);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    throw Error(fmt::format("{}: not an ONNX model (the protobuf does not parse)", src));
+  }
+  std::map<std::string, bool> done;
+  for (const auto& [name, t] : values) done[name] = false;
+  for (auto& init : *model.mutable_graph()->mutable_initializer()) {
+    const auto it = values.find(init.name());
+    if (it == values.end()) continue;
+    const net::Tensor& t = it->second;
+    const std::string what = fmt::format("{}: initializer '{}'", src, init.name());
+    if (init.data_type() != onnx::TensorProto::FLOAT) throw Error(what + ": not float32");
+    net::Shape shape(init.dims().begin(), init.dims().end());
+    if (shape != t.shape || t.is_int || int64_t(t.f.size()) != net::Elements(shape)) {
+      throw Error(fmt::format("{}: shape {}, the new values are {}", what, net::ShapeText(shape),
+                              net::ShapeText(t.shape)));
+    }
+    init.clear_float_data();
+    std::string raw(t.f.size() * 4, '\0');
+    std::memcpy(raw.data(), t.f.data(), raw.size());  // little-endian, as ONNX's raw_data
+    init.set_raw_data(raw);
+    done[init.name()] = true;
+  }
+  for (const auto& [name, ok] : done) {
+    if (!ok) throw Error(fmt::format("{}: no float initializer '{}'", src, name));
+  }
+  std::ofstream f(dst, std::ios::binary);
+  if (!f || !model.SerializeToOstream(&f) || !f.flush()) {
+    throw Error(fmt::format("{}: cannot be written", dst));
+  }
+}
+
+}  // namespace tpu::onnx_import

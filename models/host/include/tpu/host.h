@@ -242,8 +242,10 @@ struct LayerPlan {
   // the header comment, so D is not 1.
   bool boundary_wait = false;
 };
-// Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's.
-LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w);
+// Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's. m_align:
+// blocks of a multiple of m_align rows (or one block), for an A stored transposed.
+LayerPlan PlanLayer(const isa::MachineConfig& cfg, int m, int k, int n, int kt_w, int nt_w,
+                    int m_align = 1);
 
 // What a compiled program does, for checking against the machine's counters.
 struct Stats {
@@ -286,6 +288,21 @@ struct GemmProgram {
 // accumulate with a bf16 output, a bad machine configuration).
 GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Init init,
                         OutFormat out = OutFormat::kFp32, bool relu = false,
+                        uint64_t data_base = 0);
+
+// Transposes in hardware (ISA 1.3): C = op(A)·op(B) (+ C0), with op(A) = Aᵀ when `a` and
+// op(B) = Bᵀ when `b`, the stored tensor read by transposing LOADs, never copied by the host.
+//  * a: GemmProgram::a holds Aᵀ, K × M, as a TiledMatrix in column tiles of the K-tile width
+//    (the layout of an M' × K' activation, so a weight gradient reads a forward input as Xᵀ).
+//    One transposing LOAD per (K-tile, column tile); blocks start on a column tile.
+//  * b: GemmProgram::b holds Bᵀ, N × K, as WeightTiles of C × K-tile-width tiles (a layer's
+//    weights when R = C, so an input gradient reads them as Wᵀ): one transposing LOAD per tile.
+struct GemmTranspose {
+  bool a = false;
+  bool b = false;
+};
+GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, GemmTranspose trans,
+                        Init init, OutFormat out = OutFormat::kFp32, bool relu = false,
                         uint64_t data_base = 0);
 
 struct DenseProgram {

@@ -117,10 +117,13 @@ Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mo
 struct AccelJob {
   enum class Kind : uint8_t { kGemm, kConv };
   Kind kind = Kind::kGemm;
-  int m = 0, k = 0, n = 0;     // the GEMM (a convolution's: M pixels, K taps, N = Cout)
-  host::ConvShape conv;        // kConv: its shape
-  std::vector<uint16_t> a;     // kGemm: M x K; kConv: the NHWC input, bf16
-  std::vector<uint16_t> b;     // K x N bf16 (a convolution's HWIO weights)
+  int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
+  host::ConvShape conv;     // kConv: its shape
+  std::vector<uint16_t> a;  // kGemm: M x K (K x M with trans.a); kConv: the NHWC input, bf16
+  std::vector<uint16_t> b;  // K x N (N x K with trans.b) bf16 (a convolution's HWIO weights)
+  // kGemm: an operand given transposed (Aᵀ, Bᵀ), which the machine's transposing LOADs read
+  // (ISA 1.3; training's gradients dW = Xᵀ·dY and dX = dY·Wᵀ). Not with a bias.
+  host::GemmTranspose trans;
   std::vector<uint32_t> bias;  // N fp32, or empty
   std::vector<uint32_t> c0;    // M x N fp32 initial value, or empty (kGemm)
   bool relu = false;

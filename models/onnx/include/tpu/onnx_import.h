@@ -5,6 +5,7 @@
 // one-line message names the file and what was wrong.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "tpu/net.h"
@@ -17,5 +18,10 @@ net::Graph LoadModel(const std::string& file);
 // A serialized TensorProto (float32, float64 converted to float32, int64 or int32); `name` gets
 // the tensor's name.
 net::Tensor LoadTensor(const std::string& file, std::string* name = nullptr);
+
+// Writes the model `src` to `dst` with the float32 initializers named in `values` replaced (the
+// same shapes; e.g. trained weights). Everything else is kept as it is.
+void SaveWithInitializers(const std::string& src, const std::string& dst,
+                          const std::map<std::string, net::Tensor>& values);
 
 }  // namespace tpu::onnx_import

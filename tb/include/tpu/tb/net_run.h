@@ -31,6 +31,15 @@ struct NetFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Runs one accelerator job on `dut` (and, when checking, on a fresh golden model, compared bit
+// for bit) and returns its output; adds its counters and times to *st. Throws NetFailure
+// (`where` first) or net::Error (data that do not match the job's shape).
+std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check,
+                                  const RunOptions& opt, const std::string& where,
+                                  NetStepStats* st);
+// The sum of steps' statistics.
+NetStepStats Sum(const std::vector<NetStepStats>& steps);
+
 class NetRunner {
  public:
   NetRunner(Sim& dut, bool check, RunOptions opt = {});

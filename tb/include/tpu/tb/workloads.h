@@ -64,9 +64,11 @@ struct Workload {
   const Tensor& Output(const std::string& name) const;  // throws std::out_of_range
 };
 
-// out = act(A·B [+ C0]); `init` as in host::CompileGemm.
+// out = act(A·B [+ C0]); `init` as in host::CompileGemm. With `trans` (ISA 1.3), A and/or B are
+// stored transposed (tensors A: K x M, B: N x K) and the machine's transposing LOADs read them.
 Workload MakeGemm(const Config& cfg, int m, int k, int n, host::Init init, host::OutFormat out,
-                  bool relu, uint64_t seed, Values values = Values::kFinite);
+                  bool relu, uint64_t seed, Values values = Values::kFinite,
+                  host::GemmTranspose trans = {});
 // out = act(A·B + bias) (bias broadcast over rows).
 Workload MakeDense(const Config& cfg, int m, int k, int n, bool bias, bool relu,
                    host::OutFormat out, uint64_t seed, Values values = Values::kFinite);

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Training on the accelerator (docs/training.md): a multi-layer perceptron (dense layers, relu
+// between them, softmax cross-entropy on the last) trained by mixed-precision SGD as TPUs do it:
+// fp32 master weights, bf16 copies and bf16 activations and gradients into the matrix unit, fp32
+// accumulation, the update in fp32. This is the golden training loop: every accelerator job of a
+// step goes through the caller's AccelFn (the golden model, or the RTL checked against it bit for
+// bit), and every host step's numerics are defined (docs/numerics.md, "Training"), so a run is
+// reproducible to the bit from its seed on any array shape.
+//
+// A step on a batch of B rows, layers l = 0 .. L-1 with X_0 = bf16(x):
+//  forward (accelerator, one dense job per layer): Z_l = X_l·bf16(W_l) + b_l (fp32), hidden
+//    layers store X_{l+1} = bf16(relu(Z_l)), the last the fp32 logits;
+//  loss (host): softmax cross-entropy in binary64, its gradient dZ = (softmax - onehot) / B;
+//  backward, l = L-1 .. 0, with G_l = bf16(dZ_l):
+//    dW_l = X_lᵀ·G_l (accelerator, fp32 out; X_l read transposed by the machine),
+//    db_l = the column sums of G_l (host, fp32, rows in order),
+//    for l > 0: dX_l = bf16(G_l·bf16(W_l)ᵀ) (accelerator; W_l read transposed by the machine),
+//    dZ_{l-1} = dX_l where X_l > 0, else +0 (host: relu's mask);
+//  update (host, fp32, each operation rounded): v = momentum·v + g (with momentum), then
+//    w = w - lr·v (or w - lr·g).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tpu/net.h"
+#include "tpu/numerics.h"
+
+namespace tpu::train {
+
+struct Dense {
+  int in = 0, out = 0;
+  std::vector<float> w;    // in × out row-major, the fp32 master weights
+  std::vector<float> b;    // out
+  std::vector<float> v_w;  // momentum buffers (zero until the first step with momentum)
+  std::vector<float> v_b;
+};
+
+struct Mlp {
+  std::vector<Dense> layers;  // relu after every layer but the last
+  std::vector<int> Sizes() const;
+  uint64_t ForwardMacs(int batch) const;
+};
+
+// An MLP read from an ONNX graph (tpu/net.h): the input (rows × features, any shape whose
+// dimensions after the first multiply to the first layer's inputs), optionally through Flatten,
+// Reshape or Identity, then layers Gemm (alpha = beta = 1, transA = 0, transB 0 or 1, a 1-D bias
+// initializer) or MatMul with an Add of a 1-D initializer, each but the last followed by Relu,
+// weights and biases initializers. `binding` records where each came from. Throws net::Error
+// naming the node that does not fit.
+struct MlpBinding {
+  std::string input, output;
+  struct Layer {
+    std::string w, b;
+    bool trans_b = false;  // the weight initializer is out × in (Gemm transB = 1)
+  };
+  std::vector<Layer> layers;
+};
+Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding);
+// The trained weights and biases as the graph's initializers (binding's names and layouts).
+std::map<std::string, net::Tensor> MlpInitializers(const Mlp& m, const MlpBinding& binding);
+
+// He-uniform initial weights from a seed (docs/training.md, "Initial weights"): w = (2u - 1) ·
+// sqrt(6 / in), u uniform in [0, 1) from SplitMix64, in binary64 rounded to fp32; biases +0.
+// Throws std::invalid_argument for fewer than 2 sizes or a size < 1.
+Mlp InitMlp(const std::vector<int>& sizes, uint64_t seed);
+
+struct Recipe {
+  int batch = 32;
+  float lr = 0.1f;
+  float momentum = 0.0f;  // 0: plain SGD
+};
+
+// The order of the training rows in an epoch: a Fisher-Yates shuffle of 0 .. n-1 driven by
+// SplitMix64 seeded with seed + epoch (docs/training.md, "Data order").
+std::vector<int> EpochOrder(int n, uint64_t seed, int epoch);
+
+// The passes of a step, as the `step` argument of the AccelFn (per-pass statistics).
+enum Pass : int { kForward = 0, kBackward = 1 };
+
+struct StepResult {
+  float loss = 0;   // the batch's mean cross-entropy (binary64, rounded to fp32)
+  int correct = 0;  // rows whose largest logit (the first on a tie) is the label
+  uint64_t forward_macs = 0, backward_macs = 0;
+};
+
+// The forward and backward passes of a step: the loss and every layer's gradients (dw in × out,
+// db out, fp32), the weights untouched. Throws std::invalid_argument for a label out of range
+// or a size mismatch.
+struct Gradients {
+  StepResult result;
+  std::vector<std::vector<float>> dw, db;  // by layer
+};
+Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y,
+                   const net::AccelFn& run, num::Mode mode);
+
+// One SGD step on rows x (batch × in float32) with labels y (0 .. out-1): Backprop, then every
+// layer's update.
+StepResult Step(Mlp& m, const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
+                const net::AccelFn& run, num::Mode mode);
+
+// The logits (batch × out fp32) of rows x (batch × in) by the forward pass of Step.
+std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
+                          const net::AccelFn& run, num::Mode mode);
+
+// The host steps, exposed for the tests (docs/numerics.md, "Training").
+// Mean cross-entropy of logits (batch × n) against y, and its gradient dZ (batch × n fp32).
+float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& y, int n,
+                          std::vector<float>* grad);
+// w = w - lr·(momentum·v + g) as the header says, element by element.
+void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<float>& g, float lr,
+               float momentum);
+
+}  // namespace tpu::train

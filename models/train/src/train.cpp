@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: Apache-2.0
+// The golden training loop (tpu/train.h). Compiled with -ffp-contract=off: every float and double
+// operation below is rounded on its own, as docs/numerics.md ("Training") defines them.
+#include "tpu/train.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace tpu::train {
+namespace {
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// Every NaN a host step makes is the canonical one (the accelerator's).
+float Canon(float f) {
+  return std::isnan(f) ? FromBits(num::kFp32CanonicalNaN) : f;
+}
+
+uint64_t SplitMix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// Uniform in [0, 1): the top 53 bits.
+double Uniform(uint64_t& s) {
+  return double(SplitMix64(s) >> 11) * 0x1.0p-53;
+}
+
+std::vector<uint16_t> ToBf16(const std::vector<float>& v, num::Mode mode) {
+  std::vector<uint16_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = num::Fp32ToBf16(Bits(v[i]), mode);
+  return r;
+}
+float Bf16Value(uint16_t h) {
+  return FromBits(num::Bf16ToFp32(h));
+}
+// A bf16 value > 0 (relu's mask): positive, not zero, not NaN.
+bool Positive(uint16_t h) {
+  return (h & num::kBf16SignMask) == 0 && h != 0 && !num::IsNaN16(h);
+}
+
+void Need(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+// The forward pass: X_l for every layer (X_0 the rounded input) and the logits.
+struct Forward {
+  std::vector<std::vector<uint16_t>> x;
+  std::vector<float> logits;
+  uint64_t macs = 0;
+};
+
+Forward RunForward(const Mlp& m, const std::vector<float>& x, int batch, const net::AccelFn& run,
+                   num::Mode mode) {
+  const auto& ls = m.layers;
+  Need(!ls.empty(), "train: the MLP has no layers");
+  Need(batch >= 1 && x.size() == size_t(batch) * size_t(ls[0].in),
+       fmt::format("train: {} input values for a batch of {} rows of {}", x.size(), batch,
+                   ls[0].in));
+  Forward f;
+  f.x.push_back(ToBf16(x, mode));
+  for (size_t l = 0; l < ls.size(); ++l) {
+    const Dense& d = ls[l];
+    const bool last = l + 1 == ls.size();
+    net::AccelJob job;
+    job.m = batch, job.k = d.in, job.n = d.out;
+    job.a = f.x.back();
+    job.b = ToBf16(d.w, mode);
+    job.bias.resize(d.b.size());
+    for (size_t j = 0; j < d.b.size(); ++j) job.bias[j] = Bits(d.b[j]);
+    job.relu = !last;
+    job.out = last ? host::OutFormat::kFp32 : host::OutFormat::kBf16;
+    const std::vector<uint32_t> y = run(job, kForward);
+    f.macs += job.Macs();
+    if (last) {
+      f.logits.resize(y.size());
+      for (size_t i = 0; i < y.size(); ++i) f.logits[i] = FromBits(y[i]);
+    } else {
+      f.x.emplace_back(y.begin(), y.end());  // bf16 bits in the low half
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding) {
+  auto fail = [](const net::Node& n, const std::string& why) {
+    throw net::Error(fmt::format("node '{}' ({}): {}", n.name, n.op, why));
+  };
+  if (g.inputs.size() != 1 || g.outputs.size() != 1) {
+    throw net::Error(
+        fmt::format("train: the graph has {} inputs and {} outputs; an MLP has one "
+                    "of each",
+                    g.inputs.size(), g.outputs.size()));
+  }
+  MlpBinding b;
+  b.input = g.inputs[0].name;
+  b.output = g.outputs[0].name;
+  Mlp m;
+  std::vector<bool> relu;
+  std::string cur = b.input;
+  auto constant = [&](const net::Node& n, size_t i, int rank) -> const net::Tensor& {
+    if (i >= n.inputs.size() || !g.constants.count(n.inputs[i])) {
+      fail(n, fmt::format("input {} must be an initializer", i));
+    }
+    const net::Tensor& t = g.constants.at(n.inputs[i]);
+    if (t.is_int || int(t.shape.size()) != rank) {
+      fail(n, fmt::format("initializer '{}' must be a {}-D float tensor", n.inputs[i], rank));
+    }
+    return t;
+  };
+  auto attr = [](const net::Node& n, const char* name, int64_t def) {
+    const auto it = n.attrs.find(name);
+    return it == n.attrs.end() ? def : it->second.i;
+  };
+  auto fattr = [](const net::Node& n, const char* name) {
+    const auto it = n.attrs.find(name);
+    return it == n.attrs.end() ? 1.0f : it->second.f;
+  };
+  auto add_layer = [&](const net::Node& n, const net::Tensor& w, bool trans_b,
+                       const net::Tensor& bias, const std::string& bias_name) {
+    Dense d;
+    d.in = int(trans_b ? w.shape[1] : w.shape[0]);
+    d.out = int(trans_b ? w.shape[0] : w.shape[1]);
+    if (bias.shape[0] != d.out)
+      fail(n, fmt::format("a bias of {} for {} outputs", bias.shape[0], d.out));
+    if (!m.layers.empty() && m.layers.back().out != d.in) {
+      fail(n, fmt::format("{} inputs after a layer of {} outputs", d.in, m.layers.back().out));
+    }
+    d.w.resize(size_t(d.in) * size_t(d.out));
+    for (int k = 0; k < d.in; ++k) {
+      for (int j = 0; j < d.out; ++j) {
+        d.w[size_t(k) * size_t(d.out) + size_t(j)] =
+            trans_b ? w.f[size_t(j) * size_t(d.in) + size_t(k)]
+                    : w.f[size_t(k) * size_t(d.out) + size_t(j)];
+      }
+    }
+    d.b = bias.f;
+    m.layers.push_back(std::move(d));
+    relu.push_back(false);
+    b.layers.push_back({n.inputs[1], bias_name, trans_b});
+  };
+  const std::string kWhat = "training takes MLPs: Flatten, Gemm or MatMul + Add, Relu";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const net::Node& n = g.nodes[i];
+    if (n.inputs.empty() || n.inputs[0] != cur)
+      fail(n, "not on the chain from the input (" + kWhat + ")");
+    if (n.op == "Flatten" || n.op == "Reshape" || n.op == "Identity") {
+      if (!m.layers.empty()) fail(n, "only before the first layer (" + kWhat + ")");
+    } else if (n.op == "Gemm") {
+      if (fattr(n, "alpha") != 1.0f || fattr(n, "beta") != 1.0f || attr(n, "transA", 0) != 0) {
+        fail(n, "alpha and beta must be 1 and transA 0");
+      }
+      if (n.inputs.size() < 3 || n.inputs[2].empty()) fail(n, "needs a bias (input C)");
+      add_layer(n, constant(n, 1, 2), attr(n, "transB", 0) != 0, constant(n, 2, 1), n.inputs[2]);
+    } else if (n.op == "MatMul") {
+      const net::Tensor& w = constant(n, 1, 2);
+      if (i + 1 >= g.nodes.size() || g.nodes[i + 1].op != "Add" ||
+          g.nodes[i + 1].inputs.size() != 2 || g.nodes[i + 1].inputs[0] != n.outputs[0]) {
+        fail(n, "must be followed by an Add of its bias");
+      }
+      const net::Node& a = g.nodes[++i];
+      add_layer(n, w, false, constant(a, 1, 1), a.inputs[1]);
+      cur = a.outputs[0];
+      continue;
+    } else if (n.op == "Relu") {
+      if (m.layers.empty() || relu.back()) fail(n, "a Relu must follow a layer (" + kWhat + ")");
+      relu.back() = true;
+    } else {
+      fail(n, kWhat);
+    }
+    cur = n.outputs[0];
+  }
+  if (m.layers.empty()) throw net::Error("train: the graph has no Gemm or MatMul layer");
+  if (cur != b.output)
+    throw net::Error(
+        fmt::format("train: the chain ends in '{}', not the graph output '{}'", cur, b.output));
+  for (size_t l = 0; l < relu.size(); ++l) {
+    if (relu[l] != (l + 1 < relu.size())) {
+      throw net::Error(
+          fmt::format("train: layer {} {} a Relu; every layer but the last (the logits) "
+                      "needs one",
+                      l, relu[l] ? "has" : "lacks"));
+    }
+  }
+  int64_t features = 1;
+  const net::Shape& in = g.inputs[0].shape;
+  for (size_t i = 1; i < in.size(); ++i) features *= in[i];
+  if (in.size() < 2 || features != m.layers[0].in) {
+    throw net::Error(fmt::format("train: input '{}' {} does not give rows of {} features", b.input,
+                                 net::ShapeText(in), m.layers[0].in));
+  }
+  if (binding != nullptr) *binding = std::move(b);
+  return m;
+}
+
+std::map<std::string, net::Tensor> MlpInitializers(const Mlp& m, const MlpBinding& binding) {
+  std::map<std::string, net::Tensor> r;
+  for (size_t l = 0; l < m.layers.size() && l < binding.layers.size(); ++l) {
+    const Dense& d = m.layers[l];
+    const auto& bl = binding.layers[l];
+    net::Tensor w;
+    w.shape = bl.trans_b ? net::Shape{d.out, d.in} : net::Shape{d.in, d.out};
+    w.f.resize(d.w.size());
+    for (int k = 0; k < d.in; ++k) {
+      for (int j = 0; j < d.out; ++j) {
+        const float v = d.w[size_t(k) * size_t(d.out) + size_t(j)];
+        w.f[bl.trans_b ? size_t(j) * size_t(d.in) + size_t(k)
+                       : size_t(k) * size_t(d.out) + size_t(j)] = v;
+      }
+    }
+    net::Tensor b;
+    b.shape = {d.out};
+    b.f = d.b;
+    r[bl.w] = std::move(w);
+    r[bl.b] = std::move(b);
+  }
+  return r;
+}
+
+std::vector<int> Mlp::Sizes() const {
+  std::vector<int> s;
+  if (layers.empty()) return s;
+  s.push_back(layers[0].in);
+  for (const auto& d : layers) s.push_back(d.out);
+  return s;
+}
+
+uint64_t Mlp::ForwardMacs(int batch) const {
+  uint64_t n = 0;
+  for (const auto& d : layers) n += uint64_t(batch) * d.in * d.out;
+  return n;
+}
+
+Mlp InitMlp(const std::vector<int>& sizes, uint64_t seed) {
+  Need(sizes.size() >= 2, "train: an MLP needs an input size and at least one layer");
+  for (int s : sizes) Need(s >= 1, fmt::format("train: layer size {} (must be at least 1)", s));
+  uint64_t state = seed ^ 0x7470757472616E31ull;  // "tputran1": the weights' stream
+  Mlp m;
+  for (size_t l = 0; l + 1 < sizes.size(); ++l) {
+    Dense d;
+    d.in = sizes[l], d.out = sizes[l + 1];
+    const double limit = std::sqrt(6.0 / double(d.in));
+    d.w.resize(size_t(d.in) * size_t(d.out));
+    for (auto& w : d.w) w = float((2.0 * Uniform(state) - 1.0) * limit);
+    d.b.assign(size_t(d.out), 0.0f);
+    m.layers.push_back(std::move(d));
+  }
+  return m;
+}
+
+std::vector<int> EpochOrder(int n, uint64_t seed, int epoch) {
+  std::vector<int> order(size_t(std::max(n, 0)));
+  for (int i = 0; i < n; ++i) order[size_t(i)] = i;
+  uint64_t state = seed + uint64_t(epoch);
+  for (int i = n - 1; i > 0; --i) {
+    const int j = int(SplitMix64(state) % uint64_t(i + 1));
+    std::swap(order[size_t(i)], order[size_t(j)]);
+  }
+  return order;
+}
+
+float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& y, int n,
+                          std::vector<float>* grad) {
+  const int batch = int(y.size());
+  Need(n >= 1 && logits.size() == size_t(batch) * size_t(n),
+       fmt::format("train: {} logits for {} labels of {} classes", logits.size(), batch, n));
+  grad->assign(logits.size(), 0.0f);
+  double total = 0;
+  for (int i = 0; i < batch; ++i) {
+    const int32_t label = y[size_t(i)];
+    Need(label >= 0 && label < n,
+         fmt::format("train: label {} of row {} is outside 0..{}", label, i, n - 1));
+    const float* z = &logits[size_t(i) * size_t(n)];
+    double mx = z[0];
+    for (int j = 1; j < n; ++j) mx = std::max(mx, double(z[j]));
+    double s = 0;
+    for (int j = 0; j < n; ++j) s += std::exp(double(z[j]) - mx);
+    total += -((double(z[label]) - mx) - std::log(s));
+    for (int j = 0; j < n; ++j) {
+      const double p = std::exp(double(z[j]) - mx) / s;
+      (*grad)[size_t(i) * size_t(n) + size_t(j)] =
+          Canon(float((p - (j == label ? 1.0 : 0.0)) / double(batch)));
+    }
+  }
+  return Canon(float(total / double(batch)));
+}
+
+void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<float>& g, float lr,
+               float momentum) {
+  Need(g.size() == w.size(), "train: a gradient of the wrong size");
+  if (momentum != 0.0f && v.size() != w.size()) v.assign(w.size(), 0.0f);
+  for (size_t i = 0; i < w.size(); ++i) {
+    float step = g[i];
+    if (momentum != 0.0f) {
+      const float mv = momentum * v[i];
+      v[i] = Canon(mv + g[i]);
+      step = v[i];
+    }
+    const float d = lr * step;
+    w[i] = Canon(w[i] - d);
+  }
+}
+
+std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
+                          const net::AccelFn& run, num::Mode mode) {
+  return RunForward(m, x, batch, run, mode).logits;
+}
+
+Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y,
+                   const net::AccelFn& run, num::Mode mode) {
+  const int batch = int(y.size());
+  Forward f = RunForward(m, x, batch, run, mode);
+  Gradients gr;
+  StepResult& res = gr.result;
+  res.forward_macs = f.macs;
+  const int classes = m.layers.back().out;
+  std::vector<float> dz;
+  res.loss = SoftmaxCrossEntropy(f.logits, y, classes, &dz);
+  for (int i = 0; i < batch; ++i) {
+    const float* z = &f.logits[size_t(i) * size_t(classes)];
+    int best = 0;
+    for (int j = 1; j < classes; ++j) {
+      if (z[j] > z[best]) best = j;
+    }
+    res.correct += best == y[size_t(i)];
+  }
+  gr.dw.resize(m.layers.size());
+  gr.db.resize(m.layers.size());
+  std::vector<uint16_t> g = ToBf16(dz, mode);  // G_{L-1}
+  for (size_t l = m.layers.size(); l-- > 0;) {
+    const Dense& d = m.layers[l];
+    // dW = X_lᵀ·G_l: the stored X_l (batch × in) is the transposed A of an in × batch × out GEMM.
+    net::AccelJob jw;
+    jw.m = d.in, jw.k = batch, jw.n = d.out;
+    jw.a = f.x[l];
+    jw.b = g;
+    jw.trans.a = true;
+    const std::vector<uint32_t> dw = run(jw, kBackward);
+    res.backward_macs += jw.Macs();
+    gr.dw[l].resize(dw.size());
+    for (size_t i = 0; i < dw.size(); ++i) gr.dw[l][i] = FromBits(dw[i]);
+    gr.db[l].assign(size_t(d.out), 0.0f);
+    for (int j = 0; j < d.out; ++j) {
+      float s = 0.0f;
+      for (int i = 0; i < batch; ++i) s = s + Bf16Value(g[size_t(i) * size_t(d.out) + size_t(j)]);
+      gr.db[l][size_t(j)] = Canon(s);
+    }
+    if (l == 0) break;
+    // dX = G_l·W_lᵀ: the stored W_l (in × out) is the transposed B of a batch × out × in GEMM.
+    net::AccelJob jx;
+    jx.m = batch, jx.k = d.out, jx.n = d.in;
+    jx.a = g;
+    jx.b = ToBf16(d.w, mode);
+    jx.trans.b = true;
+    jx.out = host::OutFormat::kBf16;
+    const std::vector<uint32_t> dx = run(jx, kBackward);
+    res.backward_macs += jx.Macs();
+    const std::vector<uint16_t>& xl = f.x[l];
+    g.assign(dx.size(), 0);
+    for (size_t i = 0; i < dx.size(); ++i) g[i] = Positive(xl[i]) ? uint16_t(dx[i]) : 0;
+  }
+  return gr;
+}
+
+StepResult Step(Mlp& m, const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
+                const net::AccelFn& run, num::Mode mode) {
+  Gradients gr = Backprop(m, x, y, run, mode);
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    Dense& d = m.layers[l];
+    SgdUpdate(d.w, d.v_w, gr.dw[l], r.lr, r.momentum);
+    SgdUpdate(d.b, d.v_b, gr.db[l], r.lr, r.momentum);
+  }
+  return gr.result;
+}
+
+}  // namespace tpu::train

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpusim_train.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "tpu/onnx_import.h"
+#include "tpu/tb/net_run.h"
+#include "tpu/tb/npy.h"
+#include "tpu/tb/train_run.h"
+#include "tpu/train.h"
+
+namespace tpusim {
+
+using namespace tpu;
+using namespace tpu::tb::accel;
+
+struct Data {
+  int rows = 0, features = 0;
+  std::vector<float> x;  // rows × features
+  std::vector<int32_t> y;
+};
+
+struct TrainJob {
+  net::Graph graph;
+  train::MlpBinding binding;
+  train::Mlp mlp;
+  Data train, test;
+};
+
+void TrainJobDeleter::operator()(TrainJob* j) const {
+  delete j;
+}
+
+namespace {
+
+[[noreturn]] void Bad(const std::string& msg) {
+  throw std::invalid_argument(msg);
+}
+
+Data LoadData(const std::string& file, const char* what, int features, int classes) {
+  std::map<std::string, net::Tensor> a;
+  try {
+    a = tb::ReadNpz(file);
+  } catch (const std::exception& e) {
+    Bad(fmt::format("{} {}: {}", what, file, e.what()));
+  }
+  if (!a.count("x") || !a.count("y")) {
+    Bad(fmt::format("{} {}: needs arrays 'x' (rows × features) and 'y' (labels)", what, file));
+  }
+  const net::Tensor &x = a.at("x"), &y = a.at("y");
+  Data d;
+  if (x.is_int || x.shape.empty()) Bad(fmt::format("{} {}: 'x' must be float", what, file));
+  if (!y.is_int || y.shape.size() != 1) {
+    Bad(fmt::format("{} {}: 'y' must be a 1-D array of integers", what, file));
+  }
+  d.rows = int(x.shape[0]);
+  const int64_t f = d.rows > 0 ? int64_t(x.f.size()) / d.rows : 0;
+  if (f != features || d.rows < 1) {
+    Bad(fmt::format("{} {}: 'x' {} gives rows of {} features; the model takes {}", what, file,
+                    net::ShapeText(x.shape), f, features));
+  }
+  if (int64_t(y.i.size()) != d.rows) {
+    Bad(fmt::format("{} {}: {} labels for {} rows", what, file, y.i.size(), d.rows));
+  }
+  d.features = features;
+  d.x = x.f;
+  for (size_t i = 0; i < y.i.size(); ++i) {
+    if (y.i[i] < 0 || y.i[i] >= classes) {
+      Bad(fmt::format("{} {}: label {} of row {} is outside 0..{}", what, file, y.i[i], i,
+                      classes - 1));
+    }
+    d.y.push_back(int32_t(y.i[i]));
+  }
+  return d;
+}
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Top-1 accuracy of the model on `d` (forward passes of up to 512 rows, pass kEval).
+int Correct(const train::Mlp& m, const Data& d, const net::AccelFn& fn, num::Mode mode) {
+  int ok = 0;
+  const int classes = m.layers.back().out;
+  for (int r0 = 0; r0 < d.rows; r0 += 512) {
+    const int n = std::min(512, d.rows - r0);
+    const std::vector<float> x(d.x.begin() + ptrdiff_t(r0) * d.features,
+                               d.x.begin() + ptrdiff_t(r0 + n) * d.features);
+    const std::vector<float> z = train::Logits(m, x, n, fn, mode);
+    for (int i = 0; i < n; ++i) {
+      int best = 0;
+      for (int j = 1; j < classes; ++j) {
+        if (z[size_t(i * classes + j)] > z[size_t(i * classes + best)]) best = j;
+      }
+      ok += best == d.y[size_t(r0 + i)];
+    }
+  }
+  return ok;
+}
+
+std::string PassLine(const NetStepStats& s, const Config& cfg, bool timed) {
+  if (!timed || s.perf.cycles == 0)
+    return fmt::format("{} MACs, {} jobs", Num(s.perf.macs), s.jobs);
+  const double mpc = double(s.perf.macs) / double(s.perf.cycles);
+  return fmt::format("{:.1f} MACs/cycle ({:.1f}%)", mpc, 100.0 * mpc / cfg.PeakMacsPerCycle());
+}
+
+nlohmann::json PassJson(const NetStepStats& s, const Config& cfg) {
+  const double mpc = s.perf.cycles ? double(s.perf.macs) / double(s.perf.cycles) : 0.0;
+  return {{"jobs", s.jobs},
+          {"macs", s.perf.macs},
+          {"cycles", s.perf.cycles},
+          {"macs_per_cycle", mpc},
+          {"utilization", mpc / cfg.PeakMacsPerCycle()},
+          {"hbm_read_bytes", s.perf.hbm_read_bytes},
+          {"hbm_write_bytes", s.perf.hbm_write_bytes},
+          {"checked_elements", s.checked},
+          {"sim_seconds", s.sim_seconds},
+          {"check_seconds", s.check_seconds}};
+}
+
+}  // namespace
+
+TrainJobPtr PrepareTrain(const TrainOptions& o, const Config& cfg) {
+  (void)cfg;
+  TrainJobPtr j(new TrainJob);
+  if ((o.epochs > 0) == (o.steps > 0)) Bad("give --epochs or --steps (one of them, above 0)");
+  if (o.batch < 1) Bad(fmt::format("--batch {}: must be at least 1", o.batch));
+  if (!(o.lr > 0.0f) || !std::isfinite(o.lr)) Bad(fmt::format("--lr {}: must be above 0", o.lr));
+  if (!(o.momentum >= 0.0f && o.momentum < 1.0f)) {
+    Bad(fmt::format("--momentum {}: must be in [0, 1)", o.momentum));
+  }
+  try {
+    j->graph = onnx_import::LoadModel(o.model);
+    j->mlp = train::MlpFromGraph(j->graph, &j->binding);
+  } catch (const net::Error& e) {
+    Bad(fmt::format("{}: {}", o.model, e.what()));
+  }
+  if (o.from_scratch) j->mlp = train::InitMlp(j->mlp.Sizes(), o.seed);
+  const int features = j->mlp.layers[0].in, classes = j->mlp.layers.back().out;
+  j->train = LoadData(o.train_data, "--train", features, classes);
+  if (!o.test_data.empty()) j->test = LoadData(o.test_data, "--test", features, classes);
+  if (j->train.rows < o.batch) {
+    Bad(fmt::format("--batch {}: the training data has {} rows", o.batch, j->train.rows));
+  }
+  for (const auto& [file, what] : {std::pair{o.out, "--out"}, std::pair{o.json, "--json"}}) {
+    if (file.empty() || file == "-") continue;
+    std::ofstream probe(file, std::ios::app);
+    if (!probe) Bad(fmt::format("{} {}: cannot be written", what, file));
+  }
+  return j;
+}
+
+int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bool check,
+             bool quiet, const std::string& backend) {
+  const num::Mode mode = cfg.machine.mode;
+  const bool timed = backend != "model";
+  const bool json_out = o.json == "-";
+  auto say = [&](const std::string& s) {
+    if (!quiet && !json_out) fmt::print("{}", s);
+  };
+  const Data& tr = j.train;
+  const int per_epoch = tr.rows / o.batch;  // full batches; the rest of an epoch's rows wait
+  const int64_t total = o.steps > 0 ? o.steps : int64_t(o.epochs) * per_epoch;
+  const train::Recipe recipe{o.batch, o.lr, o.momentum};
+  say(fmt::format("tpusim train: {} (MLP {}), {} weights\n", o.model, fmt::join(j.mlp.Sizes(), "-"),
+                  o.from_scratch ? fmt::format("initial from seed {}", o.seed) : "the model's"));
+  say(fmt::format("config:   {}: {}\n", cfg.name, Describe(cfg)));
+  say(fmt::format("backend:  {}\n", timed ? "rtl (every job checked against the golden model)"
+                                          : "model (the golden model; no clock)"));
+  say(
+      fmt::format("recipe:   SGD, batch {}, lr {:g}, momentum {:g}, {} steps ({} per epoch of {} "
+                  "rows), data order from seed {}\n",
+                  o.batch, o.lr, o.momentum, total, per_epoch, tr.rows, o.seed));
+  TrainRunner runner(dut, check, {});
+  nlohmann::json steps = nlohmann::json::array(), epochs = nlohmann::json::array();
+  bool pass = true;
+  std::string failure;
+  double host_seconds = 0;
+  int64_t done = 0;
+  try {
+    for (int epoch = 0; done < total; ++epoch) {
+      const std::vector<int> order = train::EpochOrder(tr.rows, o.seed, epoch);
+      double loss_sum = 0;
+      int correct = 0, n = 0;
+      for (int s = 0; s < per_epoch && done < total; ++s, ++done, ++n) {
+        std::vector<float> x(size_t(o.batch) * size_t(tr.features));
+        std::vector<int32_t> y(size_t(o.batch));
+        for (int i = 0; i < o.batch; ++i) {
+          const int row = order[size_t(s * o.batch + i)];
+          std::memcpy(&x[size_t(i) * size_t(tr.features)], &tr.x[size_t(row) * size_t(tr.features)],
+                      size_t(tr.features) * 4);
+          y[size_t(i)] = tr.y[size_t(row)];
+        }
+        const NetStepStats before = Sum({runner.pass(0), runner.pass(1)});
+        const auto t0 = std::chrono::steady_clock::now();
+        const train::StepResult r = train::Step(j.mlp, recipe, x, y, runner.Fn(), mode);
+        const NetStepStats after = Sum({runner.pass(0), runner.pass(1)});
+        host_seconds += Since(t0) - (after.sim_seconds - before.sim_seconds) -
+                        (after.check_seconds - before.check_seconds);
+        uint32_t bits;
+        std::memcpy(&bits, &r.loss, 4);
+        steps.push_back({{"step", done},
+                         {"epoch", epoch},
+                         {"loss", r.loss},
+                         {"loss_bits", fmt::format("0x{:08X}", bits)},
+                         {"correct", r.correct}});
+        loss_sum += double(r.loss);
+        correct += r.correct;
+        if (o.every > 0 && (done + 1) % o.every == 0) {
+          say(fmt::format("  step {}: loss {:.6f} (0x{:08X}), {} of {} right\n", done + 1, r.loss,
+                          bits, r.correct, o.batch));
+        }
+      }
+      if (n == 0) break;
+      nlohmann::json e = {{"epoch", epoch + 1},
+                          {"steps", n},
+                          {"loss", loss_sum / n},
+                          {"train_accuracy", double(correct) / (double(n) * o.batch)}};
+      std::string test;
+      if (j.test.rows > 0) {
+        const int ok = Correct(j.mlp, j.test, runner.Fn(TrainRunner::kEval), mode);
+        e["test_accuracy"] = double(ok) / j.test.rows;
+        test = fmt::format(", test {:.2f}% ({} of {})", 100.0 * ok / j.test.rows, ok, j.test.rows);
+      }
+      epochs.push_back(e);
+      say(fmt::format("epoch {}: loss {:.4f}, train {:.2f}%{} | forward {}, backward {}\n",
+                      epoch + 1, loss_sum / n, 100.0 * correct / (double(n) * o.batch), test,
+                      PassLine(runner.pass(0), cfg, timed), PassLine(runner.pass(1), cfg, timed)));
+    }
+  } catch (const NetFailure& e) {
+    pass = false;
+    failure = e.what();
+    fmt::print(json_out ? stderr : stdout, "FAIL: {}\n", failure);
+  } catch (const net::Error& e) {
+    pass = false;
+    failure = e.what();
+    fmt::print(stderr, "tpusim: error: {}\n", failure);
+  }
+  static const char* const kPass[] = {"forward", "backward", "evaluation"};
+  if (!quiet && !json_out) {
+    fmt::print("\n{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", "pass", "jobs", "MACs", "cycles",
+               "MACs/cycle", "util");
+    for (int p = 0; p < TrainRunner::kPasses; ++p) {
+      const NetStepStats& s = runner.pass(p);
+      const double mpc = s.perf.cycles ? double(s.perf.macs) / double(s.perf.cycles) : 0.0;
+      fmt::print("{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", kPass[p], s.jobs, Num(s.perf.macs),
+                 timed ? Num(s.perf.cycles) : "-", timed ? fmt::format("{:.1f}", mpc) : "-",
+                 timed ? fmt::format("{:.1f}%", 100.0 * mpc / cfg.PeakMacsPerCycle()) : "-");
+    }
+    fmt::print(
+        "{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}  ({:.2f} s on the host: loss, masks, "
+        "bias gradients, SGD)\n",
+        "update", "-", "-", "0", "-", "-", host_seconds);
+  }
+  if (pass && !quiet && !json_out) {
+    const NetStepStats t = Sum({runner.pass(0), runner.pass(1), runner.pass(2)});
+    if (check) {
+      fmt::print(
+          "PASS: every accelerator output of every step bit-exact against the golden model "
+          "({} elements in {} jobs)\n",
+          Num(t.checked), t.jobs);
+    } else {
+      fmt::print("done (not checked: --no-check)\n");
+    }
+  }
+  if (pass && !o.out.empty()) {
+    try {
+      onnx_import::SaveWithInitializers(o.model, o.out, train::MlpInitializers(j.mlp, j.binding));
+    } catch (const net::Error& e) {
+      fmt::print(stderr, "tpusim: error: {}\n", e.what());
+      return 1;
+    }
+    say(fmt::format("wrote {} (the trained weights)\n", o.out));
+  }
+  if (!o.json.empty()) {
+    nlohmann::json js = {{"config", cfg.name},
+                         {"backend", backend},
+                         {"pass", pass},
+                         {"model", o.model},
+                         {"sizes", j.mlp.Sizes()},
+                         {"recipe",
+                          {{"batch", o.batch},
+                           {"lr", o.lr},
+                           {"momentum", o.momentum},
+                           {"seed", o.seed},
+                           {"from_scratch", o.from_scratch},
+                           {"steps", total}}},
+                         {"peak_macs_per_cycle", cfg.PeakMacsPerCycle()},
+                         {"steps", steps},
+                         {"epochs", epochs},
+                         {"passes",
+                          {{"forward", PassJson(runner.pass(0), cfg)},
+                           {"backward", PassJson(runner.pass(1), cfg)},
+                           {"evaluation", PassJson(runner.pass(2), cfg)},
+                           {"update", {{"host_seconds", host_seconds}}}}}};
+    if (!pass) js["failure"] = failure;
+    if (o.json == "-") {
+      fmt::print("{}\n", js.dump(1));
+    } else {
+      std::ofstream f(o.json);
+      f << js.dump(1) << "\n";
+    }
+  }
+  return pass ? 0 : 1;
+}
+
+}  // namespace tpusim

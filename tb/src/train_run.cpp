@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/train_run.h"
+
+#include <fmt/format.h>
+
+namespace tpu::tb::accel {
+
+TrainRunner::TrainRunner(Sim& dut, bool check, RunOptions opt)
+    : dut_(dut), check_(check), opt_(std::move(opt)) {}
+
+net::AccelFn TrainRunner::Fn(int force_pass) {
+  return [this, force_pass](const net::AccelJob& job, int step) {
+    const int p = force_pass >= 0 ? force_pass : step;
+    static const char* const kNames[] = {"forward", "backward", "evaluation"};
+    NetStepStats& st = passes_.at(size_t(p));
+    return RunAccelJob(dut_, job, check_, opt_,
+                       fmt::format("{} pass, job {}: {}", kNames[p], st.jobs, job.Describe()), &st);
+  };
+}
+
+}  // namespace tpu::tb::accel

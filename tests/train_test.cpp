@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+// The golden training loop (tpu/train.h) on the golden model:
+//  * its gradients against central finite differences of the same network in binary64 (a
+//    tolerance is right here: it checks the calculus, not the hardware's bits);
+//  * the host steps (softmax cross-entropy, SGD with momentum) on values worked by hand;
+//  * invariance: the same steps on different array shapes give the same loss and weight bits;
+//  * the data order and initial weights are what docs/training.md says, and bad input throws.
+// The RTL runs of the same loop are in accel_test (AccelTrainingTest) and tpusim_cli.
+#include "tpu/train.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "test_support.h"
+#include "tpu/tb/accel_config.h"
+#include "tpu/tb/model_sim.h"
+#include "tpu/tb/rng.h"
+#include "tpu/tb/train_run.h"
+
+namespace tpu {
+namespace {
+
+using train::Mlp;
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float Bf16Round(float f) {
+  const uint16_t h = num::Fp32ToBf16(Bits(f), num::Mode::kIeee);
+  const uint32_t u = num::Bf16ToFp32(h);
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+
+// Random data: inputs in [0, 1), labels in 0 .. classes-1.
+void RandomBatch(tb::Rng& rng, int batch, int in, int classes, std::vector<float>* x,
+                 std::vector<int32_t>* y) {
+  x->resize(size_t(batch) * size_t(in));
+  for (auto& v : *x) v = float(rng.Range(0, 1 << 16)) / float(1 << 16);
+  y->resize(size_t(batch));
+  for (auto& v : *y) v = rng.Range(0, classes - 1);
+}
+
+// The network's mean cross-entropy in binary64 with the weights and inputs as bf16 values (what
+// the machine multiplies) and nothing else rounded.
+double LossF64(const Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y,
+               const std::vector<std::vector<double>>& w,
+               const std::vector<std::vector<double>>& b) {
+  const int batch = int(y.size());
+  double total = 0;
+  for (int i = 0; i < batch; ++i) {
+    std::vector<double> a(size_t(m.layers[0].in));
+    for (size_t k = 0; k < a.size(); ++k) a[k] = Bf16Round(x[size_t(i) * a.size() + k]);
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      const auto& d = m.layers[l];
+      std::vector<double> z(size_t(d.out));
+      for (int n = 0; n < d.out; ++n) {
+        double s = b[l][size_t(n)];
+        for (int k = 0; k < d.in; ++k)
+          s += a[size_t(k)] * w[l][size_t(k) * size_t(d.out) + size_t(n)];
+        z[size_t(n)] = l + 1 < m.layers.size() ? std::max(0.0, s) : s;
+      }
+      a = z;
+    }
+    double mx = a[0], s = 0;
+    for (double v : a) mx = std::max(mx, v);
+    for (double v : a) s += std::exp(v - mx);
+    total += -((a[size_t(y[size_t(i)])] - mx) - std::log(s));
+  }
+  return total / batch;
+}
+
+TEST(TrainTest, GradientsMatchFiniteDifferences) {
+  tb::Rng rng(test::TestSeed());
+  const auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+  for (const std::vector<int>& sizes : {std::vector<int>{6, 5, 4}, std::vector<int>{7, 9, 6, 3}}) {
+    SCOPED_TRACE(fmt::format("sizes {}", fmt::join(sizes, "-")));
+    Mlp m = train::InitMlp(sizes, rng.Next());
+    for (auto& d : m.layers) {
+      for (auto& v : d.b) v = float(rng.Range(-100, 100)) / 400.0f;
+    }
+    std::vector<float> x;
+    std::vector<int32_t> y;
+    RandomBatch(rng, 4, sizes[0], sizes.back(), &x, &y);
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::TrainRunner runner(sim, false);
+    const train::Gradients g = train::Backprop(m, x, y, runner.Fn(), cfg.machine.mode);
+    // Binary64 weights: the bf16 copies the machine multiplies; biases as they are (fp32).
+    std::vector<std::vector<double>> w, b;
+    for (const auto& d : m.layers) {
+      w.emplace_back();
+      for (float v : d.w) w.back().push_back(Bf16Round(v));
+      b.emplace_back(d.b.begin(), d.b.end());
+    }
+    const double loss = LossF64(m, x, y, w, b);
+    EXPECT_NEAR(g.result.loss, loss, 0.02 * std::fabs(loss) + 1e-3);
+    const double h = 1e-4;
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+      double worst = 0, scale = 0;
+      std::string where;
+      auto check = [&](std::vector<double>& p, size_t i, double got, const char* what) {
+        const double keep = p[i];
+        p[i] = keep + h;
+        const double up = LossF64(m, x, y, w, b);
+        p[i] = keep - h;
+        const double down = LossF64(m, x, y, w, b);
+        p[i] = keep;
+        const double fd = (up - down) / (2 * h);
+        scale = std::max(scale, std::fabs(fd));
+        if (std::fabs(got - fd) > worst) {
+          worst = std::fabs(got - fd);
+          where = fmt::format("{}[{}]: golden {:.6g}, finite differences {:.6g}", what, i, got, fd);
+        }
+      };
+      for (size_t i = 0; i < w[l].size(); ++i) check(w[l], i, g.dw[l][i], "dW");
+      for (size_t i = 0; i < b[l].size(); ++i) check(b[l], i, g.db[l][i], "db");
+      // bf16 activations and gradients: a few parts in a thousand each; a wrong transpose or
+      // mask gives errors of the gradients' own size.
+      EXPECT_LE(worst, 0.03 * scale + 1e-4) << "layer " << l << ", worst " << where;
+    }
+  }
+}
+
+TEST(TrainTest, HostStepsOnWorkedValues) {
+  // Logits (0, ln 3) for label 1: p = (1/4, 3/4), loss = -ln(3/4); dZ = (p - onehot) / B, B = 2
+  // with a second row (0, 0) for label 0: p = (1/2, 1/2), loss ln 2.
+  const float ln3 = float(std::log(3.0));
+  std::vector<float> grad;
+  const float loss = train::SoftmaxCrossEntropy({0.0f, ln3, 0.0f, 0.0f}, {1, 0}, 2, &grad);
+  const double p0 = 1.0 / (1.0 + std::exp(double(ln3)));
+  EXPECT_EQ(Bits(loss), Bits(float((-std::log(1 - p0) + std::log(2.0)) / 2)));
+  ASSERT_EQ(grad.size(), 4u);
+  EXPECT_EQ(Bits(grad[0]), Bits(float(p0 / 2)));
+  EXPECT_EQ(Bits(grad[1]), Bits(float((1 - p0 - 1) / 2)));
+  EXPECT_EQ(Bits(grad[2]), Bits(float((0.5 - 1) / 2)));
+  EXPECT_EQ(Bits(grad[3]), Bits(0.25f));
+  // SGD: w = w - lr·g; with momentum v = m·v + g, w = w - lr·v, each rounded to fp32.
+  std::vector<float> w = {1.0f, -2.0f}, v;
+  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.0f);
+  EXPECT_EQ(Bits(w[0]), Bits(1.0f - 0.1f * 0.5f));
+  EXPECT_TRUE(v.empty());
+  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.9f);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(Bits(v[1]), Bits(0.25f));
+  const float w1 = w[1];
+  train::SgdUpdate(w, v, {1.0f, 1.0f}, 0.1f, 0.9f);
+  const float v1 = 0.9f * 0.25f + 1.0f;
+  EXPECT_EQ(Bits(v[1]), Bits(v1));
+  EXPECT_EQ(Bits(w[1]), Bits(w1 - 0.1f * v1));
+  // A NaN logit: the row's loss and gradients are NaN, canonical.
+  train::SoftmaxCrossEntropy({std::nanf(""), 0.0f}, {0}, 2, &grad);
+  EXPECT_EQ(Bits(grad[1]), num::kFp32CanonicalNaN);
+}
+
+// The same steps (same data, same initial weights) on array shapes that tile every GEMM
+// differently: the loss and every weight bit agree after every step.
+TEST(TrainTest, StepsAreInvariantAcrossArrayShapes) {
+  tb::Rng rng(test::TestSeed());
+  const std::vector<int> sizes = {20, 17, 12, 10};
+  const uint64_t init_seed = rng.Next();
+  const train::Recipe r{12, 0.05f, 0.9f};
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int32_t>> ys;
+  for (int s = 0; s < 4; ++s) {
+    xs.emplace_back();
+    ys.emplace_back();
+    RandomBatch(rng, r.batch, sizes[0], sizes.back(), &xs.back(), &ys.back());
+  }
+  std::vector<std::vector<uint32_t>> reference;  // per step: loss, then every weight's bits
+  for (const char* name : {"8x8_1ch", "3x5_1ch", "16x16_1ch", "4x8_1ch"}) {
+    SCOPED_TRACE(name);
+    const auto cfg = tb::accel::ConfigFromName(name);
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::TrainRunner runner(sim, false);
+    Mlp m = train::InitMlp(sizes, init_seed);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      const train::StepResult res = train::Step(m, r, xs[s], ys[s], runner.Fn(), cfg.machine.mode);
+      std::vector<uint32_t> state = {Bits(res.loss)};
+      for (const auto& d : m.layers) {
+        for (float v : d.w) state.push_back(Bits(v));
+        for (float v : d.b) state.push_back(Bits(v));
+      }
+      if (reference.size() <= s) {
+        reference.push_back(state);
+        continue;
+      }
+      ASSERT_EQ(state[0], reference[s][0]) << "the loss of step " << s;
+      for (size_t i = 1; i < state.size(); ++i) {
+        ASSERT_EQ(state[i], reference[s][i]) << "state word " << i << " after step " << s;
+      }
+    }
+  }
+}
+
+TEST(TrainTest, InitialWeightsDataOrderAndBadInput) {
+  const Mlp a = train::InitMlp({64, 128, 10}, 7), b = train::InitMlp({64, 128, 10}, 7);
+  const Mlp c = train::InitMlp({64, 128, 10}, 8);
+  ASSERT_EQ(a.layers.size(), 2u);
+  EXPECT_EQ(a.layers[0].w, b.layers[0].w);
+  EXPECT_NE(a.layers[0].w, c.layers[0].w);
+  const float limit = float(std::sqrt(6.0 / 64));
+  for (float v : a.layers[0].w) EXPECT_LE(std::fabs(v), limit);
+  for (float v : a.layers[1].b) EXPECT_EQ(Bits(v), 0u);
+  EXPECT_EQ(a.Sizes(), (std::vector<int>{64, 128, 10}));
+  const auto o = train::EpochOrder(1000, 3, 0), o2 = train::EpochOrder(1000, 3, 1);
+  EXPECT_EQ(std::set<int>(o.begin(), o.end()).size(), 1000u);
+  EXPECT_NE(o, o2);
+  EXPECT_EQ(o, train::EpochOrder(1000, 3, 0));
+  EXPECT_THROW(train::InitMlp({5}, 1), std::invalid_argument);
+  EXPECT_THROW(train::InitMlp({5, 0, 2}, 1), std::invalid_argument);
+  const auto cfg = tb::accel::ConfigFromName("4x4_1ch");
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::TrainRunner runner(sim, false);
+  Mlp m = train::InitMlp({3, 2}, 1);
+  try {
+    train::Step(m, {}, {0.f, 0.f, 0.f}, {2}, runner.Fn(), cfg.machine.mode);
+    ADD_FAILURE() << "a label out of range was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("label 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(train::Step(m, {}, {0.f, 0.f}, {0}, runner.Fn(), cfg.machine.mode),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tpu
