@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm bench-models models verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm bench-models bench-train models verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -20,6 +20,7 @@ help: ## list the targets
 	@echo "  ACCEL_BENCH_ARGS=... (tpu_accel_bench options, e.g. --quick --no-stack),"
 	@echo "  HBM_BENCH_ARGS=... (tpu_hbm_replay options, e.g. --requests-scale 0.1),"
 	@echo "  MODELS_BENCH_ARGS=... (scripts/bench_models.py options, e.g. --models resnet18)"
+	@echo "  TRAIN_BENCH_ARGS=... (scripts/bench_train.py options, e.g. --quick)"
 
 deps: ## install missing Debian packages (idempotent; quick when all are present)
 	@scripts/deps.sh
@@ -78,9 +79,19 @@ bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 
 	@/usr/bin/python3 scripts/bench_models.py --tpusim $(BUILD)/sim/tpusim --examples $(BUILD)/examples \
 	  --out $(BUILD)/bench $(MODELS_BENCH_ARGS)
 
+bench-train: configure ## training: transposed GEMMs at the same shapes, per-pass MACs/cycle of tpusim train, on 16x16_1ch and 128x128_8ch (~30 min)
+	@scripts/deps.sh models
+	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch tpusim-128x128_8ch -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@mkdir -p $(BUILD)/bench
+	@/usr/bin/python3 scripts/bench_train.py --tpusim $(BUILD)/sim/tpusim --out $(BUILD)/bench $(TRAIN_BENCH_ARGS)
+
 models: deps ## regenerate the example models with PyTorch: examples/ (the digits MLP and CNN, trained) and build/examples (ResNet-18, ResNet-50)
 	@scripts/deps.sh models
 	@/usr/bin/python3 scripts/make_models.py digits --out examples
+	@/usr/bin/python3 scripts/train_reference.py --sizes 64,128,64,10 --train examples/digits_train.npz \
+	  --test examples/digits_test.npz --epochs 10 --batch 32 --lr 0.05 --momentum 0.9 --seed 1 \
+	  --json examples/digits_mlp_sgd_torch.json
 	@/usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples
 	@/usr/bin/python3 scripts/make_models.py resnet50 --out $(BUILD)/examples
 

@@ -6,7 +6,7 @@
 REPORT_OUT ?= docs/report
 REPORT_DATA ?=
 
-report: $(if $(REPORT_DATA),deps,configure) ## PNG plots and tables (utilization, HBM bandwidth, roofline, stalls) into docs/report/: quick benches, ~21 min; REPORT_DATA=dir plots earlier CSVs
+report: $(if $(REPORT_DATA),deps,configure) ## PNG plots and tables (utilization, HBM bandwidth, roofline, stalls, training curves) into docs/report/: quick benches, ~24 min; REPORT_DATA=dir plots earlier CSVs
 	@if [ -z "$(REPORT_DATA)" ]; then \
 	  cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay tpu_accel_bench \
 	    tpusim tpusim-16x16_1ch \

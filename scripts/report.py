@@ -17,6 +17,7 @@ import argparse
 import csv
 import datetime
 import glob
+import json
 import os
 import platform
 import shlex
@@ -244,6 +245,20 @@ def quick_jobs(build, data_dir, seed, slots):
     else:
         log("ResNet-18 left out: no build/examples/resnet18.onnx and no PyTorch "
             "(scripts/deps.sh models, or make bench-models)")
+    # Training (docs/training.md): the digits MLP from scratch on the RTL, against PyTorch.
+    ref = os.path.join(ROOT, "examples", "digits_mlp_sgd_torch.json")
+    with open(ref) as f:
+        rc = json.load(f)["recipe"]
+    ex = os.path.join(ROOT, "examples")
+    models.append(Job("train", [os.path.join(sim, "tpusim"), "train",
+                                os.path.join(ex, "digits_mlp.onnx"), "--from-scratch",
+                                "--train", os.path.join(ex, "digits_train.npz"),
+                                "--test", os.path.join(ex, "digits_test.npz"),
+                                "--epochs", str(rc["epochs"]), "--batch", str(rc["batch"]),
+                                "--lr", str(rc["lr"]), "--momentum", str(rc["momentum"]),
+                                "--seed", str(rc["seed"]), "--config", "16x16_1ch",
+                                "--json", os.path.join(data_dir, "train_digits.json")], 1,
+                      "the digits MLP trained from scratch on 16x16_1ch, every job checked"))
     return models + [
         # The matrix unit first: it runs `slots` simulations at once.
         Job("mxu", [f"{sim}/tpu_mxu_bench", "--quick", "--no-build", "--jobs", str(mxu_jobs),
@@ -643,6 +658,42 @@ def section_accel(configs, workloads, by, roofs):
     return out
 
 
+def section_train(path, plot_dir):
+    """The training run (tpusim train --json) against PyTorch's (examples/, the same recipe)."""
+    with open(path) as f:
+        rtl = json.load(f)
+    with open(os.path.join(ROOT, "examples", "digits_mlp_sgd_torch.json")) as f:
+        ref = json.load(f)
+    with open(os.path.join(plot_dir, "train.dat"), "w") as f:
+        f.write("# epoch rtl_loss torch_loss rtl_test_pct torch_test_pct\n")
+        for e, r in zip(rtl["epochs"], ref["epochs"]):
+            f.write(f"{e['epoch']} {e['loss']} {r['loss']} {100 * e['test_accuracy']} "
+                    f"{100 * r['test_accuracy']}\n")
+    rows = ["| epoch | loss (RTL) | loss (PyTorch) | test (RTL) | test (PyTorch) |",
+            "|---:|---:|---:|---:|---:|"]
+    for e, r in zip(rtl["epochs"], ref["epochs"]):
+        rows.append(f"| {e['epoch']} | {e['loss']:.4f} | {r['loss']:.4f} | "
+                    f"{100 * e['test_accuracy']:.2f}% | {100 * r['test_accuracy']:.2f}% |")
+    p = rtl["passes"]
+    peak = rtl["peak_macs_per_cycle"]
+    passes = ["| pass | jobs | MACs | cycles | MACs/cycle | utilization |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for name in ("forward", "backward", "evaluation"):
+        q = p[name]
+        passes.append(f"| {name} | {q['jobs']} | {q['macs']:,} | {q['cycles']:,} | "
+                      f"{q['macs_per_cycle']:.1f} | {100 * q['macs_per_cycle'] / peak:.1f}% |")
+    passes.append(f"| update | (host) | | 0 | | {p['update']['host_seconds']:.2f} s on the host |")
+    rc = rtl["recipe"]
+    return ("## Training on the accelerator\n\n`tpusim train` ([training.md](../training.md)): "
+            f"the digits MLP {'-'.join(map(str, rtl['sizes']))} trained from scratch on "
+            f"{rtl['config']} (SGD, batch {rc['batch']}, lr {rc['lr']:g}, momentum "
+            f"{rc['momentum']:g}, seed {rc['seed']}, {rc['steps']} steps), every accelerator job "
+            "of every step checked bit for bit against the golden model, next to PyTorch's "
+            "float32 training with the same recipe, initial weights and data order "
+            "(`scripts/train_reference.py`).\n\n![training](train.png)\n\n" + "\n".join(rows)
+            + "\n\n" + "\n".join(passes) + "\n")
+
+
 def section_speed(found):
     rows = []
     if "mxu" in found:
@@ -783,6 +834,12 @@ def main():
                 "by layer class with each class's MAC utilization in brackets ([onnx.md]"
                 "(../onnx.md)).\n\n" + f.read() + "\n")
 
+    train_json = os.path.join(data_dir, "train_digits.json")
+    if os.path.exists(train_json):
+        sections.append(section_train(train_json, plot_dir))
+        gnuplot("train.gp", plot_dir, os.path.join(args.out, "train.png"))
+        pngs.append("train.png")
+
     # The data next to the report, so that it can be re-plotted (REPORT_DATA=docs/report/data).
     out_data = os.path.join(args.out, "data")
     if os.path.abspath(out_data) != os.path.abspath(data_dir):
@@ -792,7 +849,7 @@ def main():
         for tables in found.values():
             for t in tables:
                 shutil.copy(t.path, out_data)
-        for extra in ("models.md", "models.csv"):
+        for extra in ("models.md", "models.csv", "train_digits.json"):
             if os.path.exists(os.path.join(data_dir, extra)):
                 shutil.copy(os.path.join(data_dir, extra), out_data)
 

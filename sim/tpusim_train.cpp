@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -150,10 +151,20 @@ TrainJobPtr PrepareTrain(const TrainOptions& o, const Config& cfg) {
   if (j->train.rows < o.batch) {
     Bad(fmt::format("--batch {}: the training data has {} rows", o.batch, j->train.rows));
   }
+  // The outputs' folders must exist and let us write, checked before a long run.
   for (const auto& [file, what] : {std::pair{o.out, "--out"}, std::pair{o.json, "--json"}}) {
     if (file.empty() || file == "-") continue;
-    std::ofstream probe(file, std::ios::app);
-    if (!probe) Bad(fmt::format("{} {}: cannot be written", what, file));
+    namespace fs = std::filesystem;
+    const fs::path p(file);
+    const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      Bad(fmt::format("{} {}: the folder {} does not exist", what, file, dir.string()));
+    }
+    if (fs::is_directory(p, ec)) Bad(fmt::format("{} {}: is a folder", what, file));
+    if (access(dir.c_str(), W_OK) != 0 || (fs::exists(p, ec) && access(file.c_str(), W_OK) != 0)) {
+      Bad(fmt::format("{} {}: cannot be written", what, file));
+    }
   }
   return j;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""`tpusim onnx` and `tpusim run` on bad input: each a one-line error on stderr naming what was
+"""`tpusim onnx`, `tpusim train` and `tpusim run` on bad input: each a one-line error on stderr naming what was
 wrong, exit status 2, found before any simulation (the RTL back end's launcher checks before it
 builds or starts an engine). And the element types users save: float32, float64, bf16 as uint16.
 Run by ctest (fast tier): tpusim_cli_test.py <build>/sim/tpusim."""
@@ -87,6 +87,25 @@ class BadInput(unittest.TestCase):
         self.expect(["onnx", MLP, "--input", self.x, "--out", MLP], "is not a folder")
         self.expect(["onnx", MLP, "--input", self.x, "--json", "/nonexistent/s.json"],
                     "does not exist")
+
+    def test_train_bad_input(self):
+        data = os.path.join(self.d, "t.npz")
+        np.savez(data, x=np.zeros((40, 1, 8, 8), np.float32), y=np.arange(40) % 10)
+        base = ["train", MLP, "--train", data, "--steps", "1"]
+        self.expect(["train", os.path.join(ROOT, "examples", "digits_cnn.onnx"), "--train", data,
+                     "--steps", "1"], "(Conv): training takes MLPs")
+        self.expect(["train", MLP, "--train", data], "give --epochs or --steps")
+        self.expect(base + ["--batch", "41"], "--batch 41: the training data has 40 rows")
+        self.expect(base + ["--momentum", "1"], "--momentum 1: must be in [0, 1)")
+        self.expect(base + ["--lr", "0"], "--lr 0: must be above 0")
+        self.expect(base + ["--out", "/nonexistent/t.onnx"], "the folder /nonexistent does not")
+        np.savez(data, x=np.zeros((40, 1, 8, 8), np.float32), y=np.arange(40))
+        self.expect(base, "label 10 of row 10 is outside 0..9")
+        np.savez(data, x=np.zeros((40, 60), np.float32), y=np.arange(40) % 10)
+        self.expect(base, "gives rows of 60 features; the model takes 64")
+        np.savez(data, x=np.zeros((40, 64), np.float32))
+        self.expect(base, "needs arrays 'x'")
+        self.assertFalse(os.path.exists(os.path.join(self.d, "t.onnx")))
 
     def test_run_bad_dtype(self):
         np.save(self.x, np.zeros((4, 4), np.int8))

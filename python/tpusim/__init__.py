@@ -4,6 +4,8 @@
     import numpy as np, tpusim
     outputs, stats = tpusim.run_onnx("examples/digits_cnn.onnx", {"x": images})
     c, stats = tpusim.gemm(a, b, config="16x16_1ch", backend="rtl")
+    curves = tpusim.train("examples/digits_mlp.onnx", (x, y), epochs=10, lr=0.05,
+                          from_scratch=True, out="trained.onnx")
 
 Arrays: float32, float64 (converted to float32, then rounded to bf16 at the accelerator per the
 numerics contract, as on the command line) or bf16 bit patterns as uint16. Results are float32
@@ -16,6 +18,9 @@ temporary .npz; "model" runs the golden model inside this process. With check=Tr
 every accelerator job is also run on the golden model and compared bit for bit; a mismatch raises
 RuntimeError. Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
 ValueError with the command line's one-line message.
+
+train() is `tpusim train` (docs/training.md) on both back ends: it returns the command's --json
+(every step's loss and its bits, every epoch's accuracies, every pass's counters).
 """
 import json
 import os
@@ -27,7 +32,7 @@ import numpy as np
 
 from . import _tpusim
 
-__all__ = ["run_onnx", "gemm", "TPUSIM"]
+__all__ = ["run_onnx", "gemm", "train", "TPUSIM"]
 
 # The launcher of the build this module belongs to (it picks and builds the engines).
 TPUSIM = os.path.join(_tpusim.binary_dir, "sim", "tpusim")
@@ -96,3 +101,45 @@ def gemm(a, b, c=None, config="16x16_1ch", backend="rtl", check=True):
         _run(args)
         with open(js) as f:
             return np.load(po), json.load(f)
+
+
+def _data_file(data, d, name):
+    """A training or test set: a .npz path as it is, or (x, y) arrays written to one."""
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data)
+    x, y = data
+    path = os.path.join(d, name)
+    np.savez(path, x=np.asarray(x, dtype=np.float32), y=np.asarray(y).astype(np.int64))
+    return path
+
+
+def train(model, train_data, test_data=None, epochs=None, steps=None, batch=32, lr=0.1,
+          momentum=0.9, seed=1, from_scratch=False, out=None, config="16x16_1ch", backend="rtl",
+          check=True):
+    """Trains an ONNX MLP by mixed-precision SGD on the accelerator (`tpusim train`).
+
+    train_data, test_data: (x, y) arrays (x: rows x features, y: integer labels) or .npz files
+    with arrays x and y. Give epochs or steps. out: where the trained .onnx goes. Returns the
+    curves and counters (dict)."""
+    _check_backend(backend)
+    with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
+        js = os.path.join(d, "train.json")
+        args = ["train", os.fspath(model), "--train", _data_file(train_data, d, "train.npz"),
+                "--batch", str(batch), "--lr", repr(float(lr)), "--momentum",
+                repr(float(momentum)), "--seed", str(seed), "--json", js, "--config", config,
+                "--backend", backend, "--quiet"]
+        if test_data is not None:
+            args += ["--test", _data_file(test_data, d, "test.npz")]
+        if epochs is not None:
+            args += ["--epochs", str(epochs)]
+        if steps is not None:
+            args += ["--steps", str(steps)]
+        if from_scratch:
+            args.append("--from-scratch")
+        if out is not None:
+            args += ["--out", os.fspath(out)]
+        if not check:
+            args.append("--no-check")
+        _run(args)
+        with open(js) as f:
+            return json.load(f)
