@@ -459,6 +459,61 @@ TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
   run(b2, "2x128");
 }
 
+// A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed,
+// dX through the weights read transposed and col2im) on each RTL array, every job checked
+// against the golden model, the gradients' bits equal to the golden model's.
+TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
+  tb::Rng rng(test::TestSeed());
+  host::ConvShape s;
+  s.n = 2, s.h = 6, s.w = 5, s.cin = 5, s.cout = 7, s.kh = 3, s.kw = 3, s.stride = 1, s.pad = 1;
+  auto rnd = [&](size_t n, int scale) {
+    std::vector<uint16_t> v(n);
+    for (auto& e : v) {
+      const float f = float(rng.Range(-scale, scale)) / float(scale);
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      e = num::Fp32ToBf16(u, num::Mode::kIeee);
+    }
+    return v;
+  };
+  const auto x = rnd(size_t(s.n * s.h * s.w * s.cin), 100), w = rnd(size_t(s.K() * s.cout), 100);
+  std::vector<float> dy(size_t(s.M() * s.cout));
+  for (auto& v : dy) v = float(rng.Range(-1000, 1000)) / 777.0f;
+  train::ConvGradients want;
+  {
+    accel::ModelSim sim(Accel8x8::MakeConfig());
+    accel::TrainRunner runner(sim, false);
+    want = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
+  }
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<uint32_t> b(v.size());
+    std::memcpy(b.data(), v.data(), v.size() * 4);
+    return b;
+  };
+  auto run = [&](auto& bench, const char* name) {
+    SCOPED_TRACE(name);
+    accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+    train::ConvGradients g;
+    try {
+      g = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
+    } catch (const std::exception& e) {
+      FAIL() << e.what();
+    }
+    EXPECT_EQ(bits(g.dw), bits(want.dw));
+    EXPECT_EQ(bits(g.dx), bits(want.dx));
+    EXPECT_EQ(bits(g.db), bits(want.db));
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 2);
+  };
+  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
+  run(b4, "4x4");
+  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
+  run(b3, "3x5");
+  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
+  run(b8, "8x8");
+  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
+  run(b2, "2x128");
+}
+
 }  // namespace
 }  // namespace accel_suite
 }  // namespace tpu

@@ -128,6 +128,89 @@ TEST(TrainTest, GradientsMatchFiniteDifferences) {
   }
 }
 
+// A convolution's gradients against central finite differences in binary64 of
+// L = Σ dy·conv(x, w, b) (dy bf16 values, so G = dy exactly): shapes with stride, padding,
+// rectangular kernels and several images.
+TEST(TrainTest, ConvGradientsMatchFiniteDifferences) {
+  tb::Rng rng(test::TestSeed());
+  const auto cfg = tb::accel::ConfigFromName("4x8_1ch");
+  auto bf16 = [&](int scale) { return Bf16Round(float(rng.Range(-scale, scale)) / float(scale)); };
+  for (int it = 0; it < 6; ++it) {
+    host::ConvShape s;
+    s.n = rng.Range(1, 2), s.h = rng.Range(3, 6), s.w = rng.Range(3, 6);
+    s.cin = rng.Range(1, 5), s.cout = rng.Range(1, 6), s.kh = rng.Range(1, 3);
+    s.kw = rng.Range(1, 3), s.stride = rng.Range(1, 2), s.pad = rng.Range(0, 1);
+    SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {}, {}x{}, stride {}, pad {}", s.n, s.h, s.w,
+                             s.cin, s.cout, s.kh, s.kw, s.stride, s.pad));
+    std::vector<double> x(size_t(s.n * s.h * s.w * s.cin)), w(size_t(s.K() * s.cout)),
+        dy(size_t(s.M() * s.cout));
+    for (auto& v : x) v = bf16(64);
+    for (auto& v : w) v = bf16(64);
+    for (auto& v : dy) v = bf16(256);
+    auto loss = [&]() {  // Σ dy·conv(x, w) in binary64, directly
+      double l = 0;
+      for (int p = 0; p < s.M(); ++p) {
+        const int b = p / (s.OutH() * s.OutW()), oh = p / s.OutW() % s.OutH(), ow = p % s.OutW();
+        for (int co = 0; co < s.cout; ++co) {
+          double y = 0;
+          for (int i = 0; i < s.kh; ++i) {
+            for (int j = 0; j < s.kw; ++j) {
+              const int ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
+              if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+              for (int c = 0; c < s.cin; ++c) {
+                y += x[size_t(((b * s.h + ih) * s.w + iw) * s.cin + c)] *
+                     w[size_t(((i * s.kw + j) * s.cin + c) * s.cout + co)];
+              }
+            }
+          }
+          l += dy[size_t(p * s.cout + co)] * y;
+        }
+      }
+      return l;
+    };
+    std::vector<uint16_t> xb, wb;
+    std::vector<float> dyf;
+    for (double v : x) xb.push_back(num::Fp32ToBf16(Bits(float(v)), num::Mode::kIeee));
+    for (double v : w) wb.push_back(num::Fp32ToBf16(Bits(float(v)), num::Mode::kIeee));
+    for (double v : dy) dyf.push_back(float(v));
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::TrainRunner runner(sim, false);
+    const train::ConvGradients g =
+        train::ConvBackward(s, xb, wb, dyf, true, runner.Fn(), cfg.machine.mode);
+    ASSERT_EQ(g.dw.size(), w.size());
+    ASSERT_EQ(g.dx.size(), x.size());
+    ASSERT_EQ(g.db.size(), size_t(s.cout));
+    const double h = 1.0 / 1024;
+    auto fd = [&](std::vector<double>& p, size_t i) {
+      const double keep = p[i];
+      p[i] = keep + h;
+      const double up = loss();
+      p[i] = keep - h;
+      const double down = loss();
+      p[i] = keep;
+      return (up - down) / (2 * h);
+    };
+    // L is linear in w and in x: the differences are exact up to binary64 rounding; the golden
+    // sums in fp32, so allow a few fp32 ulps of the terms' magnitude.
+    for (size_t i = 0; i < w.size(); ++i) {
+      ASSERT_NEAR(g.dw[i], fd(w, i), 1e-5) << "dW[" << i << "]";
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_NEAR(g.dx[i], fd(x, i), 1e-5) << "dX[" << i << "]";
+    }
+    for (int c = 0; c < s.cout; ++c) {
+      double want = 0;
+      for (int p = 0; p < s.M(); ++p) want += dy[size_t(p * s.cout + c)];
+      ASSERT_NEAR(g.db[size_t(c)], want, 1e-5) << "db[" << c << "]";
+    }
+    // Without dx: one job fewer, the same dw.
+    const train::ConvGradients g2 =
+        train::ConvBackward(s, xb, wb, dyf, false, runner.Fn(), cfg.machine.mode);
+    EXPECT_TRUE(g2.dx.empty());
+    EXPECT_EQ(g2.dw, g.dw);
+  }
+}
+
 TEST(TrainTest, HostStepsOnWorkedValues) {
   // Logits (0, ln 3) for label 1: p = (1/4, 3/4), loss = -ln(3/4); dZ = (p - onehot) / B, B = 2
   // with a second row (0, 0) for label 0: p = (1/2, 1/2), loss ln 2.

@@ -316,6 +316,63 @@ void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<f
   }
 }
 
+ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>& x,
+                           const std::vector<uint16_t>& w, const std::vector<float>& dy,
+                           bool need_dx, const net::AccelFn& run, num::Mode mode) {
+  const int M = s.M(), K = s.K(), pixels_in = s.n * s.h * s.w;
+  Need(x.size() == size_t(pixels_in) * size_t(s.cin) && w.size() == size_t(K) * size_t(s.cout) &&
+           dy.size() == size_t(M) * size_t(s.cout),
+       fmt::format("train: convolution gradients of {} inputs, {} weights, {} output gradients "
+                   "for a {}x{}x{}x{} -> {} convolution",
+                   x.size(), w.size(), dy.size(), s.n, s.h, s.w, s.cin, s.cout));
+  ConvGradients r;
+  const std::vector<uint16_t> g = ToBf16(dy, mode);
+  // dW = im2col(x)ᵀ·G: the stored im2col matrix (M × K) is the transposed A of a K × M × Cout
+  // GEMM.
+  net::AccelJob jw;
+  jw.m = K, jw.k = M, jw.n = s.cout;
+  jw.a = host::Im2col(s, x);
+  jw.b = g;
+  jw.trans.a = true;
+  const std::vector<uint32_t> dw = run(jw, kBackward);
+  r.macs += jw.Macs();
+  r.dw.resize(dw.size());
+  for (size_t i = 0; i < dw.size(); ++i) r.dw[i] = FromBits(dw[i]);
+  r.db.assign(size_t(s.cout), 0.0f);
+  for (int c = 0; c < s.cout; ++c) {
+    float sum = 0.0f;
+    for (int p = 0; p < M; ++p) sum = sum + Bf16Value(g[size_t(p) * size_t(s.cout) + size_t(c)]);
+    r.db[size_t(c)] = Canon(sum);
+  }
+  if (!need_dx) return r;
+  // dX's im2col view = G·Wᵀ: the stored HWIO W (K × Cout) is the transposed B of an
+  // M × Cout × K GEMM; col2im sums each input element's taps.
+  net::AccelJob jx;
+  jx.m = M, jx.k = s.cout, jx.n = K;
+  jx.a = g;
+  jx.b = w;
+  jx.trans.b = true;
+  const std::vector<uint32_t> dcol = run(jx, kBackward);
+  r.macs += jx.Macs();
+  r.dx.assign(size_t(pixels_in) * size_t(s.cin), 0.0f);
+  const int OH = s.OutH(), OW = s.OutW();
+  for (int p = 0; p < M; ++p) {
+    const int b = p / (OH * OW), oh = p / OW % OH, ow = p % OW;
+    for (int i = 0; i < s.kh; ++i) {
+      for (int j = 0; j < s.kw; ++j) {
+        const int ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
+        if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;  // a padded tap: no input
+        for (int c = 0; c < s.cin; ++c) {
+          float& d = r.dx[((size_t(b) * s.h + ih) * s.w + iw) * s.cin + c];
+          d = d + FromBits(dcol[size_t(p) * size_t(K) + (size_t(i) * s.kw + j) * s.cin + c]);
+        }
+      }
+    }
+  }
+  for (auto& v : r.dx) v = Canon(v);
+  return r;
+}
+
 std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
                           const net::AccelFn& run, num::Mode mode) {
   return RunForward(m, x, batch, run, mode).logits;

@@ -105,6 +105,22 @@ StepResult Step(Mlp& m, const Recipe& r, const std::vector<float>& x, const std:
 std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
                           const net::AccelFn& run, num::Mode mode);
 
+// A convolution's gradients (docs/training.md, "Convolutions"): x NHWC (N·H·W × Cin) and w HWIO
+// (K × Cout, K = kh·kw·Cin) as the forward job multiplied them (bf16), dy (M × Cout, M = N·OH·OW
+// output pixels, fp32). With G = bf16(dy):
+//  dw = im2col(x)ᵀ·G (accelerator, fp32 out: the host's im2col matrix, the numerics contract's,
+//       read transposed by the machine),
+//  db = the column sums of G (host, fp32, pixels in order),
+//  dx = col2im(G·wᵀ) (accelerator, fp32 out: w read transposed; then the host adds each input
+//       element's taps in fp32 from +0, output pixels in order, taps in order) when need_dx.
+struct ConvGradients {
+  std::vector<float> dw, db, dx;
+  uint64_t macs = 0;
+};
+ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>& x,
+                           const std::vector<uint16_t>& w, const std::vector<float>& dy,
+                           bool need_dx, const net::AccelFn& run, num::Mode mode);
+
 // The host steps, exposed for the tests (docs/numerics.md, "Training").
 // Mean cross-entropy of logits (batch × n) against y, and its gradient dZ (batch × n fp32).
 float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& y, int n,
