@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "tpu/onnx_import.h"
@@ -28,11 +29,28 @@ struct Data {
   std::vector<int32_t> y;
 };
 
+// The model: an MLP (train::Mlp, its own numerics) or any other supported graph (train::Network).
 struct TrainJob {
   net::Graph graph;
   train::MlpBinding binding;
   train::Mlp mlp;
+  std::optional<train::Network> net;
+  int classes = 0;
   Data train, test;
+  std::string What() const {
+    return net ? "network" : fmt::format("MLP {}", fmt::join(mlp.Sizes(), "-"));
+  }
+  train::StepResult Step(const train::Recipe& r, const std::vector<float>& x,
+                         const std::vector<int32_t>& y, const net::AccelFn& fn, num::Mode mode) {
+    return net ? net->Step(r, x, y, fn, mode) : train::Step(mlp, r, x, y, fn, mode);
+  }
+  std::vector<float> Logits(const std::vector<float>& x, int n, const net::AccelFn& fn,
+                            num::Mode mode) {
+    return net ? net->Logits(x, n, fn, mode) : train::Logits(mlp, x, n, fn, mode);
+  }
+  std::map<std::string, net::Tensor> Initializers() const {
+    return net ? net->Initializers() : train::MlpInitializers(mlp, binding);
+  }
 };
 
 void TrainJobDeleter::operator()(TrainJob* j) const {
@@ -87,14 +105,13 @@ double Since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Top-1 accuracy of the model on `d` (forward passes of up to 512 rows, pass kEval).
-int Correct(const train::Mlp& m, const Data& d, const net::AccelFn& fn, num::Mode mode) {
+int Correct(TrainJob& job, const Data& d, int classes, const net::AccelFn& fn, num::Mode mode) {
   int ok = 0;
-  const int classes = m.layers.back().out;
   for (int r0 = 0; r0 < d.rows; r0 += 512) {
     const int n = std::min(512, d.rows - r0);
     const std::vector<float> x(d.x.begin() + ptrdiff_t(r0) * d.features,
                                d.x.begin() + ptrdiff_t(r0 + n) * d.features);
-    const std::vector<float> z = train::Logits(m, x, n, fn, mode);
+    const std::vector<float> z = job.Logits(x, n, fn, mode);
     for (int i = 0; i < n; ++i) {
       int best = 0;
       for (int j = 1; j < classes; ++j) {
@@ -138,14 +155,25 @@ TrainJobPtr PrepareTrain(const TrainOptions& o, const Config& cfg) {
   if (!(o.momentum >= 0.0f && o.momentum < 1.0f)) {
     Bad(fmt::format("--momentum {}: must be in [0, 1)", o.momentum));
   }
+  int features = 0, classes = 0;
   try {
     j->graph = onnx_import::LoadModel(o.model);
-    j->mlp = train::MlpFromGraph(j->graph, &j->binding);
+    try {
+      j->mlp = train::MlpFromGraph(j->graph, &j->binding);
+      if (o.from_scratch) j->mlp = train::InitMlp(j->mlp.Sizes(), o.seed);
+      features = j->mlp.layers[0].in;
+      classes = j->mlp.layers.back().out;
+    } catch (const net::Error&) {  // not an MLP: the general network trainer, or its error
+      j->net.emplace(train::Network::FromGraph(j->graph));
+      if (o.from_scratch) j->net->InitFromSeed(o.seed);
+      features = int(j->net->Features());
+      classes = j->net->Classes();
+      if (classes < 1) Bad(fmt::format("{}: the output must be a Gemm's logits", o.model));
+    }
+    j->classes = classes;
   } catch (const net::Error& e) {
     Bad(fmt::format("{}: {}", o.model, e.what()));
   }
-  if (o.from_scratch) j->mlp = train::InitMlp(j->mlp.Sizes(), o.seed);
-  const int features = j->mlp.layers[0].in, classes = j->mlp.layers.back().out;
   j->train = LoadData(o.train_data, "--train", features, classes);
   if (!o.test_data.empty()) j->test = LoadData(o.test_data, "--test", features, classes);
   if (j->train.rows < o.batch) {
@@ -181,7 +209,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
   const int per_epoch = tr.rows / o.batch;  // full batches; the rest of an epoch's rows wait
   const int64_t total = o.steps > 0 ? o.steps : int64_t(o.epochs) * per_epoch;
   const train::Recipe recipe{o.batch, o.lr, o.momentum};
-  say(fmt::format("tpusim train: {} (MLP {}), {} weights\n", o.model, fmt::join(j.mlp.Sizes(), "-"),
+  say(fmt::format("tpusim train: {} ({}), {} weights\n", o.model, j.What(),
                   o.from_scratch ? fmt::format("initial from seed {}", o.seed) : "the model's"));
   say(fmt::format("config:   {}: {}\n", cfg.name, Describe(cfg)));
   say(fmt::format("backend:  {}\n", timed ? "rtl (every job checked against the golden model)"
@@ -212,7 +240,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
         }
         const NetStepStats before = Sum({runner.pass(0), runner.pass(1)});
         const auto t0 = std::chrono::steady_clock::now();
-        const train::StepResult r = train::Step(j.mlp, recipe, x, y, runner.Fn(), mode);
+        const train::StepResult r = j.Step(recipe, x, y, runner.Fn(), mode);
         const NetStepStats after = Sum({runner.pass(0), runner.pass(1)});
         host_seconds += Since(t0) - (after.sim_seconds - before.sim_seconds) -
                         (after.check_seconds - before.check_seconds);
@@ -237,7 +265,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
                           {"train_accuracy", double(correct) / (double(n) * o.batch)}};
       std::string test;
       if (j.test.rows > 0) {
-        const int ok = Correct(j.mlp, j.test, runner.Fn(TrainRunner::kEval), mode);
+        const int ok = Correct(j, j.test, j.classes, runner.Fn(TrainRunner::kEval), mode);
         e["test_accuracy"] = double(ok) / j.test.rows;
         test = fmt::format(", test {:.2f}% ({} of {})", 100.0 * ok / j.test.rows, ok, j.test.rows);
       }
@@ -284,7 +312,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
   }
   if (pass && !o.out.empty()) {
     try {
-      onnx_import::SaveWithInitializers(o.model, o.out, train::MlpInitializers(j.mlp, j.binding));
+      onnx_import::SaveWithInitializers(o.model, o.out, j.Initializers());
     } catch (const net::Error& e) {
       fmt::print(stderr, "tpusim: error: {}\n", e.what());
       return 1;
@@ -296,7 +324,8 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
                          {"backend", backend},
                          {"pass", pass},
                          {"model", o.model},
-                         {"sizes", j.mlp.Sizes()},
+                         {"model_kind", j.What()},
+                         {"sizes", j.net ? std::vector<int>{} : j.mlp.Sizes()},
                          {"recipe",
                           {{"batch", o.batch},
                            {"lr", o.lr},

@@ -10,6 +10,7 @@
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/train_run.h"
 #include "tpu/train.h"
+#include "train_graphs.h"
 
 // ---------------------------------------------------------------------------------------------
 // Fast tier: the four small builds of rtl/builds.json.
@@ -503,6 +504,70 @@ TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
     EXPECT_EQ(bits(g.dx), bits(want.dx));
     EXPECT_EQ(bits(g.db), bits(want.db));
     EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 2);
+  };
+  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
+  run(b4, "4x4");
+  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
+  run(b3, "3x5");
+  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
+  run(b8, "8x8");
+  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
+  run(b2, "2x128");
+}
+
+// A network (train::Network: convolutions, BatchNormalization in training mode, the residual
+// Add, pooling, a dense layer; the digits CNN's operators) trained for two SGD steps with
+// momentum on each RTL array, every job checked against the golden model; the loss and every
+// parameter and running-statistic bit after each step equal to the golden model's run.
+TEST(AccelTrainingTest, NetworkStepsAreBitExactOnEveryArray) {
+  tb::Rng rng(test::TestSeed());
+  const net::Graph g = test::SmallCnnGraph(rng);
+  const train::Recipe recipe{6, 0.05f, 0.9f};
+  std::vector<std::vector<float>> xs(2, std::vector<float>(size_t(recipe.batch) * 50));
+  std::vector<std::vector<int32_t>> ys(2, std::vector<int32_t>(size_t(recipe.batch)));
+  for (auto& x : xs) {
+    for (auto& v : x) v = float(rng.Range(0, 255)) / 255.0f;
+  }
+  for (auto& y : ys) {
+    for (auto& v : y) v = rng.Range(0, 3);
+  }
+  auto state = [](const train::Network& nw, float loss) {
+    std::vector<uint32_t> bits;
+    auto add = [&](float f) {
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      bits.push_back(u);
+    };
+    add(loss);
+    for (const auto& [name, t] : nw.Initializers()) {
+      for (float f : t.f) add(f);
+    }
+    return bits;
+  };
+  std::vector<std::vector<uint32_t>> want;
+  {
+    accel::ModelSim sim(Accel8x8::MakeConfig());
+    accel::TrainRunner runner(sim, false);
+    train::Network nw = train::Network::FromGraph(g);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      const auto r = nw.Step(recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+      want.push_back(state(nw, r.loss));
+    }
+  }
+  auto run = [&](auto& bench, const char* name) {
+    SCOPED_TRACE(name);
+    accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+    train::Network nw = train::Network::FromGraph(g);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      train::StepResult r;
+      try {
+        r = nw.Step(recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+      } catch (const std::exception& e) {
+        FAIL() << "step " << s << ": " << e.what();
+      }
+      EXPECT_EQ(state(nw, r.loss), want[s]) << "after step " << s;
+    }
+    EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
   Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
   run(b4, "4x4");

@@ -92,8 +92,8 @@ class BadInput(unittest.TestCase):
         data = os.path.join(self.d, "t.npz")
         np.savez(data, x=np.zeros((40, 1, 8, 8), np.float32), y=np.arange(40) % 10)
         base = ["train", MLP, "--train", data, "--steps", "1"]
-        self.expect(["train", os.path.join(ROOT, "examples", "digits_cnn.onnx"), "--train", data,
-                     "--steps", "1"], "(Conv): training takes MLPs")
+        self.expect(["train", os.path.join(NODE, "test_sigmoid", "model.onnx"), "--train", data,
+                     "--steps", "1"], "(Sigmoid): training takes Conv, BatchNormalization")
         self.expect(["train", MLP, "--train", data], "give --epochs or --steps")
         self.expect(base + ["--batch", "41"], "--batch 41: the training data has 40 rows")
         self.expect(base + ["--momentum", "1"], "--momentum 1: must be in [0, 1)")

@@ -20,6 +20,7 @@
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/train_run.h"
+#include "train_graphs.h"
 
 namespace tpu {
 namespace {
@@ -208,6 +209,150 @@ TEST(TrainTest, ConvGradientsMatchFiniteDifferences) {
         train::ConvBackward(s, xb, wb, dyf, false, runner.Fn(), cfg.machine.mode);
     EXPECT_TRUE(g2.dx.empty());
     EXPECT_EQ(g2.dw, g.dw);
+  }
+}
+
+// train::Network (the digits CNN's operators: Conv, BatchNormalization in training mode, Relu,
+// the residual Add, MaxPool, GlobalAveragePool, Flatten, Gemm) against central finite differences
+// of the same network written out in binary64 (weights and inputs as their bf16 values).
+TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
+  tb::Rng rng(test::TestSeed());
+  const net::Graph g = test::SmallCnnGraph(rng);
+  train::Network nw = train::Network::FromGraph(g);
+  const int N = 3;
+  std::vector<float> x(size_t(N * 2 * 5 * 5));
+  for (auto& v : x) v = Bf16Round(float(rng.Range(0, 255)) / 255.0f);
+  const std::vector<int32_t> y = {1, 3, 0};
+  const auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::TrainRunner runner(sim, false);
+  const train::Network::Grads gr = nw.Backprop(x, y, runner.Fn(), cfg.machine.mode);
+  // The binary64 network.
+  std::map<std::string, std::vector<double>> p;
+  for (const auto& [name, t] : g.constants) {
+    const bool weight = name == "c1.w" || name == "c2.w" || name == "fc.w";
+    for (float v : t.f) p[name].push_back(weight ? Bf16Round(v) : v);
+  }
+  using V = std::vector<double>;
+  auto conv = [&](const V& in, int cin, const V& w, const V* b, int cout) {
+    V out(size_t(N * cout * 25), 0.0);
+    for (int n = 0; n < N; ++n)
+      for (int o = 0; o < cout; ++o)
+        for (int i = 0; i < 5; ++i)
+          for (int j = 0; j < 5; ++j) {
+            double s = b ? (*b)[size_t(o)] : 0.0;
+            for (int c = 0; c < cin; ++c)
+              for (int u = 0; u < 3; ++u)
+                for (int v = 0; v < 3; ++v) {
+                  const int ih = i + u - 1, iw = j + v - 1;
+                  if (ih < 0 || ih >= 5 || iw < 0 || iw >= 5) continue;
+                  s += in[size_t(((n * cin + c) * 5 + ih) * 5 + iw)] *
+                       w[size_t(((o * cin + c) * 3 + u) * 3 + v)];
+                }
+            out[size_t(((n * cout + o) * 5 + i) * 5 + j)] = s;
+          }
+    return out;
+  };
+  auto bn = [&](V a, const V& sc, const V& bi) {
+    for (int c = 0; c < 3; ++c) {
+      double m = 0, q = 0;
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < 25; ++k) m += a[size_t((n * 3 + c) * 25 + k)];
+      m /= N * 25;
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < 25; ++k) q += std::pow(a[size_t((n * 3 + c) * 25 + k)] - m, 2);
+      q /= N * 25;
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < 25; ++k) {
+          double& e = a[size_t((n * 3 + c) * 25 + k)];
+          e = sc[size_t(c)] * (e - m) / std::sqrt(q + 1e-5) + bi[size_t(c)];
+        }
+    }
+    return a;
+  };
+  auto loss = [&]() {
+    V x64(x.begin(), x.end());
+    V r = bn(conv(x64, 2, p["c1.w"], &p["c1.b"], 3), p["bn1.s"], p["bn1.b"]);
+    for (auto& e : r) e = std::max(0.0, e);
+    V s2 = bn(conv(r, 3, p["c2.w"], nullptr, 3), p["bn2.s"], p["bn2.b"]);
+    for (size_t i = 0; i < s2.size(); ++i) s2[i] = std::max(0.0, s2[i] + r[i]);
+    double total = 0;
+    for (int n = 0; n < N; ++n) {
+      double feat[3];
+      for (int c = 0; c < 3; ++c) {
+        double sum = 0;
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j) {
+            double m = -1e300;
+            for (int u = 0; u < 2; ++u)
+              for (int v = 0; v < 2; ++v)
+                m = std::max(m, s2[size_t(((n * 3 + c) * 5 + 2 * i + u) * 5 + 2 * j + v)]);
+            sum += m;
+          }
+        feat[c] = sum / 4;
+      }
+      double z[4], mx = -1e300, se = 0;
+      for (int o = 0; o < 4; ++o) {
+        z[o] = p["fc.b"][size_t(o)];
+        for (int c = 0; c < 3; ++c) z[o] += feat[c] * p["fc.w"][size_t(o * 3 + c)];
+        mx = std::max(mx, z[o]);
+      }
+      for (double v : z) se += std::exp(v - mx);
+      total += -((z[y[size_t(n)]] - mx) - std::log(se));
+    }
+    return total / N;
+  };
+  EXPECT_NEAR(gr.result.loss, loss(), 0.02 * loss());
+  const double h = 1e-4;
+  std::map<std::string, V> fds;
+  double global = 0;
+  const char* const kParams[] = {"c1.w",  "c1.b",  "bn1.s", "bn1.b", "c2.w",
+                                 "bn2.s", "bn2.b", "fc.w",  "fc.b"};
+  for (const char* name : kParams) {
+    V& q = p[name];
+    for (size_t i = 0; i < q.size(); ++i) {
+      const double keep = q[i];
+      q[i] = keep + h;
+      const double up = loss();
+      q[i] = keep - h;
+      const double down = loss();
+      q[i] = keep;
+      fds[name].push_back((up - down) / (2 * h));
+      global = std::max(global, std::fabs(fds[name].back()));
+    }
+  }
+  for (const char* name : kParams) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(gr.d.count(name)) << "no gradient";
+    const std::vector<float>& got = gr.d.at(name);
+    const V& fd = fds.at(name);
+    ASSERT_EQ(got.size(), fd.size());
+    double worst = 0, scale = 0;
+    std::string where;
+    for (size_t i = 0; i < fd.size(); ++i) {
+      scale = std::max(scale, std::fabs(fd[i]));
+      if (std::fabs(got[i] - fd[i]) > worst) {
+        worst = std::fabs(got[i] - fd[i]);
+        where = fmt::format("[{}]: golden {:.6g}, finite differences {:.6g}", i, got[i], fd[i]);
+      }
+    }
+    // bf16 activations and gradients: a few parts in a thousand of the gradients' size (the
+    // conv bias before a BatchNormalization has none in exact arithmetic: only that noise).
+    EXPECT_LE(worst, 0.05 * scale + 0.005 * global) << "worst " << where;
+  }
+  // BatchNormalization's running averages after a step: m·(0, 1) + (1 - m)·(the batch's mean,
+  // its unbiased variance), m = 0.9 (ONNX's momentum).
+  nw.Backprop(x, y, runner.Fn(), cfg.machine.mode, true);
+  const auto after = nw.Initializers();
+  const V c1 = conv(V(x.begin(), x.end()), 2, p["c1.w"], &p["c1.b"], 3);
+  for (int c = 0; c < 3; ++c) {
+    double m = 0, q = 0;
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < 25; ++k) m += c1[size_t((n * 3 + c) * 25 + k)] / (N * 25);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < 25; ++k) q += std::pow(c1[size_t((n * 3 + c) * 25 + k)] - m, 2);
+    EXPECT_NEAR(after.at("bn1.m").f[size_t(c)], 0.1 * m, 1e-4 + 1e-3 * std::fabs(m));
+    EXPECT_NEAR(after.at("bn1.v").f[size_t(c)], 0.9 + 0.1 * q / (N * 25 - 1), 1e-3);
   }
 }
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,7 @@ struct Recipe {
 std::vector<int> EpochOrder(int n, uint64_t seed, int epoch);
 
 // The passes of a step, as the `step` argument of the AccelFn (per-pass statistics).
-enum Pass : int { kForward = 0, kBackward = 1 };
+enum Pass : int { kForward = 0, kBackward = 1, kEvaluation = 2 };
 
 struct StepResult {
   float loss = 0;   // the batch's mean cross-entropy (binary64, rounded to fp32)
@@ -120,6 +121,56 @@ struct ConvGradients {
 ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>& x,
                            const std::vector<uint16_t>& w, const std::vector<float>& dy,
                            bool need_dx, const net::AccelFn& run, num::Mode mode);
+
+// A network trained from its ONNX graph (docs/training.md, "Networks"; the digits CNN): Conv
+// (one group, no dilation, equal pads and strides), BatchNormalization (batch statistics in
+// training, running averages in evaluation), Relu, Add, MaxPool (no padding),
+// GlobalAveragePool, Flatten and Gemm, convolutions and dense layers on the accelerator and the
+// rest on the host, each step's numerics in docs/numerics.md ("Training networks"). Values
+// between nodes are fp32 NCHW; accelerator operands are rounded to bf16.
+class Network {
+ public:
+  // Throws net::Error naming the node that is not supported.
+  static Network FromGraph(const net::Graph& g);
+  Network(Network&&) noexcept;
+  Network& operator=(Network&&) noexcept;
+  ~Network();
+  // He-uniform weights as InitMlp's stream, in the order of the nodes and each weight
+  // initializer's own layout (fan-in: every dimension but the output channels); biases +0,
+  // BatchNormalization scale 1, bias +0, running mean +0, running variance 1.
+  void InitFromSeed(uint64_t seed);
+  int64_t Features() const;  // per row of the input
+  int Classes() const;       // of the output Gemm (0 when the output is not one)
+
+  struct Grads {
+    StepResult result;
+    std::map<std::string, std::vector<float>> d;  // by initializer name
+  };
+  // Forward (batch statistics) and backward passes; update_running_stats: BatchNormalization's
+  // running averages take the batch's statistics (a training step does).
+  Grads Backprop(const std::vector<float>& x, const std::vector<int32_t>& y,
+                 const net::AccelFn& run, num::Mode mode, bool update_running_stats = false);
+  // Backprop, then SGD on every weight and bias (Recipe's lr and momentum).
+  StepResult Step(const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
+                  const net::AccelFn& run, num::Mode mode);
+  // The output in evaluation mode (running statistics), jobs sent as pass kEvaluation.
+  std::vector<float> Logits(const std::vector<float>& x, int batch, const net::AccelFn& run,
+                            num::Mode mode);
+  // Every float initializer, trained (and the running statistics).
+  std::map<std::string, net::Tensor> Initializers() const;
+
+ private:
+  struct Op;
+  struct Trace;
+  Network();
+  Trace Forward(const std::vector<float>& x, int batch, bool training, const net::AccelFn& run,
+                num::Mode mode);
+  std::string input_, output_;
+  net::Shape input_shape_;
+  std::map<std::string, net::Tensor> params_;
+  std::vector<std::unique_ptr<Op>> ops_;
+  std::map<std::string, std::vector<float>> velocity_;
+};
 
 // The host steps, exposed for the tests (docs/numerics.md, "Training").
 // Mean cross-entropy of logits (batch × n) against y, and its gradient dZ (batch × n fp32).
