@@ -8,8 +8,9 @@ TPU-class configurations, every job checked against the golden model.
     ratio to the plain one. The backward GEMMs are these: dX = dY·Wᵀ (B transposed) and
     dW = Xᵀ·dY (A transposed).
  2. Training passes: `tpusim train` MACs/cycle per pass (forward, backward; the update runs on the
-    host): the digits MLP (64-128-64-10, batch 32, one epoch) on each configuration, and a wider
-    MLP (512-512-512-10, batch 256, random data) where the TPU-class array has work to do.
+    host): the digits MLP (64-128-64-10, batch 32, one epoch) and the digits CNN (batch 32, ten
+    steps) on each configuration, and a wider MLP (512-512-512-10, batch 256, random data) where
+    the TPU-class array has work to do.
 
 Writes build/bench/train.md and train.json.
 
@@ -127,6 +128,8 @@ def main():
         wide, wide_data = wide_mlp(tmp, [512, 512, 512, 10], 1024, 1)
         runs = [("digits MLP 64-128-64-10", digits, digits_data, 32,
                  ["--epochs", "1"] if not a.quick else ["--steps", "10"]),
+                ("digits CNN", os.path.join(ROOT, "examples", "digits_cnn.onnx"), digits_data,
+                 32, ["--steps", "3" if a.quick else "10"]),
                 ("MLP 512-512-512-10", wide, wide_data, 256, ["--steps", "2" if a.quick else "3"])]
         for config in configs:
             for name, model, data, batch, extra in runs:

@@ -454,6 +454,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
                  "A stored transposed (K x M), read by transposing LOADs (ISA 1.3)");
   gemm->add_flag("--trans-b", o.trans_b,
                  "B stored transposed (N x K), read by transposing LOADs (ISA 1.3)");
+  gemm->add_option("--json", o.json, "the counters as JSON to this file ('-': standard output)");
   AddCommon(gemm, o, true);
 
   auto* mlp = c.mlp =
