@@ -92,6 +92,9 @@ models: deps ## regenerate the example models with PyTorch: examples/ (the digit
 	@/usr/bin/python3 scripts/train_reference.py --sizes 64,128,64,10 --train examples/digits_train.npz \
 	  --test examples/digits_test.npz --epochs 10 --batch 32 --lr 0.05 --momentum 0.9 --seed 1 \
 	  --json examples/digits_mlp_sgd_torch.json
+	@/usr/bin/python3 scripts/train_reference.py --cnn examples/digits_cnn.onnx --train examples/digits_train.npz \
+	  --test examples/digits_test.npz --epochs 5 --batch 32 --lr 0.05 --momentum 0.9 --seed 1 \
+	  --json examples/digits_cnn_sgd_torch.json
 	@/usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples
 	@/usr/bin/python3 scripts/make_models.py resnet50 --out $(BUILD)/examples
 
