@@ -3,7 +3,7 @@
 # Installs the Debian packages the project uses; idempotent and quick when all are present.
 #   scripts/deps.sh          install what is missing (as root, or through passwordless sudo)
 #   scripts/deps.sh --check  only report what is missing (exit 1 if anything is)
-#   scripts/deps.sh models   also PyTorch, torchvision and scikit-learn (scripts/make_models.py:
+#   scripts/deps.sh models   also torchvision and scikit-learn (scripts/make_models.py:
 #                            make models, make bench-models, the ResNet test of make test-long)
 set -euo pipefail
 
@@ -21,9 +21,10 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev libzip-dev    # ONNX models (tpusim onnx), .npz files
   libonnx-testdata                          # ONNX's own node tests (the conformance test)
   pybind11-dev python3-dev python3-numpy    # the Python module (python/tpusim)
+  python3-torch python3-onnx                # training's gradients against PyTorch's autograd
 )
 if [ "${1:-}" = "models" ]; then
-  PACKAGES+=(python3-torch python3-torchvision python3-sklearn python3-onnx)
+  PACKAGES+=(python3-torchvision python3-sklearn)
   shift
 fi
 
