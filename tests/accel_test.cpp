@@ -389,6 +389,27 @@ TEST(AccelEdgeTest, FetchAndTransfersAcross4KBoundaries) {
   ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
 }
 
+// Runs run(bench, name) on a fresh bench of each of the fast tier's four arrays, one at a time.
+template <class F>
+void OnEveryArray(F&& run) {
+  {
+    Bench<Vaccel_4x4_q4> b(Accel4x4Q4::MakeConfig());
+    run(b, "4x4");
+  }
+  {
+    Bench<Vaccel_3x5> b(Accel3x5::MakeConfig());
+    run(b, "3x5");
+  }
+  {
+    Bench<Vaccel_8x8> b(Accel8x8::MakeConfig());
+    run(b, "8x8");
+  }
+  {
+    Bench<Vaccel_2x128> b(Accel2x128::MakeConfig());
+    run(b, "2x128");
+  }
+}
+
 // Training on the RTL (tpu/train.h; ISA 1.3's transposing LOADs carry the backward GEMMs): SGD
 // steps with momentum of a small MLP on each of the four arrays, every job of every step checked
 // bit for bit against the golden model (RunAccelJob), and the loss and every weight bit after
@@ -450,14 +471,7 @@ TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
     EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 9);  // dW2, dX2, dW1 per step
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
-  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
-  run(b4, "4x4");
-  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
-  run(b3, "3x5");
-  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
-  run(b8, "8x8");
-  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
-  run(b2, "2x128");
+  OnEveryArray(run);
 }
 
 // A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed,
@@ -505,14 +519,7 @@ TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
     EXPECT_EQ(bits(g.db), bits(want.db));
     EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 2);
   };
-  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
-  run(b4, "4x4");
-  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
-  run(b3, "3x5");
-  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
-  run(b8, "8x8");
-  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
-  run(b2, "2x128");
+  OnEveryArray(run);
 }
 
 // A network (train::Network: convolutions, BatchNormalization in training mode, the residual
@@ -569,14 +576,7 @@ TEST(AccelTrainingTest, NetworkStepsAreBitExactOnEveryArray) {
     }
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
-  Bench<Vaccel_4x4_q4> b4(Accel4x4Q4::MakeConfig());
-  run(b4, "4x4");
-  Bench<Vaccel_3x5> b3(Accel3x5::MakeConfig());
-  run(b3, "3x5");
-  Bench<Vaccel_8x8> b8(Accel8x8::MakeConfig());
-  run(b8, "8x8");
-  Bench<Vaccel_2x128> b2(Accel2x128::MakeConfig());
-  run(b2, "2x128");
+  OnEveryArray(run);
 }
 
 }  // namespace

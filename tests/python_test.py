@@ -26,6 +26,11 @@ def bits(a):
     return np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
 
 
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def cli(*args):
     p = subprocess.run([tpusim.TPUSIM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
@@ -122,9 +127,8 @@ class Train(unittest.TestCase):
                              [s["loss_bits"] for s in r["steps"]])
             self.assertGreater(r["passes"]["backward"]["cycles"], 0)
             self.assertGreater(r["passes"]["backward"]["checked_elements"], 0)
-            with open(os.path.join(d, "m.onnx"), "rb") as f1, \
-                    open(os.path.join(d, "r.onnx"), "rb") as f2:
-                self.assertEqual(f1.read(), f2.read(), "the trained models differ")
+            self.assertEqual(read(os.path.join(d, "m.onnx")), read(os.path.join(d, "r.onnx")),
+                             "the trained models differ")
             np.savez(os.path.join(d, "t.npz"), x=x, y=y)
             js = os.path.join(d, "c.json")
             rc, out, err = cli("train", MLP, "--train", os.path.join(d, "t.npz"), "--steps", "12",
@@ -148,9 +152,8 @@ class Train(unittest.TestCase):
             self.assertEqual(m["model_kind"], "network")
             self.assertEqual([s["loss_bits"] for s in m["steps"]],
                              [s["loss_bits"] for s in r["steps"]])
-            with open(os.path.join(d, "m.onnx"), "rb") as f1, \
-                    open(os.path.join(d, "r.onnx"), "rb") as f2:
-                self.assertEqual(f1.read(), f2.read(), "the trained models differ")
+            self.assertEqual(read(os.path.join(d, "m.onnx")), read(os.path.join(d, "r.onnx")),
+                             "the trained models differ")
             # The trained model runs as any model (BatchNormalization on its running averages).
             outs, _ = tpusim.run_onnx(os.path.join(d, "r.onnx"), {"x": x[:16]}, backend="model")
             self.assertEqual(outs["logits"].shape, (16, 10))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Training a network given as an ONNX graph (tpu/train.h, train::Network): convolutions and
 // dense layers on the accelerator, the rest on the host, every host step as docs/numerics.md
-// ("Training networks") defines it. Compiled with -ffp-contract=off.
+// ("Training", networks) defines it. Compiled with -ffp-contract=off.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,34 +9,13 @@
 #include <stdexcept>
 
 #include "tpu/train.h"
+#include "train_util.h"
 
 namespace tpu::train {
-namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-float Canon(float f) {
-  return std::isnan(f) ? FromBits(num::kFp32CanonicalNaN) : f;
-}
-uint64_t SplitMix64(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-std::vector<uint16_t> ToBf16(const std::vector<float>& v, num::Mode mode) {
-  std::vector<uint16_t> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = num::Fp32ToBf16(Bits(v[i]), mode);
-  return r;
-}
+using namespace detail;
+
+namespace {
 
 [[noreturn]] void Fail(const net::Node& n, const std::string& why) {
   throw net::Error(fmt::format("node '{}' ({}): {}", n.name, n.op, why));
@@ -240,15 +219,14 @@ int64_t Network::Features() const {
 }
 
 void Network::InitFromSeed(uint64_t seed) {
-  uint64_t state = seed ^ 0x7470757472616E31ull;  // as InitMlp
+  uint64_t state = WeightStream(seed);
   for (const auto& op : ops_) {
     if (op->kind == Op::Kind::kConv || op->kind == Op::Kind::kGemm) {
       net::Tensor& w = params_.at(op->w);
       const bool out_first = op->kind == Op::Kind::kConv || op->trans_b;
       const int64_t fan_in = out_first ? net::Elements(w.shape) / w.shape[0] : w.shape[0];
       const double limit = std::sqrt(6.0 / double(fan_in));
-      for (auto& v : w.f)
-        v = float((2.0 * (double(SplitMix64(state) >> 11) * 0x1.0p-53) - 1.0) * limit);
+      for (auto& v : w.f) v = float((2.0 * Uniform(state) - 1.0) * limit);
       if (!op->b.empty()) std::fill(params_.at(op->b).f.begin(), params_.at(op->b).f.end(), 0.0f);
     } else if (op->kind == Op::Kind::kBatchNorm) {
       std::fill(params_.at(op->w).f.begin(), params_.at(op->w).f.end(), 1.0f);

@@ -10,40 +10,14 @@
 #include <limits>
 #include <stdexcept>
 
+#include "train_util.h"
+
 namespace tpu::train {
+
+using namespace detail;
+
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-// Every NaN a host step makes is the canonical one (the accelerator's).
-float Canon(float f) {
-  return std::isnan(f) ? FromBits(num::kFp32CanonicalNaN) : f;
-}
-
-uint64_t SplitMix64(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-// Uniform in [0, 1): the top 53 bits.
-double Uniform(uint64_t& s) {
-  return double(SplitMix64(s) >> 11) * 0x1.0p-53;
-}
-
-std::vector<uint16_t> ToBf16(const std::vector<float>& v, num::Mode mode) {
-  std::vector<uint16_t> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = num::Fp32ToBf16(Bits(v[i]), mode);
-  return r;
-}
 float Bf16Value(uint16_t h) {
   return FromBits(num::Bf16ToFp32(h));
 }
@@ -249,7 +223,7 @@ uint64_t Mlp::ForwardMacs(int batch) const {
 Mlp InitMlp(const std::vector<int>& sizes, uint64_t seed) {
   Need(sizes.size() >= 2, "train: an MLP needs an input size and at least one layer");
   for (int s : sizes) Need(s >= 1, fmt::format("train: layer size {} (must be at least 1)", s));
-  uint64_t state = seed ^ 0x7470757472616E31ull;  // "tputran1": the weights' stream
+  uint64_t state = WeightStream(seed);
   Mlp m;
   for (size_t l = 0; l + 1 < sizes.size(); ++l) {
     Dense d;

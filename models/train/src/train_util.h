@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers of the training library's two trainers (train.cpp, network.cpp).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "tpu/net.h"
+#include "tpu/numerics.h"
+
+namespace tpu::train::detail {
+
+inline uint32_t Bits(float f) {
+  return net::F32Bits(f);
+}
+inline float FromBits(uint32_t u) {
+  return net::F32FromBits(u);
+}
+// Every NaN a host step makes is the canonical one (the accelerator's).
+inline float Canon(float f) {
+  return std::isnan(f) ? FromBits(num::kFp32CanonicalNaN) : f;
+}
+inline uint64_t SplitMix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// Uniform in [0, 1): the top 53 bits.
+inline double Uniform(uint64_t& s) {
+  return double(SplitMix64(s) >> 11) * 0x1.0p-53;
+}
+// The initial weights' stream (docs/training.md): seed ^ "tputran1".
+inline uint64_t WeightStream(uint64_t seed) {
+  return seed ^ 0x7470757472616E31ull;
+}
+inline std::vector<uint16_t> ToBf16(const std::vector<float>& v, num::Mode mode) {
+  std::vector<uint16_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = num::Fp32ToBf16(Bits(v[i]), mode);
+  return r;
+}
+
+}  // namespace tpu::train::detail
