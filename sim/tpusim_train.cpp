@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -202,8 +203,10 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
   const num::Mode mode = cfg.machine.mode;
   const bool timed = backend != "model";
   const bool json_out = o.json == "-";
-  auto say = [&](const std::string& s) {
-    if (!quiet && !json_out) fmt::print("{}", s);
+  auto say = [&](const std::string& s) {  // line by line, also into a file or a pipe
+    if (quiet || json_out) return;
+    fmt::print("{}", s);
+    std::fflush(stdout);
   };
   const Data& tr = j.train;
   const int per_epoch = tr.rows / o.batch;  // full batches; the rest of an epoch's rows wait
