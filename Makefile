@@ -79,7 +79,7 @@ bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 
 	@/usr/bin/python3 scripts/bench_models.py --tpusim $(BUILD)/sim/tpusim --examples $(BUILD)/examples \
 	  --out $(BUILD)/bench $(MODELS_BENCH_ARGS)
 
-bench-train: configure ## training: transposed GEMMs at the same shapes, per-pass MACs/cycle of tpusim train (digits MLP and CNN, a wider MLP), on 16x16_1ch and 128x128_8ch (~45 min)
+bench-train: configure ## training: transposed GEMMs at the same shapes, per-pass MACs/cycle of tpusim train (digits MLP and CNN, a wider MLP), on 16x16_1ch and 128x128_8ch (~60 min)
 	@scripts/deps.sh models
 	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch tpusim-128x128_8ch -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
