@@ -699,17 +699,6 @@ void CheckOutPath(const std::string& out) {
   }
 }
 
-// --json: to the file, or to standard output for "-".
-void WriteJson(const std::string& file, const std::string& js) {
-  if (file == "-") {
-    fmt::print("{}\n", js);
-    return;
-  }
-  std::ofstream f(file);
-  f << js << "\n";
-  if (!f) throw std::runtime_error(fmt::format("--json {}: cannot be written", file));
-}
-
 // Top-1 predictions of an (N, C) output (argmax over the last axis; the first of equal maxima).
 std::vector<int64_t> Argmax(const net::Tensor& t) {
   const int64_t c = t.shape.empty() ? 1 : t.shape.back();
@@ -933,7 +922,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   }
   if (!o.json.empty()) {
     const std::string js = NetJson(plan, runner.steps(), cfg, o.backend, pass);
-    WriteJson(o.json, js);
+    tpusim::WriteJson(o.json, js);
   }
   return pass ? 0 : 1;
 }
@@ -1040,7 +1029,7 @@ int Main(int argc, char** argv) {
         p.weight_stall, p.input_stall, p.acc_hazard, p.store_stall, p.idle, p.macs,
         p.hbm_read_bytes, p.hbm_write_bytes, p.instructions, cfg.PeakMacsPerCycle(),
         r.wall_seconds);
-    WriteJson(o.json, js);
+    tpusim::WriteJson(o.json, js);
   }
 
   if (sub == "run" && r.code == isa::ErrorCode::kOk) {

@@ -147,6 +147,16 @@ nlohmann::json PassJson(const NetStepStats& s, const Config& cfg) {
 
 }  // namespace
 
+void WriteJson(const std::string& file, const std::string& js) {
+  if (file == "-") {
+    fmt::print("{}\n", js);
+    return;
+  }
+  std::ofstream f(file);
+  f << js << "\n";
+  if (!f) throw std::runtime_error(fmt::format("--json {}: cannot be written", file));
+}
+
 TrainJobPtr PrepareTrain(const TrainOptions& o, const Config& cfg) {
   (void)cfg;
   TrainJobPtr j(new TrainJob);
@@ -345,12 +355,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
                            {"evaluation", PassJson(runner.pass(2), cfg)},
                            {"update", {{"host_seconds", host_seconds}}}}}};
     if (!pass) js["failure"] = failure;
-    if (o.json == "-") {
-      fmt::print("{}\n", js.dump(1));
-    } else {
-      std::ofstream f(o.json);
-      f << js.dump(1) << "\n";
-    }
+    WriteJson(o.json, js.dump(1));
   }
   return pass ? 0 : 1;
 }

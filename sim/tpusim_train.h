@@ -35,6 +35,10 @@ struct TrainJobDeleter {
 };
 using TrainJobPtr = std::unique_ptr<TrainJob, TrainJobDeleter>;
 
+// --json output (every subcommand's): to the file, or to standard output for "-". Throws
+// std::runtime_error when the file cannot be written.
+void WriteJson(const std::string& file, const std::string& js);
+
 // Reads the model and the data and checks them (before any engine is built or run): throws
 // std::invalid_argument with a one-line message naming the problem.
 TrainJobPtr PrepareTrain(const TrainOptions& o, const tpu::tb::accel::Config& cfg);

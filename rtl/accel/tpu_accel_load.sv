@@ -191,10 +191,9 @@ module tpu_accel_load #(
   // Element e of a row comes from beat e/16 (lane e/16 - chunk_q of this cycle), element e%16 of
   // it; it is written by that beat, and with the row's last beat when e lies beyond it (those
   // become +0), so every element of the row is set.
-  localparam int unsigned MaxEl = Side;
-  logic [MaxEl-1:0]    el_wen;
-  logic [MaxEl*16-1:0] el_wd;
-  for (genvar e = 0; e < MaxEl; e++) begin : gen_el
+  logic [Side-1:0]    el_wen;
+  logic [Side*16-1:0] el_wd;
+  for (genvar e = 0; e < Side; e++) begin : gen_el
     logic       here;
     logic [4:0] lane;
     assign lane = 5'(e / 16) - 5'(chunk_q);
@@ -320,9 +319,6 @@ module tpu_accel_load #(
   a_beat_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     r_valid_i |-> !desc_empty)
     else $error("tpu_accel_load: a read beat with no LOAD waiting for it");
-  a_fill_free: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                beat && d_tr |-> !full_q[fset_q])
-    else $error("tpu_accel_load: a transposing LOAD's beat into a full tile");
   // verilator lint_on SYNCASYNCNET
 `endif
 

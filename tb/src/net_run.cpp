@@ -30,6 +30,10 @@ void Add(Perf& a, const Perf& b) {
   a.instructions += b.instructions;
 }
 
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 NetStepStats Sum(const std::vector<NetStepStats>& steps) {
@@ -44,14 +48,6 @@ NetStepStats Sum(const std::vector<NetStepStats>& steps) {
   }
   return t;
 }
-
-namespace {
-
-double Since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 NetRunner::NetRunner(Sim& dut, bool check, RunOptions opt)
     : dut_(dut), check_(check), opt_(std::move(opt)) {}

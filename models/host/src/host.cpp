@@ -117,11 +117,9 @@ struct GemmOp {
   // the K-tile width.
   bool a_t = false;
   int kt_w = 0;
-  // Where the weight tile (kt, nt) comes from: `b`'s tile (kt, nt); kTilesT: `b` holds Bᵀ (N × K
-  // in tiles of nt_w × kt_w), its tile (nt, kt) loaded transposed; kMatrix: `bm`, B as a K × N
-  // N-tile-major TiledMatrix (tile nt_w): rows kt·kt_w .. of its tile nt.
-  enum class BKind { kTiles, kTilesT, kMatrix } b_kind = BKind::kTiles;
-  TiledMatrix bm;
+  // b_t: `b` holds Bᵀ (N × K in tiles of nt_w × kt_w); the weight tile (kt, nt) is Bᵀ's tile
+  // (nt, kt), loaded transposed.
+  bool b_t = false;
   enum class InitKind { kNone, kC0, kBias } init = InitKind::kNone;
   TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
   TiledMatrix out;
@@ -154,10 +152,8 @@ class Emitter {
   void EmitGemm(const GemmOp& op, bool barrier_after, const LayerPlan* plan = nullptr) {
     const auto& cfg = p_->config();
     const int kt_w = KtW(op), nt_w = op.out.tile;
-    const bool b_ok = op.b_kind == GemmOp::BKind::kTiles ? op.b.ktile == kt_w && op.b.ntile == nt_w
-                      : op.b_kind == GemmOp::BKind::kTilesT
-                          ? op.b.ktile == nt_w && op.b.ntile == kt_w
-                          : op.bm.tile == nt_w;
+    const bool b_ok = op.b_t ? op.b.ktile == nt_w && op.b.ntile == kt_w
+                             : op.b.ktile == kt_w && op.b.ntile == nt_w;
     if (kt_w > cfg.r || kt_w * t_.wgt_slots > cfg.wgt_depth || nt_w > cfg.c || !b_ok ||
         (op.a_t &&
          (op.a.tile > std::max(cfg.r, cfg.c) || op.a.rows != op.k || op.a.cols != op.m))) {
@@ -463,22 +459,14 @@ class Emitter {
     w.dst = uint16_t(wgt_row);
     w.rows = uint16_t(kv);
     w.elems = uint16_t(nv);
-    switch (op.b_kind) {
-      case GemmOp::BKind::kTiles:
-        w.hbm_addr = op.b.RowAddr(kt, nt, 0);
-        w.hbm_stride = uint32_t(op.b.Pitch());
-        break;
-      case GemmOp::BKind::kTilesT:  // Bᵀ's tile (nt, kt): nv rows of kv elements
-        w.hbm_addr = op.b.RowAddr(nt, kt, 0);
-        w.hbm_stride = uint32_t(op.b.Pitch());
-        w.rows = uint16_t(nv);
-        w.elems = uint16_t(kv);
-        w.transpose = true;
-        break;
-      case GemmOp::BKind::kMatrix:
-        w.hbm_addr = op.bm.RowAddr(nt, kt * KtW(op));
-        w.hbm_stride = uint32_t(op.bm.Pitch());
-        break;
+    w.hbm_stride = uint32_t(op.b.Pitch());
+    if (op.b_t) {  // Bᵀ's tile (nt, kt): nv rows of kv elements
+      w.hbm_addr = op.b.RowAddr(nt, kt, 0);
+      w.rows = uint16_t(nv);
+      w.elems = uint16_t(kv);
+      w.transpose = true;
+    } else {
+      w.hbm_addr = op.b.RowAddr(kt, nt, 0);
     }
     loads->push_back(w);
     loads->front().deps.pop_next = pop || (g == 0 && after_barrier_);
@@ -854,7 +842,7 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Gemm
   op.m = m, op.k = k, op.n = n;
   op.a = r.a, op.b = r.b, op.c0 = r.c0, op.out = r.out, op.relu = relu;
   op.a_t = trans.a, op.kt_w = t.kt_w;
-  op.b_kind = trans.b ? GemmOp::BKind::kTilesT : GemmOp::BKind::kTiles;
+  op.b_t = trans.b;
   op.init = init == Init::kOverwrite ? GemmOp::InitKind::kNone : GemmOp::InitKind::kC0;
   Stats st;
   Emitter e(&p, &st);

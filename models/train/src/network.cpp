@@ -17,23 +17,6 @@ using namespace detail;
 
 namespace {
 
-[[noreturn]] void Fail(const net::Node& n, const std::string& why) {
-  throw net::Error(fmt::format("node '{}' ({}): {}", n.name, n.op, why));
-}
-
-int64_t IntAttr(const net::Node& n, const char* name, int64_t def) {
-  const auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? def : it->second.i;
-}
-float FloatAttr(const net::Node& n, const char* name, float def) {
-  const auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? def : it->second.f;
-}
-std::vector<int64_t> IntsAttr(const net::Node& n, const char* name) {
-  const auto it = n.attrs.find(name);
-  return it == n.attrs.end() ? std::vector<int64_t>{} : it->second.ints;
-}
-
 // NCHW <-> NHWC (pixel rows of channels).
 std::vector<float> ToNhwc(const std::vector<float>& x, int n, int c, int h, int w) {
   std::vector<float> r(x.size());
@@ -284,10 +267,8 @@ Network::Trace Network::Forward(const std::vector<float>& x, int batch, bool tra
         }
         const std::vector<uint32_t> out = run(job, training ? kForward : kEvaluation);
         t.macs += job.Macs();
-        std::vector<float> nhwc(out.size());
-        for (size_t i = 0; i < out.size(); ++i) nhwc[i] = FromBits(out[i]);
         y.shape = {s.n, s.cout, s.OutH(), s.OutW()};
-        y.f = ToNchw(nhwc, s.n, s.cout, s.OutH(), s.OutW());
+        y.f = ToNchw(Floats(out), s.n, s.cout, s.OutH(), s.OutW());
         t.xb[&op] = std::move(job.a);
         t.wb[&op] = std::move(job.b);
         break;
@@ -314,8 +295,7 @@ Network::Trace Network::Forward(const std::vector<float>& x, int batch, bool tra
         const std::vector<uint32_t> out = run(job, training ? kForward : kEvaluation);
         t.macs += job.Macs();
         y.shape = {n_rows, n};
-        y.f.resize(out.size());
-        for (size_t i = 0; i < out.size(); ++i) y.f[i] = FromBits(out[i]);
+        y.f = Floats(out);
         t.xb[&op] = std::move(job.a);
         t.wb[&op] = std::move(job.b);
         break;
@@ -525,16 +505,7 @@ Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<
             dws[op.trans_b ? size_t(j) * k + i : size_t(i) * n + j] = v;
           }
         gr.d[op.w] = std::move(dws);
-        if (!op.b.empty()) {
-          std::vector<float> db(size_t(n), 0.0f);
-          for (int j = 0; j < n; ++j) {
-            float s = 0.0f;
-            for (int i = 0; i < n_rows; ++i)
-              s = s + FromBits(num::Bf16ToFp32(g[size_t(i) * n + j]));
-            db[size_t(j)] = Canon(s);
-          }
-          gr.d[op.b] = std::move(db);
-        }
+        if (!op.b.empty()) gr.d[op.b] = ColumnSums(g, n_rows, n);
         if (need_dx) {
           net::AccelJob jx;  // dX = G·Wᵀ
           jx.m = n_rows, jx.k = n, jx.n = k;
@@ -543,9 +514,7 @@ Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<
           jx.trans.b = true;
           const std::vector<uint32_t> dx = run(jx, kBackward);
           macs += jx.Macs();
-          std::vector<float> d(dx.size());
-          for (size_t i = 0; i < dx.size(); ++i) d[i] = FromBits(dx[i]);
-          give(op.in[0], std::move(d));
+          give(op.in[0], Floats(dx));
         }
         break;
       }

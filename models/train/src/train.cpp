@@ -18,9 +18,6 @@ using namespace detail;
 
 namespace {
 
-float Bf16Value(uint16_t h) {
-  return FromBits(num::Bf16ToFp32(h));
-}
 // A bf16 value > 0 (relu's mask): positive, not zero, not NaN.
 bool Positive(uint16_t h) {
   return (h & num::kBf16SignMask) == 0 && h != 0 && !num::IsNaN16(h);
@@ -33,6 +30,7 @@ void Need(bool ok, const std::string& what) {
 // The forward pass: X_l for every layer (X_0 the rounded input) and the logits.
 struct Forward {
   std::vector<std::vector<uint16_t>> x;
+  std::vector<std::vector<uint16_t>> wb;  // each layer's bf16 weights, for its input gradient
   std::vector<float> logits;
   uint64_t macs = 0;
 };
@@ -59,9 +57,9 @@ Forward RunForward(const Mlp& m, const std::vector<float>& x, int batch, const n
     job.out = last ? host::OutFormat::kFp32 : host::OutFormat::kBf16;
     const std::vector<uint32_t> y = run(job, kForward);
     f.macs += job.Macs();
+    f.wb.push_back(std::move(job.b));
     if (last) {
-      f.logits.resize(y.size());
-      for (size_t i = 0; i < y.size(); ++i) f.logits[i] = FromBits(y[i]);
+      f.logits = Floats(y);
     } else {
       f.x.emplace_back(y.begin(), y.end());  // bf16 bits in the low half
     }
@@ -72,9 +70,6 @@ Forward RunForward(const Mlp& m, const std::vector<float>& x, int batch, const n
 }  // namespace
 
 Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding) {
-  auto fail = [](const net::Node& n, const std::string& why) {
-    throw net::Error(fmt::format("node '{}' ({}): {}", n.name, n.op, why));
-  };
   if (g.inputs.size() != 1 || g.outputs.size() != 1) {
     throw net::Error(
         fmt::format("train: the graph has {} inputs and {} outputs; an MLP has one "
@@ -89,21 +84,13 @@ Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding) {
   std::string cur = b.input;
   auto constant = [&](const net::Node& n, size_t i, int rank) -> const net::Tensor& {
     if (i >= n.inputs.size() || !g.constants.count(n.inputs[i])) {
-      fail(n, fmt::format("input {} must be an initializer", i));
+      Fail(n, fmt::format("input {} must be an initializer", i));
     }
     const net::Tensor& t = g.constants.at(n.inputs[i]);
     if (t.is_int || int(t.shape.size()) != rank) {
-      fail(n, fmt::format("initializer '{}' must be a {}-D float tensor", n.inputs[i], rank));
+      Fail(n, fmt::format("initializer '{}' must be a {}-D float tensor", n.inputs[i], rank));
     }
     return t;
-  };
-  auto attr = [](const net::Node& n, const char* name, int64_t def) {
-    const auto it = n.attrs.find(name);
-    return it == n.attrs.end() ? def : it->second.i;
-  };
-  auto fattr = [](const net::Node& n, const char* name) {
-    const auto it = n.attrs.find(name);
-    return it == n.attrs.end() ? 1.0f : it->second.f;
   };
   auto add_layer = [&](const net::Node& n, const net::Tensor& w, bool trans_b,
                        const net::Tensor& bias, const std::string& bias_name) {
@@ -111,9 +98,9 @@ Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding) {
     d.in = int(trans_b ? w.shape[1] : w.shape[0]);
     d.out = int(trans_b ? w.shape[0] : w.shape[1]);
     if (bias.shape[0] != d.out)
-      fail(n, fmt::format("a bias of {} for {} outputs", bias.shape[0], d.out));
+      Fail(n, fmt::format("a bias of {} for {} outputs", bias.shape[0], d.out));
     if (!m.layers.empty() && m.layers.back().out != d.in) {
-      fail(n, fmt::format("{} inputs after a layer of {} outputs", d.in, m.layers.back().out));
+      Fail(n, fmt::format("{} inputs after a layer of {} outputs", d.in, m.layers.back().out));
     }
     d.w.resize(size_t(d.in) * size_t(d.out));
     for (int k = 0; k < d.in; ++k) {
@@ -132,30 +119,31 @@ Mlp MlpFromGraph(const net::Graph& g, MlpBinding* binding) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const net::Node& n = g.nodes[i];
     if (n.inputs.empty() || n.inputs[0] != cur)
-      fail(n, "not on the chain from the input (" + kWhat + ")");
+      Fail(n, "not on the chain from the input (" + kWhat + ")");
     if (n.op == "Flatten" || n.op == "Reshape" || n.op == "Identity") {
-      if (!m.layers.empty()) fail(n, "only before the first layer (" + kWhat + ")");
+      if (!m.layers.empty()) Fail(n, "only before the first layer (" + kWhat + ")");
     } else if (n.op == "Gemm") {
-      if (fattr(n, "alpha") != 1.0f || fattr(n, "beta") != 1.0f || attr(n, "transA", 0) != 0) {
-        fail(n, "alpha and beta must be 1 and transA 0");
+      if (FloatAttr(n, "alpha", 1) != 1.0f || FloatAttr(n, "beta", 1) != 1.0f ||
+          IntAttr(n, "transA", 0) != 0) {
+        Fail(n, "alpha and beta must be 1 and transA 0");
       }
-      if (n.inputs.size() < 3 || n.inputs[2].empty()) fail(n, "needs a bias (input C)");
-      add_layer(n, constant(n, 1, 2), attr(n, "transB", 0) != 0, constant(n, 2, 1), n.inputs[2]);
+      if (n.inputs.size() < 3 || n.inputs[2].empty()) Fail(n, "needs a bias (input C)");
+      add_layer(n, constant(n, 1, 2), IntAttr(n, "transB", 0) != 0, constant(n, 2, 1), n.inputs[2]);
     } else if (n.op == "MatMul") {
       const net::Tensor& w = constant(n, 1, 2);
       if (i + 1 >= g.nodes.size() || g.nodes[i + 1].op != "Add" ||
           g.nodes[i + 1].inputs.size() != 2 || g.nodes[i + 1].inputs[0] != n.outputs[0]) {
-        fail(n, "must be followed by an Add of its bias");
+        Fail(n, "must be followed by an Add of its bias");
       }
       const net::Node& a = g.nodes[++i];
       add_layer(n, w, false, constant(a, 1, 1), a.inputs[1]);
       cur = a.outputs[0];
       continue;
     } else if (n.op == "Relu") {
-      if (m.layers.empty() || relu.back()) fail(n, "a Relu must follow a layer (" + kWhat + ")");
+      if (m.layers.empty() || relu.back()) Fail(n, "a Relu must follow a layer (" + kWhat + ")");
       relu.back() = true;
     } else {
-      fail(n, kWhat);
+      Fail(n, kWhat);
     }
     cur = n.outputs[0];
   }
@@ -310,14 +298,8 @@ ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>
   jw.trans.a = true;
   const std::vector<uint32_t> dw = run(jw, kBackward);
   r.macs += jw.Macs();
-  r.dw.resize(dw.size());
-  for (size_t i = 0; i < dw.size(); ++i) r.dw[i] = FromBits(dw[i]);
-  r.db.assign(size_t(s.cout), 0.0f);
-  for (int c = 0; c < s.cout; ++c) {
-    float sum = 0.0f;
-    for (int p = 0; p < M; ++p) sum = sum + Bf16Value(g[size_t(p) * size_t(s.cout) + size_t(c)]);
-    r.db[size_t(c)] = Canon(sum);
-  }
+  r.dw = Floats(dw);
+  r.db = ColumnSums(g, M, s.cout);
   if (!need_dx) return r;
   // dX's im2col view = G·Wᵀ: the stored HWIO W (K × Cout) is the transposed B of an
   // M × Cout × K GEMM; col2im sums each input element's taps.
@@ -383,20 +365,14 @@ Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<
     jw.trans.a = true;
     const std::vector<uint32_t> dw = run(jw, kBackward);
     res.backward_macs += jw.Macs();
-    gr.dw[l].resize(dw.size());
-    for (size_t i = 0; i < dw.size(); ++i) gr.dw[l][i] = FromBits(dw[i]);
-    gr.db[l].assign(size_t(d.out), 0.0f);
-    for (int j = 0; j < d.out; ++j) {
-      float s = 0.0f;
-      for (int i = 0; i < batch; ++i) s = s + Bf16Value(g[size_t(i) * size_t(d.out) + size_t(j)]);
-      gr.db[l][size_t(j)] = Canon(s);
-    }
+    gr.dw[l] = Floats(dw);
+    gr.db[l] = ColumnSums(g, batch, d.out);
     if (l == 0) break;
     // dX = G_l·W_lᵀ: the stored W_l (in × out) is the transposed B of a batch × out × in GEMM.
     net::AccelJob jx;
     jx.m = batch, jx.k = d.out, jx.n = d.in;
     jx.a = g;
-    jx.b = ToBf16(d.w, mode);
+    jx.b = f.wb[l];
     jx.trans.b = true;
     jx.out = host::OutFormat::kBf16;
     const std::vector<uint32_t> dx = run(jx, kBackward);

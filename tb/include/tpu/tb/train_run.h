@@ -15,7 +15,12 @@ namespace tpu::tb::accel {
 class TrainRunner {
  public:
   // The passes: the training step's forward and backward (train::Pass) and evaluations.
-  enum : int { kForward = train::kForward, kBackward = train::kBackward, kEval = 2, kPasses = 3 };
+  enum : int {
+    kForward = train::kForward,
+    kBackward = train::kBackward,
+    kEval = train::kEvaluation,
+    kPasses = 3
+  };
   TrainRunner(Sim& dut, bool check, RunOptions opt = {});
   // The job function for train::Step (its `step` argument is the pass) and for evaluations
   // (pass kEval: Fn(kEval) sends every job there). Throws NetFailure or net::Error.
