@@ -42,17 +42,19 @@ run: build ## the main job: the trained digits CNN (examples/) on the default ac
 	  --labels examples/digits_test_labels.npy --reference examples/digits_cnn_torch_logits.npy \
 	  --out $(BUILD)/run $(RUN_ARGS)
 
-test: build ## the fast test tier (what CI runs): GoogleTest suites, the Python module, through ctest
+test: build ## the fast test tier (what CI runs): GoogleTest suites, the Python module, Slurm, through ctest; JUnit in build/junit-fast.xml
 	@cmake --build $(BUILD) -j $(JOBS) --target tpusim-16x16_1ch -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure $(CTEST_ARGS)
+	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure \
+	  --output-junit $(abspath $(BUILD))/junit-fast.xml $(CTEST_ARGS)
 
 test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels, ResNet-18 from ONNX on it (builds them first)
 	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test models_long_test -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@test -f $(BUILD)/examples/resnet18.onnx || { scripts/deps.sh models && \
 	  /usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples; }
-	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure $(CTEST_ARGS)
+	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure \
+	  --output-junit $(abspath $(BUILD))/junit-long.xml $(CTEST_ARGS)
 
 lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-subset checks
 	@scripts/lint.sh

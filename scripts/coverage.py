@@ -73,6 +73,9 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=2400.0,
                    help="seconds per test run before regress.py kills it (default: 2400; "
                    "toggle coverage makes the models up to 10x slower)")
+    p.add_argument("--regress-args", default="",
+                   help="more options for scripts/regress.py, one string (e.g. '--launcher "
+                   "slurm --partition verif')")
     p.add_argument("--no-run", action="store_true",
                    help="do not run tests: merge and report the .dat files already in <out>/dat")
     p.add_argument("--fail-under", type=float, default=None,
@@ -131,6 +134,10 @@ def run_regression(args, build, out, env):
             cmd += ["--seed", str(args.seed)]
         if args.filter:
             cmd += ["--filter", args.filter]
+        try:
+            cmd += shlex.split(args.regress_args)
+        except ValueError as e:
+            raise UsageError(f"--regress-args '{args.regress_args}': {e}") from None
         print("coverage: " + " ".join(shlex.quote(rel(c) if os.sep in c else c) for c in cmd),
               flush=True)
         rc = subprocess.call(cmd, cwd=ROOT, env=env)
@@ -504,7 +511,8 @@ def model_names(dats):
     """The simulations (SimCtrl names) whose files hold rtl/ points (not the gate-level ones)."""
     names = set()
     for d in dats:
-        m = re.match(r"cov_(.*)_\d+_\d+\.dat$", os.path.basename(d))
+        # cov_<model>_<pid>_<n>.dat; regress.py --merge makes the pid s<set>p<pid>
+        m = re.match(r"cov_(.*)_(?:s\d+p)?\d+_\d+\.dat$", os.path.basename(d))
         if m and m.group(1) not in names:
             with open(d, encoding="utf-8", errors="replace") as f:
                 if "\x01f\x02rtl/" in f.read(4096):
@@ -516,7 +524,8 @@ def main(argv):
     args = parse_args(argv)
     build = os.path.abspath(args.build)
     out = os.path.abspath(args.out or os.path.join(build, "coverage"))
-    check_build(build)
+    if not (args.no_run and args.out):  # reporting given data needs no build
+        check_build(build)
     need_tool("verilator_coverage")
     dat_dir = os.path.join(out, "dat")
     fcov_dir = os.path.join(out, "fcov")

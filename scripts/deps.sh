@@ -11,6 +11,7 @@ PACKAGES=(
   g++ make cmake pkg-config ccache          # build
   clang-format                              # C++ style check (make lint)
   verilator yosys                           # RTL simulation, lint and synthesis
+  z3                                        # yosys-smtbmc's solver (make formal)
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
   libxtensor-dev                            # .npy output (tpusim run, tpusim onnx)
@@ -22,6 +23,7 @@ PACKAGES=(
   libonnx-testdata                          # ONNX's own node tests (the conformance test)
   pybind11-dev python3-dev python3-numpy    # the Python module (python/tpusim)
   python3-torch python3-onnx                # training's gradients against PyTorch's autograd
+  slurmctld slurmd slurm-client munge       # make regress LAUNCHER=slurm and its test (a local cluster)
 )
 if [ "${1:-}" = "models" ]; then
   PACKAGES+=(python3-torchvision python3-sklearn)

@@ -29,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
@@ -45,6 +46,10 @@ class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
 
+class AllocationEnded(Exception):
+    """The Slurm allocation the runs go to is gone (cancelled, out of time, its node failed)."""
+
+
 @dataclass
 class Test:
     index: int  # position in the full (unsharded, unfiltered) ordered list
@@ -56,10 +61,11 @@ class Test:
     skip_res: list
     env: dict
     gtest: bool = True  # False: a plain ctest command, run as is, once, without --seed
+    prog: str = ""  # the program's name when there is no binary (merged from a JUnit file)
 
     @property
     def program(self):
-        return os.path.basename(self.binary)
+        return self.prog or os.path.basename(self.binary)
 
     @property
     def systemc(self):
@@ -77,6 +83,7 @@ class Run:
     log: str = ""
     excerpt: list = field(default_factory=list)
     seeded: bool = False
+    env: dict = None  # the TPU_* variables of its regression, when merged from several
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,7 +117,19 @@ def parse_args(argv):
                    "(default: 30)")
     p.add_argument("--list", action="store_true",
                    help="print the tests this run (or shard) would run, then exit")
+    p.add_argument("--launcher", default="local", choices=("local", "slurm"),
+                   help="local: runs are processes here; slurm: each run is a Slurm job step "
+                   "(srun) inside one allocation of --jobs tasks (default: local)")
+    p.add_argument("--partition", default="", help="Slurm partition of the allocation")
+    p.add_argument("--slurm-args", default="",
+                   help="more salloc options for the allocation, one string (e.g. "
+                   "'--time=2:00:00 --account=verif')")
+    p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
+                   help="run nothing: merge the results of runs or shards (results.json, "
+                   "JUnit XML, coverage .dat and functional-coverage JSON) into one report")
     a = p.parse_args(argv)
+    if a.launcher != "slurm" and (a.partition or a.slurm_args):
+        raise UsageError("--partition and --slurm-args need --launcher slurm")
     if a.seeds is None:
         a.seeds = 4 if a.tier == "smoke" else 2
     if a.seeds < 1:
@@ -275,8 +294,12 @@ def shell_path(path):
 
 def repro_commands(run, env):
     """(waves command or None, plain command, note)."""
+    if run.env is not None:
+        env = run.env
     prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in env.items())
     t = run.test
+    if not t.binary:
+        return None, "# no command recorded (merged from a JUnit file)", "no waves"
     if not t.gtest:
         cmd = " ".join(shlex.quote(c) for c in [shell_path(t.binary)] + t.args)
         return None, f"{prefix}{cmd}", "not a GoogleTest test: no waves"
@@ -304,10 +327,147 @@ def failure_excerpt(text, limit=12):
     return [l for l in lines if not l.startswith("# ")][-limit:]
 
 
+# ---------------------------------------------------------------------------------------------
+# Launchers: how one run's process is started, stopped and its end read.
+
+
+class LocalLauncher:
+    """Each run is a child process of this script, in its own process group."""
+
+    name = "local"
+
+    def start(self, cmd, cwd, env, run, logf):
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=logf, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self, proc, run):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+    def finish(self, run):
+        pass
+
+    def outcome(self, rc, text):
+        """(return code as Popen gives it: negative for a signal, None) or a failure reason."""
+        return rc, None
+
+    def check_alive(self, run):
+        pass
+
+
+STEP_LINE = re.compile(r"^# slurm: job (\d+) step (\d+) on (\S+)$", re.M)
+SRUN_TASK = re.compile(r"^srun: error: \S+: task 0: (.*)$", re.M)
+
+
+class SlurmLauncher:
+    """Each run is a job step (`srun --exact`, one task, one CPU) of the allocation this script
+    runs in. The step's shell first writes a `# slurm: job J step S on NODE` line into the run's
+    log, then becomes the test, which writes its output straight into the log (on the shared
+    build directory) rather than through srun, so a task killed by a signal loses no output.
+    srun's own messages go to <log>.srun and are appended to the log when the step ends."""
+
+    name = "slurm"
+    # srun --chdir falls back to /tmp when the folder is missing on the node: cd here instead.
+    WRAP = ('exec >>"$REGRESS_LOG" 2>&1 || exit 127; '
+            'cd "$REGRESS_CWD" || exit 127; '
+            'echo "# slurm: job $SLURM_JOB_ID step $SLURM_STEP_ID on $(hostname -s)"; '
+            'exec "$@"')
+
+    def __init__(self, srun, scancel, squeue, job_id):
+        self.srun, self.scancel, self.squeue, self.job_id = srun, scancel, squeue, job_id
+
+    def start(self, cmd, cwd, env, run, logf):
+        logf.close()  # the step appends to it
+        srun_log = open(run.log + ".srun", "w", encoding="utf-8")
+        step = [self.srun, "--exact", "--ntasks=1", "--nodes=1", "--cpus-per-task=1",
+                f"--job-name={run.test.program}/{run.test.name}", f"--chdir={cwd}",
+                "/bin/sh", "-c", self.WRAP, "sh"] + cmd
+        try:
+            return subprocess.Popen(step, env=dict(env, REGRESS_LOG=run.log, REGRESS_CWD=cwd),
+                                    stdout=srun_log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            srun_log.close()
+
+    def stop(self, proc, run):
+        # SIGTERM makes srun cancel the step (its tasks get SIGTERM, then SIGKILL after the
+        # cluster's KillWait); a SIGKILL to srun would leave the step running.
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+        except ProcessLookupError:
+            proc.wait()
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            m = STEP_LINE.search(read_text(run.log))
+            if m:
+                subprocess.run([self.scancel, "--signal=KILL", f"{m.group(1)}.{m.group(2)}"],
+                               capture_output=True)
+
+    def finish(self, run):
+        srun_log = run.log + ".srun"
+        text = read_text(srun_log).strip()
+        if text:
+            with open(run.log, "a", encoding="utf-8") as f:
+                f.write("# srun's messages:\n" + text + "\n")
+        try:
+            os.remove(srun_log)
+        except OSError:
+            pass
+
+    def check_alive(self, run):
+        """After a run that Slurm ended or did not start: raises AllocationEnded when the
+        allocation itself is over, so that the other runs are not tried one by one."""
+        if "Slurm" not in run.reason:
+            return
+        state = subprocess.run([self.squeue, "-h", "-j", self.job_id, "-o", "%T"],
+                               capture_output=True, text=True).stdout.strip()
+        if state not in ("RUNNING", "CONFIGURING"):
+            raise AllocationEnded(f"the Slurm allocation ended (job {self.job_id}: "
+                                  f"{state or 'gone'})")
+
+    def outcome(self, rc, text):
+        srun_lines = text.split("# srun's messages:\n", 1)[1] if "# srun's messages:" in text \
+            else ""
+        if not STEP_LINE.search(text):
+            # The first message of srun or of the step's shell (a log or folder missing on the
+            # node, a step that Slurm cannot place).
+            said = [l for l in text.splitlines() if l and not l.startswith("# ")]
+            first = next((l for l in said if re.search(r"error|can't|cannot|retrying", l)),
+                         said[-1] if said else "")
+            what = ("did not start on Slurm" + (f" (srun exit status {rc})" if rc is not None
+                                                else ""))
+            return None, what + (f": {first}" if first else "")
+        if "DUE TO TIME LIMIT" in text:
+            return None, "killed by Slurm: the time limit of the allocation was reached"
+        if re.search(r"\*\*\* STEP \S+ ON \S+ CANCELLED", text) and rc != 0:
+            line = re.search(r"\*\*\* (STEP .*?) \*\*\*", text).group(1)
+            return None, f"cancelled by Slurm ({line})"
+        m = SRUN_TASK.search(srun_lines)
+        if m and not m.group(1).startswith("Exited with exit code") and rc > 128:
+            return -(rc - 128), None  # srun exits 128 + the signal that killed the task
+        if "Node failure" in srun_lines:
+            return None, "the node failed (srun: " + srun_lines.strip().splitlines()[-1] + ")"
+        return rc, None
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 class Runner:
 
-    def __init__(self, tests, args, out, first_seed, env, hist):
+    def __init__(self, tests, args, out, first_seed, env, hist, launcher):
         self.args = args
+        self.launcher = launcher
         self.out = out
         self.first_seed = first_seed
         self.env = env
@@ -378,18 +538,19 @@ class Runner:
             logf.write(f"# command: {' '.join(shlex.quote(c) for c in cmd)}\n# cwd: {t.cwd}\n")
             logf.flush()
             env = dict(self.child_env, **t.env)
-            proc = subprocess.Popen(cmd, cwd=t.cwd, env=env, stdout=logf, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            now = time.monotonic()
+            try:
+                proc = self.launcher.start(cmd, t.cwd, env, run, logf)
+            except OSError as e:  # a missing working folder, a launcher not on PATH
+                logf.close()
+                run.start = now - self.start
+                run.status, run.reason = "fail", f"did not start: {e}"
+                run.excerpt = [str(e)]
+                self.finish(run)
+                continue
             now = time.monotonic()
             run.start = now - self.start
             self.running[proc.pid] = (proc, run, now, logf)
-
-    def kill(self, proc):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the child's own process group (start_new_session)
-        except ProcessLookupError:
-            pass
-        proc.wait()
 
     def reap(self):
         now = time.monotonic()
@@ -400,11 +561,12 @@ class Runner:
             if rc is None:
                 if now - start <= self.args.timeout:
                     continue
-                self.kill(proc)
+                self.launcher.stop(proc, run)
                 rc, timed_out = proc.returncode, True
             del self.running[pid]
             run.duration = time.monotonic() - start
             logf.close()
+            self.launcher.finish(run)
             self.classify(run, rc, timed_out)
             self.finish(run)
 
@@ -413,9 +575,15 @@ class Runner:
             text = fh.read()
         seeds = SEED_LINE.findall(text)
         run.seeded = bool(seeds)
-        if timed_out:
+        rc, launch_failure = self.launcher.outcome(rc, text)
+        if timed_out and launch_failure and launch_failure.startswith("did not start"):
+            run.status, run.reason = "fail", (f"did not start within the {self.args.timeout:g} s "
+                                              f"timeout{launch_failure[len('did not start'):]}")
+        elif timed_out:
             run.status, run.reason = "fail", (f"timed out after {self.args.timeout:g} s (killed; "
                                               "raise --timeout if the test is just slow)")
+        elif launch_failure:
+            run.status, run.reason = "fail", launch_failure
         elif rc < 0:
             run.status, run.reason = "fail", f"killed by signal {signal.Signals(-rc).name}"
         elif rc != 0:
@@ -450,6 +618,7 @@ class Runner:
                          f"{run.reason}\n  log:   {shell_path(run.log)}\n" +
                          (f"  waves: {waves}\n" if waves else f"  waves: none ({note})\n") +
                          f"  rerun: {plain}")
+            self.launcher.check_alive(run)
 
     # -- progress ---------------------------------------------------------------------------------
 
@@ -513,8 +682,9 @@ class Runner:
         """Kills the running tests; returns (their names with seeds, runs never started)."""
         killed = []
         for proc, run, _, logf in list(self.running.values()):
-            self.kill(proc)
+            self.launcher.stop(proc, run)
             logf.close()
+            self.launcher.finish(run)
             killed.append(f"{run.test.name} seed {run.seed}")
         self.running.clear()
         queued = len(self.queue)
@@ -630,11 +800,13 @@ def write_report(path, meta, runs, tests):
     if meta["interrupted"]:
         verdict = ("**INTERRUPTED** (partial: the runs killed or never started are not "
                    "listed)")
+    if meta.get("missing"):
+        verdict = f"**INCOMPLETE** ({'; '.join(meta['missing'])})"
     L += [f"{verdict}: {plural(len(runs), 'run')} of {plural(len(tests), 'test')}, "
           f"{sum(r.status == 'pass' for r in runs)} passed, {len(fails)} failed, "
           f"{sum(r.status == 'skip' for r in runs)} skipped, in {clock(meta['wall'])} "
           f"({meta['wall']:.0f} s) wall time.", ""]
-    L += md_table(["setting", "value"], [
+    L += md_table(["setting", "value"], meta.get("settings") or [
         ["command", f"`{meta['command']}`"],
         ["tier", meta["tier"]],
         ["run seeds", f"{meta['first_seed']}..{meta['first_seed'] + meta['seeds'] - 1} for random "
@@ -644,16 +816,22 @@ def write_report(path, meta, runs, tests):
         ["environment", ", ".join(f"`{k}={v}`" for k, v in meta["env"].items()) or "-"],
         ["commit", meta["commit"]],
         ["host / start", f"{meta['host']} / {meta['start']}"],
+        ["launcher", meta.get("launcher", "local")],
         ["build", meta["build"]],
     ], ["<", "<"])
+    if meta.get("sets"):
+        L += ["", "## Result sets merged", ""]
+        L += md_table(["set", "from", "tier", "shard", "run seed", "runs", "fail", "commit",
+                       "host / start", "launcher"], meta["sets"], ["<"] * 10)
     L += ["", "## Failures", ""]
     if not fails:
         L += ["None.", ""]
     for r in fails:
         waves, plain, note = repro_commands(r, meta["env"])
+        log = (f"log [{os.path.relpath(r.log, out_dir)}]({os.path.relpath(r.log, out_dir)})"
+               if r.log else "no log (merged from a JUnit file)")
         L += [f"### {r.test.name}, seed {r.seed} ({r.test.program})", "",
-              f"{r.reason}; {r.duration:.1f} s; log [{os.path.relpath(r.log, out_dir)}]"
-              f"({os.path.relpath(r.log, out_dir)})", "", "```"] + r.excerpt + ["```", ""]
+              f"{r.reason}; {r.duration:.1f} s; {log}", "", "```"] + r.excerpt + ["```", ""]
         L += ["```sh", waves if waves else f"# {note}", plain, "```", ""]
     L += ["## Per program", ""]
     L += md_table(["program", "tests", "runs", "pass", "fail", "skip", "time (s)"],
@@ -685,6 +863,11 @@ def write_results(path, meta, runs):
         "duration": round(r.duration, 3),
         "seeded": r.seeded,
         "log": r.log,
+        "binary": r.test.binary,
+        "args": r.test.args,
+        "gtest": r.test.gtest,
+        "excerpt": r.excerpt,
+        "env": r.env if r.env is not None else meta["env"],
     } for r in sorted(runs, key=lambda r: (r.test.program, r.test.name, r.seed))]
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
@@ -761,11 +944,13 @@ def run_all(runner):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)  # salloc's way of ending the command it runs
     try:
         runner.run()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, AllocationEnded) as e:
         interrupted = runner.abort()
-        print("\nregress: interrupted; killed the running tests, writing a partial report",
+        why = str(e) if isinstance(e, AllocationEnded) else "interrupted"
+        print(f"\nregress: {why}; killed the running tests, writing a partial report",
               flush=True)
         return interrupted
     return None
@@ -810,11 +995,369 @@ def print_summary(runs, tests, env, interrupted, wall, first_seed, out):
     return 1 if fails else 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Merging
+
+
+@dataclass
+class ResultSet:
+    source: str  # what was given on the command line
+    meta: dict
+    runs: list
+    dats: list  # code-coverage .dat files
+    fcovs: list  # functional-coverage JSON files
+
+
+def run_from_record(rec, meta, build):
+    program = rec["program"]
+    binary = rec.get("binary") or os.path.join(build, "tests", program)
+    t = Test(0, rec["test"], binary, rec.get("args", []), rec.get("label", ""), build, [], {},
+             gtest=rec.get("gtest", True))
+    r = Run(t, rec["seed"], rec["status"], rec.get("reason", ""), rec.get("duration", 0.0),
+            rec.get("start", 0.0), rec.get("log", ""), rec.get("excerpt") or [],
+            rec.get("seeded", False), rec.get("env", meta.get("env", {})))
+    if r.status == "fail" and not r.excerpt and os.path.isfile(r.log):
+        r.excerpt = failure_excerpt(read_text(r.log))
+    return r
+
+
+def load_results_json(path, source):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        runs = data["runs"]
+        meta = {k: v for k, v in data.items() if k != "runs"}
+        build = meta.get("build", "build")
+        return meta, [run_from_record(rec, meta, build) for rec in runs]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{source}: {path} is not a results.json of scripts/regress.py "
+                         f"({type(e).__name__}: {e})") from None
+
+
+JUNIT_SEED = re.compile(r"^(.*) \[seed (\d+)\]$")
+
+
+def load_junit(path, source):
+    """Runs from a JUnit XML file: this script's, GoogleTest's (--gtest_output=xml) or ctest's
+    (--output-junit). No commands or logs are known for them."""
+    import xml.etree.ElementTree as ET
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as e:
+        raise UsageError(f"{source}: {path} is not readable JUnit XML: {e}") from None
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    if root.tag not in ("testsuite", "testsuites"):
+        raise UsageError(f"{source}: {path} is XML but not JUnit (root element <{root.tag}>)")
+    runs = []
+    for suite in suites:
+        prog = re.sub(r" \(shard \d+/\d+\)$", "", suite.get("name", ""))
+        if prog in ("", "(empty)"):  # ctest's suite has no name
+            prog = os.path.splitext(os.path.basename(path))[0]
+        for case in suite.iter("testcase"):
+            name, cls = case.get("name", ""), case.get("classname", "")
+            m = JUNIT_SEED.match(name)
+            base, seed = (m.group(1), int(m.group(2))) if m else (name, 0)
+            if cls.startswith(prog + "."):
+                test = f"{cls[len(prog) + 1:]}.{base}"
+            elif cls in ("", name):
+                test = base
+            else:
+                test = f"{cls}.{base}"
+            failure = case.find("failure")
+            if failure is None:
+                failure = case.find("error")
+            skipped = case.find("skipped") is not None or case.get("status") in ("disabled",
+                                                                                 "notrun")
+            status = "fail" if failure is not None else "skip" if skipped else "pass"
+            reason = (failure.get("message") or "failed") if failure is not None else \
+                "skipped" if skipped else ""
+            excerpt = (failure.text or "").strip().splitlines()[:12] if failure is not None else []
+            t = Test(0, test, "", [], "", "", [], {}, gtest=bool(m), prog=prog)
+            try:
+                duration = float(case.get("time", "0") or 0)
+            except ValueError:
+                duration = 0.0
+            runs.append(Run(t, seed, status, reason, duration, 0.0, "", excerpt, bool(m), {}))
+    stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path)).astimezone()
+    meta = {"tier": "-", "first_seed": "-", "seeds": "-", "commit": "-", "host": "-",
+            "start": stamp.isoformat(timespec="seconds"), "env": {}, "shard": "-",
+            "launcher": "-", "wall": sum(r.duration for r in runs), "interrupted": False,
+            "build": "", "junit": True}
+    return meta, runs
+
+
+def find_inputs(source):
+    """A ResultSet from a directory or file given to --merge."""
+    if not os.path.exists(source):
+        raise UsageError(f"--merge: {source} does not exist")
+    meta, runs, dats, fcovs = None, [], [], []
+    if os.path.isfile(source):
+        files = [source]
+    else:
+        files = []
+        for cand in (os.path.join(source, "results.json"),
+                     os.path.join(source, "regress", "results.json")):
+            if os.path.isfile(cand):
+                files = [cand]
+                break
+        if not files:
+            files = sorted(glob.glob(os.path.join(source, "*.xml")))
+        for d in (source, os.path.join(source, "dat")):
+            dats += sorted(glob.glob(os.path.join(d, "*.dat")))
+        for d in (source, os.path.join(source, "fcov")):
+            fcovs += [f for f in sorted(glob.glob(os.path.join(d, "*.json")))
+                      if os.path.basename(f).startswith("fcov_")]
+    for f in files:
+        if f.endswith(".json") and os.path.basename(f).startswith("fcov_"):
+            fcovs.append(f)
+        elif f.endswith(".dat"):
+            dats.append(f)
+        elif f.endswith(".json"):
+            if meta is not None:
+                raise UsageError(f"--merge: {source} holds more than one result file")
+            meta, runs = load_results_json(f, source)
+        elif f.endswith(".xml"):
+            m, r = load_junit(f, source)
+            if meta is None or meta.get("junit"):
+                meta = m if meta is None else dict(meta, wall=meta["wall"] + m["wall"])
+                runs += r
+        else:
+            raise UsageError(f"--merge: {f} is neither results.json, JUnit XML, a coverage "
+                             ".dat file nor functional-coverage JSON")
+    if meta is None and not dats and not fcovs:
+        raise UsageError(f"--merge: {source} holds no results (results.json, regress/"
+                         "results.json, *.xml), no coverage .dat and no fcov_*.json")
+    if meta is None:
+        meta = {"tier": "-", "first_seed": "-", "seeds": "-", "commit": "-", "host": "-",
+                "start": "-", "env": {}, "shard": "-", "launcher": "-", "wall": 0.0,
+                "interrupted": False, "build": ""}
+    return ResultSet(source, meta, runs, dats, fcovs)
+
+
+def shard_of(meta):
+    if meta.get("shard_total"):
+        return meta["shard_index"], meta["shard_total"]
+    m = re.match(r"(\d+) of (\d+)", str(meta.get("shard", "")))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def merge_coverage(sets, out):
+    """Links every set's .dat and fcov files into out/coverage/{dat,fcov} (renamed so that no
+    two collide) and reports them with scripts/coverage.py --no-run. Returns its exit status, or
+    None when there is no coverage data."""
+    dats = [(k, d) for k, s in enumerate(sets) for d in s.dats]
+    fcovs = [(k, f) for k, s in enumerate(sets) for f in s.fcovs]
+    if not dats and not fcovs:
+        return None
+    cov = os.path.join(out, "coverage")
+    for sub, files in (("dat", dats), ("fcov", fcovs)):
+        d = os.path.join(cov, sub)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for k, f in files:
+            name = os.path.basename(f)
+            # cov_<model>_<pid>_<n>.dat and fcov_<pid>.json: the set number goes into the pid
+            # field, which keeps the names the coverage scripts parse.
+            name = re.sub(r"_(\d+)_(\d+)\.dat$", rf"_s{k}p\1_\2.dat", name) if sub == "dat" \
+                else name.replace("fcov_", f"fcov_s{k}p", 1)
+            dst = os.path.join(d, name)
+            try:
+                os.link(f, dst)
+            except OSError:
+                shutil.copyfile(f, dst)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if dats:
+        cmd = [sys.executable, os.path.join(here, "coverage.py"), "--no-run", "--out", cov]
+    else:
+        cmd = [sys.executable, os.path.join(here, "fcov_report.py"), os.path.join(cov, "fcov"),
+               "--markdown", os.path.join(cov, "fcov.md")]
+    print(f"regress: coverage of the merged sets: {' '.join(shell_path(c) for c in cmd[1:])}",
+          flush=True)
+    return subprocess.call(cmd)
+
+
+def merge_main(args):
+    start_wall = datetime.datetime.now().astimezone()
+    sets = [find_inputs(src) for src in args.merge]
+    missing, notes = [], []
+    shards = {}
+    for s in sets:
+        sh = shard_of(s.meta)
+        if sh:
+            if sh[0] in shards.get(sh[1], {}):
+                raise UsageError(f"--merge: shard {sh[0]} of {sh[1]} is given twice: "
+                                 f"{shards[sh[1]][sh[0]].source} and {s.source}")
+            shards.setdefault(sh[1], {})[sh[0]] = s
+    seen = {}
+    for s in sets:
+        for r in s.runs:
+            key = (r.test.program, r.test.name, r.seed)
+            if key in seen and seen[key] is not s:
+                raise UsageError(f"--merge: {key[1]} seed {key[2]} ({key[0]}) is in both "
+                                 f"{seen[key].source} and {s.source}: give each shard once")
+            seen[key] = s
+    if len(shards) > 1:
+        raise UsageError("--merge: the sets come from different shardings (" +
+                         ", ".join(f"{n} shards" for n in sorted(shards)) + ")")
+    for total, got in shards.items():
+        for i in range(total):
+            if i not in got:
+                missing.append(f"shard {i} of {total} missing")
+    commits = sorted(set(str(s.meta.get("commit")) for s in sets if s.meta.get("commit") != "-"))
+    if len(commits) > 1:
+        notes.append(f"the sets were run on different commits: {', '.join(commits)}")
+    seeds = sorted(set(str(s.meta.get("first_seed")) for s in sets if s.runs and
+                       s.meta.get("first_seed") != "-"))
+    if len(seeds) > 1:
+        notes.append(f"the sets used different run seeds: {', '.join(seeds)}")
+    interrupted = [s.source for s in sets if s.meta.get("interrupted")]
+    if interrupted:
+        missing.append(f"interrupted: {', '.join(interrupted)}")
+
+    runs = [r for s in sets for r in s.runs]
+    tests_by_key = {}
+    for r in runs:
+        tests_by_key.setdefault((r.test.program, r.test.name), r.test)
+    tests = list(tests_by_key.values())
+
+    stamp = start_wall.strftime("%Y%m%d-%H%M%S")
+    out = os.path.abspath(args.out or os.path.join(args.build, "regress", f"merged-{stamp}"))
+    os.makedirs(out, exist_ok=True)
+    wall = max((s.meta.get("wall", 0.0) for s in sets), default=0.0)
+    first_seed = seeds[0] if len(seeds) == 1 else "various" if seeds else "-"
+    set_rows = []
+    for k, s in enumerate(sets):
+        sh = shard_of(s.meta)
+        set_rows.append([k, shell_path(os.path.abspath(s.source)), s.meta.get("tier", "-"),
+                         f"{sh[0]} of {sh[1]}" if sh else "-", s.meta.get("first_seed", "-"),
+                         len(s.runs), sum(r.status == "fail" for r in s.runs),
+                         s.meta.get("commit", "-"),
+                         f"{s.meta.get('host', '-')} / {s.meta.get('start', '-')}",
+                         s.meta.get("launcher", "-")])
+    env = sets[0].meta.get("env", {}) if all(s.meta.get("env", {}) == sets[0].meta.get("env", {})
+                                              for s in sets) else {}
+    meta = {
+        "title": f"Regression merged from {plural(len(sets), 'result set')} {stamp}",
+        "suffix": "",
+        "tier": ", ".join(sorted(set(str(s.meta.get("tier", "-")) for s in sets))),
+        "first_seed": first_seed,
+        "seeds": ", ".join(sorted(set(str(s.meta.get("seeds", "-")) for s in sets))),
+        "jobs": "-",
+        "timeout": 0,
+        "shard": "merged",
+        "env": env,
+        "commit": ", ".join(commits) or "-",
+        "host": socket.gethostname(),
+        "start": start_wall.isoformat(timespec="seconds"),
+        "build": os.path.abspath(args.build),
+        "launcher": "merged",
+        "wall": wall,
+        "interrupted": False,
+        "missing": missing,
+        "notes": notes,
+        "sets": set_rows,
+        "merged_from": [os.path.abspath(s.source) for s in sets],
+        "command": "scripts/regress.py --merge " + " ".join(shlex.quote(a) for a in args.merge),
+    }
+    meta["settings"] = [
+        ["command", f"`{meta['command']}`"],
+        ["tiers", meta["tier"]],
+        ["run seeds", f"first run seed {first_seed}; seeds per random test {meta['seeds']}"],
+        ["commit", meta["commit"]],
+        ["wall time", f"{clock(wall)}: the longest set's (sets run side by side)"],
+        ["notes", "; ".join(notes + missing) or "-"],
+    ]
+    print(f"regress: merging {plural(len(sets), 'result set')}: {plural(len(runs), 'run')} of "
+          f"{plural(len(tests), 'test')}", flush=True)
+    for n in notes:
+        print(f"regress: note: {n}", flush=True)
+    write_junit(os.path.join(out, "junit.xml"), meta, runs)
+    write_report(os.path.join(out, "report.md"), meta, runs, tests)
+    write_results(os.path.join(out, "results.json"), meta, runs)
+    rc = print_summary(runs, tests, env, None, wall, first_seed, out)
+    cov_rc = merge_coverage(sets, out)
+    for m in missing:
+        print(f"regress: INCOMPLETE: {m}", flush=True)
+    if missing and rc == 0:
+        rc = 1
+    if cov_rc not in (None, 0) and rc == 0:
+        rc = cov_rc
+    return rc
+
+
+def slurm_tool(name):
+    path = shutil.which(name)
+    if not path:
+        raise UsageError(f"--launcher slurm needs Slurm's {name} on PATH (Debian package "
+                         "slurm-client; make deps installs it)")
+    return path
+
+
+def slurm_allocation(args):
+    """Inside an allocation: (the launcher, a line describing the allocation). Checks that
+    --jobs fits in it."""
+    job = os.environ["SLURM_JOB_ID"]
+    tasks = os.environ.get("SLURM_NTASKS") or os.environ.get("SLURM_NPROCS") or ""
+    if tasks.isdigit() and args.jobs > int(tasks):
+        raise UsageError(f"--jobs {args.jobs} is more than the {tasks} tasks of Slurm job {job} "
+                         "(SLURM_NTASKS): steps beyond them would only wait")
+    launcher = SlurmLauncher(slurm_tool("srun"), slurm_tool("scancel"), slurm_tool("squeue"), job)
+    where = (f"Slurm job {job}: {tasks or '?'} tasks on {os.environ.get('SLURM_JOB_NODELIST', '?')}"
+             f", partition {os.environ.get('SLURM_JOB_PARTITION', '?')}")
+    return launcher, where
+
+
+def run_under_salloc(args, argv):
+    """Not inside an allocation: asks Slurm for one of --jobs tasks (one CPU each) and runs this
+    script again inside it (salloc runs it here; its steps run on the allocated nodes). Returns
+    the exit status of that run."""
+    try:
+        extra = shlex.split(args.slurm_args)
+    except ValueError as e:
+        raise UsageError(f"--slurm-args '{args.slurm_args}' is not a valid option string: {e}") \
+            from None
+    fd, started = tempfile.mkstemp(prefix="regress-started-")
+    os.close(fd)
+    os.remove(started)
+    cmd = ([slurm_tool("salloc"), f"--ntasks={args.jobs}", "--cpus-per-task=1",
+            f"--job-name=tpu-regress-{args.tier}"]
+           + ([f"--partition={args.partition}"] if args.partition else []) + extra
+           + ["--", sys.executable, os.path.abspath(__file__)] + argv)
+    print("regress: " + " ".join(shlex.quote(c) for c in cmd[:cmd.index("--")]), flush=True)
+    proc = subprocess.Popen(cmd, env=dict(os.environ, REGRESS_SLURM_STARTED=started))
+
+    def forward(signum, frame):
+        proc.send_signal(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    while True:
+        try:
+            rc = proc.wait()
+            break
+        except KeyboardInterrupt:  # the run inside has the terminal's Ctrl-C too
+            continue
+    if not os.path.exists(started):
+        raise UsageError(f"Slurm did not start the regression (salloc exit status {rc}; its "
+                         "message is above)")
+    os.remove(started)
+    return rc
+
+
 def main(argv):
     args = parse_args(argv)
+    if args.merge:
+        return merge_main(args)
     shard = shard_from_env()
     build = os.path.abspath(args.build)
     tests, n_filtered = select_tests(args, build, shard)
+    launcher, where = LocalLauncher(), "-"
+    if args.launcher == "slurm" and not args.list:
+        if not os.environ.get("SLURM_JOB_ID"):
+            return run_under_salloc(args, argv)
+        launcher, where = slurm_allocation(args)
+        if os.environ.get("REGRESS_SLURM_STARTED"):
+            open(os.environ["REGRESS_SLURM_STARTED"], "w").close()
     shard_text = (f"{shard[0]} of {shard[1]} (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)"
                   if shard else "-")
     if args.list:
@@ -837,13 +1380,15 @@ def main(argv):
           + (f" (shard {shard_text}, of {n_filtered})" if shard else "")
           + (f" matching '{args.filter}'" if args.filter else "")
           + f", {args.jobs} jobs, timeout {args.timeout:g} s per run", flush=True)
+    if launcher.name == "slurm":
+        print(f"regress: {where}; every run is a job step (srun --exact, 1 CPU)", flush=True)
     print(f"regress: run seed {first_seed} (random tests run seeds {seed_range}; "
           f"reproduce this run with SEED={first_seed})", flush=True)
     if env:
         print("regress: passing " + " ".join(f"{k}={v}" for k, v in env.items()), flush=True)
     print(f"regress: output {shell_path(out)}", flush=True)
 
-    runner = Runner(tests, args, out, first_seed, env, hist)
+    runner = Runner(tests, args, out, first_seed, env, hist, launcher)
     t0 = time.monotonic()
     interrupted = run_all(runner)
     wall = time.monotonic() - t0
@@ -868,6 +1413,9 @@ def main(argv):
         "host": socket.gethostname(),
         "start": start_wall.isoformat(timespec="seconds"),
         "build": build,
+        "launcher": where if launcher.name == "slurm" else "local",
+        "shard_index": shard[0] if shard else None,
+        "shard_total": shard[1] if shard else None,
         "wall": wall,
         "interrupted": bool(interrupted),
         "command": "scripts/regress.py " + " ".join(shlex.quote(a) for a in argv),

@@ -12,6 +12,7 @@ input. Usage: regress_selftest.py [path/to/regress.py]; exit status 0 when every
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,9 @@ if name == "Skip.Me":
     sys.exit(0)
 if name == "Hang.Forever": time.sleep(60)
 if name == "Crash.Segv": os.kill(os.getpid(), signal.SIGSEGV)
+if name == "Kill.Self":
+    print("the last line before SIGKILL", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
 if name == "WrongSeed.Random": seeded(seed + 1); ok()
 if name == "Shard.Env":
     if "GTEST_TOTAL_SHARDS" in os.environ or "GTEST_SHARD_INDEX" in os.environ:
@@ -78,25 +82,30 @@ def check(cond, what):
         failures.append(what)
 
 
-def setup(root):
+def setup(root, gtests=None, props=None):
+    """A fake build directory: the programs of `gtests` (test -> program; default GTESTS), each
+    test registered as gtest_discover_tests would, with `props` (test -> more ctest properties,
+    e.g. 'ENVIRONMENT "X=1"') added."""
+    gtests = gtests or GTESTS
+    props = props or {}
     build = os.path.join(root, "build")
     os.makedirs(build)
-    for prog in sorted(set(GTESTS.values())):
+    for prog in sorted(set(gtests.values())):
         path = os.path.join(build, prog)
         with open(path, "w") as fh:
             fh.write(FAKE)
         os.chmod(path, 0o755)
     # Like gtest_discover_tests: one <program>[1]_tests.cmake per program, included by ctest.
     lines = []
-    for prog in sorted(set(GTESTS.values())):
+    for prog in sorted(set(gtests.values())):
         tests_file = os.path.join(build, f"{prog}[1]_tests.cmake")
         with open(tests_file, "w") as fh:
-            for name in (n for n, p in GTESTS.items() if p == prog):
+            for name in (n for n, p in gtests.items() if p == prog):
                 fh.write(f'add_test([=[{name}]=] "{build}/{prog}" "--gtest_filter={name}" '
                          '"--gtest_also_run_disabled_tests")\n'
                          f'set_tests_properties([=[{name}]=] PROPERTIES LABELS "fast" '
                          f'SKIP_REGULAR_EXPRESSION "\\\\[  SKIPPED \\\\]" '
-                         f'WORKING_DIRECTORY "{build}")\n')
+                         f'WORKING_DIRECTORY "{build}" {props.get(name, "")})\n')
         lines.append(f'include("{tests_file}")')
     lines.append('add_test([=[plain_true]=] "/bin/true")')
     lines.append('set_tests_properties([=[plain_true]=] PROPERTIES LABELS "fast")')
@@ -113,6 +122,12 @@ def regress(build, *args, env=None):
     e.update(env or {})
     p = subprocess.run([sys.executable, SCRIPT, "--build", build, "--no-progress", *args],
                        capture_output=True, text=True, env=e, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def merge(*args):
+    p = subprocess.run([sys.executable, SCRIPT, "--merge", *args], capture_output=True, text=True,
+                       timeout=120)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -213,6 +228,88 @@ def main():
         check(rc == 0, "the shard variables are not passed to the tests")
         check("shard 0 of 1" in open(os.path.join(root, "out3", "report.md")).read(),
               "the report names the shard")
+
+        print("merging shards, JUnit files and coverage (--merge)")
+        shard_dirs = []
+        for i in range(3):
+            d = os.path.join(root, f"shard{i}")
+            regress(build, "--seeds", "3", "--seed", "10", "--timeout", "2", "--out", d,
+                    env={"TPU_SELFTEST": "on", "GTEST_TOTAL_SHARDS": "3",
+                         "GTEST_SHARD_INDEX": str(i)})
+            shard_dirs.append(d)
+        merged = os.path.join(root, "merged")
+        rc, so, se = merge(*shard_dirs, "--out", merged)
+        check(rc == 1, f"the merged shards fail as the whole run did (exit {rc}; {se.strip()[:200]})")
+        whole = json.load(open(os.path.join(out, "results.json")))["runs"]
+        got = json.load(open(os.path.join(merged, "results.json")))["runs"]
+        key = lambda r: (r["program"], r["test"], r["seed"], r["status"])
+        check(sorted(map(key, got)) == sorted(map(key, whole)),
+              "three merged shards give the runs and outcomes of the unsharded run")
+        check("FAIL Fail.RandomOdd seed 11" in so and
+              "make waves TEST=Fail.RandomOdd SEED=11" in so,
+              "the merged summary prints failures with their reproduce commands")
+        report = open(os.path.join(merged, "report.md")).read()
+        check("## Result sets merged" in report and "fake_test.cpp:12: Failure" in report and
+              report.count("| 0 of 3 |") == 1, "the merged report lists the sets and failures")
+        dom = xml.dom.minidom.parse(os.path.join(merged, "junit.xml"))
+        check(dom.documentElement.getAttribute("tests") == str(len(whole)),
+              "the merged JUnit file has every run")
+        rc, so, se = merge(shard_dirs[0], shard_dirs[2], "--out", os.path.join(root, "m2"))
+        check(rc == 1 and "INCOMPLETE: shard 1 of 3 missing" in so,
+              "a missing shard is named and fails the merge")
+        rc, so, se = merge(shard_dirs[0], shard_dirs[0])
+        check(rc == 2 and "given twice" in se, "a shard given twice is refused")
+        rc, so, se = merge(os.path.join(root, "nothing-here"))
+        check(rc == 2 and "does not exist" in se, "a missing folder is named")
+        os.makedirs(os.path.join(root, "empty"))
+        rc, so, se = merge(os.path.join(root, "empty"))
+        check(rc == 2 and "holds no results" in se, "a folder without results is named")
+
+        # JUnit written by other tools: GoogleTest's --gtest_output=xml and ctest's --output-junit.
+        ju = os.path.join(root, "junit")
+        os.makedirs(ju)
+        with open(os.path.join(ju, "gtest.xml"), "w") as fh:
+            fh.write('<?xml version="1.0"?>\n<testsuites tests="2"><testsuite name="Other" '
+                     'tests="2"><testcase name="Good" classname="Other" time="0.5"/>'
+                     '<testcase name="Bad" classname="Other" time="0.25"><failure '
+                     'message="x.cpp:3: Failure">x.cpp:3: Failure\nboom</failure></testcase>'
+                     '</testsuite></testsuites>\n')
+        subprocess.run(["ctest", "-R", "^plain_true$", "--output-junit",
+                        os.path.join(ju, "ctest.xml")], cwd=build, capture_output=True)
+        rc, so, se = merge(shard_dirs[0], ju, "--out", os.path.join(root, "m3"))
+        got = json.load(open(os.path.join(root, "m3", "results.json")))["runs"]
+        st = {r["test"]: r["status"] for r in got if r["program"] != "fake_test"}
+        check(st.get("Other.Good") == "pass" and st.get("Other.Bad") == "fail" and
+              st.get("plain_true") == "pass",
+              f"GoogleTest's and ctest's JUnit files merge in ({st})")
+        check("x.cpp:3: Failure" in open(os.path.join(root, "m3", "report.md")).read(),
+              "a JUnit failure keeps its message")
+
+        # Coverage: two sets' .dat files and functional-coverage JSON add up.
+        point = ("C '\x01t\x02line\x01page\x02v_line/tpu_fifo\x01f\x02rtl/common/tpu_fifo.sv"
+                 "\x01l\x02{l}\x01n\x020\x01S\x02{l}\x01o\x02if\x01h\x02TOP.f' {c}\n")
+        fcov = ('{{"format": "tpu-fcov-1", "program": "fake", "groups": [{{"name": "g", '
+                '"bins": ["a", "b"], "hits": [{a}, {b}]}}]}}')
+        for i, (c1, c2, a, b) in enumerate(((3, 0, 1, 0), (0, 2, 2, 0))):
+            d = os.path.join(root, f"cov{i}")
+            os.makedirs(os.path.join(d, "dat"))
+            os.makedirs(os.path.join(d, "fcov"))
+            with open(os.path.join(d, "dat", "cov_fifo_100_0.dat"), "w") as fh:
+                fh.write("# SystemC::Coverage-3\n" + point.format(l=30, c=c1) +
+                         point.format(l=31, c=c2))
+            with open(os.path.join(d, "fcov", "fcov_100.json"), "w") as fh:
+                fh.write(fcov.format(a=a, b=b))
+        rc, so, se = merge(os.path.join(root, "cov0"), os.path.join(root, "cov1"),
+                           "--out", os.path.join(root, "m4"))
+        summ = os.path.join(root, "m4", "coverage", "summary.json")
+        fifo = {}
+        if os.path.isfile(summ):
+            fifo = next((f for f in json.load(open(summ)).get("files", [])
+                         if f.get("file") == "rtl/common/tpu_fifo.sv"), {})
+        check(fifo.get("lines_hit") == 2 and fifo.get("lines") == 2,
+              f"line coverage adds up over the sets: both lines hit ({fifo}; {se.strip()[:200]})")
+        check(re.search(r"\ba\s+3\b", so) is not None and "b" in so,
+              "functional coverage adds up over the sets (bin a: 1 + 2 hits)")
 
         print("bad input")
         for env, args, words in [
