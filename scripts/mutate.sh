@@ -41,6 +41,7 @@ for i in "${!specs[@]}"; do
     models/net/*|models/onnx/*) suites=(net_test onnx_conformance_test) ;;
     models/host/*) suites=(host_test) ;;
     models/train/*) suites=(train_test) ;;
+    models/src/isa*) suites=(isa_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&

@@ -325,7 +325,10 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     const isa::RunResult g = RunGolden(golden, w);
     Report rep;
     if (r.code == isa::ErrorCode::kOk && g.ok()) rep = Compare(sim, golden, w);
-    const bool pass = r.ok() && g.ok() && rep.pass;
+    const std::string state = EndStateDiff(r, g);
+    if (!state.empty())
+      fmt::print("    {}: end state differs from the golden model's:\n{}", s.name, state);
+    const bool pass = r.ok() && g.ok() && rep.pass && state.empty();
     ok &= pass;
     const Perf& p = r.perf;
     const double bytes = double(p.hbm_read_bytes + p.hbm_write_bytes);

@@ -648,6 +648,11 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
       pass = pass && rep.pass;
       fmt::print("{}\n", rep.Format());
       reported = !rep.pass;
+      if (const std::string diff = EndStateDiff(r, g); !diff.empty()) {
+        pass = false;
+        reported = true;
+        fmt::print("FAIL: the machine's end state differs from the golden model's:\n{}", diff);
+      }
     }
   } else if (pass) {
     fmt::print("done (not checked: --no-check)\n");

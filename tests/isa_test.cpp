@@ -618,6 +618,40 @@ TEST_F(IsaTest, ReusedWeightsAreTheArraysNotTheBuffers) {
   EXPECT_EQ(r.counters.hbm_bytes_read, 6u);
 }
 
+// What the machine's registers show at the end of a run, predicted by the model: the tokens left
+// in each queue (pushes - pops), the DMA's bytes (whole 32-byte beats per row, an accumulator
+// LOAD of stride 0 reading its row once, the program fetch), the rows the array issues.
+TEST_F(IsaTest, EndStateTokensLeftDmaBeatsAndRows) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  const Deps push_next = D(false, false, false, true);
+  isa::Load a = LoadAct(0x100, 3, 4, push_next), b = LoadAct(0x100, 1, 2, push_next);
+  isa::Load bias = LoadAct(0x200, 5, 2);
+  bias.buffer = isa::kBufAcc;
+  bias.dst = 8;
+  bias.hbm_stride = 0;
+  isa::Gemm g = G(3, 2, 2, true, D(true, false, true, true));    // L->C -1, C->L +1, C->S +1
+  isa::Gemm h = G(2, 2, 2, false, D(false, false, true, true));  // C->L +1, C->S +1
+  h.acc = 4;
+  isa::Store st;
+  st.deps = D(true, false, true, false);  // C->S -1, S->C +1
+  st.hbm_addr = 0x1000;
+  st.hbm_stride = 64;
+  st.rows = 2;
+  st.elems = 3;  // 12 bytes: one beat a row
+  const auto p = Program(cfg, {a, b, bias, g, h, st});
+  const auto r = RunProgram(m, p);
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::array<uint32_t, 4> tokens{1, 2, 1, 1};  // L->C, C->L, C->S, S->C
+  EXPECT_EQ(r.counters.tokens, tokens);
+  EXPECT_EQ(r.counters.rows, 5u);
+  EXPECT_EQ(r.counters.per_module, (std::array<uint64_t, 3>{2, 3, 1}));
+  EXPECT_EQ(r.counters.dma_read_bytes, 32u * p.size() + 32u * (3 + 1 + 1));
+  EXPECT_EQ(r.counters.hbm_bytes_read, 8u * 3 + 4u * 1 + 8u * 5);
+  EXPECT_EQ(r.counters.dma_write_bytes, 32u * 2);
+  EXPECT_EQ(r.counters.hbm_bytes_written, 12u * 2);
+}
+
 TEST_F(IsaTest, HbmErrors) {
   auto cfg = SmallConfig();
   cfg.hbm_bytes = 0x10000;

@@ -351,9 +351,23 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
   RunResult r;
   r.pc = uint32_t(prog.size() - 1);
   r.counters.instructions = prog.size();
+  r.counters.program_length = count;
   r.counters.program_bytes = prog.size() * kInstrBytes;
+  r.counters.dma_read_bytes = r.counters.program_bytes;
   std::fill(w_.begin(), w_.end(), 0);
-  for (const Instr& in : prog) Execute(in, &r.counters);
+  std::array<int64_t, 4> tokens{};
+  for (const Instr& in : prog) {
+    Execute(in, &r.counters);
+    const Module mod = ModuleOf(in);
+    if (mod != Module::kLoad && mod != Module::kCompute && mod != Module::kStore) continue;
+    const int m = int(mod);
+    const Deps d = DepsOf(in);
+    if (d.pop_prev) --tokens[size_t(PopQueue(m, true))];
+    if (d.pop_next) --tokens[size_t(PopQueue(m, false))];
+    if (d.push_prev) ++tokens[size_t(PushQueue(m, true))];
+    if (d.push_next) ++tokens[size_t(PushQueue(m, false))];
+  }
+  for (size_t q = 0; q < 4; ++q) r.counters.tokens[q] = uint32_t(tokens[q]);
   return r;
 }
 
@@ -363,9 +377,12 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
   if (mod == Module::kLoad || mod == Module::kCompute || mod == Module::kStore) {
     ++ctr->per_module[size_t(mod)];
   }
+  const auto beats = [](uint64_t bytes) { return (bytes + 31) / 32 * 32; };
   if (const auto* l = std::get_if<Load>(&in)) {
     const int size = l->buffer == kBufAcc ? 4 : 2;
     const int width = l->buffer == kBufAct ? cfg_.r : cfg_.c;
+    const bool once = l->buffer == kBufAcc && l->hbm_stride == 0;  // a bias: one row, repeated
+    ctr->dma_read_bytes += uint64_t(once ? 1 : l->rows) * beats(uint64_t(l->elems) * size);
     std::vector<uint8_t> row(size_t(l->elems) * size);
     if (l->transpose) {  // buffers 0 and 1 only: HBM row i, element e -> buffer row dst + e, i
       uint16_t* buf = l->buffer == kBufAct ? act_.data() : wgt_.data();
@@ -413,10 +430,12 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
       }
     }
     ctr->macs += uint64_t(g->rows) * g->kv * g->nv;
+    ctr->rows += uint64_t(g->rows);
   } else if (const auto* s = std::get_if<Store>(&in)) {
     const bool bf16 = s->format == kFmtBf16, relu = s->activation == kActRelu;
     const int size = bf16 ? 2 : 4;
     std::vector<uint8_t> row(size_t(s->elems) * size);
+    ctr->dma_write_bytes += uint64_t(s->rows) * beats(row.size());
     for (int i = 0; i < s->rows; ++i) {
       const uint32_t* src = &acc_[size_t(s->acc + i) * cfg_.c];
       for (int n = 0; n < s->elems; ++n) {

@@ -106,6 +106,7 @@ module tpu_accel #(
   logic [31:0]       prog_len, err_pc;
   logic [3:0]        err_code;
   logic [NCnt*64-1:0] counters;
+  logic [31:0]       tok_end_q;
 
   tpu_accel_regs #(.Rows(Rows), .Cols(Cols), .Channels(Channels), .NCnt(NCnt)) u_regs (
     .clk_i, .rst_ni,
@@ -116,7 +117,7 @@ module tpu_accel #(
     .r_valid_o (s_r_valid_o),  .r_ready_i (s_r_ready_i),  .r_data_o (s_r_data_o),
     .start_o(start), .ftz_o(ftz), .perf_clear_o(perf_clear), .prog_addr_o(prog_addr),
     .prog_len_o(prog_len), .busy_i(busy), .done_i(done), .err_code_i(err_code),
-    .err_pc_i(err_pc), .counters_i(counters)
+    .err_pc_i(err_pc), .tokens_i(tok_end_q), .counters_i(counters)
   );
   assign irq_o = done;
 
@@ -176,6 +177,13 @@ module tpu_accel #(
   assign tok_push = {st_push_prev, cp_push_next, cp_push_prev, ld_push_next};
   assign tok_pop  = {cp_pop_next, st_pop_prev, ld_pop_next, cp_pop_prev};
   assign tok_pc   = {st_push_pc, cp_push_pc, cp_push_pc, ld_push_pc};
+
+  // What the queues held when the last run ended (register TOKENS): taken as they are flushed.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)     tok_end_q <= '0;
+    else if (start)  tok_end_q <= '0;
+    else if (flush)  tok_end_q <= tok_cnt_q;
+  end
 
   for (genvar t = 0; t < 4; t++) begin : gen_tok
     logic [7:0] cnt;
@@ -444,6 +452,13 @@ module tpu_accel #(
       if (instr) begin
         cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] <=
             cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] + 64'd1;
+      end
+      // The instructions each module takes from its queue (END included).
+      for (int unsigned m = 0; m < 3; m++) begin
+        if (q_pop[m]) begin
+          cnt_q[cnt_lsb(tpu_isa_pkg::CntLoadInstructions + m) +: 64] <=
+              cnt_q[cnt_lsb(tpu_isa_pkg::CntLoadInstructions + m) +: 64] + 64'd1;
+        end
       end
     end
   end

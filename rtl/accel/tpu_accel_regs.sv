@@ -38,6 +38,7 @@ module tpu_accel_regs #(
   input  logic               done_i,
   input  logic [3:0]         err_code_i,
   input  logic [31:0]        err_pc_i,
+  input  logic [31:0]        tokens_i,
   input  logic [NCnt*64-1:0] counters_i
 );
 
@@ -82,6 +83,7 @@ module tpu_accel_regs #(
       tpu_isa_pkg::RegProgLo:   rd = prog_q[31:0];
       tpu_isa_pkg::RegProgHi:   rd = prog_q[63:32];
       tpu_isa_pkg::RegProgLen:  rd = len_q;
+      tpu_isa_pkg::RegTokens:   rd = tokens_i;
       default: begin
         for (int unsigned i = 0; i < NCnt; i++) begin
           if (ar_addr_i == tpu_isa_pkg::RegCounters + 12'(8 * i)) rd = counters_i[64*i +: 32];

@@ -72,7 +72,10 @@ package tpu_isa_pkg;
   localparam int unsigned CntReadBytes = 8;
   localparam int unsigned CntWriteBytes = 9;
   localparam int unsigned CntInstructions = 10;
-  localparam int unsigned NumCounters = 11;
+  localparam int unsigned CntLoadInstructions = 11;
+  localparam int unsigned CntComputeInstructions = 12;
+  localparam int unsigned CntStoreInstructions = 13;
+  localparam int unsigned NumCounters = 14;
 
   // Register map: byte addresses on the host's AXI4-Lite port.
   localparam logic [11:0] RegMagic = 12'h000;
@@ -86,6 +89,7 @@ package tpu_isa_pkg;
   localparam logic [11:0] RegProgLo = 12'h020;
   localparam logic [11:0] RegProgHi = 12'h024;
   localparam logic [11:0] RegProgLen = 12'h028;
+  localparam logic [11:0] RegTokens = 12'h02C;
   localparam logic [11:0] RegCounters = 12'h040;
   localparam int unsigned CtrlStartBit = 0;
   localparam int unsigned CtrlFtzBit = 1;

@@ -489,6 +489,9 @@ Result AccelSc::Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) {
   Result r;
   r.code = isa::ErrorCode(ReadReg(reg::kErrCode));
   r.pc = ReadReg(reg::kErrPc);
+  r.status = ReadReg(reg::kStatus);
+  const uint32_t tokens = ReadReg(reg::kTokens);
+  for (int q = 0; q < 4; ++q) r.tokens[size_t(q)] = (tokens >> (8 * q)) & 0xFF;
   r.perf = ReadPerf([this](int i) { return Counter(i); });
   r.hbm_violations = ViolationCount();
   r.violations = Violations();

@@ -89,4 +89,51 @@ Report Compare(Sim& dut, const isa::Machine& golden, const Workload& w, size_t m
   return CompareData(w, got, want, max_report);
 }
 
+std::string EndStateDiff(const Result& dut, const isa::RunResult& golden) {
+  std::string out;
+  const auto diff = [&out](const char* what, uint64_t got, uint64_t want) {
+    if (got != want) out += fmt::format("{}: machine {}, golden model {}\n", what, got, want);
+  };
+  diff("error code", uint64_t(dut.code), uint64_t(golden.code));
+  diff("error pc", dut.pc, golden.pc);
+  const uint32_t status = isa::reg::kStatusDone | (golden.ok() ? 0u : isa::reg::kStatusError);
+  if (dut.status != status) {
+    out += fmt::format("STATUS: machine 0x{:X}, golden model 0x{:X} (busy 1, done 2, error 4)\n",
+                       dut.status, status);
+  }
+  if (!golden.ok() || dut.code != golden.code) return out;
+  const isa::Counters& k = golden.counters;
+  static const char* const kQueues[4] = {"load->compute", "compute->load", "compute->store",
+                                         "store->compute"};
+  for (size_t q = 0; q < 4; ++q) {
+    diff(fmt::format("tokens left in {}", kQueues[q]).c_str(), dut.tokens[q], k.tokens[q]);
+  }
+  const Perf& p = dut.perf;
+  diff("instructions", p.instructions, k.instructions);
+  static const char* const kModules[3] = {"load", "compute", "store"};
+  for (size_t m = 0; m < 3; ++m) {
+    diff(fmt::format("{} module's instructions (END included)", kModules[m]).c_str(),
+         p.module_instructions[m], k.per_module[m] + 1);
+  }
+  diff("useful MACs", p.macs, k.macs);
+  if (p.cycles != 0) {  // a clocked back end: its DMA counts beats, its array busy rows
+    diff("array busy cycles (rows issued)", p.busy, k.rows);
+    // The fetch reads ahead: instructions after END (up to the program's length) may be read
+    // and dropped, as many as the fetch had asked for when END arrived.
+    const uint64_t junk = 32 * (k.program_length - k.instructions);
+    if (p.hbm_read_bytes < k.dma_read_bytes || p.hbm_read_bytes > k.dma_read_bytes + junk) {
+      out +=
+          fmt::format("DMA bytes read (LOADs and program): machine {}, golden model {}{}\n",
+                      p.hbm_read_bytes, k.dma_read_bytes,
+                      junk ? fmt::format(" .. {} (with the {} bytes after END the fetch may read)",
+                                         k.dma_read_bytes + junk, junk)
+                           : "");
+    }
+    diff("DMA bytes written", p.hbm_write_bytes, k.dma_write_bytes);
+    diff("stall classes summed (must equal the cycles)",
+         p.busy + p.weight_stall + p.input_stall + p.acc_hazard + p.store_stall + p.idle, p.cycles);
+  }
+  return out;
+}
+
 }  // namespace tpu::tb::accel

@@ -93,6 +93,10 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
       throw NetFailure(fmt::format("{}: golden model error {} at pc {}: {}", where,
                                    isa::ErrorName(g.code), g.pc, g.message));
     }
+    if (const std::string diff = EndStateDiff(r, g); !diff.empty()) {
+      throw NetFailure(fmt::format(
+          "{}: the machine's end state differs from the golden model's:\n{}", where, diff));
+    }
     const Report rep = CompareData(w, {got}, {ReadTensor(golden, out)});
     st->check_seconds += Since(t0);
     if (!rep.pass) throw NetFailure(fmt::format("{}:\n{}", where, rep.Format()));

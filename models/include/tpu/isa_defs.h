@@ -111,6 +111,7 @@ inline constexpr uint32_t kErrPc = 0x01C;
 inline constexpr uint32_t kProgLo = 0x020;
 inline constexpr uint32_t kProgHi = 0x024;
 inline constexpr uint32_t kProgLen = 0x028;
+inline constexpr uint32_t kTokens = 0x02C;
 inline constexpr uint32_t kCounters = 0x040;
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 inline constexpr uint32_t kCtrlFtz = 1u << 1;
@@ -130,7 +131,10 @@ enum Counter {
   kReadBytes = 8,
   kWriteBytes = 9,
   kInstructions = 10,
-  kNumCounters = 11,
+  kLoadInstructions = 11,
+  kComputeInstructions = 12,
+  kStoreInstructions = 13,
+  kNumCounters = 14,
 };
 }  // namespace reg
 

@@ -38,11 +38,20 @@ namespace tpu::isa {
 
 struct Counters {
   uint64_t instructions = 0;             // fetched up to and including END
+  uint64_t program_length = 0;           // what the host gave (instructions after END: junk)
   std::array<uint64_t, 3> per_module{};  // LOAD/GEMM/STORE executed by load, compute, store
   uint64_t macs = 0;                     // useful MACs: sum of rows * kv * nv over GEMMs
+  uint64_t rows = 0;                     // rows the array issues: sum of rows over GEMMs
   uint64_t hbm_bytes_read = 0;           // by LOADs (elements actually transferred)
   uint64_t hbm_bytes_written = 0;        // by STOREs
   uint64_t program_bytes = 0;            // instruction fetch: 32 per fetched instruction
+  // What the DMA port moves: whole 32-byte beats per row (rows start 32-byte aligned), an
+  // accumulator LOAD of stride 0 reading its row once; the reads include the program fetch.
+  uint64_t dma_read_bytes = 0;
+  uint64_t dma_write_bytes = 0;
+  // Tokens left in each queue at the end (pushes - pops; register TOKENS): load->compute,
+  // compute->load, compute->store, store->compute. The same for every schedule.
+  std::array<uint32_t, 4> tokens{};
 };
 
 struct RunResult {

@@ -51,6 +51,8 @@ Perf ReadPerf(F&& counter) {
   p.hbm_read_bytes = counter(reg::kReadBytes);
   p.hbm_write_bytes = counter(reg::kWriteBytes);
   p.instructions = counter(reg::kInstructions);
+  p.module_instructions = {counter(reg::kLoadInstructions), counter(reg::kComputeInstructions),
+                           counter(reg::kStoreInstructions)};
   return p;
 }
 
@@ -173,6 +175,9 @@ class AccelSim : public Sim {
     Result r;
     r.code = isa::ErrorCode(ReadReg(reg::kErrCode));
     r.pc = ReadReg(reg::kErrPc);
+    r.status = ReadReg(reg::kStatus);
+    const uint32_t tokens = ReadReg(reg::kTokens);
+    for (int q = 0; q < 4; ++q) r.tokens[size_t(q)] = (tokens >> (8 * q)) & 0xFF;
     r.perf = ReadPerf([this](int i) { return Counter(i); });
     r.hbm_violations = mem_.ViolationCount();
     r.violations = mem_.Violations();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The accelerator scoreboard: after a back end (the DUT) and the golden model both ran a
 // workload, compares every output tensor (for an MLP every layer's, hidden ones included)
-// element by element, bit for bit, and reports the mismatches with tensor names and coordinates.
+// element by element, bit for bit, and reports the mismatches with tensor names and coordinates;
+// and the machine's architectural end state (EndStateDiff).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,16 @@ struct Report {
 
 // Compares every output tensor of `w` in the DUT with the golden model.
 Report Compare(Sim& dut, const isa::Machine& golden, const Workload& w, size_t max_report = 10);
+// The machine's architectural end state against the golden model's answer for the same program:
+// register STATUS, the error code and pc and, after a successful run, the tokens left in each
+// queue and every counter the golden model predicts (instructions in total and per module,
+// useful MACs, the array's busy cycles = the rows it issued, the DMA's bytes each way: reads
+// exact unless the program has instructions after END, which the fetch may read ahead), and the
+// stall classes summing to the cycles. After an error the machine may have run part of the
+// program, so only the status, code and pc are compared. Returns one line per difference, empty
+// when the states agree. A ModelSim result (no clock) is compared without its cycle counters.
+std::string EndStateDiff(const Result& dut, const isa::RunResult& golden);
+
 // The same on tensors already read back (row-major bit patterns, in w.outputs order).
 Report CompareData(const Workload& w, const std::vector<std::vector<uint32_t>>& got,
                    const std::vector<std::vector<uint32_t>>& want, size_t max_report = 10);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,11 +55,15 @@ struct Perf {
   uint64_t hbm_read_bytes = 0;   // bytes the DMA read (LOADs and program fetch)
   uint64_t hbm_write_bytes = 0;  // bytes the DMA wrote (STOREs)
   uint64_t instructions = 0;     // fetched and dispatched
+  // Instructions the load, compute and store modules took from their queues (END included).
+  std::array<uint64_t, 3> module_instructions{};
 };
 
 struct Result {
   isa::ErrorCode code = isa::ErrorCode::kOk;
   uint32_t pc = 0;
+  uint32_t status = 0;               // register STATUS after the run (busy, done, error bits)
+  std::array<uint32_t, 4> tokens{};  // register TOKENS: each queue's tokens at the end
   Perf perf;
   uint64_t hbm_violations = 0;  // JEDEC timing violations the device models saw
   std::string violations;       // the first ones, one per line

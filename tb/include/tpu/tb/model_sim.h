@@ -33,10 +33,15 @@ class ModelSim : public Sim {
     r.code = last_.code;
     r.pc = last_.pc;
     const auto& k = last_.counters;
+    r.status = isa::reg::kStatusDone | (last_.ok() ? 0u : isa::reg::kStatusError);
+    r.tokens = k.tokens;
     r.perf.macs = k.macs;
     r.perf.hbm_read_bytes = k.hbm_bytes_read + k.program_bytes;
     r.perf.hbm_write_bytes = k.hbm_bytes_written;
     r.perf.instructions = k.instructions;
+    if (last_.ok()) {
+      for (size_t m = 0; m < 3; ++m) r.perf.module_instructions[m] = k.per_module[m] + 1;
+    }
     return r;
   }
 
