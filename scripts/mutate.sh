@@ -7,7 +7,8 @@
 # rtl/hbm, the accelerator's suite for faults in rtl/accel, the accelerator's and the interleaver's
 # for faults in rtl/common, the network planner's and the ONNX conformance suites for faults in
 # models/net and models/onnx, the host library's suite (its race check included) for faults in
-# models/host, the training suite for faults in models/train. Every mutant must be killed (a
+# models/host, the training suite for faults in models/train, the instruction-set suite for faults
+# in the golden model (models/src/isa*). Every mutant must be killed (a
 # test fails); a survivor means the tests have a hole. About a minute (MAC) or two (array) each.
 #   scripts/mutate.sh [N ...]     only the mutants on those lines of the list (1-based, data lines)
 set -uo pipefail

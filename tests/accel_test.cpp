@@ -390,6 +390,41 @@ TEST(AccelEdgeTest, FetchAndTransfersAcross4KBoundaries) {
   ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
 }
 
+// STOREs whose rows lie 1 MB apart: every row opens a new DRAM row in the same bank, so the HBM
+// drains writes far slower than the store module sends them and the DMA's write port stalls
+// (accel_4x4_q4's write queues hold 4 beats). The stored rows and the end state (the bytes
+// written count each beat once, however long it waits) equal the golden model's.
+TEST(AccelEdgeTest, StoresThatStallTheWritePort) {
+  constexpr uint64_t kRowApart = 1 << 20;
+  Bench<Vaccel_4x4_q4> bench(Accel4x4Q4::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto rows = uint16_t(std::min(c.acc_depth, 48));
+  tb::Rng rng(test::TestSeed());
+  const std::vector<uint8_t> data = SmallBf16(4096, rng);
+  const auto prog = Program(c, {Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, 32),
+                                Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 2048, 32),
+                                G(rows, R, C, true, D(true, false, false, true)),
+                                St(0, rows, C, kPopPrev, kOutAddr, uint32_t(kRowApart))});
+  std::vector<uint8_t> bytes;
+  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+  auto& s = bench.Sim(num::Mode::kIeee);
+  isa::Machine golden(c);
+  s.WriteHbm(kDataAddr, data.data(), data.size());
+  s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+  golden.WriteHbm(kDataAddr, data.data(), data.size());
+  golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+  const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
+  ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
+  accel::RunOptions opt;
+  opt.max_cycles = 2'000'000;
+  const accel::Result r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
+  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  for (uint64_t i = 0; i < rows; ++i) ExpectSameHbm(s, golden, kOutAddr + i * kRowApart, C * 4u);
+}
+
 // Runs run(bench, name) on a fresh bench of each of the fast tier's four arrays, one at a time.
 template <class F>
 void OnEveryArray(F&& run) {
