@@ -11,7 +11,7 @@ PACKAGES=(
   g++ make cmake pkg-config ccache          # build
   clang-format                              # C++ style check (make lint)
   verilator yosys                           # RTL simulation, lint and synthesis
-  z3                                        # yosys-smtbmc's solver (make formal)
+  z3 cvc5                                   # yosys-smtbmc's solvers (make formal)
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
   libxtensor-dev                            # .npy output (tpusim run, tpusim onnx)

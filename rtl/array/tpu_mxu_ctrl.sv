@@ -491,5 +491,15 @@ module tpu_mxu_ctrl #(
                                         !(q_push && !q_space))
     else $error("tpu_mxu_ctrl: push into a full queue (count %0d)", q_cnt_q);
 `endif
+`ifdef FORMAL
+  // make formal (formal/mxu_ctrl_formal.sv): the two assertions above on internal state, as
+  // immediate assertions Yosys reads; the input rules above are that top's assumptions.
+  always_comb begin
+    if (rst_ni) begin
+      f_queue_count: assert (q_cnt_q != 2'd3);
+      f_queue_no_overflow: assert (!(q_push && !q_space));
+    end
+  end
+`endif
 
 endmodule

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// Formal only (make formal, docs/formal.md): the AXI4 slave port of an HBM pseudo-channel
+// (rtl/hbm/tpu_hbm_axi_port.sv) from reset, for any master that keeps the AXI rules (AW, W, AR
+// held and stable until taken; B and R ready free; any ID, address, length, size, burst type,
+// strobes and WLAST) and any controller behind it that answers only what it was asked (the
+// controller's readies free; read data only for a beat a granted block request asked for and
+// has not yet had; a forwarded block only in the cycle its request is taken).
+//   handshake  B and R held until taken and stable meanwhile (ID, response, data, last)
+//   write      one B per AW burst, none without one, in AW order (the port answers in burst
+//              order), with the AW's ID, SLVERR exactly for a burst the port cannot carry or
+//              whose WLAST is wrong, OKAY otherwise; no W beat taken without an AW
+//   read       exactly AxLEN + 1 R beats per AR burst, in AR order (so in order per ID), with the
+//              AR's ID, RLAST on the last beat only, SLVERR exactly for the bursts the port
+//              cannot carry; no R beat without an AR
+//   requests   the block requests to the controller are held and stable until taken
+module axi_port_formal #(
+  parameter int unsigned AddrBits = 13,
+  parameter int unsigned IdBits   = 2,
+  parameter int unsigned RowBits  = 3,
+  parameter int unsigned BgBits   = 1,
+  parameter int unsigned BaBits   = 1,
+  parameter int unsigned ColBits  = 2,
+  parameter int unsigned AddrMap  = 0,
+  parameter int unsigned RetDepth = 4,
+  parameter int unsigned MaxLen   = 255,   // the master's longest burst (AxLEN), an assumption
+  parameter bit          ReadOrder = 1'b1, // check the read bursts' beats, IDs, RLAST and RRESP
+  localparam int unsigned TagBits  = $clog2(RetDepth),
+  localparam int unsigned BankBits = BgBits + BaBits,
+  localparam int unsigned BlkBits  = ColBits - 1,
+  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  `TPU_AXI_SLAVE_PORTS(, 1, IdBits, AddrBits),
+  input  logic                rd_ready_i,
+  input  logic                wr_ready_i,
+  input  logic                rdata_valid_i,
+  input  logic [TagBits-1:0]  rdata_tag_i,
+  input  logic                rdata_beat_i,
+  input  logic [255:0]        rdata_data_i,
+  input  logic                fwd_valid_i,
+  input  logic [TagBits-1:0]  fwd_tag_i,
+  input  logic [511:0]        fwd_data_i
+);
+  logic                rd_valid, wr_valid;
+  logic [BankBits-1:0] rd_bank, wr_bank;
+  logic [RowBits-1:0]  rd_row, wr_row;
+  logic [BlkBits-1:0]  rd_blk, wr_blk;
+  logic [1:0]          rd_beats;
+  logic [TagBits-1:0]  rd_tag;
+  logic [511:0]        wr_data;
+  logic [63:0]         wr_strb;
+
+  tpu_hbm_axi_port #(
+    .AddrBits(AddrBits), .IdBits(IdBits), .RowBits(RowBits), .BgBits(BgBits), .BaBits(BaBits),
+    .ColBits(ColBits), .AddrMap(AddrMap), .RetDepth(RetDepth)
+  ) u_dut (
+    .clk_i, .rst_ni,
+    `TPU_AXI_SLAVE_PASS(, ),
+    .rd_valid_o(rd_valid), .rd_ready_i, .rd_bank_o(rd_bank), .rd_row_o(rd_row),
+    .rd_blk_o(rd_blk), .rd_beats_o(rd_beats), .rd_tag_o(rd_tag),
+    .wr_valid_o(wr_valid), .wr_ready_i, .wr_bank_o(wr_bank), .wr_row_o(wr_row),
+    .wr_blk_o(wr_blk), .wr_data_o(wr_data), .wr_strb_o(wr_strb),
+    .rdata_valid_i, .rdata_tag_i, .rdata_beat_i, .rdata_data_i,
+    .fwd_valid_i, .fwd_tag_i, .fwd_data_i
+  );
+
+  logic init_q = 1'b1;
+  always_ff @(posedge clk_i) init_q <= 1'b0;
+  always_comb m_reset: assume (rst_ni == !init_q);
+
+  // ---------------------------------------------------------------------------------------------
+  // Handshakes: the master's channels assumed, the port's asserted
+  // ---------------------------------------------------------------------------------------------
+  tpu_vr_check #(.W(IdBits + AddrBits + 8 + 3 + 2), .Assume(1)) u_aw (
+    .clk_i, .rst_ni, .valid_i(aw_valid_i), .ready_i(aw_ready_o),
+    .data_i({aw_id_i, aw_addr_i, aw_len_i, aw_size_i, aw_burst_i}));
+  tpu_vr_check #(.W(256 + 32 + 1), .Assume(1)) u_w (
+    .clk_i, .rst_ni, .valid_i(w_valid_i), .ready_i(w_ready_o),
+    .data_i({w_data_i, w_strb_i, w_last_i}));
+  tpu_vr_check #(.W(IdBits + AddrBits + 8 + 3 + 2), .Assume(1)) u_ar (
+    .clk_i, .rst_ni, .valid_i(ar_valid_i), .ready_i(ar_ready_o),
+    .data_i({ar_id_i, ar_addr_i, ar_len_i, ar_size_i, ar_burst_i}));
+  tpu_vr_check #(.W(IdBits + 2), .Assume(0)) u_b (
+    .clk_i, .rst_ni, .valid_i(b_valid_o), .ready_i(b_ready_i), .data_i({b_id_o, b_resp_o}));
+  tpu_vr_check #(.W(IdBits + 256 + 2 + 1), .Assume(0)) u_r (
+    .clk_i, .rst_ni, .valid_i(r_valid_o), .ready_i(r_ready_i),
+    .data_i({r_id_o, r_data_o, r_resp_o, r_last_o}));
+  tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 2 + TagBits), .Assume(0)) u_rdreq (
+    .clk_i, .rst_ni, .valid_i(rd_valid), .ready_i(rd_ready_i),
+    .data_i({rd_bank, rd_row, rd_blk, rd_beats, rd_tag}));
+  tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 512 + 64), .Assume(0)) u_wrreq (
+    .clk_i, .rst_ni, .valid_i(wr_valid), .ready_i(wr_ready_i),
+    .data_i({wr_bank, wr_row, wr_blk, wr_data, wr_strb}));
+
+  // ---------------------------------------------------------------------------------------------
+  // The controller: read data only for beats asked for and not yet returned
+  // ---------------------------------------------------------------------------------------------
+  logic rd_fire;
+  assign rd_fire = rd_valid && rd_ready_i;
+  logic [1:0] pend_q[RetDepth];  // beats of each tag the controller still owes
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      for (int unsigned t = 0; t < RetDepth; t++) pend_q[t] <= 2'b00;
+    end else begin
+      if (rdata_valid_i) pend_q[rdata_tag_i][rdata_beat_i] <= 1'b0;
+      if (rd_fire && !fwd_valid_i) pend_q[rd_tag] <= rd_beats;
+    end
+  end
+  always_comb begin
+    if (rst_ni) begin
+      if (rdata_valid_i) m_rdata_asked: assume (pend_q[rdata_tag_i][rdata_beat_i]);
+      m_len: assume (32'(aw_len_i) <= MaxLen && 32'(ar_len_i) <= MaxLen);
+      if (fwd_valid_i) m_fwd_at_take: assume (rd_fire && fwd_tag_i == rd_tag);
+      // A block request asks for the lower beat, the upper, or both, never none.
+      if (rd_valid) a_rd_beats: assert (rd_beats != 2'b00);
+      if (rd_fire) a_tag_free: assert (pend_q[rd_tag] == 2'b00);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // The bursts the port must answer, in order: what the AXI rules and the header promise
+  // ---------------------------------------------------------------------------------------------
+  function automatic logic unsupported(logic [AddrBits-1:0] a, logic [7:0] len, logic [2:0] size,
+                                       logic [1:0] burst);
+    logic [13:0] end_byte;  // one past the last byte, counted from the start's 4 KB page
+    end_byte = 14'(a[11:0]) + 14'((32'(len) + 1) * 32);
+    unsupported = burst != 2'b01 || size != 3'd5 || a[4:0] != 5'd0 || end_byte > 14'd4096 ||
+                  (AddrBits > CapBits && (a >> CapBits) != '0);
+  endfunction
+
+  localparam int unsigned QD = 8;  // outstanding bursts tracked (more fails a_*_bounded)
+  localparam int unsigned QB = $clog2(QD);
+
+  // Writes: AW order; W beats count against the oldest burst whose beats are not all in.
+  logic aw_fire, w_fire, b_fire, ar_fire, r_fire;
+  assign aw_fire = aw_valid_i && aw_ready_o;
+  assign w_fire  = w_valid_i && w_ready_o;
+  assign b_fire  = b_valid_o && b_ready_i;
+  assign ar_fire = ar_valid_i && ar_ready_o;
+  assign r_fire  = r_valid_o && r_ready_i;
+
+  logic [IdBits-1:0] wq_id_q  [QD];
+  logic [8:0]        wq_beats_q[QD];
+  logic              wq_err_q [QD];
+  logic [QB-1:0]     wq_head_q, wq_wptr_q, wq_tail_q;  // oldest unanswered, W burst, next free
+  logic [QB:0]       wq_cnt_q, wq_wcnt_q;              // unanswered, W beats still owed (bursts)
+  logic [8:0]        w_seen_q;                          // beats of the W burst so far
+  logic              w_bad_last;
+  assign w_bad_last = w_last_i != (w_seen_q + 9'd1 == wq_beats_q[wq_wptr_q]);
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      wq_head_q <= '0; wq_wptr_q <= '0; wq_tail_q <= '0; wq_cnt_q <= '0; wq_wcnt_q <= '0;
+      w_seen_q <= '0;
+    end else begin
+      if (aw_fire) begin
+        wq_id_q[wq_tail_q]    <= aw_id_i;
+        wq_beats_q[wq_tail_q] <= 9'(aw_len_i) + 9'd1;
+        wq_err_q[wq_tail_q]   <= unsupported(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
+        wq_tail_q             <= wq_tail_q + 1'b1;
+      end
+      if (w_fire) begin
+        if (w_bad_last) wq_err_q[wq_wptr_q] <= 1'b1;
+        if (w_seen_q + 9'd1 == wq_beats_q[wq_wptr_q]) begin
+          w_seen_q  <= '0;
+          wq_wptr_q <= wq_wptr_q + 1'b1;
+        end else begin
+          w_seen_q <= w_seen_q + 9'd1;
+        end
+      end
+      if (b_fire) wq_head_q <= wq_head_q + 1'b1;
+      wq_cnt_q  <= wq_cnt_q + (QB + 1)'(aw_fire) - (QB + 1)'(b_fire);
+      wq_wcnt_q <= wq_wcnt_q + (QB + 1)'(aw_fire) -
+                   (QB + 1)'(w_fire && w_seen_q + 9'd1 == wq_beats_q[wq_wptr_q]);
+    end
+  end
+
+  // Reads: AR order, beat by beat.
+  logic [IdBits-1:0] rq_id_q  [QD];
+  logic [8:0]        rq_beats_q[QD];
+  logic              rq_err_q [QD];
+  logic [QB-1:0]     rq_head_q, rq_tail_q;
+  logic [QB:0]       rq_cnt_q;
+  logic [8:0]        r_seen_q;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rq_head_q <= '0; rq_tail_q <= '0; rq_cnt_q <= '0; r_seen_q <= '0;
+    end else begin
+      if (ar_fire) begin
+        rq_id_q[rq_tail_q]    <= ar_id_i;
+        rq_beats_q[rq_tail_q] <= 9'(ar_len_i) + 9'd1;
+        rq_err_q[rq_tail_q]   <= unsupported(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
+        rq_tail_q             <= rq_tail_q + 1'b1;
+      end
+      if (r_fire) begin
+        if (r_last_o) begin
+          r_seen_q  <= '0;
+          rq_head_q <= rq_head_q + 1'b1;
+        end else begin
+          r_seen_q <= r_seen_q + 9'd1;
+        end
+      end
+      rq_cnt_q <= rq_cnt_q + (QB + 1)'(ar_fire) - (QB + 1)'(r_fire && r_last_o);
+    end
+  end
+
+  always_comb begin
+    if (rst_ni) begin
+      a_w_bounded: assert (wq_cnt_q < (QB + 1)'(QD));
+      if (ReadOrder) a_r_bounded: assert (rq_cnt_q < (QB + 1)'(QD));
+      // Write responses.
+      if (b_valid_o) begin
+        a_b_has_burst: assert (wq_cnt_q != '0 && wq_cnt_q != wq_wcnt_q);  // its W beats are in
+        a_b_id: assert (b_id_o == wq_id_q[wq_head_q]);
+        a_b_resp: assert (b_resp_o == (wq_err_q[wq_head_q] ? tpu_pkg::AxiRespSlvErr
+                                                            : tpu_pkg::AxiRespOkay));
+      end
+      if (w_fire) a_w_has_burst: assert (wq_wcnt_q != '0);
+      // Read data.
+      if (ReadOrder && r_valid_o) begin
+        a_r_has_burst: assert (rq_cnt_q != '0);
+        a_r_id: assert (r_id_o == rq_id_q[rq_head_q]);
+        a_r_last: assert (r_last_o == (r_seen_q + 9'd1 == rq_beats_q[rq_head_q]));
+        a_r_resp: assert (r_resp_o == (rq_err_q[rq_head_q] ? tpu_pkg::AxiRespSlvErr
+                                                            : tpu_pkg::AxiRespOkay));
+      end
+    end
+  end
+endmodule

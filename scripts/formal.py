@@ -1,0 +1,486 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`make formal`: bounded model checking and k-induction of the checks in formal/checks.txt
+with Yosys 0.23, yosys-smtbmc and z3, then every injected fault of formal/faults.txt, each of
+which must give a counterexample (docs/formal.md).
+
+  scripts/formal.py [--jobs N] [--no-faults] [--only-faults] [--out DIR] [NAME ...]
+
+NAME selects checks (and the faults in their files) by check name or group. Every check reads
+the whole RTL file list (rtl/rtl.f, as lint and synthesis do) and formal/*.sv. A check passes
+when BMC finds no counterexample up to its depth and, where checks.txt says `proof`, when the
+induction step at that depth closes too (then the properties hold at every depth). Writes
+DIR/<check>/ (yosys.log, model.smt2, bmc.log, ind.log, *.vcd counterexamples),
+DIR/faults/<n>/ and DIR/summary.md, DIR/summary.json. Exit 1 if a check fails or a fault is not
+caught, 2 on a setup error (a missing tool, a bad list).
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = {"yosys": "yosys", "yosys-smtbmc": "yosys"}  # tool -> Debian package
+# The engines checks.txt may name -> the solver program and its Debian package. z3 and cvc5 run
+# under yosys-smtbmc (BMC, k-induction); abc is Yosys's ABC on an AIGER model (bmc3 to the depth,
+# then pdr for a proof at every depth), its counterexamples replayed by yosys-smtbmc with cvc5.
+SOLVERS = {"z3": ("z3", "z3"), "cvc5": ("cvc5", "cvc5"), "abc": ("cvc5", "cvc5")}
+TIMEOUT = 900  # seconds per solver run
+PDR_SECS = 120  # ABC pdr gives up (UNDECIDED: bounded only) after this
+print_lock = threading.Lock()
+
+
+def say(msg):
+    with print_lock:
+        print(msg, flush=True)
+
+
+def rtl_sources(root):
+    """The RTL file list (rtl/rtl.f): sources in order and include directories."""
+    srcs, incs = [], []
+    with open(os.path.join(root, "rtl", "rtl.f"), encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            if line.startswith("+incdir+"):
+                incs.append(os.path.join(root, line[len("+incdir+"):]))
+            else:
+                srcs.append(os.path.join(root, line))
+    formal = sorted(os.path.join(root, "formal", n) for n in os.listdir(os.path.join(root, "formal"))
+                    if n.endswith(".sv"))
+    return srcs + formal, incs
+
+
+def read_checks(path):
+    """formal/checks.txt: group | check | top | depth | proof/bmc | solver | dut files |
+    parameters."""
+    checks = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = [x.strip() for x in line.split("|")]
+            if (len(fields) != 8 or fields[4] not in ("proof", "bmc") or not fields[3].isdigit()
+                    or fields[5] not in SOLVERS):
+                raise ValueError(f"{path}:{n}: want 'group | check | top | depth | proof|bmc | "
+                                 f"{'|'.join(SOLVERS)} | files | K=V ...', got: {line.strip()}")
+            params = []
+            for p in fields[7].split():
+                if "=" not in p:
+                    raise ValueError(f"{path}:{n}: parameter '{p}' is not K=V")
+                params.append(tuple(p.split("=", 1)))
+            checks.append(dict(group=fields[0], name=fields[1], top=fields[2],
+                               depth=int(fields[3]), proof=fields[4] == "proof",
+                               solver=fields[5], files=fields[6].split(), params=params))
+    names = [c["name"] for c in checks]
+    dup = {x for x in names if names.count(x) > 1}
+    if dup:
+        raise ValueError(f"{path}: check names used twice: {sorted(dup)}")
+    return checks
+
+
+def read_faults(path):
+    """formal/faults.txt: file @@ original @@ faulty @@ what (as scripts/mutants.txt)."""
+    faults = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = line.rstrip("\n").split(" @@ ")
+            if len(parts) != 4:
+                raise ValueError(f"{path}:{n}: want 'file @@ original @@ faulty @@ what'")
+            faults.append(dict(line=n, file=parts[0].strip(), orig=parts[1], faulty=parts[2],
+                               what=parts[3].strip()))
+    return faults
+
+
+def run(cmd, log, cwd, timeout=TIMEOUT):
+    """Runs cmd (niced), output to log; returns (returncode or None on timeout, seconds)."""
+    t0 = time.monotonic()
+    with open(log, "w", encoding="utf-8") as out:
+        try:
+            rc = subprocess.run(["nice", "-n", "10"] + cmd, stdout=out, stderr=subprocess.STDOUT,
+                                cwd=cwd, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+    return rc, time.monotonic() - t0
+
+
+def build_model(check, srcs, incs, work):
+    """Yosys: the check's top with its parameters into work/model.smt2."""
+    os.makedirs(work, exist_ok=True)
+    smt2 = os.path.join(work, "model.smt2")
+    # -DSYNTHESIS: the RTL's simulation assertions (`ifndef SYNTHESIS, concurrent SVA that
+    # Yosys 0.23 cannot read) stay out; -formal defines FORMAL for the `ifdef FORMAL` blocks.
+    script = [f"read_verilog -formal -sv -DSYNTHESIS {' '.join('-I' + i for i in incs)} "
+              f"{' '.join(srcs)}"]
+    if check["params"]:
+        script.append("chparam " + " ".join(f"-set {k} {v}" for k, v in check["params"])
+                      + f" {check['top']}")
+    # flatten + opt_clean drop the logic no property reads (e.g. performance counters), but a
+    # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical.
+    script.append(f"prep -top {check['top']}")
+    if check["solver"] != "z3":
+        script += ["flatten", "opt_clean", "memory_map", "opt_clean"]  # no SMT arrays: the
+        # replay of an ABC counterexample (yosys-smtbmc --aig) mistypes array-valued state
+    script += ["async2sync", "dffunmap", f"write_smt2 -wires {smt2}"]
+    if check["solver"] == "abc":
+        # The AIGER model for ABC (assumptions folded into constraints), as the same netlist.
+        aig = os.path.join(work, "model")
+        script += ["chformal -assume -early", "chformal -cover -remove", "flatten",
+                   "setattr -unset keep", "delete -output", "opt -full", "memory_map",
+                   "opt -fast", "techmap", "opt -fast", "dffunmap", "abc -g AND -fast",
+                   "opt_clean", "setundef -zero", f"write_aiger -I -B -zinit -no-startoffset -map {aig}.aim "
+                   f"{aig}.aig"]
+    ys = os.path.join(work, "model.ys")
+    with open(ys, "w", encoding="utf-8") as f:
+        f.write("\n".join(script) + "\n")
+    rc, secs = run(["yosys", "-q", "-s", ys], os.path.join(work, "yosys.log"), work)
+    return rc == 0, secs, smt2
+
+
+def parse_smtbmc(log):
+    """(status, step, failed properties) from a yosys-smtbmc log."""
+    status, step, failed = "ERROR", None, []
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = re.search(r"(Checking assertions|Trying induction) in step (\d+)", line)
+            if m:
+                step = int(m.group(2))
+            m = re.search(r"Assert failed in (\S+): (.*)$", line)
+            if m:
+                failed.append(f"{m.group(1)}: {m.group(2).strip()}")
+            if "Status: PASSED" in line:
+                status = "PASSED"
+            elif "Status: FAILED" in line:
+                status = "FAILED"
+    return status, step, failed
+
+
+def smtbmc(smt2, depth, work, kind, solver):
+    """kind 'bmc' or 'ind'; returns dict(status, step, failed, secs, vcd, log)."""
+    log = os.path.join(work, f"{kind}.log")
+    vcd = os.path.join(work, f"{kind}_cex.vcd")
+    if os.path.exists(vcd):
+        os.remove(vcd)
+    cmd = ["yosys-smtbmc", "-s", solver, "--noprogress", "-t", str(depth), "--dump-vcd", vcd]
+    if kind == "ind":
+        cmd.append("-i")
+    rc, secs = run(cmd + [smt2], log, work)
+    status, step, failed = parse_smtbmc(log)
+    if rc is None:
+        status = "TIMEOUT"
+    elif status == "PASSED" and rc != 0:
+        status = "ERROR"
+    return dict(status=status, step=step, failed=failed, secs=secs, log=log,
+                vcd=vcd if os.path.exists(vcd) else None)
+
+
+def abc_run(smt2, depth, work, kind):
+    """ABC on work/model.aig: kind 'bmc' (bmc3 to depth) or 'ind' (pdr, unbounded). A
+    counterexample is replayed on the SMT2 model by yosys-smtbmc (cvc5) into a VCD, which names
+    the failed assertions."""
+    log = os.path.join(work, f"{kind}.log")
+    aiw = os.path.join(work, f"{kind}_cex.aiw")
+    vcd = os.path.join(work, f"{kind}_cex.vcd")
+    for f in (aiw, vcd):
+        if os.path.exists(f):
+            os.remove(f)
+    aig = os.path.join(work, "model.aig")
+    engine = f"bmc3 -F {depth} -v" if kind == "bmc" else f"pdr -T {PDR_SECS}"
+    rc, secs = run(["yosys-abc", "-c", f"read_aiger {aig}; fold; strash; {engine}; "
+                    f"write_cex -a {aiw}"], log, work)
+    status, step, failed = "ERROR", None, []
+    with open(log, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    m = re.search(r"No output asserted in (\d+) frames", text)
+    if m and kind == "bmc":
+        status, step = ("PASSED" if int(m.group(1)) >= depth else "INCOMPLETE"), int(m.group(1))
+    if kind == "ind" and "Property proved" in text:
+        status = "PASSED"
+    elif kind == "ind" and "UNDECIDED" in text:
+        status = "UNDECIDED"
+    m = re.search(r"was asserted in frame (\d+)", text)
+    if m:
+        status, step = "FAILED", int(m.group(1))
+    if rc is None:
+        status = "TIMEOUT"
+    if status == "FAILED" and os.path.exists(aiw):
+        rlog = os.path.join(work, f"{kind}_replay.log")
+        run(["yosys-smtbmc", "-s", "cvc5", "--noprogress", "--aig",
+             f"{os.path.join(work, 'model.aim')}:{aiw}", "--aig-noheader", "-t",
+             str(step + 1), "--dump-vcd", vcd, smt2], rlog, work)
+        _, _, failed = parse_smtbmc(rlog)
+    return dict(status=status, step=step, failed=failed, secs=secs, log=log,
+                vcd=vcd if os.path.exists(vcd) else None)
+
+
+def engine_run(check, smt2, work, kind):
+    if check["solver"] == "abc":
+        return abc_run(smt2, check["depth"], work, kind)
+    return smtbmc(smt2, check["depth"], work, kind, check["solver"])
+
+
+def run_check(check, srcs, incs, out):
+    work = os.path.join(out, check["name"])
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    ok, ysecs, smt2 = build_model(check, srcs, incs, work)
+    res = dict(check=check["name"], group=check["group"], top=check["top"], solver=check["solver"],
+               config=" ".join(f"{k}={v}" for k, v in check["params"]), depth=check["depth"],
+               want_proof=check["proof"], yosys_secs=round(ysecs, 1))
+    if not ok:
+        res.update(result="FAIL", error=f"Yosys failed: {os.path.join(work, 'yosys.log')}")
+        return res
+    bmc = engine_run(check, smt2, work, "bmc")
+    res["bmc"] = {k: v for k, v in bmc.items()}
+    if bmc["status"] != "PASSED":
+        what = ", ".join(bmc["failed"]) or bmc["status"]
+        res.update(result="FAIL", error=f"BMC {bmc['status']} at step {bmc['step']}: {what}; "
+                   f"counterexample {bmc['vcd'] or '(none)'}, log {bmc['log']}")
+        return res
+    res["result"] = "ok"
+    if check["proof"]:
+        ind = engine_run(check, smt2, work, "ind")
+        res["ind"] = ind
+        if ind["status"] != "PASSED":
+            what = ", ".join(ind["failed"]) or ind["status"]
+            if check["solver"] == "abc":
+                error = (f"ABC pdr found no proof ({what}, {PDR_SECS} s limit): mark the check "
+                         f"bmc, or give it invariants")
+            else:
+                error = (f"induction at depth {check['depth']} no longer closes ({what}); the "
+                         f"trace {ind['vcd'] or '(none)'} starts from an unreachable state unless "
+                         f"BMC fails deeper: add an invariant or mark the check bmc")
+            res.update(result="FAIL", error=error)
+    return res
+
+
+def run_fault(n, fault, checks, srcs, incs, out):
+    """Applies the fault to a copy of the sources; each check that reads the file must be run,
+    and at least one must fail BMC."""
+    work = os.path.join(out, "faults", str(n))
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    src_root = os.path.join(work, "src")
+    for d in ("rtl", "formal"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(src_root, d))
+    res = dict(n=n, line=fault["line"], file=fault["file"], what=fault["what"])
+    target = os.path.join(src_root, fault["file"])
+    if not os.path.exists(target):
+        res.update(result="BROKEN", error=f"no file {fault['file']}")
+        return res
+    with open(target, encoding="utf-8") as f:
+        text = f.read()
+    count = text.count(fault["orig"])
+    if count != 1:
+        res.update(result="BROKEN", error=f"original text found {count} times in {fault['file']}")
+        return res
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(text.replace(fault["orig"], fault["faulty"]))
+    mine = [c for c in checks if fault["file"] in c["files"]]
+    if not mine:
+        res.update(result="BROKEN", error=f"no check reads {fault['file']} (formal/checks.txt)")
+        return res
+    fsrcs = [s.replace(ROOT, src_root, 1) for s in srcs]
+    fincs = [i.replace(ROOT, src_root, 1) for i in incs]
+    res["checks"] = []
+    caught = None
+    for c in mine:
+        cwork = os.path.join(work, c["name"])
+        ok, _, smt2 = build_model(c, fsrcs, fincs, cwork)
+        if not ok:
+            res["checks"].append(dict(check=c["name"], status="YOSYS ERROR"))
+            continue
+        bmc = engine_run(c, smt2, cwork, "bmc")
+        res["checks"].append(dict(check=c["name"], status=bmc["status"], step=bmc["step"],
+                                  failed=bmc["failed"], vcd=bmc["vcd"], secs=round(bmc["secs"], 1)))
+        if bmc["status"] == "FAILED" and caught is None:
+            caught = res["checks"][-1]
+            break  # one counterexample is enough
+    if caught and not caught["vcd"]:
+        res.update(result="NO VCD", error=f"{caught['check']} failed at step {caught['step']} "
+                   f"but wrote no counterexample VCD (see {os.path.join(work, caught['check'])})")
+    elif caught:
+        res.update(result="caught", check=caught["check"], step=caught["step"],
+                   failed=caught["failed"], vcd=caught["vcd"], secs=caught["secs"])
+    else:
+        res.update(result="MISSED", error="no check failed: " + ", ".join(
+            f"{c['check']} {c['status']}" for c in res["checks"]))
+    return res
+
+
+def fmt_secs(s):
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
+
+
+def short_prop(failed):
+    """'regs_formal.u_b: a_valid_held' -> 'u_b.a_valid_held', every failed property."""
+    if not failed:
+        return "?"
+    names = []
+    for f in failed:
+        path, name = f.split(": ", 1)
+        names.append((path.split(".", 1)[1] + "." if "." in path else "") + name)
+    return ", ".join(names)
+
+
+def tables(results, fresults, checks):
+    lines = []
+    groups = []
+    for c in checks:
+        if c["group"] not in groups:
+            groups.append(c["group"])
+    by_name = {r["check"]: r for r in results}
+    for g in groups:
+        rs = [by_name[c["name"]] for c in checks if c["group"] == g and c["name"] in by_name]
+        if not rs:
+            continue
+        files = sorted({f for c in checks if c["group"] == g for f in c["files"]})
+        lines.append(f"### {g} ({', '.join(files)})")
+        lines.append("")
+        lines.append("| check | top / config | solver | depth | BMC | BMC time | induction "
+                     "| ind. time |")
+        lines.append("|---|---|---|--:|---|--:|---|--:|")
+        for r in rs:
+            bmc = r.get("bmc")
+            ind = r.get("ind")
+            bstat = "no cex" if bmc and bmc["status"] == "PASSED" else (
+                bmc["status"] if bmc else "not run")
+            if ind:
+                istat = "proven, all depths" if ind["status"] == "PASSED" else \
+                    f"{ind['status']} ({short_prop(ind['failed'])})"
+            else:
+                istat = "bounded only"
+            if r["result"] != "ok" and bmc and bmc["status"] != "PASSED":
+                bstat = f"{bstat} at step {bmc['step']} ({short_prop(bmc['failed'])})"
+            cfg = f"{r['top']} {r['config']}".strip()
+            lines.append(f"| {r['check']} | {cfg} | {r['solver']} | {r['depth']} | {bstat} | "
+                         f"{fmt_secs(bmc['secs']) if bmc else '-'} | {istat} | "
+                         f"{fmt_secs(ind['secs']) if ind else '-'} |")
+        lines.append("")
+    if fresults:
+        lines.append("### injected faults (formal/faults.txt)")
+        lines.append("")
+        lines.append("| # | fault | result | check | property | step | counterexample |")
+        lines.append("|--:|---|---|---|---|--:|---|")
+        for r in fresults:
+            if r["result"] == "caught":
+                lines.append(f"| {r['n']} | {r['what']} | caught | {r['check']} | "
+                             f"{short_prop(r['failed'])} | {r['step']} | "
+                             f"{os.path.relpath(r['vcd'], ROOT) if r['vcd'] else '-'} |")
+            else:
+                lines.append(f"| {r['n']} | {r['what']} | **{r['result']}** | - | "
+                             f"{r.get('error', '')} | - | - |")
+        lines.append("")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="checks or groups (default: all)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-faults", action="store_true", help="only the checks")
+    ap.add_argument("--only-faults", action="store_true", help="only the injected faults")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "formal"))
+    args = ap.parse_args()
+
+    try:
+        checks = read_checks(os.path.join(ROOT, "formal", "checks.txt"))
+        faults = read_faults(os.path.join(ROOT, "formal", "faults.txt"))
+    except (OSError, ValueError) as e:
+        print(f"formal: {e}", file=sys.stderr)
+        return 2
+    need = dict(TOOLS, **{SOLVERS[c["solver"]][0]: SOLVERS[c["solver"]][1] for c in checks})
+    missing = [t for t in need if shutil.which(t) is None]
+    if missing:
+        pk = sorted({need[t] for t in missing})
+        print(f"formal: missing {', '.join(missing)} (Debian: {' '.join(pk)}; make deps installs "
+              f"them)", file=sys.stderr)
+        return 2
+    if args.names:
+        unknown = [n for n in args.names if n not in {c["name"] for c in checks} | {
+            c["group"] for c in checks}]
+        if unknown:
+            print(f"formal: no check or group named {' '.join(unknown)} (formal/checks.txt)",
+                  file=sys.stderr)
+            return 2
+        all_checks = checks
+        checks = [c for c in checks if c["name"] in args.names or c["group"] in args.names]
+    else:
+        all_checks = checks
+    files = {f for c in checks for f in c["files"]}
+    faults = [(i + 1, f) for i, f in enumerate(faults) if not args.names or f["file"] in files]
+    if args.no_faults:
+        faults = []
+    run_checks = [] if args.only_faults else checks
+    srcs, incs = rtl_sources(ROOT)
+    os.makedirs(args.out, exist_ok=True)
+
+    t0 = time.monotonic()
+    print(f"formal: {len(run_checks)} checks, {len(faults)} injected faults, {args.jobs} jobs "
+          f"(yosys {subprocess.run(['yosys', '-V'], capture_output=True, text=True).stdout.split()[1]}"
+          f", yosys-smtbmc, {', '.join(sorted({c['solver'] for c in checks}))}), results in {os.path.relpath(args.out, ROOT)}/", flush=True)
+    results, fresults = [], []
+    with cf.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = {}
+        for c in run_checks:
+            futs[pool.submit(run_check, c, srcs, incs, args.out)] = ("check", c["name"])
+        for n, f in faults:
+            futs[pool.submit(run_fault, n, f, all_checks, srcs, incs, args.out)] = ("fault", n)
+        for fut in cf.as_completed(futs):
+            kind, key = futs[fut]
+            r = fut.result()
+            if kind == "check":
+                results.append(r)
+                if r["result"] == "ok":
+                    ind = r.get("ind")
+                    say(f"  ok      {r['check']}: BMC {r['depth']} steps "
+                        f"{fmt_secs(r['bmc']['secs'])}"
+                        + (f", induction {fmt_secs(ind['secs'])}" if ind else ", bounded only"))
+                else:
+                    say(f"  FAIL    {r['check']}: {r['error']}")
+            else:
+                fresults.append(r)
+                if r["result"] == "caught":
+                    say(f"  caught  fault {r['n']} ({r['what']}): {r['check']} "
+                        f"{short_prop(r['failed'])} at step {r['step']}, {r['vcd']}")
+                else:
+                    say(f"  {r['result']:<7} fault {r['n']} ({r['what']}): {r.get('error', '')}")
+    elapsed = time.monotonic() - t0
+    order = {c["name"]: i for i, c in enumerate(checks)}
+    results.sort(key=lambda r: order[r["check"]])
+    fresults.sort(key=lambda r: r["n"])
+
+    lines = tables(results, fresults, checks)
+    bad = [r for r in results if r["result"] != "ok"]
+    fbad = [r for r in fresults if r["result"] != "caught"]
+    verdict = (f"formal: {len(results) - len(bad)}/{len(results)} checks pass "
+               f"({sum(1 for r in results if r.get('ind', {}).get('status') == 'PASSED')} proven "
+               f"for all depths), {len(fresults) - len(fbad)}/{len(fresults)} faults caught, "
+               f"{fmt_secs(elapsed)} wall")
+    print()
+    print("\n".join(lines))
+    print(verdict)
+    for r in bad:
+        print(f"formal: FAIL {r['check']}: {r['error']}", file=sys.stderr)
+    for r in fbad:
+        print(f"formal: fault {r['n']} ({r['what']}) {r['result']}: {r.get('error', '')}",
+              file=sys.stderr)
+    with open(os.path.join(args.out, "summary.md"), "w", encoding="utf-8") as f:
+        f.write("# make formal\n\n" + "\n".join(lines) + "\n" + verdict + "\n")
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(dict(checks=results, faults=fresults, wall_secs=round(elapsed, 1),
+                       ok=not bad and not fbad), f, indent=1, default=str)
+    return 1 if bad or fbad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
