@@ -158,6 +158,35 @@ namespace tpu {
 namespace accel_suite {
 namespace {
 
+// Runs a hand-written program on the machine and on the golden model, both given `data` at
+// kDataAddr, the program at prog_addr and a zeroed output area: the program must be legal, and
+// the machine must end without an error or a JEDEC violation in the golden model's end state.
+// Returns false after a failure that leaves nothing to compare.
+template <class S>
+bool RunBoth(S& s, isa::Machine& golden, const std::vector<uint8_t>& data,
+             const std::vector<Bytes>& prog, uint64_t prog_addr, uint64_t max_cycles) {
+  std::vector<uint8_t> bytes;
+  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+  const std::vector<uint8_t> zeros(kOutBytes, 0);
+  s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+  s.WriteHbm(kDataAddr, data.data(), data.size());
+  s.WriteHbm(prog_addr, bytes.data(), bytes.size());
+  golden.WriteHbm(kDataAddr, data.data(), data.size());
+  golden.WriteHbm(prog_addr, bytes.data(), bytes.size());
+  const isa::RunResult g = golden.Run(prog_addr, uint32_t(prog.size()));
+  if (!g.ok()) {
+    ADD_FAILURE() << "the case is wrong: " << g.message;
+    return false;
+  }
+  accel::RunOptions opt;
+  opt.max_cycles = max_cycles;
+  const accel::Result r = s.Run(prog_addr, uint32_t(prog.size()), opt);
+  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  return true;
+}
+
 // accel.instr / GEMM.accumulate: a GEMM that reuses the loaded weights and accumulates (the host
 // library's accumulating GEMMs always load their weights). Two GEMMs on one weight tile add
 // A[0:2]·W and A[2:4]·W onto a loaded C0; the stored bytes must equal the golden model's.
@@ -178,24 +207,9 @@ TEST(AccelWeightReuseTest, AccumulateWithReusedWeights) {
           G(2, R, C, true, kPopPrev, 0, 0, 0, true),    // load the weights, accumulate onto C0
           G(2, R, C, false, kPushNext, 2, 0, 0, true),  // reuse them, accumulate
           St(0, 2, C, kPopPrev, kOutAddr, 64)});
-  std::vector<uint8_t> bytes;
-  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
   auto& s = bench.Sim(num::Mode::kIeee);
   isa::Machine golden(c);
-  const std::vector<uint8_t> zeros(kOutBytes, 0);
-  s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
-  s.WriteHbm(kDataAddr, data.data(), data.size());
-  s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
-  golden.WriteHbm(kDataAddr, data.data(), data.size());
-  golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
-  const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
-  ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
-  accel::RunOptions opt;
-  opt.max_cycles = 200'000;
-  const accel::Result r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
-  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 200'000));
   std::vector<uint8_t> got(kOutBytes), want(kOutBytes);
   s.ReadHbm(kOutAddr, got.data(), got.size());
   golden.ReadHbm(kOutAddr, want.data(), want.size());
@@ -369,24 +383,9 @@ TEST(AccelEdgeTest, FetchAndTransfersAcross4KBoundaries) {
                   Ld(isa::kBufAcc, 0, 4, C, {}, kDataAddr + 3 * kPage - 3 * 32, 32),
                   G(4, R, C, true, D(true, false, false, true), 0, 0, 0, true),
                   St(0, 4, C, kPopPrev, kOutAddr + kPage - 2 * 32, 32)});
-  std::vector<uint8_t> bytes;
-  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
   auto& s = bench.Sim(num::Mode::kIeee);
   isa::Machine golden(c);
-  const std::vector<uint8_t> zeros(kOutBytes, 0);
-  s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
-  s.WriteHbm(kDataAddr, data.data(), data.size());
-  s.WriteHbm(prog_addr, bytes.data(), bytes.size());
-  golden.WriteHbm(kDataAddr, data.data(), data.size());
-  golden.WriteHbm(prog_addr, bytes.data(), bytes.size());
-  const isa::RunResult g = golden.Run(prog_addr, uint32_t(prog.size()));
-  ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
-  accel::RunOptions opt;
-  opt.max_cycles = 200'000;
-  const accel::Result r = s.Run(prog_addr, uint32_t(prog.size()), opt);
-  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  ASSERT_TRUE(RunBoth(s, golden, data, prog, prog_addr, 200'000));
   ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
 }
 
@@ -406,22 +405,9 @@ TEST(AccelEdgeTest, StoresThatStallTheWritePort) {
                                 Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 2048, 32),
                                 G(rows, R, C, true, D(true, false, false, true)),
                                 St(0, rows, C, kPopPrev, kOutAddr, uint32_t(kRowApart))});
-  std::vector<uint8_t> bytes;
-  for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
   auto& s = bench.Sim(num::Mode::kIeee);
   isa::Machine golden(c);
-  s.WriteHbm(kDataAddr, data.data(), data.size());
-  s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
-  golden.WriteHbm(kDataAddr, data.data(), data.size());
-  golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
-  const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
-  ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
-  accel::RunOptions opt;
-  opt.max_cycles = 2'000'000;
-  const accel::Result r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
-  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 2'000'000));
   for (uint64_t i = 0; i < rows; ++i) ExpectSameHbm(s, golden, kOutAddr + i * kRowApart, C * 4u);
 }
 
