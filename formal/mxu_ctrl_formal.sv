@@ -11,9 +11,9 @@
 //              row addr + i (or src for a broadcast) in the command's mode, and its write comes
 //              Lat = Rows * PipeRegs + 1 cycles later to the same row with the command's nv
 //   no hang    with work outstanding, a weight row or an activation row moves at least every
-//              StallMax cycles (so a command of r rows on a tile of kv rows completes within
-//              Bound cycles: not checked itself, Bound exceeds the depth BMC reaches); the unit
-//              is idle within IdleMax cycles of its last command's last row
+//              StallMax cycles; every accepted command issues its last row within Bound cycles
+//              of its acceptance; the unit is idle within IdleMax cycles of its last command's
+//              last row
 //   RTL        the controller's own assertions (tpu_mxu_ctrl.sv, `ifdef FORMAL)
 module mxu_ctrl_formal #(
   parameter int unsigned Rows     = 2,
@@ -31,7 +31,7 @@ module mxu_ctrl_formal #(
   // A row waits at most for an activation (MaxGap) and for an earlier row's write (Lat).
   localparam int unsigned RowWait = MaxGap + Lat + 1,
   localparam int unsigned StallMax = RowWait + MaxGap + 2,
-  // A command's completion bound (not checked: see docs/formal.md): at most two commands
+  // A command's completion bound (a_complete): at most two commands
   // ahead (the queue), each of at most AccDepth rows, then its weight load (Rows rows, each
   // waiting at most MaxGap for its beat) and its own rows.
   localparam int unsigned Bound   = 3 * AccDepth * RowWait + Rows * (MaxGap + 1) + 4,
@@ -162,6 +162,7 @@ module mxu_ctrl_formal #(
   logic [AddrW-1:0] c_addr_q[QD], c_src_q[QD];
   logic             c_acc_q [QD], c_bcast_q[QD];
   logic [2:0]       c_cnt_q;
+  logic [7:0]       c_age_q [QD];  // cycles since the command was accepted (saturating)
   logic [CntW-1:0]  row_q;   // rows of the oldest command issued so far
   logic             done;    // the oldest command's last row issues now
   assign done = a_ready && row_q + 1'b1 == c_rows_q[0];
@@ -174,8 +175,12 @@ module mxu_ctrl_formal #(
     end else begin
       c_cnt_mid = c_cnt_q;
       if (a_ready) row_q <= done ? '0 : row_q + 1'b1;
+      for (int unsigned i = 0; i < QD; i++) begin
+        c_age_q[i] <= (c_age_q[i] == 8'hff) ? c_age_q[i] : c_age_q[i] + 8'd1;
+      end
       if (done) begin
         for (int unsigned i = 0; i + 1 < QD; i++) begin
+          c_age_q[i] <= (c_age_q[i+1] == 8'hff) ? c_age_q[i+1] : c_age_q[i+1] + 8'd1;
           c_rows_q[i] <= c_rows_q[i+1]; c_nv_q[i] <= c_nv_q[i+1]; c_addr_q[i] <= c_addr_q[i+1];
           c_src_q[i] <= c_src_q[i+1]; c_acc_q[i] <= c_acc_q[i+1]; c_bcast_q[i] <= c_bcast_q[i+1];
         end
@@ -188,6 +193,7 @@ module mxu_ctrl_formal #(
         c_src_q[c_cnt_mid[1:0]]   <= cmd_src_i;
         c_acc_q[c_cnt_mid[1:0]]   <= cmd_acc_i;
         c_bcast_q[c_cnt_mid[1:0]] <= cmd_bcast_i;
+        c_age_q[c_cnt_mid[1:0]]   <= 8'd1;
       end
       c_cnt_q <= c_cnt_mid + 3'(take);
     end
@@ -244,6 +250,9 @@ module mxu_ctrl_formal #(
       // no hang
       a_progress: assert (32'(stall_q) < StallMax);
       a_idle: assert (32'(quiet_q) < IdleMax);
+      // The oldest accepted command (the others are younger) issues its last row within Bound
+      // cycles of its acceptance.
+      a_complete: assert (c_cnt_q == '0 || 32'(c_age_q[0]) < Bound);
     end
   end
 endmodule

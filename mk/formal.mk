@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-# Formal: bounded model checking and k-induction with Yosys, yosys-smtbmc and z3 (no SymbiYosys),
+# Formal: bounded model checking and proofs with Yosys, yosys-smtbmc, z3 and ABC (no SymbiYosys),
 # then every injected fault of formal/faults.txt, which must each give a counterexample.
 # scripts/formal.py, docs/formal.md. Results (logs, models, counterexample VCDs, summary.md and
 # summary.json) in build/formal/.
 .PHONY: formal
 
-formal: deps ## formal checks (docs/formal.md): the AXI4-Lite registers and the HBM AXI4 port (handshakes, responses, order), the matrix-unit controller (order, errors, no hang); every property group also caught on injected faults (~2 min; FAULTS=0: checks only, FORMAL=name: one check or group)
+formal: deps ## formal checks (docs/formal.md): the AXI4-Lite registers and the HBM AXI4 port (handshakes, responses, order), the matrix-unit controller (order, errors, no hang, completion bound), the HBM pseudo-channel controller (every JEDEC timing rule the device model checks); every property group also caught on injected faults (~6 min; FAULTS=0: checks only, FORMAL=name: one check or group)
 	@scripts/formal.py --jobs $(JOBS) $(if $(filter 0,$(FAULTS)),--no-faults) $(FORMAL)
