@@ -12,13 +12,14 @@
 // asserts at every granted command every rule the device model checks for it:
 //   state      ACT to a closed bank only; RD/WR to an open bank (not after its auto-precharge);
 //              REFab with every bank closed; REFpb to a closed bank; no column command to a bank
-//              a row command of the same cycle touches (in either order that breaks a rule)
+//              a row command of the same cycle touches (a rule breaks when the device takes
+//              the row command first, as the testbenches pass them)
 //   ACT        nRC, nRP (after PRE or auto-precharge), nRRDL, nRRDS, nFAW, nRFC, nRFCsb, nRREFD
 //   PRE/PREA   nRAS, nRTP, nWR for each bank it closes
 //   REFab      nRP, nRFCsb, nRFC;   REFpb: nRP, nRC, nRRDS, nRFC, nRFCsb, nRREFD
 //   RD/WR      nRCDRD/nRCDWR, nCCDL, nCCDS; RD: nWTRL, nWTRS; WR: nRTW
 //   data       write data exactly nCWL after each WR/WRA, read data exactly nCL after each RD/RDA
-// Not here: the refresh debt (the depth covers about two nREFI), the data itself (zero: the
+// Not here: the refresh debt (the depth covers under two nREFI), the data itself (zero: the
 // strobes are kept, they decide forwarding).
 module hbm_pc_formal #(
   parameter int unsigned RowBits        = 1,
@@ -44,9 +45,9 @@ module hbm_pc_formal #(
   parameter int unsigned TRc     = 9,   // > nRAS + nRP
   parameter int unsigned TCcdS   = 2,
   parameter int unsigned TCcdL   = 3,
-  parameter int unsigned TRrdS   = 2,
-  parameter int unsigned TRrdL   = 3,
-  parameter int unsigned TFaw    = 10,  // > 4 nRRDS
+  parameter int unsigned TRrdS   = 3,   // > 2: an ACT holds the row bus 2 cycles, so 2 cannot break
+  parameter int unsigned TRrdL   = 4,
+  parameter int unsigned TFaw    = 13,  // > 4 nRRDS
   parameter int unsigned TWr     = 2,
   parameter int unsigned TRtp    = 2,
   parameter int unsigned TWtrS   = 2,
@@ -259,7 +260,8 @@ module hbm_pc_formal #(
       end
       if (is_rd) v_rd_wtrl = lt(s_wr_g_q[cg], WrEnd + TWtrL);
       else       v_wr_rtw  = lt(s_rd_any_q, TRtw);
-      // A row command of the same cycle that touches the bank breaks a rule in either order.
+      // A row command of the same cycle that touches the bank breaks a rule when the device
+      // takes the row command first (as tb/ passes them to the device model).
       v_same_cycle = row_fire && (row_cmd == tpu_pkg::HbmPreA || row_cmd == tpu_pkg::HbmRefAb ||
                                   row_bank == col_bank);
     end
