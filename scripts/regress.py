@@ -1102,11 +1102,17 @@ def find_inputs(source):
                 break
         if not files:
             files = sorted(glob.glob(os.path.join(source, "*.xml")))
-        for d in (source, os.path.join(source, "dat")):
-            dats += sorted(glob.glob(os.path.join(d, "*.dat")))
-        for d in (source, os.path.join(source, "fcov")):
-            fcovs += [f for f in sorted(glob.glob(os.path.join(d, "*.json")))
-                      if os.path.basename(f).startswith("fcov_")]
+        # A `make coverage` folder holds its merged coverage.dat beside the runs' files in dat/:
+        # take the runs' files only (both would count every point twice); a folder without dat/
+        # gives its own .dat files.
+        dats += (sorted(glob.glob(os.path.join(source, "dat", "*.dat"))) or
+                 sorted(glob.glob(os.path.join(source, "*.dat"))))
+        for d in (os.path.join(source, "fcov"), source):
+            found = [f for f in sorted(glob.glob(os.path.join(d, "*.json")))
+                     if os.path.basename(f).startswith("fcov_")]
+            if found:
+                fcovs += found
+                break
     for f in files:
         if f.endswith(".json") and os.path.basename(f).startswith("fcov_"):
             fcovs.append(f)
@@ -1158,8 +1164,12 @@ def merge_coverage(sets, out):
             name = os.path.basename(f)
             # cov_<model>_<pid>_<n>.dat and fcov_<pid>.json: the set number goes into the pid
             # field, which keeps the names the coverage scripts parse.
-            name = re.sub(r"_(\d+)_(\d+)\.dat$", rf"_s{k}p\1_\2.dat", name) if sub == "dat" \
-                else name.replace("fcov_", f"fcov_s{k}p", 1)
+            if sub == "fcov":
+                name = name.replace("fcov_", f"fcov_s{k}p", 1)
+            elif re.search(r"_(\d+)_(\d+)\.dat$", name):
+                name = re.sub(r"_(\d+)_(\d+)\.dat$", rf"_s{k}p\1_\2.dat", name)
+            else:  # another name (a merged coverage.dat): the set in front, so none collide
+                name = f"s{k}_{name}"
             dst = os.path.join(d, name)
             try:
                 os.link(f, dst)

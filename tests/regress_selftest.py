@@ -294,9 +294,10 @@ def main():
             d = os.path.join(root, f"cov{i}")
             os.makedirs(os.path.join(d, "dat"))
             os.makedirs(os.path.join(d, "fcov"))
-            with open(os.path.join(d, "dat", "cov_fifo_100_0.dat"), "w") as fh:
-                fh.write("# SystemC::Coverage-3\n" + point.format(l=30, c=c1) +
-                         point.format(l=31, c=c2))
+            for name in ("dat/cov_fifo_100_0.dat", "coverage.dat"):  # as make coverage leaves
+                with open(os.path.join(d, name), "w") as fh:  # the runs' files and their merge
+                    fh.write("# SystemC::Coverage-3\n" + point.format(l=30, c=c1) +
+                             point.format(l=31, c=c2))
             with open(os.path.join(d, "fcov", "fcov_100.json"), "w") as fh:
                 fh.write(fcov.format(a=a, b=b))
         rc, so, se = merge(os.path.join(root, "cov0"), os.path.join(root, "cov1"),
@@ -308,6 +309,12 @@ def main():
                          if f.get("file") == "rtl/common/tpu_fifo.sv"), {})
         check(fifo.get("lines_hit") == 2 and fifo.get("lines") == 2,
               f"line coverage adds up over the sets: both lines hit ({fifo}; {se.strip()[:200]})")
+        merged = os.path.join(root, "m4", "coverage", "coverage.dat")
+        da = re.findall(r"\x01l\x02(\d+)\x01.*' (\d+)$", open(merged).read(), re.M) \
+            if os.path.isfile(merged) else []
+        check(sorted(da) == [("30", "3"), ("31", "2")],
+              f"each run's counts once: a make coverage folder's own coverage.dat is not merged "
+              f"again (lines 30, 31: {da})")
         check(re.search(r"\ba\s+3\b", so) is not None and "b" in so,
               "functional coverage adds up over the sets (bin a: 1 + 2 hits)")
 
