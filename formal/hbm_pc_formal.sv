@@ -21,6 +21,8 @@
 //   data       write data exactly nCWL after each WR/WRA, read data exactly nCL after each RD/RDA
 // Not here: the refresh debt (the depth covers under two nREFI), the data itself (zero: the
 // strobes are kept, they decide forwarding).
+`include "tpu_hbm_timing.svh"
+
 module hbm_pc_formal #(
   parameter int unsigned RowBits        = 1,
   parameter int unsigned BgBits         = 1,
@@ -58,6 +60,7 @@ module hbm_pc_formal #(
   parameter int unsigned TRrefd  = 2,
   localparam int unsigned BankBits = BgBits + BaBits,
   localparam int unsigned Banks    = 1 << BankBits,
+  localparam int unsigned TRefiSb  = TRefi / Banks,        // implied (the controller checks)
   localparam int unsigned Groups   = 1 << BgBits,
   localparam int unsigned BlkBits  = ColBits - 1,
   localparam int unsigned TRtw     = TCl + TBl + 2 - TCwl,  // RD to WR (the device model's)
@@ -100,10 +103,7 @@ module hbm_pc_formal #(
     .RdQDepth(RdQDepth), .WrQDepth(WrQDepth), .TagBits(TagBits), .PagePolicy(PagePolicy),
     .PerBankRefresh(PerBankRefresh), .AgeCap(AgeCap), .WrHigh(WrHigh), .WrLow(WrLow),
     .RefUrgent(RefUrgent),
-    .TCl(TCl), .TCwl(TCwl), .TBl(TBl), .TRcdRd(TRcdRd), .TRcdWr(TRcdWr), .TRp(TRp),
-    .TRas(TRas), .TRc(TRc), .TCcdS(TCcdS), .TCcdL(TCcdL), .TRrdS(TRrdS), .TRrdL(TRrdL),
-    .TFaw(TFaw), .TWr(TWr), .TRtp(TRtp), .TWtrS(TWtrS), .TWtrL(TWtrL), .TRfc(TRfc),
-    .TRfcSb(TRfcSb), .TRefi(TRefi), .TRefiSb(TRefi / Banks), .TRrefd(TRrefd)
+    `TPU_HBM_TIMING_PASS
   ) u_dut (
     .clk_i, .rst_ni,
     .rd_valid_i, .rd_ready_o(rd_ready), .rd_bank_i, .rd_row_i, .rd_blk_i, .rd_beats_i,
