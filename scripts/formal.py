@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""`make formal`: bounded model checking and k-induction of the checks in formal/checks.txt
-with Yosys 0.23, yosys-smtbmc and z3, then every injected fault of formal/faults.txt, each of
-which must give a counterexample (docs/formal.md).
+"""`make formal`: bounded model checking and proofs of the checks in formal/checks.txt with
+Yosys 0.23, yosys-smtbmc and z3 (k-induction) or ABC (bmc3, pdr), then every injected fault of
+formal/faults.txt, each of which must give a counterexample (docs/formal.md).
 
-  scripts/formal.py [--jobs N] [--no-faults] [--only-faults] [--out DIR] [NAME ...]
+  scripts/formal.py [--jobs N] [--no-faults] [--only-faults] [--fault N] [--out DIR] [NAME ...]
 
 NAME selects checks (and the faults in their files) by check name or group. Every check reads
 the whole RTL file list (rtl/rtl.f, as lint and synthesis do) and formal/*.sv. A check passes
 when BMC finds no counterexample up to its depth and, where checks.txt says `proof`, when the
-induction step at that depth closes too (then the properties hold at every depth). Writes
+induction step at that depth closes too, or ABC's pdr proves them (then the properties hold at
+every depth). Writes
 DIR/<check>/ (yosys.log, model.smt2, bmc.log, ind.log, *.vcd counterexamples),
 DIR/faults/<n>/ and DIR/summary.md, DIR/summary.json. Exit 1 if a check fails or a fault is not
 caught, 2 on a setup error (a missing tool, a bad list).
