@@ -11,7 +11,7 @@ the whole RTL file list (rtl/rtl.f, as lint and synthesis do) and formal/*.sv. A
 when BMC finds no counterexample up to its depth and, where checks.txt says `proof`, when the
 induction step at that depth closes too, or ABC's pdr proves them (then the properties hold at
 every depth). Writes
-DIR/<check>/ (yosys.log, model.smt2, bmc.log, ind.log, *.vcd counterexamples),
+DIR/<check>/ (yosys.log, model.smt2 or model.aig, bmc.log, ind.log, *.vcd counterexamples),
 DIR/faults/<n>/ and DIR/summary.md, DIR/summary.json. Exit 1 if a check fails or a fault is not
 caught, 2 on a setup error (a missing tool, a bad list).
 """
@@ -115,7 +115,8 @@ def run(cmd, log, cwd, timeout=TIMEOUT):
 
 
 def build_model(check, srcs, incs, work):
-    """Yosys: the check's top with its parameters into work/model.smt2."""
+    """Yosys: the check's top with its parameters into work/model.smt2 (z3, cvc5), or into
+    work/model.aig with its map and the netlist it was made from, model.il (ABC)."""
     os.makedirs(work, exist_ok=True)
     smt2 = os.path.join(work, "model.smt2")
     # -DSYNTHESIS: the RTL's simulation assertions (`ifndef SYNTHESIS, concurrent SVA that
@@ -129,10 +130,12 @@ def build_model(check, srcs, incs, work):
     # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical.
     script.append(f"prep -top {check['top']}")
     if check["solver"] != "z3":
-        script += ["flatten", "opt_clean", "memory_map", "opt_clean"]  # no SMT arrays: the
-        # replay of an ABC counterexample (yosys-smtbmc --aig) mistypes array-valued state
-    script += ["async2sync", "dffunmap", f"write_smt2 -wires {smt2}"]
-    if check["solver"] == "abc":
+        # memories as registers: the AIGER map names them, and the replay (sim) must find them
+        script += ["flatten", "opt_clean", "memory_map", "opt_clean"]
+    script += ["async2sync", "dffunmap"]
+    if check["solver"] != "abc":
+        script.append(f"write_smt2 -wires {smt2}")
+    else:
         # The netlist the AIGER model is mapped from, for the replay of a counterexample.
         script.append(f"write_rtlil {os.path.join(work, 'model.il')}")
         # The AIGER model for ABC (assumptions folded into constraints), as the same netlist.
@@ -236,7 +239,7 @@ def smtbmc(smt2, depth, work, kind, solver):
                 vcd=vcd if os.path.exists(vcd) else None)
 
 
-def abc_run(smt2, depth, work, kind):
+def abc_run(depth, work, kind):
     """ABC on work/model.aig: kind 'bmc' (bmc3 to depth) or 'ind' (pdr, unbounded). A
     counterexample (an AIGER witness) is replayed by Yosys's simulator on the netlist the AIGER
     model came from: it writes the VCD and names the failed assertions. (yosys-smtbmc --aig with
@@ -281,7 +284,7 @@ def abc_run(smt2, depth, work, kind):
 
 def engine_run(check, smt2, work, kind):
     if check["solver"] == "abc":
-        return abc_run(smt2, check["depth"], work, kind)
+        return abc_run(check["depth"], work, kind)
     return smtbmc(smt2, check["depth"], work, kind, check["solver"])
 
 
