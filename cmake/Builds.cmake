@@ -173,6 +173,12 @@ function(tpu_builds_header)
     endforeach()
   endif()
   string(APPEND text "    {\"\", \"\"},  // end\n};\n")
+  # The tpusim engines (RxC_Nch), in the file's order.
+  string(APPEND text "\ninline constexpr const char* kEngines[] = {\n")
+  foreach(e IN LISTS TPU_TPUSIM_ENGINES)
+    string(APPEND text "    \"${e}\",\n")
+  endforeach()
+  string(APPEND text "};\n")
   string(APPEND text "\n}  // namespace tpu::builds\n")
   file(MAKE_DIRECTORY ${dir})
   # Rewritten only when it changes, so that a configure does not rebuild its users.

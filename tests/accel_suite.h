@@ -42,12 +42,15 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "test_support.h"
+#include "tpu/builds.h"
 #include "tpu/host.h"
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
@@ -56,6 +59,7 @@
 #include "tpu/tb/accel_scoreboard.h"
 #include "tpu/tb/accel_sim.h"
 #include "tpu/tb/fcov.h"
+#include "tpu/tb/random_program.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/workloads.h"
 
@@ -103,8 +107,9 @@ const Deps kPushNext = D(false, false, false, true);
 
 // HBM regions of the hand-written programs (the workloads use the low addresses).
 constexpr uint64_t kProgAddr = 0x100000;  // programs
-constexpr uint64_t kDataAddr = 0x200000;  // what their LOADs read (zeros unless written)
-constexpr uint64_t kOutAddr = 0x300000;   // where their STOREs write
+constexpr uint64_t kDataAddr = 0x200000;  // what their LOADs read (written first)
+constexpr uint64_t kDataBytes = 0x10000;
+constexpr uint64_t kOutAddr = 0x300000;  // where their STOREs write
 constexpr uint64_t kOutBytes = 0x2000;
 
 isa::Load Ld(uint8_t buffer, uint16_t dst, uint16_t rows, uint16_t elems, Deps d = {},
@@ -274,7 +279,8 @@ class Bench {
     isa::Machine golden(cfg.machine);
     const isa::RunResult g = accel::RunGolden(golden, w);
     EXPECT_TRUE(g.ok()) << "golden model: " << g.message;
-    EXPECT_EQ(accel::EndStateDiff(r, g), "");
+    EXPECT_EQ(accel::EndStateDiff(r, g), "")
+        << (g.unwritten_bytes_read ? isa::Disassemble(w.prog.instrs[g.first_unwritten_pc]) : "");
     if (r.code != ErrorCode::kOk || !g.ok()) return {};
     const accel::Report rep = accel::Compare(sim, golden, w);
     EXPECT_TRUE(rep.pass) << rep.Format();
@@ -408,13 +414,20 @@ class AccelTest : public ::testing::Test {
   std::optional<accel::Result> RunCase(const Case& c) {
     SCOPED_TRACE(fmt::format("case '{}' on {}", c.name, bench_.config().name));
     isa::Machine golden(mc());
+    auto& sim = bench_.Sim(num::Mode::kIeee);
+    // What the LOADs read: zeros in both machines (a device model's unwritten bytes are its
+    // background, the golden model's zeros).
+    const std::vector<uint8_t> data(kDataBytes, 0);
+    golden.WriteHbm(kDataAddr, data.data(), data.size());
+    sim.WriteHbm(kDataAddr, data.data(), data.size());
     std::vector<uint8_t> bytes;
     for (const auto& b : c.prog) bytes.insert(bytes.end(), b.begin(), b.end());
     if (!bytes.empty()) golden.WriteHbm(c.write_addr, bytes.data(), bytes.size());
     const isa::RunResult g = golden.Run(c.run_addr, c.Count());
     EXPECT_EQ(CodeName(g.code), CodeName(c.want)) << "the case is wrong: " << g.message;
+    EXPECT_EQ(g.unwritten_bytes_read, 0u) << fmt::format(
+        "the case is wrong: its LOADs read HBM never written, first at 0x{:X}", g.first_unwritten);
 
-    auto& sim = bench_.Sim(num::Mode::kIeee);
     // Clear the program area first: a stale longer program must not help a short one.
     const std::vector<uint8_t> zeros(64 * 32, 0);
     if (c.write_addr + zeros.size() <= mc().hbm_bytes) {
@@ -925,11 +938,16 @@ TYPED_TEST_P(AccelTest, IllegalProgramsTokens) {
   this->RunCases(cases);
 }
 
-// Legal programs at the edges of the rules: they run, and their stored bytes equal the golden
-// model's. Each program writes every buffer row it reads (buffers are not assumed to survive
-// between programs), ordered by tokens; rewriting a row with the same bytes is the only race.
-TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
-  const MachineConfig c = this->mc();
+// Legal programs at the edges of the rules (LegalEdgePrograms), with the data their LOADs read:
+// `data` at kDataAddr and `topdata` at the top of HBM (top - kTopBytes). Each program writes every
+// buffer row it reads (buffers are not assumed to survive between programs), ordered by tokens;
+// rewriting a row with the same bytes is the only race.
+constexpr uint64_t kTopBytes = 8192;
+struct EdgeCases {
+  std::vector<Case> cases;
+  std::vector<uint8_t> data, topdata;
+};
+inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
   const int q = c.queue_depth;
   const auto R = uint16_t(c.r), C = uint16_t(c.c);
   const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
@@ -937,15 +955,14 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
   // Everything the cases read near the top of HBM is written first, into both machines (the
   // device models' never-written storage is a pseudo-random background, the golden model's is
   // zero): 8 KB covers the weight rows of a 128x128 array (32 * 127 + 256 bytes).
-  constexpr uint64_t kTopBytes = 8192;
-  ASSERT_LE(32 * (R - 1) + RowBytes(C, 2), kTopBytes) << "the top data does not cover the LOADs";
-  // Data: random small finite bf16 values in the LOADs' region (R weight rows at a 64-byte
-  // stride need 64 * (R - 1) + 2 * C bytes) and at the top of HBM, written into both the
-  // accelerator and every golden model.
-  std::vector<uint8_t> data(16384), topdata(kTopBytes);
-  ASSERT_LE(64 * (R - 1) + RowBytes(C, 2), data.size()) << "the data does not cover the LOADs";
+  // Data: random small finite bf16 values in the LOADs' region and at the top of HBM, written
+  // into both the accelerator and every golden model. The transposing LOADs on 128x128 read 127
+  // rows of 256 bytes from kDataAddr + 4096 (36 KB); every case's golden run checks that its
+  // LOADs read only bytes written (a 16 KB region here made the 128x128 case compare the device
+  // model's background with the golden model's zeros).
+  std::vector<uint8_t> data(kDataBytes), topdata(kTopBytes);
   {
-    tb::Rng drng(test::TestSeed());
+    tb::Rng drng(seed);
     auto fill = [&](std::vector<uint8_t>& v) {
       for (size_t i = 0; i < v.size(); i += 2) {
         const uint16_t x = uint16_t(0x3C00 + drng.Range(0, 0x07FF)) ^ (drng.Bit() ? 0x8000 : 0);
@@ -1135,6 +1152,17 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
     add(fmt::format("{} steps of each kind, tokens left in every queue", n), Program(c, b));
   }
 
+  return {std::move(cases), std::move(data), std::move(topdata)};
+}
+
+// Legal programs at the edges of the rules: they run, and their stored bytes equal the golden
+// model's (every case's golden run reads only bytes written: LegalEdgeCasesReadWrittenData).
+TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
+  const MachineConfig c = this->mc();
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const uint64_t top = c.hbm_bytes;
+  ASSERT_LE(32 * (R - 1) + RowBytes(C, 2), kTopBytes) << "the top data does not cover the LOADs";
+  const auto [cases, data, topdata] = LegalEdgeCases(c, test::TestSeed());
   tb::Rng rng(test::TestSeed());
   for (const Case& cs : cases) {
     SCOPED_TRACE(cs.name);
@@ -1152,6 +1180,8 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
     s.WriteHbm(cs.write_addr, bytes.data(), bytes.size());
     const isa::RunResult g = golden.Run(cs.run_addr, cs.Count());
     ASSERT_TRUE(g.ok()) << "the case is wrong: " << g.message;
+    ASSERT_EQ(g.unwritten_bytes_read, 0u) << fmt::format(
+        "the case is wrong: its LOADs read HBM never written, first at 0x{:X}", g.first_unwritten);
     accel::Result r;
     try {
       accel::RunOptions opt;
@@ -1183,9 +1213,100 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
   }
 }
 
+// Random legal programs (tpu/tb/random_program.h): every instruction kind and field class, the
+// dependency flags at random on every kind, rows of one beat, several and a partial last beat in
+// every LOAD kind and STORE, stride classes. The machine's code, pc, end state and every byte of
+// the output region must be the golden model's. Each program's classes are counted in the
+// functional coverage group `accel.random_program`.
+TYPED_TEST_P(AccelTest, RandomPrograms) {
+  const MachineConfig c = this->mc();
+  const uint64_t seed = test::TestSeed();
+  tb::Rng rng(tb::DeriveSeed(seed, "random programs"));
+  const auto& classes = tb::RandomProgramClasses();
+  const tb::fcov::Group& cov =
+      tb::fcov::Declare("accel.random_program", "classes reached by the random programs", classes);
+  tb::RandomProgramSpec spec;
+  spec.in_addr = kDataAddr, spec.in_bytes = 0x100000;
+  spec.out_addr = kDataAddr + 0x100000, spec.out_bytes = 0x40000;
+  const bool big = c.r * c.c >= 64 * 64;
+  const int programs = big ? 4 : 12;
+  spec.instructions = big ? 24 : 48;
+  std::set<std::string> reached;
+  for (int n = 0; n < programs; ++n) {
+    SCOPED_TRACE(fmt::format("random program {} of seed {}", n, seed));
+    const tb::RandomProgram rp = tb::MakeRandomProgram(c, spec, rng);
+    auto& s = this->bench_.Sim(num::Mode::kIeee);
+    isa::Machine golden(c);
+    const std::vector<uint8_t> zeros(spec.out_bytes, 0);
+    s.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
+    golden.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
+    for (const auto& in : rp.inputs) {
+      std::vector<uint8_t> d(in.bytes);
+      for (size_t i = 0; i + 1 < d.size(); i += 2) {
+        const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
+        std::memcpy(&d[i], &x, 2);
+      }
+      s.WriteHbm(in.addr, d.data(), d.size());
+      golden.WriteHbm(in.addr, d.data(), d.size());
+    }
+    std::vector<Bytes> prog;
+    for (const auto& in : rp.instrs) prog.push_back(isa::Encode(in));
+    std::vector<uint8_t> bytes;
+    for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+    s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+    golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+    const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
+    ASSERT_TRUE(g.ok()) << "the generator made an illegal program: " << g.message;
+    ASSERT_EQ(g.unwritten_bytes_read, 0u) << "the generator's LOADs read HBM never written";
+    accel::Result r;
+    try {
+      accel::RunOptions opt;
+      opt.max_cycles = 200'000 + 20'000 * uint64_t(prog.size());
+      r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
+    } catch (const std::exception& e) {
+      this->bench_.Drop(num::Mode::kIeee);
+      FAIL() << "the machine hung: " << e.what();
+    }
+    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    EXPECT_EQ(accel::EndStateDiff(r, g), "");
+    std::vector<uint8_t> got(spec.out_bytes), want(spec.out_bytes);
+    s.ReadHbm(spec.out_addr, got.data(), got.size());
+    golden.ReadHbm(spec.out_addr, want.data(), want.size());
+    for (uint64_t i = 0; i < spec.out_bytes; i += 4) {
+      uint32_t gw = 0, ww = 0;
+      std::memcpy(&gw, &got[i], 4);
+      std::memcpy(&ww, &want[i], 4);
+      ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
+                                       spec.out_addr + i, gw, ww);
+    }
+    if (this->HasFailure()) {
+      std::string text;
+      for (size_t i = 0; i < prog.size(); ++i)
+        text += fmt::format("  {:3}: {}\n", i, Disasm(prog, uint32_t(i)));
+      ADD_FAILURE() << "the program:\n" << text;
+      return;
+    }
+    for (const std::string& cl : rp.classes) {
+      reached.insert(cl);
+      cov.Hit(size_t(std::find(classes.begin(), classes.end(), cl) - classes.begin()));
+    }
+  }
+  std::string missed;
+  for (const std::string& cl : classes) {
+    if (!reached.count(cl)) missed += " " + cl;
+  }
+  std::cout << fmt::format(
+      "[ CLASSES  ] {} of {} reached; not reached:{}\n",
+      classes.size() - std::count_if(classes.begin(), classes.end(),
+                                     [&](const auto& x) { return !reached.count(x); }),
+      classes.size(), missed.empty() ? " none" : missed);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(AccelTest, RandomWorkloads, IllegalProgramsDecode,
                             IllegalProgramsHeader, IllegalProgramsField, IllegalProgramsWindow,
-                            IllegalProgramsHbm, IllegalProgramsTokens, LegalEdgePrograms);
+                            IllegalProgramsHbm, IllegalProgramsTokens, LegalEdgePrograms,
+                            RandomPrograms);
 
 struct ConfigNames {
   template <class T>

@@ -3,6 +3,7 @@
 // weight-reuse, host-port, register and 4 KB tests, and the functional-coverage cases the suite
 // does not reach.
 #include "Vaccel_2x128.h"
+#include "Vaccel_36x4.h"
 #include "Vaccel_3x5.h"
 #include "Vaccel_4x4_q4.h"
 #include "Vaccel_8x8.h"
@@ -13,7 +14,7 @@
 #include "train_graphs.h"
 
 // ---------------------------------------------------------------------------------------------
-// Fast tier: the four small builds of rtl/builds.json.
+// Fast tier: the five small builds of rtl/builds.json.
 
 namespace tpu {
 namespace accel_suite {
@@ -42,6 +43,16 @@ struct Accel8x8 {
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
 
+// Activation rows of 36 elements (72 bytes: up to three beats, the last partial), plain and
+// through the transposer (36 x 36 tiles), weight rows transposed from 36-element source rows,
+// and dispatch queues of 5 (not a power of two).
+struct Accel36x4 {
+  using Model = Vaccel_36x4;
+  static constexpr const char* kName = "accel_36x4";
+  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
+  static Limits TestLimits() { return {3, 40, 48, 12, 6, 8, 24}; }
+};
+
 // Two rows of the TPU's 128 columns on the whole stack: rows of 128 elements in the buffers, fp32
 // rows of 512 B (16-beat LOADs to the accumulators and STOREs), N-tiles of 128, and the DMA over
 // 16 ports moving 8 beats a cycle.
@@ -52,11 +63,41 @@ struct Accel2x128 {
   static Limits TestLimits() { return {4, 24, 12, 300, 5, 4, 140}; }
 };
 
-using SmallConfigs = ::testing::Types<Accel4x4Q4, Accel3x5, Accel8x8, Accel2x128>;
+using SmallConfigs = ::testing::Types<Accel4x4Q4, Accel3x5, Accel8x8, Accel36x4, Accel2x128>;
 
 }  // namespace
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Small, AccelTest, SmallConfigs, ConfigNames);
+
+// The edge programs of every machine a test or tpusim builds (the 128x128 engines included, which
+// only the long tier simulates) on the golden model alone: each is legal and its LOADs read only
+// bytes the test writes. On 128x128 the transposing LOADs once read past the data written, and
+// the long tier compared the device model's background with the golden model's zeros.
+TEST(AccelEdgeCases, ReadOnlyWrittenDataOnEveryMachine) {
+  std::vector<Config> cfgs;
+  for (const auto& m : builds::kModels) {
+    if (std::string(m.top) == "tpu_accel") cfgs.push_back(accel::ConfigFromBuild(m.name));
+  }
+  for (const char* e : builds::kEngines) cfgs.push_back(accel::ConfigFromName(e));
+  const uint64_t seed = test::TestSeed();
+  for (const Config& cfg : cfgs) {
+    const isa::MachineConfig& c = cfg.machine;
+    const EdgeCases ec = LegalEdgeCases(c, seed);
+    for (const Case& cs : ec.cases) {
+      SCOPED_TRACE(fmt::format("{}: {}", cfg.name, cs.name));
+      isa::Machine golden(c);
+      golden.WriteHbm(kDataAddr, ec.data.data(), ec.data.size());
+      golden.WriteHbm(c.hbm_bytes - kTopBytes, ec.topdata.data(), ec.topdata.size());
+      std::vector<uint8_t> bytes;
+      for (const auto& b : cs.prog) bytes.insert(bytes.end(), b.begin(), b.end());
+      golden.WriteHbm(cs.write_addr, bytes.data(), bytes.size());
+      const isa::RunResult g = golden.Run(cs.run_addr, cs.Count());
+      EXPECT_TRUE(g.ok()) << g.message;
+      EXPECT_EQ(g.unwritten_bytes_read, 0u)
+          << fmt::format("first at 0x{:X}, pc {}", g.first_unwritten, g.first_unwritten_pc);
+    }
+  }
+}
 
 namespace {
 // The VERSION register: {major, minor} of the instruction set (rtl/accel/isa.json).

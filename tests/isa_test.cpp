@@ -851,6 +851,38 @@ TEST_F(IsaTest, SparseHbmImage) {
 // A transposing LOAD (version 1.3) on a non-square machine: HBM row i, element e lands in buffer
 // row dst + e, element i; elements at or beyond rows become +0 (over what was there); each HBM
 // row is read once.
+// The LOADs' bytes that nothing wrote are counted (a device model's background is not the
+// model's zeros, so a program reading them cannot be compared): partly written pages, pages never
+// written, and bytes a STORE of an earlier program wrote count as written.
+TEST_F(IsaTest, LoadsOfBytesNeverWrittenAreCounted) {
+  const auto cfg = SmallConfig();
+  Machine m(cfg);
+  const uint16_t v[3] = {0x3F80, 0x4000, 0x4040};
+  m.WriteHbm(0x1000, v, sizeof(v));  // 6 bytes
+  isa::Load full = LoadAct(0x1000, 1, 3), part = LoadAct(0x1000, 2, 4);
+  part.hbm_stride = 0x1000;  // row 0: 0x1000..7 (0x1006..7 unwritten), row 1: 0x2000..7 (none)
+  auto r = RunProgram(m, Program(cfg, {full, part}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.unwritten_bytes_read, 10u);
+  EXPECT_EQ(r.first_unwritten, 0x1006u);
+  EXPECT_EQ(r.first_unwritten_pc, 2u);
+  EXPECT_EQ(m.Act(0, 2), 0x4040);
+  EXPECT_EQ(m.Act(0, 3), 0);
+  // A STORE's bytes count as written for the next program.
+  isa::Gemm g;
+  g.rows = 1, g.kv = uint16_t(cfg.r), g.nv = uint16_t(cfg.c), g.load_weights = true;
+  g.deps.pop_prev = g.deps.push_next = true;
+  isa::Store st;
+  st.hbm_addr = 0x3000, st.hbm_stride = 32, st.rows = 1, st.elems = uint16_t(cfg.c);
+  st.deps.pop_prev = true;
+  ASSERT_TRUE(
+      RunProgram(m, Program(cfg, {LoadAct(0x1000, 1, 3, D(false, false, false, true)), g, st}))
+          .ok());
+  r = RunProgram(m, Program(cfg, {LoadAct(0x3000, 1, uint16_t(std::min(cfg.r, 2 * cfg.c)))}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.unwritten_bytes_read, 0u);
+}
+
 TEST_F(IsaTest, TransposingLoadWritesHbmRowsAsBufferColumns) {
   MachineConfig cfg = SmallConfig();
   cfg.r = 3, cfg.c = 5;  // act rows of 3, weight rows of 5, transposer side 5
@@ -882,6 +914,7 @@ TEST_F(IsaTest, TransposingLoadWritesHbmRowsAsBufferColumns) {
   EXPECT_EQ(m.Wgt(1, 4), 0xFFFF);
   EXPECT_EQ(m.Wgt(7, 0), 0xFFFF);
   EXPECT_EQ(r.counters.hbm_bytes_read, 8u * 6 + 8u * 10 + 2u * 10 + 4u * 10);
+  EXPECT_EQ(r.unwritten_bytes_read, 0u);
 }
 
 TEST_F(IsaTest, LoadFillsTheRestOfARowWithZerosAndStride0RepeatsARow) {

@@ -266,8 +266,13 @@ void Machine::WriteHbm(uint64_t addr, const void* data, uint64_t n) {
     const uint64_t page = addr / kPageBytes, off = addr % kPageBytes;
     const uint64_t len = std::min(n, kPageBytes - off);
     auto& p = pages_[page];
-    if (!p) p = std::make_unique<Page>(Page{});
-    std::memcpy(p->data() + off, src, len);
+    if (!p) p = std::make_unique<Page>();
+    std::memcpy(p->data.data() + off, src, len);
+    for (uint64_t b = off; b < off + len;) {  // mark [off, off + len) written, a word at a time
+      const uint64_t bits = std::min<uint64_t>(64 - b % 64, off + len - b);
+      p->written[b / 64] |= (bits == 64 ? ~uint64_t(0) : ((uint64_t(1) << bits) - 1)) << (b % 64);
+      b += bits;
+    }
     addr += len, src += len, n -= len;
   }
 }
@@ -282,9 +287,23 @@ void Machine::ReadHbm(uint64_t addr, void* data, uint64_t n) const {
     if (it == pages_.end()) {
       std::memset(dst, 0, len);
     } else {
-      std::memcpy(dst, it->second->data() + off, len);
+      std::memcpy(dst, it->second->data.data() + off, len);
     }
     addr += len, dst += len, n -= len;
+  }
+}
+
+void Machine::LoadHbm(uint64_t addr, void* data, uint64_t n, RunResult* r) const {
+  ReadHbm(addr, data, n);
+  for (uint64_t a = addr; a < addr + n;) {
+    const uint64_t page = a / kPageBytes, off = a % kPageBytes;
+    const uint64_t len = std::min(addr + n - a, kPageBytes - off);
+    const auto it = pages_.find(page);
+    for (uint64_t b = off; b < off + len; ++b) {
+      if (it != pages_.end() && (it->second->written[b / 64] >> (b % 64) & 1)) continue;
+      if (r->unwritten_bytes_read++ == 0) r->first_unwritten = page * kPageBytes + b;
+    }
+    a += len;
   }
 }
 
@@ -357,7 +376,9 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
   std::fill(w_.begin(), w_.end(), 0);
   std::array<int64_t, 4> tokens{};
   for (const Instr& in : prog) {
-    Execute(in, &r.counters);
+    const bool clean = r.unwritten_bytes_read == 0;
+    Execute(in, &r);
+    if (clean && r.unwritten_bytes_read != 0) r.first_unwritten_pc = uint32_t(&in - prog.data());
     const Module mod = ModuleOf(in);
     if (mod != Module::kLoad && mod != Module::kCompute && mod != Module::kStore) continue;
     const int m = int(mod);
@@ -371,7 +392,8 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
   return r;
 }
 
-void Machine::Execute(const Instr& in, Counters* ctr) {
+void Machine::Execute(const Instr& in, RunResult* r) {
+  Counters* ctr = &r->counters;
   const num::Mode mode = cfg_.mode;
   const Module mod = ModuleOf(in);
   if (mod == Module::kLoad || mod == Module::kCompute || mod == Module::kStore) {
@@ -390,7 +412,7 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
         std::fill_n(&buf[size_t(l->dst + e) * width], width, uint16_t(0));
       }
       for (int i = 0; i < l->rows; ++i) {
-        ReadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size());
+        LoadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size(), r);
         ctr->hbm_bytes_read += row.size();
         for (int e = 0; e < l->elems; ++e) {
           buf[size_t(l->dst + e) * width + i] = uint16_t(GetLe(&row[size_t(e) * size], size));
@@ -399,7 +421,7 @@ void Machine::Execute(const Instr& in, Counters* ctr) {
       return;
     }
     for (int i = 0; i < l->rows; ++i) {
-      ReadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size());
+      LoadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size(), r);
       ctr->hbm_bytes_read += row.size();
       const size_t base = size_t(l->dst + i) * width;
       for (int e = 0; e < width; ++e) {

@@ -102,6 +102,13 @@ std::string EndStateDiff(const Result& dut, const isa::RunResult& golden) {
                        dut.status, status);
   }
   if (!golden.ok() || dut.code != golden.code) return out;
+  if (golden.unwritten_bytes_read != 0) {
+    out += fmt::format(
+        "the program's LOADs read {} bytes of HBM never written (the first at 0x{:X}, by the "
+        "LOAD at pc {}): the golden model reads them as 0, a device model as its background, so "
+        "results computed from them cannot be compared; write every byte a LOAD reads\n",
+        golden.unwritten_bytes_read, golden.first_unwritten, golden.first_unwritten_pc);
+  }
   const isa::Counters& k = golden.counters;
   static const char* const kQueues[4] = {"load->compute", "compute->load", "compute->store",
                                          "store->compute"};

@@ -201,7 +201,7 @@ class Emitter {
       }
     }
     after_barrier_ = false;
-    if (barrier_after) EmitBarrier(op);
+    if (barrier_after) EmitBarrier();
   }
 
  private:
@@ -502,18 +502,18 @@ class Emitter {
 
   // Compute: wait for the last STORE (all of this layer's output is in HBM), then release the
   // load module. A 1-row accumulator LOAD: every accumulator row is free at this point, and the
-  // next layer writes row 0 before it reads it.
-  void EmitBarrier(const GemmOp& op) {
+  // next layer writes row 0 before it reads it. It reads 4 bytes of the program's HEADER (the
+  // layer's output may not have 4 bytes written in a row: one bf16 column).
+  void EmitBarrier() {
     isa::Load l;
     l.buffer = isa::kBufAcc;
-    l.hbm_addr = op.out.base;
     l.hbm_stride = 0;
     l.dst = 0;
     l.rows = 1;
     l.elems = 1;
     l.deps.pop_next = true;
     l.deps.push_prev = true;
-    p_->Emit(l);
+    p_->EmitDataless(l);
     ++st_->acc_loads;
     ++st_->barriers;
     after_barrier_ = true;
@@ -634,6 +634,7 @@ Program::Built Program::Finish() const {
   b.instrs.push_back(isa::End{});
   b.addr = next_;
   b.hbm_end = b.addr + count * isa::kInstrBytes;
+  for (const size_t i : dataless_) std::get<isa::Load>(b.instrs[i + 1]).hbm_addr = b.addr;
   if (b.hbm_end > cfg_.hbm_bytes) {
     Bad(
         fmt::format("Program: the program ({} instructions at {:#x}) reaches {:#x}, beyond "

@@ -59,6 +59,13 @@ struct RunResult {
   uint32_t pc = 0;      // offending instruction's index; the END's index on success
   std::string message;  // names the field, value and limit; empty on success
   Counters counters;    // zero after an error
+  // Bytes the LOADs read that no WriteHbm and no STORE had written (the model reads them as 0;
+  // a device model holds a pseudo-random background there, so what a program computes from
+  // them cannot be compared), the first such address and the pc of the LOAD that read it. Zero
+  // after an error.
+  uint64_t unwritten_bytes_read = 0;
+  uint64_t first_unwritten = 0;
+  uint32_t first_unwritten_pc = 0;
   bool ok() const { return code == ErrorCode::kOk; }
 };
 
@@ -70,7 +77,8 @@ class Machine {
 
   const MachineConfig& config() const { return cfg_; }
 
-  // Host access to the HBM image. Pages are allocated on write; bytes never written read as 0.
+  // Host access to the HBM image. Pages are allocated on write; bytes never written read as 0
+  // (the LOADs of a Run count them: RunResult::unwritten_bytes_read).
   // Throws std::out_of_range for a range reaching HbmBytes.
   void WriteHbm(uint64_t addr, const void* data, uint64_t n);
   void ReadHbm(uint64_t addr, void* data, uint64_t n) const;
@@ -88,10 +96,16 @@ class Machine {
 
  private:
   static constexpr uint64_t kPageBytes = 4096;
-  using Page = std::array<uint8_t, kPageBytes>;
+  struct Page {
+    std::array<uint8_t, kPageBytes> data{};
+    std::array<uint64_t, kPageBytes / 64> written{};  // a bit per byte
+  };
 
   void CheckRange(uint64_t addr, uint64_t n, const char* what) const;
-  void Execute(const Instr& in, Counters* ctr);
+  // ReadHbm for a LOAD: counts the bytes never written in r->unwritten_bytes_read (the first
+  // one's address in r->first_unwritten).
+  void LoadHbm(uint64_t addr, void* data, uint64_t n, RunResult* r) const;
+  void Execute(const Instr& in, RunResult* r);
 
   MachineConfig cfg_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;

@@ -192,6 +192,13 @@ class Program {
   TiledMatrix AllocMatrix(int rows, int cols, int tile, int elem_bytes, const std::string& what);
   WeightTiles AllocWeights(int k, int n, int ktile, int ntile, const std::string& what);
   void Emit(const isa::Instr& in) { body_.push_back(in); }
+  // Emits a LOAD whose data nobody uses (a barrier's accumulator LOAD): Finish() points it at
+  // the program's HEADER, bytes the host always writes (a LOAD of bytes never written reads a
+  // device's background: the golden model counts them, RunResult::unwritten_bytes_read).
+  void EmitDataless(const isa::Load& l) {
+    dataless_.push_back(body_.size());
+    body_.push_back(l);
+  }
   struct Built {
     std::vector<isa::Instr> instrs;  // HEADER ... END, count filled in
     uint64_t addr = 0;               // where the program goes in HBM
@@ -203,6 +210,7 @@ class Program {
   isa::MachineConfig cfg_;
   uint64_t next_;
   std::vector<isa::Instr> body_;
+  std::vector<size_t> dataless_;  // indices into body_ of EmitDataless's LOADs
 };
 
 // How the compilers cut the work (see the header comment).
