@@ -919,6 +919,25 @@ TYPED_TEST_P(AccelTest, IllegalProgramsTokens) {
     add("260 pushes compute->load", ErrorCode::kTokenOverflow, Program(c, cl));
     std::vector<Instr> sc(256, St(0, 1, 1, kPushPrev));
     add("256 pushes store->compute", ErrorCode::kTokenOverflow, Program(c, sc));
+    // Each overflow with instructions of the same module behind it (the pc is the 256th push's,
+    // not the module's last instruction's), and the accumulator LOADs' pushes (compute module).
+    auto behind = [](std::vector<Instr> v, const Instr& more) {
+      for (int i = 0; i < 3; ++i) v.push_back(more);
+      return v;
+    };
+    add("256 pushes load->compute, LOADs behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(lc, ld)));
+    add("256 pushes compute->store, GEMMs behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(cs, g_reuse)));
+    add("260 pushes compute->load, GEMMs behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(cl, g_reuse)));
+    add("256 pushes store->compute, STOREs behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(sc, St(0, 1, 1))));
+    const Instr acc_ld = Ld(isa::kBufAcc, 0, 1, 1);
+    add("256 accumulator LOADs push compute->store, one behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(std::vector<Instr>(256, Ld(isa::kBufAcc, 0, 1, 1, kPushNext)), acc_ld)));
+    add("256 accumulator LOADs push compute->load, a GEMM behind", ErrorCode::kTokenOverflow,
+        Program(c, behind(std::vector<Instr>(256, Ld(isa::kBufAcc, 0, 1, 1, kPushPrev)), gw)));
     // An overflow before a deadlock later in the program: the overflow.
     std::vector<Instr> od = lc;
     od.push_back(St(0, 1, 1, kPopPrev));
