@@ -207,6 +207,31 @@ std::string Disasm(const std::vector<Bytes>& prog, uint32_t pc) {
   return d.ok() ? isa::Disassemble(d.instr) : fmt::format("(undecodable: {})", d.message);
 }
 
+// Random small finite bf16 values (never special), little-endian.
+std::vector<uint8_t> SmallBf16(size_t bytes, tb::Rng& rng) {
+  std::vector<uint8_t> v(bytes);
+  for (size_t i = 0; i < v.size(); i += 2) {
+    const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
+    std::memcpy(&v[i], &x, 2);
+  }
+  return v;
+}
+
+// Compares `n` bytes of HBM at `addr` between the accelerator and the golden model, word by word.
+template <class S>
+void ExpectSameHbm(S& sim, isa::Machine& golden, uint64_t addr, uint64_t n) {
+  std::vector<uint8_t> got(n), want(n);
+  sim.ReadHbm(addr, got.data(), n);
+  golden.ReadHbm(addr, want.data(), n);
+  for (uint64_t i = 0; i < n; i += 4) {
+    uint32_t gw = 0, ww = 0;
+    std::memcpy(&gw, &got[i], 4);
+    std::memcpy(&ww, &want[i], 4);
+    ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}", addr + i,
+                                     gw, ww);
+  }
+}
+
 // One hand-written program and where it is written and run.
 struct Case {
   Case(std::string n, ErrorCode w, std::vector<Bytes> p)
@@ -979,17 +1004,11 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
   // rows of 256 bytes from kDataAddr + 4096 (36 KB); every case's golden run checks that its
   // LOADs read only bytes written (a 16 KB region here made the 128x128 case compare the device
   // model's background with the golden model's zeros).
-  std::vector<uint8_t> data(kDataBytes), topdata(kTopBytes);
+  std::vector<uint8_t> data, topdata;
   {
     tb::Rng drng(seed);
-    auto fill = [&](std::vector<uint8_t>& v) {
-      for (size_t i = 0; i < v.size(); i += 2) {
-        const uint16_t x = uint16_t(0x3C00 + drng.Range(0, 0x07FF)) ^ (drng.Bit() ? 0x8000 : 0);
-        std::memcpy(&v[i], &x, 2);
-      }
-    };
-    fill(data);
-    fill(topdata);
+    data = SmallBf16(kDataBytes, drng);
+    topdata = SmallBf16(kTopBytes, drng);
   }
   const Instr ld_act = Ld(isa::kBufAct, 0, 1, R);             // act row 0
   const Instr ld_wgt = Ld(isa::kBufWgt, 0, R, C, kPushNext);  // weight rows 0 .. R-1, token
@@ -1214,19 +1233,10 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
     EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
     EXPECT_EQ(r.perf.instructions, uint64_t(g.pc) + 1);
     EXPECT_EQ(accel::EndStateDiff(r, g), "");
-    for (const auto& [addr, n] : std::vector<std::pair<uint64_t, uint64_t>>{
-             {kOutAddr, kOutBytes}, {top - kTopBytes, kTopBytes}}) {
-      std::vector<uint8_t> got(n), want(n);
-      s.ReadHbm(addr, got.data(), n);
-      golden.ReadHbm(addr, want.data(), n);
-      for (uint64_t i = 0; i < n; i += 4) {
-        uint32_t gw = 0, ww = 0;
-        std::memcpy(&gw, &got[i], 4);
-        std::memcpy(&ww, &want[i], 4);
-        ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
-                                         addr + i, gw, ww);
-      }
-    }
+    ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+    if (this->HasFatalFailure()) return;
+    ExpectSameHbm(s, golden, top - kTopBytes, kTopBytes);
+    if (this->HasFatalFailure()) return;
     this->ExpectRecovers(cs.name, rng);
     if (this->HasFatalFailure()) return;
   }
@@ -1260,11 +1270,7 @@ TYPED_TEST_P(AccelTest, RandomPrograms) {
     s.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
     golden.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
     for (const auto& in : rp.inputs) {
-      std::vector<uint8_t> d(in.bytes);
-      for (size_t i = 0; i + 1 < d.size(); i += 2) {
-        const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
-        std::memcpy(&d[i], &x, 2);
-      }
+      const std::vector<uint8_t> d = SmallBf16(in.bytes, rng);
       s.WriteHbm(in.addr, d.data(), d.size());
       golden.WriteHbm(in.addr, d.data(), d.size());
     }
@@ -1289,16 +1295,7 @@ TYPED_TEST_P(AccelTest, RandomPrograms) {
     EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
     EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
     EXPECT_EQ(accel::EndStateDiff(r, g), "");
-    std::vector<uint8_t> got(spec.out_bytes), want(spec.out_bytes);
-    s.ReadHbm(spec.out_addr, got.data(), got.size());
-    golden.ReadHbm(spec.out_addr, want.data(), want.size());
-    for (uint64_t i = 0; i < spec.out_bytes; i += 4) {
-      uint32_t gw = 0, ww = 0;
-      std::memcpy(&gw, &got[i], 4);
-      std::memcpy(&ww, &want[i], 4);
-      ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
-                                       spec.out_addr + i, gw, ww);
-    }
+    ExpectSameHbm(s, golden, spec.out_addr, spec.out_bytes);
     if (this->HasFailure()) {
       std::string text;
       for (size_t i = 0; i < prog.size(); ++i)

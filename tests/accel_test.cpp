@@ -235,12 +235,8 @@ TEST(AccelWeightReuseTest, AccumulateWithReusedWeights) {
   Bench<Vaccel_4x4_q4> bench(Accel4x4Q4::MakeConfig());
   const MachineConfig c = bench.config().machine;
   const auto R = uint16_t(c.r), C = uint16_t(c.c);
-  std::vector<uint8_t> data(4096);
   tb::Rng rng(test::TestSeed());
-  for (size_t i = 0; i < data.size(); i += 2) {
-    const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
-    std::memcpy(&data[i], &x, 2);
-  }
+  const std::vector<uint8_t> data = SmallBf16(4096, rng);
   const auto prog = Program(
       c, {Ld(isa::kBufAct, 0, 4, R, {}, kDataAddr, 64),
           Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 1024, 32),
@@ -251,16 +247,7 @@ TEST(AccelWeightReuseTest, AccumulateWithReusedWeights) {
   auto& s = bench.Sim(num::Mode::kIeee);
   isa::Machine golden(c);
   ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 200'000));
-  std::vector<uint8_t> got(kOutBytes), want(kOutBytes);
-  s.ReadHbm(kOutAddr, got.data(), got.size());
-  golden.ReadHbm(kOutAddr, want.data(), want.size());
-  for (size_t i = 0; i < got.size(); i += 4) {
-    uint32_t gw = 0, ww = 0;
-    std::memcpy(&gw, &got[i], 4);
-    std::memcpy(&ww, &want[i], 4);
-    ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}",
-                                     kOutAddr + i, gw, ww);
-  }
+  ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
 }
 
 // accel.host: the AXI4-Lite host port under back-pressure on every channel (the harness's host
@@ -308,31 +295,6 @@ TEST(AccelHostPortTest, BackPressureOnEveryChannel) {
 namespace tpu {
 namespace accel_suite {
 namespace {
-
-// Random small finite bf16 values (never special), little-endian.
-std::vector<uint8_t> SmallBf16(size_t bytes, tb::Rng& rng) {
-  std::vector<uint8_t> v(bytes);
-  for (size_t i = 0; i < v.size(); i += 2) {
-    const uint16_t x = uint16_t(0x3C00 + rng.Range(0, 0x07FF)) ^ (rng.Bit() ? 0x8000 : 0);
-    std::memcpy(&v[i], &x, 2);
-  }
-  return v;
-}
-
-// Compares `n` bytes of HBM at `addr` between the accelerator and the golden model, word by word.
-template <class S>
-void ExpectSameHbm(S& sim, isa::Machine& golden, uint64_t addr, uint64_t n) {
-  std::vector<uint8_t> got(n), want(n);
-  sim.ReadHbm(addr, got.data(), n);
-  golden.ReadHbm(addr, want.data(), n);
-  for (uint64_t i = 0; i < n; i += 4) {
-    uint32_t gw = 0, ww = 0;
-    std::memcpy(&gw, &got[i], 4);
-    std::memcpy(&ww, &want[i], 4);
-    ASSERT_EQ(gw, ww) << fmt::format("HBM word at 0x{:X}: got 0x{:08X}, want 0x{:08X}", addr + i,
-                                     gw, ww);
-  }
-}
 
 // The register file: CHANNELS, CTRL's FTZ bit (read back; ignored while busy), STATUS idle, busy,
 // done and done with an error, and writes to read-only and unmapped addresses, which change
