@@ -190,6 +190,14 @@ def cancelled(root, build, env):
             job = m.group(1)
             break
     check(bool(job), "the hanging test runs as a job step named after it")
+    # The step is listed before its task is launched; cancelling in between revokes the launch
+    # (the run then did not start, which regress.py reports as such). Cancel once the test's
+    # own process runs.
+    for _ in range(100):
+        if hang_running():
+            break
+        time.sleep(0.2)
+    check(hang_running(), "the hanging test's own process runs")
     subprocess.run(["scancel", job], env=env, capture_output=True)
     try:
         so, _ = p.communicate(timeout=60)
@@ -203,6 +211,22 @@ def cancelled(root, build, env):
     report = open(os.path.join(out, "report.md")).read() if os.path.isfile(
         os.path.join(out, "report.md")) else ""
     check("**INTERRUPTED**" in report, "a partial report is written")
+
+
+def hang_running():
+    """Whether the fake Hang.Forever test runs: a process whose program (argv[0], or argv[1]
+    after the script's interpreter) is fake_test, with Hang.Forever among its arguments (not
+    srun, nor the step's shell, whose command line only names it)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"/fake_test") for a in args[:2]) and any(
+                b"Hang.Forever" in a for a in args):
+            return True
+    return False
 
 
 def bad_input(build, env):
