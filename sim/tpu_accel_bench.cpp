@@ -325,7 +325,8 @@ bool Bench(const std::string& name, const std::vector<Shape>& shapes, uint64_t s
     const isa::RunResult g = RunGolden(golden, w);
     Report rep;
     if (r.code == isa::ErrorCode::kOk && g.ok()) rep = Compare(sim, golden, w);
-    const std::string state = EndStateDiff(r, g);
+    std::string state = EndStateDiff(r, g);
+    if (r.code == isa::ErrorCode::kOk && g.ok()) state += OnChipDiff(sim.ReadOnChip(), golden);
     if (!state.empty())
       fmt::print("    {}: end state differs from the golden model's:\n{}", s.name, state);
     const bool pass = r.ok() && g.ok() && rep.pass && state.empty();

@@ -653,6 +653,12 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
         reported = true;
         fmt::print("FAIL: the machine's end state differs from the golden model's:\n{}", diff);
       }
+      if (const std::string diff = OnChipDiff(dut.ReadOnChip(), golden); !diff.empty()) {
+        pass = false;
+        reported = true;
+        fmt::print("FAIL: the machine's on-chip state differs from the golden model's:\n{}",
+                   diff);
+      }
     }
   } else if (pass) {
     fmt::print("done (not checked: --no-check)\n");

@@ -2,6 +2,8 @@
 // The accelerator's fast tier: the suite of accel_suite.h on four small builds, the invariance,
 // weight-reuse, host-port, register and 4 KB tests, and the functional-coverage cases the suite
 // does not reach.
+#include <functional>
+
 #include "Vaccel_2x128.h"
 #include "Vaccel_36x4.h"
 #include "Vaccel_3x5.h"
@@ -205,7 +207,8 @@ namespace {
 // Returns false after a failure that leaves nothing to compare.
 template <class S>
 bool RunBoth(S& s, isa::Machine& golden, const std::vector<uint8_t>& data,
-             const std::vector<Bytes>& prog, uint64_t prog_addr, uint64_t max_cycles) {
+             const std::vector<Bytes>& prog, uint64_t prog_addr, const accel::RunOptions& opt,
+             accel::Result* result = nullptr) {
   std::vector<uint8_t> bytes;
   for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
   const std::vector<uint8_t> zeros(kOutBytes, 0);
@@ -219,13 +222,20 @@ bool RunBoth(S& s, isa::Machine& golden, const std::vector<uint8_t>& data,
     ADD_FAILURE() << "the case is wrong: " << g.message;
     return false;
   }
-  accel::RunOptions opt;
-  opt.max_cycles = max_cycles;
   const accel::Result r = s.Run(prog_addr, uint32_t(prog.size()), opt);
   EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
   EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
   EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
+  if (result) *result = r;
   return true;
+}
+template <class S>
+bool RunBoth(S& s, isa::Machine& golden, const std::vector<uint8_t>& data,
+             const std::vector<Bytes>& prog, uint64_t prog_addr, uint64_t max_cycles) {
+  accel::RunOptions opt;
+  opt.max_cycles = max_cycles;
+  return RunBoth(s, golden, data, prog, prog_addr, opt);
 }
 
 // accel.instr / GEMM.accumulate: a GEMM that reuses the loaded weights and accumulates (the host
@@ -248,6 +258,137 @@ TEST(AccelWeightReuseTest, AccumulateWithReusedWeights) {
   isa::Machine golden(c);
   ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 200'000));
   ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+}
+
+// The on-chip comparison that follows every test program (ExpectSameOnChip: the buffers, the
+// accumulators and the array's weights against the golden model's), on every fast array: every
+// part is found through Verilator's public access (a renamed instance or variable would otherwise
+// turn the comparison off without a word), holds what the program wrote, and a changed element
+// of each part is reported. The GEMM loads a ragged tile (kv = R - 1 where R > 1, nv = C - 1
+// where C > 1), so the array's weights hold +0 padding too.
+template <class T>
+void CheckOnChipState() {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto kv = uint16_t(std::max(1, c.r - 1)), nv = uint16_t(std::max(1, c.c - 1));
+  tb::Rng rng(test::TestSeed());
+  const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+  const uint32_t act_row = RowBytes(R, 2), wgt_row = RowBytes(C, 2), acc_row = RowBytes(C, 4);
+  const auto prog = Program(
+      c, {Ld(isa::kBufAct, 1, 3, R, {}, kDataAddr, act_row),
+          Ld(isa::kBufWgt, 2, R, C, kPushNext, kDataAddr + 4 * act_row, wgt_row),
+          Ld(isa::kBufAcc, 5, 2, C, {}, kDataAddr + 8192, acc_row),
+          G(3, kv, nv, true, kPopPrev, 1, 2, 1),
+          G(2, kv, nv, false, kPushNext, 1, 0, 5, true),
+          St(1, 3, C, kPopPrev, kOutAddr, std::max<uint32_t>(64, acc_row))});
+  auto& s = bench.Sim(num::Mode::kIeee);
+  isa::Machine golden(c);
+  ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 400'000));
+  ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+  const accel::OnChip st = s.ReadOnChip();
+  EXPECT_EQ(st.missing, "");
+  EXPECT_EQ(accel::OnChipDiff(st, golden), "");
+  ASSERT_TRUE(golden.WeightsLoaded());
+  // One element of each part that the program wrote, changed in a copy of what was read.
+  struct Part {
+    const char* name;
+    std::function<void(accel::OnChip&)> change;
+  };
+  const std::vector<Part> parts = {
+      {"activation buffer", [&](accel::OnChip& o) { o.act.at(size_t(3) * R + R - 1) ^= 1; }},
+      {"weight buffer", [&](accel::OnChip& o) { o.wgt.at(size_t(2 + R - 1) * C) ^= 0x8000; }},
+      {"accumulators", [&](accel::OnChip& o) { o.acc.at(size_t(6) * C + nv - 1) ^= 1; }},
+      {"array weights", [&](accel::OnChip& o) { o.w.at(size_t(R) * C - 1) ^= 0x4000; }}};
+  for (const Part& p : parts) {
+    accel::OnChip bad = st;
+    p.change(bad);
+    const std::string diff = accel::OnChipDiff(bad, golden);
+    EXPECT_NE(diff.find(p.name), std::string::npos) << p.name << " changed, reported:\n" << diff;
+  }
+  // Elements no program wrote are not compared (the machine's memories are not reset).
+  accel::OnChip unwritten = st;
+  unwritten.act.at(0) ^= 1;  // row 0: the LOAD wrote rows 1..3
+  EXPECT_EQ(accel::OnChipDiff(unwritten, golden), "");
+}
+
+TEST(AccelOnChipTest, EveryPartReadComparedAndAChangeReported) {
+  CheckOnChipState<Accel4x4Q4>();
+  CheckOnChipState<Accel3x5>();
+  CheckOnChipState<Accel8x8>();
+  CheckOnChipState<Accel36x4>();
+  CheckOnChipState<Accel2x128>();
+}
+
+// Faults that only slow the machine. The timing rule of the matrix unit inside the accelerator:
+// with its operands in the buffers, the loader takes the next weight-loading GEMM in the cycle it
+// hands the current one to the issue queue (tpu_mxu_ctrl), and its weight rows arrive
+// kWeightStream cycles later (tpu_accel_compute starts the weight stream when the matrix unit
+// takes the command: the stream's job queue, the buffer's read and its output register), one a
+// cycle for R cycles. So the array issues the rows of back-to-back GEMMs of M rows with
+// max(0, R + kWeightStream - M) idle cycles between two GEMMs: none from M = R + 3 on. Programs
+// of 1, 2 and 4 such GEMMs with M = R and M = R + 3 (operands loaded before the first, the STORE
+// after the last) are watched cycle by cycle: the array takes every row, and from the first row
+// to the last it idles exactly that often. (The stall counters cannot show it exactly: where
+// refresh falls during the LOADs before the first GEMM moves the first GEMM's weight stall.) A
+// loader that waits for an empty queue or for the bank it does not want, or an issuer that
+// leaves a cycle between commands, fails here and nowhere else; so does a faster weight stream
+// (then the rule, and kWeightStream, must be updated).
+constexpr int kWeightStream = 3;
+
+template <class T>
+void CheckGemmsBackToBack() {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  tb::Rng rng(test::TestSeed());
+  const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+  auto& s = bench.Sim(num::Mode::kIeee);
+  for (const auto M : {R, uint16_t(R + kWeightStream)}) {
+    const uint64_t gap = uint64_t(std::max(0, R + kWeightStream - M));
+    std::vector<uint64_t> busy;
+    for (const int gemms : {1, 2, 4}) {
+      std::vector<Instr> body = {Ld(isa::kBufAct, 0, M, R, {}, kDataAddr, RowBytes(R, 2)),
+                                 Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 16384,
+                                    RowBytes(C, 2))};
+      for (int i = 0; i < gemms; ++i) {
+        body.push_back(G(M, R, C, true, D(i == 0, false, false, i == gemms - 1)));
+      }
+      body.push_back(St(0, M, C, kPopPrev));
+      isa::Machine golden(c);
+      accel::Result r;
+      // The cycles in which the array takes a row (tpu_mxu_ctrl's arr_a_valid_q, public in
+      // rtl/sim.vlt).
+      uint64_t first = 0, last = 0, rows = 0;
+      accel::RunOptions opt;
+      opt.max_cycles = 400'000;
+      opt.on_cycle = [&, issue = s.template PublicVar<uint8_t>(".u_mxu.u_ctrl", "arr_a_valid_q")](
+                         uint64_t t) {
+        if (!*issue) return;
+        if (rows++ == 0) first = t;
+        last = t;
+      };
+      ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt, &r));
+      ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+      EXPECT_EQ(rows, uint64_t(gemms) * M) << gemms << " GEMMs of " << M << " rows: rows issued";
+      EXPECT_EQ(last - first + 1, rows + uint64_t(gemms - 1) * gap)
+          << gemms << " GEMMs of " << M << " rows: cycles from the first row issued to the last ("
+          << gap << " idle between two GEMMs expected)";
+      busy.push_back(r.perf.busy);
+    }
+    EXPECT_EQ(busy[1] - busy[0], uint64_t(M)) << "the array's busy count, M = " << M;
+    EXPECT_EQ(busy[2] - busy[0], uint64_t(3) * M) << "the array's busy count, M = " << M;
+  }
+}
+
+TEST(AccelTimingTest, BackToBackGemmsIssueAsThePipelineAllows) {
+  CheckGemmsBackToBack<Accel4x4Q4>();
+  CheckGemmsBackToBack<Accel3x5>();
+  CheckGemmsBackToBack<Accel8x8>();
+  CheckGemmsBackToBack<Accel36x4>();
+  CheckGemmsBackToBack<Accel2x128>();
 }
 
 // accel.host: the AXI4-Lite host port under back-pressure on every channel (the harness's host
@@ -340,8 +481,17 @@ TEST(AccelRegsTest, StatusChannelsCtrlAndIgnoredWrites) {
   EXPECT_EQ(sim.ReadReg(reg::kStatus), kBusy) << "STATUS while the program runs";
   sim.WriteReg(reg::kCtrl, kFtz);
   EXPECT_EQ(sim.ReadReg(reg::kCtrl), 0u) << "CTRL's FTZ bit changed while busy";
-  for (int i = 0; i < 200'000 && !sim.dut().irq_o; ++i) sim.Step();
-  ASSERT_TRUE(sim.dut().irq_o) << "the GEMM did not finish in 200,000 cycles";
+  // STATUS read back to back for the whole run: busy in every read that ends before the
+  // interrupt (a busy bit that falls early, or never rose, fails here).
+  uint64_t polls = 0;
+  for (int i = 0; i < 100'000 && !sim.dut().irq_o; ++i) {
+    const uint32_t st = sim.ReadReg(reg::kStatus);
+    if (sim.dut().irq_o) break;
+    ++polls;
+    ASSERT_EQ(st, kBusy) << "STATUS in read " << polls << " of a running program";
+  }
+  ASSERT_TRUE(sim.dut().irq_o) << "the GEMM did not finish";
+  EXPECT_GT(polls, 20u) << "the run was too short to watch";
   for (int i = 0; i < 1'000'000 && sim.dut().hbm_busy_o; ++i) sim.Step();
   for (int i = 0; i < 64; ++i) sim.Step();
   EXPECT_EQ(sim.ReadReg(reg::kStatus), kDone) << "STATUS after a successful run";

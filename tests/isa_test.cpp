@@ -883,6 +883,63 @@ TEST_F(IsaTest, LoadsOfBytesNeverWrittenAreCounted) {
   EXPECT_EQ(r.unwritten_bytes_read, 0u);
 }
 
+// What the on-chip comparison (accel::OnChipDiff) relies on: the elements each LOAD and GEMM
+// defined (whole buffer rows, the accumulators' columns below nv only, nothing computed from an
+// element never written), and the loaded weight tile padded with +0 beyond kv and nv, forgotten
+// at the next Run.
+TEST_F(IsaTest, DefinedElementsAndTheLoadedWeightTile) {
+  const auto cfg = SmallConfig();
+  ASSERT_GE(cfg.r, 3);
+  ASSERT_GE(cfg.c, 3);
+  Machine m(cfg);
+  std::vector<uint16_t> v(512, 0x3F80);  // 1.0
+  m.WriteHbm(0x1000, v.data(), v.size() * 2);
+  isa::Load act = LoadAct(0x1000, 2, 1), wgt = LoadAct(0x1000, uint16_t(cfg.r), 1,
+                                                       D(false, false, false, true));
+  act.dst = 1;
+  wgt.buffer = isa::kBufWgt;
+  isa::Gemm g;
+  g.rows = 2, g.act = 1, g.acc = 3, g.kv = 2, g.nv = 2, g.load_weights = true;
+  g.deps.pop_prev = true;
+  ASSERT_TRUE(RunProgram(m, Program(cfg, {act, wgt, g})).ok());
+  for (int col = 0; col < cfg.r; ++col) {
+    EXPECT_FALSE(m.ActDefined(0, col));
+    EXPECT_TRUE(m.ActDefined(1, col)) << col;  // the whole row, elems = 1
+    EXPECT_TRUE(m.ActDefined(2, col)) << col;
+    EXPECT_FALSE(m.ActDefined(3, col));
+  }
+  for (int col = 0; col < cfg.c; ++col) {
+    EXPECT_TRUE(m.WgtDefined(cfg.r - 1, col));
+    EXPECT_EQ(m.AccDefined(3, col), col < 2) << col;
+    EXPECT_EQ(m.AccDefined(4, col), col < 2) << col;
+    EXPECT_FALSE(m.AccDefined(2, col));
+  }
+  ASSERT_TRUE(m.WeightsLoaded());
+  for (int k = 0; k < cfg.r; ++k) {
+    for (int n = 0; n < cfg.c; ++n) {
+      EXPECT_EQ(m.W(k, n), k < 2 && n < 1 ? 0x3F80 : 0) << k << ", " << n;
+    }
+  }
+  for (int k = 0; k < cfg.r; ++k) {
+    for (int n = 0; n < cfg.c; ++n) EXPECT_TRUE(m.WDefined(k, n)) << k << ", " << n;
+  }
+  // A run without a weight-loading GEMM: no tile; what was defined stays defined.
+  ASSERT_TRUE(RunProgram(m, Program(cfg, {act})).ok());
+  EXPECT_FALSE(m.WeightsLoaded());
+  EXPECT_TRUE(m.AccDefined(3, 0));
+  // A GEMM reading an activation row never written (row 0) defines nothing; one whose weight
+  // tile comes from rows never written (wgt rows 8..) leaves those weights undefined.
+  isa::Gemm g0 = g;
+  g0.act = 0, g0.rows = 1, g0.acc = 6, g0.deps = {};
+  isa::Gemm gw = g;
+  gw.wgt = 8, gw.acc = 7, gw.rows = 1, gw.deps = {};
+  ASSERT_TRUE(RunProgram(m, Program(cfg, {g0, gw})).ok());
+  EXPECT_FALSE(m.AccDefined(6, 0));
+  EXPECT_FALSE(m.AccDefined(7, 0));
+  EXPECT_FALSE(m.WDefined(0, 0));
+  EXPECT_TRUE(m.WDefined(0, 2)) << "padding beyond nv is +0 whatever the buffer holds";
+}
+
 TEST_F(IsaTest, TransposingLoadWritesHbmRowsAsBufferColumns) {
   MachineConfig cfg = SmallConfig();
   cfg.r = 3, cfg.c = 5;  // act rows of 3, weight rows of 5, transposer side 5

@@ -249,6 +249,10 @@ Machine::Machine(const MachineConfig& cfg) : cfg_(cfg) {
   wgt_.assign(size_t(cfg.wgt_depth) * cfg.c, 0);
   acc_.assign(size_t(cfg.acc_depth) * cfg.c, 0);
   w_.assign(size_t(cfg.r) * cfg.c, 0);
+  act_def_.assign(act_.size(), 0);
+  wgt_def_.assign(wgt_.size(), 0);
+  acc_def_.assign(acc_.size(), 0);
+  w_def_.assign(w_.size(), 0);
 }
 
 void Machine::CheckRange(uint64_t addr, uint64_t n, const char* what) const {
@@ -374,6 +378,8 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
   r.counters.program_bytes = prog.size() * kInstrBytes;
   r.counters.dma_read_bytes = r.counters.program_bytes;
   std::fill(w_.begin(), w_.end(), 0);
+  w_loaded_ = false;
+  std::fill(w_def_.begin(), w_def_.end(), uint8_t{0});
   std::array<int64_t, 4> tokens{};
   for (const Instr& in : prog) {
     const bool clean = r.unwritten_bytes_read == 0;
@@ -408,8 +414,10 @@ void Machine::Execute(const Instr& in, RunResult* r) {
     std::vector<uint8_t> row(size_t(l->elems) * size);
     if (l->transpose) {  // buffers 0 and 1 only: HBM row i, element e -> buffer row dst + e, i
       uint16_t* buf = l->buffer == kBufAct ? act_.data() : wgt_.data();
+      uint8_t* def = l->buffer == kBufAct ? act_def_.data() : wgt_def_.data();
       for (int e = 0; e < l->elems; ++e) {
         std::fill_n(&buf[size_t(l->dst + e) * width], width, uint16_t(0));
+        std::fill_n(&def[size_t(l->dst + e) * width], width, uint8_t{1});
       }
       for (int i = 0; i < l->rows; ++i) {
         LoadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size(), r);
@@ -426,29 +434,47 @@ void Machine::Execute(const Instr& in, RunResult* r) {
       const size_t base = size_t(l->dst + i) * width;
       for (int e = 0; e < width; ++e) {
         const uint64_t v = e < l->elems ? GetLe(&row[size_t(e) * size], size) : 0;
-        if (l->buffer == kBufAct) act_[base + e] = uint16_t(v);
-        if (l->buffer == kBufWgt) wgt_[base + e] = uint16_t(v);
-        if (l->buffer == kBufAcc) acc_[base + e] = uint32_t(v);
+        if (l->buffer == kBufAct) act_[base + e] = uint16_t(v), act_def_[base + e] = 1;
+        if (l->buffer == kBufWgt) wgt_[base + e] = uint16_t(v), wgt_def_[base + e] = 1;
+        if (l->buffer == kBufAcc) acc_[base + e] = uint32_t(v), acc_def_[base + e] = 1;
       }
     }
   } else if (const auto* g = std::get_if<Gemm>(&in)) {
-    if (g->load_weights) {
-      for (int k = 0; k < g->kv; ++k) {
-        for (int n = 0; n < g->nv; ++n) {
-          w_[size_t(k) * cfg_.c + n] = wgt_[size_t(g->wgt + k) * cfg_.c + n];
+    if (g->load_weights) {  // the whole tile: +0 beyond kv rows and nv columns
+      for (int k = 0; k < cfg_.r; ++k) {
+        for (int n = 0; n < cfg_.c; ++n) {
+          const bool in = k < g->kv && n < g->nv;
+          const size_t src = size_t(g->wgt + k) * cfg_.c + n, i = size_t(k) * cfg_.c + n;
+          w_[i] = in ? wgt_[src] : uint16_t{0};
+          w_def_[i] = in ? wgt_def_[src] : uint8_t{1};
         }
       }
+      w_loaded_ = true;
+    }
+    // A result is defined when every element it is computed from is (the machine computes the
+    // others from whatever its memories held).
+    std::vector<uint8_t> w_col_def(size_t(g->nv), 1);
+    for (int n = 0; n < g->nv; ++n) {
+      for (int k = 0; k < g->kv; ++k) w_col_def[size_t(n)] &= w_def_[size_t(k) * cfg_.c + n];
     }
     const std::vector<uint16_t> zero(size_t(cfg_.r), 0);
     for (int m = 0; m < g->rows; ++m) {
       const int64_t row = g->window ? g->win.RowOf(m) : m;
       const uint16_t* a = row < 0 ? zero.data() : &act_[size_t(g->act + row) * cfg_.r];
+      bool a_def = true;  // a padding row (row < 0) is +0, defined
+      for (int k = 0; row >= 0 && k < g->kv; ++k) {
+        a_def = a_def && act_def_[size_t(g->act + row) * cfg_.r + k] != 0;
+      }
       uint32_t* out = &acc_[size_t(g->acc + m) * cfg_.c];
+      uint8_t* out_def = &acc_def_[size_t(g->acc + m) * cfg_.c];
       const uint32_t* init = &acc_[size_t(g->init_row) * cfg_.c];  // outside acc..acc+rows-1
+      const uint8_t* init_def = &acc_def_[size_t(g->init_row) * cfg_.c];
       for (int n = 0; n < g->nv; ++n) {
         uint32_t c = g->accumulate ? out[n] : g->broadcast ? init[n] : 0u;
         for (int k = 0; k < g->kv; ++k) c = num::Mac(a[k], w_[size_t(k) * cfg_.c + n], c, mode);
         out[n] = c;
+        out_def[n] = uint8_t(a_def && w_col_def[size_t(n)] &&
+                             (g->accumulate ? out_def[n] != 0 : !g->broadcast || init_def[n] != 0));
       }
     }
     ctr->macs += uint64_t(g->rows) * g->kv * g->nv;

@@ -143,4 +143,48 @@ std::string EndStateDiff(const Result& dut, const isa::RunResult& golden) {
   return out;
 }
 
+std::string OnChipDiff(const OnChip& dut, const isa::Machine& golden, size_t max_report) {
+  const isa::MachineConfig& m = golden.config();
+  std::string out;
+  size_t reported = 0;
+  // One part: rows x cols elements, compared where `defined` says the golden model's is.
+  const auto part = [&](const char* what, const auto& got, int rows, int cols, auto defined,
+                        auto want, int hex_digits) {
+    if (got.empty()) return;
+    if (got.size() != size_t(rows) * size_t(cols)) {
+      out += fmt::format("{}: the machine's has {} elements, the golden model's {} x {}\n", what,
+                         got.size(), rows, cols);
+      return;
+    }
+    uint64_t bad = 0;
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        if (!defined(r, c)) continue;
+        const uint64_t g = got[size_t(r) * cols + c], w = want(r, c);
+        if (g == w) continue;
+        if (++bad, reported < max_report) {
+          ++reported;
+          out += fmt::format("{}[row {}, col {}]: machine 0x{:0{}X}, golden model 0x{:0{}X}\n",
+                             what, r, c, g, hex_digits, w, hex_digits);
+        }
+      }
+    }
+    if (bad > 0) out += fmt::format("{}: {} elements differ\n", what, bad);
+  };
+  part("activation buffer", dut.act, m.act_depth, m.r,
+       [&](int r, int c) { return golden.ActDefined(r, c); },
+       [&](int r, int c) { return golden.Act(r, c); }, 4);
+  part("weight buffer", dut.wgt, m.wgt_depth, m.c,
+       [&](int r, int c) { return golden.WgtDefined(r, c); },
+       [&](int r, int c) { return golden.Wgt(r, c); }, 4);
+  part("accumulators", dut.acc, m.acc_depth, m.c,
+       [&](int r, int c) { return golden.AccDefined(r, c); },
+       [&](int r, int c) { return golden.Acc(r, c); }, 8);
+  if (golden.WeightsLoaded()) {
+    part("array weights", dut.w, m.r, m.c, [&](int k, int n) { return golden.WDefined(k, n); },
+         [&](int r, int c) { return golden.W(r, c); }, 4);
+  }
+  return out;
+}
+
 }  // namespace tpu::tb::accel

@@ -97,6 +97,10 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
       throw NetFailure(fmt::format(
           "{}: the machine's end state differs from the golden model's:\n{}", where, diff));
     }
+    if (const std::string diff = OnChipDiff(dut.ReadOnChip(), golden); !diff.empty()) {
+      throw NetFailure(fmt::format(
+          "{}: the machine's on-chip state differs from the golden model's:\n{}", where, diff));
+    }
     const Report rep = CompareData(w, {got}, {ReadTensor(golden, out)});
     st->check_seconds += Since(t0);
     if (!rep.pass) throw NetFailure(fmt::format("{}:\n{}", where, rep.Format()));

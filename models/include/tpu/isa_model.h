@@ -93,6 +93,19 @@ class Machine {
   uint16_t Act(int row, int col) const { return act_[size_t(row) * cfg_.r + col]; }
   uint16_t Wgt(int row, int col) const { return wgt_[size_t(row) * cfg_.c + col]; }
   uint32_t Acc(int row, int col) const { return acc_[size_t(row) * cfg_.c + col]; }
+  // The array's loaded weights: the tile the last weight-loading GEMM of the last Run loaded,
+  // padded with +0 beyond its kv rows and nv columns, as the array holds it; whether that Run
+  // loaded any.
+  uint16_t W(int k, int n) const { return w_[size_t(k) * cfg_.c + n]; }
+  bool WeightsLoaded() const { return w_loaded_; }
+  // Whether an element holds a value the machine must hold too: a LOAD of any Run wrote it, or a
+  // GEMM computed it from defined elements only (weights count from their load in this Run). The
+  // machine's memories are not reset, so the others hold whatever they held before: a GEMM that
+  // reads such an element computes from the machine's old contents there and from zeros here.
+  bool ActDefined(int row, int col) const { return act_def_[size_t(row) * cfg_.r + col] != 0; }
+  bool WgtDefined(int row, int col) const { return wgt_def_[size_t(row) * cfg_.c + col] != 0; }
+  bool AccDefined(int row, int col) const { return acc_def_[size_t(row) * cfg_.c + col] != 0; }
+  bool WDefined(int k, int n) const { return w_def_[size_t(k) * cfg_.c + n] != 0; }
 
  private:
   static constexpr uint64_t kPageBytes = 4096;
@@ -113,6 +126,9 @@ class Machine {
   std::vector<uint16_t> wgt_;  // WgtDepth x C
   std::vector<uint32_t> acc_;  // AccDepth x C
   std::vector<uint16_t> w_;    // the array's weights, R x C
+  bool w_loaded_ = false;      // a GEMM of the last Run loaded w_
+  // 1: the element is defined (ActDefined, ...), laid out as act_, wgt_, acc_ and w_.
+  std::vector<uint8_t> act_def_, wgt_def_, acc_def_, w_def_;
 };
 
 }  // namespace tpu::isa

@@ -20,9 +20,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <verilated_syms.h>
 
 #include "tpu/hbm/hbm_device.h"
 #include "tpu/tb/accel_sim.h"
@@ -150,6 +153,7 @@ class AccelSim : public Sim {
     auto& d = sim_.dut();
     while (!d.irq_o) {
       Step();
+      if (opt.on_cycle) opt.on_cycle(t_ - start);
       if (t_ - start > opt.max_cycles) {
         throw WatchdogError(fmt::format(
             "{}: the program did not finish in {} cycles (status 0x{:X}, {} instructions "
@@ -184,6 +188,78 @@ class AccelSim : public Sim {
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fcov::AccelRun(prog, r.code, r.pc);
     return r;
+  }
+
+  // The on-chip state through Verilator's public access (rtl/sim.vlt marks the memories, the
+  // PEs' weight registers and the controller's bank bit public_flat_rd): no port is added to the
+  // design and no simulated time passes. The array's weights are read from every PE's bank
+  // `cur_bank_q` names; in a hierarchical build the PEs lie inside separately Verilated blocks
+  // whose signals are not visible, and `w` stays empty (named in `missing`).
+  OnChip ReadOnChip() override {
+    const OnChipScopes& sc = Scopes();
+    const isa::MachineConfig& m = cfg_.machine;
+    OnChip s;
+    std::vector<std::string> missing;
+    auto gather16 = [](const std::vector<const uint16_t*>& cols, int depth, bool ok) {
+      std::vector<uint16_t> v;
+      if (!ok) return v;
+      const size_t w = cols.size();
+      v.resize(size_t(depth) * w);
+      for (size_t e = 0; e < w; ++e) {
+        for (int r = 0; r < depth; ++r) v[size_t(r) * w + e] = cols[e][r];
+      }
+      return v;
+    };
+    s.act = gather16(sc.act, m.act_depth, sc.act_ok);
+    s.wgt = gather16(sc.wgt, m.wgt_depth, sc.wgt_ok);
+    if (!sc.act_ok) missing.push_back("the activation buffer (u_act.gen_el[*].mem_q)");
+    if (!sc.wgt_ok) missing.push_back("the weight buffer (u_wgt.gen_el[*].mem_q)");
+    if (sc.acc_ok) {
+      s.acc.resize(size_t(m.acc_depth) * m.c);
+      for (int c = 0; c < m.c; ++c) {
+        for (int r = 0; r < m.acc_depth; ++r) s.acc[size_t(r) * m.c + c] = sc.acc[size_t(c)][r];
+      }
+    } else {
+      missing.push_back("the accumulators (u_acc.gen_col[*].u_mem.mem_q)");
+    }
+    if (sc.w_ok) {
+      const bool bank = *sc.bank != 0;
+      s.w.resize(size_t(m.r) * m.c);
+      for (size_t i = 0; i < s.w.size(); ++i) s.w[i] = bank ? *sc.w1[i] : *sc.w0[i];
+    } else {
+      missing.push_back(sc.w_why);
+    }
+    for (size_t i = 0; i < missing.size(); ++i) s.missing += (i ? "; " : "") + missing[i];
+    return s;
+  }
+
+  // A variable rtl/sim.vlt makes public (public_flat_rd), in the one scope whose name ends with
+  // `scope_suffix` (".u_mxu.u_ctrl"), with entries of sizeof(T) bytes: its storage, valid for the
+  // model's lifetime. Throws std::runtime_error when there is no such scope or variable.
+  template <class T>
+  const T* PublicVar(const std::string& scope_suffix, const char* name) {
+    sim_.Select();
+    const VerilatedScope* found = nullptr;
+    if (const VerilatedScopeNameMap* names = sim_.context().scopeNameMap()) {
+      for (const auto& [scope_name, scope] : *names) {
+        const std::string n = scope_name;
+        if (n.size() >= scope_suffix.size() &&
+            n.compare(n.size() - scope_suffix.size(), scope_suffix.size(), scope_suffix) == 0) {
+          if (found) {
+            throw std::runtime_error(
+                fmt::format("{}: several scopes end with {}", sim_.name(), scope_suffix));
+          }
+          found = scope;
+        }
+      }
+    }
+    const VerilatedVar* v = found ? found->varFind(name) : nullptr;
+    if (!v || v->entSize() != sizeof(T)) {
+      throw std::runtime_error(fmt::format(
+          "{}: no public variable {} of {} bytes in a scope ending with {} (rtl/sim.vlt)",
+          sim_.name(), name, sizeof(T), scope_suffix));
+    }
+    return static_cast<const T*>(v->datap());
   }
 
   // One clock cycle.
@@ -331,6 +407,103 @@ class AccelSim : public Sim {
     mem_.device(ch).Poke(pc, c.bank, c.row, c.col, in);
   }
 
+  // Where the on-chip state lives in the model (found once, by scope name).
+  struct OnChipScopes {
+    bool act_ok = false, wgt_ok = false, acc_ok = false, w_ok = false;
+    std::vector<const uint16_t*> act, wgt;  // element e's column of rows
+    std::vector<const uint32_t*> acc;       // column c's rows
+    std::vector<const uint16_t*> w0, w1;    // PE (k, n) at k * C + n
+    const uint8_t* bank = nullptr;          // tpu_mxu_ctrl.cur_bank_q
+    std::string w_why;
+  };
+  const OnChipScopes& Scopes() {
+    if (scopes_) return *scopes_;
+    scopes_ = std::make_unique<OnChipScopes>();
+    OnChipScopes& sc = *scopes_;
+    const isa::MachineConfig& m = cfg_.machine;
+    // A public variable's storage, if `scope` has it with `bytes`-byte entries and `depth` of
+    // them (depth 0: a scalar).
+    auto var = [](const VerilatedScope* scope, const char* name, uint32_t bytes,
+                  int depth) -> const void* {
+      const VerilatedVar* v = scope->varFind(name);
+      if (!v || v->entSize() != bytes) return nullptr;
+      if (depth == 0 ? v->udims() != 0 : (v->udims() != 1 || v->unpacked().elements() != depth)) {
+        return nullptr;
+      }
+      return v->datap();
+    };
+    sc.act.assign(size_t(m.r), nullptr);
+    sc.wgt.assign(size_t(m.c), nullptr);
+    sc.acc.assign(size_t(m.c), nullptr);
+    struct Pe {
+      int tr, tc, r, c;
+      const uint16_t *w0, *w1;
+    };
+    std::vector<Pe> pes;
+    const std::regex buf_re(R"(\.u_(act|wgt)\.gen_el\[(\d+)\]$)");
+    const std::regex acc_re(R"(\.u_acc\.gen_col\[(\d+)\]\.u_mem$)");
+    const std::regex pe_re(
+        R"(\.u_array\.gen_tile_row\[(\d+)\]\.gen_tile_col\[(\d+)\]\.u_tile\.gen_row\[(\d+)\])"
+        R"(\.gen_col\[(\d+)\]\.u_pe$)");
+    const std::regex ctrl_re(R"(\.u_mxu\.u_ctrl$)");
+    sim_.Select();
+    if (const VerilatedScopeNameMap* names = sim_.context().scopeNameMap()) {
+      std::cmatch mt;
+      for (const auto& [name, scope] : *names) {
+        if (std::regex_search(name, mt, buf_re)) {
+          const bool act = mt.str(1) == "act";
+          const size_t e = std::stoul(mt.str(2));
+          auto& cols = act ? sc.act : sc.wgt;
+          if (e < cols.size()) {
+            cols[e] = static_cast<const uint16_t*>(
+                var(scope, "mem_q", 2, act ? m.act_depth : m.wgt_depth));
+          }
+        } else if (std::regex_search(name, mt, acc_re)) {
+          const size_t c = std::stoul(mt.str(1));
+          if (c < sc.acc.size()) {
+            sc.acc[c] = static_cast<const uint32_t*>(var(scope, "mem_q", 4, m.acc_depth));
+          }
+        } else if (std::regex_search(name, mt, pe_re)) {
+          pes.push_back({std::stoi(mt.str(1)), std::stoi(mt.str(2)), std::stoi(mt.str(3)),
+                         std::stoi(mt.str(4)), static_cast<const uint16_t*>(var(scope, "w0_q", 2, 0)),
+                         static_cast<const uint16_t*>(var(scope, "w1_q", 2, 0))});
+        } else if (std::regex_search(name, mt, ctrl_re)) {
+          sc.bank = static_cast<const uint8_t*>(var(scope, "cur_bank_q", 1, 0));
+        }
+      }
+    }
+    auto all = [](const auto& v) {
+      return std::all_of(v.begin(), v.end(), [](const auto* p) { return p != nullptr; });
+    };
+    sc.act_ok = all(sc.act);
+    sc.wgt_ok = all(sc.wgt);
+    sc.acc_ok = all(sc.acc);
+    // The PEs' places: tile (tr, tc) starts at row tr * TileRows, column tc * TileCols, where
+    // TileRows and TileCols are the first tile's extent (every tile but the last is full).
+    int tile_rows = 0, tile_cols = 0;
+    for (const Pe& p : pes) {
+      if (p.tr == 0 && p.tc == 0) tile_rows = std::max(tile_rows, p.r + 1);
+      if (p.tr == 0 && p.tc == 0) tile_cols = std::max(tile_cols, p.c + 1);
+    }
+    sc.w0.assign(size_t(m.r) * m.c, nullptr);
+    sc.w1.assign(size_t(m.r) * m.c, nullptr);
+    for (const Pe& p : pes) {
+      const int k = p.tr * tile_rows + p.r, n = p.tc * tile_cols + p.c;
+      if (k < m.r && n < m.c && p.w0 && p.w1) {
+        sc.w0[size_t(k) * m.c + n] = p.w0;
+        sc.w1[size_t(k) * m.c + n] = p.w1;
+      }
+    }
+    sc.w_ok = sc.bank && all(sc.w0) && all(sc.w1);
+    if (!sc.w_ok) {
+      sc.w_why = pes.empty() ? "the array's weights (no PE visible: a hierarchical or gate-level "
+                               "build)"
+                             : fmt::format("the array's weights ({} PEs of {} found, bank bit {})",
+                                           pes.size(), m.r * m.c, sc.bank ? "found" : "missing");
+    }
+    return sc;
+  }
+
   Config cfg_;
   hbm::AddressMap map_;
   hbm::HbmMemory mem_;
@@ -339,6 +512,7 @@ class AccelSim : public Sim {
   uint64_t t_ = 0;
   bool host_stress_ = false;
   Rng host_rng_{1};
+  std::unique_ptr<OnChipScopes> scopes_;
 };
 
 // `trace`: FST waves of the whole run (a model built with tracing: TPU_TRACE, build-trace/).

@@ -54,6 +54,15 @@ Report Compare(Sim& dut, const isa::Machine& golden, const Workload& w, size_t m
 // when the states agree. A ModelSim result (no clock) is compared without its cycle counters.
 std::string EndStateDiff(const Result& dut, const isa::RunResult& golden);
 
+// The machine's on-chip state (Sim::ReadOnChip after a run) against the golden model's after the
+// same programs: every buffer and accumulator element the golden model has defined (a LOAD wrote
+// it or a GEMM computed it from defined elements: isa::Machine::ActDefined; the machine's
+// memories are not reset, so the others hold what they held), and the array's weights where the
+// golden model's last run loaded them (the tile padded with +0, as the array holds it).
+// Parts the back end could not read (OnChip::missing) are skipped. Returns one line per
+// difference (the first `max_report` elements, then a count per part), empty when they agree.
+std::string OnChipDiff(const OnChip& dut, const isa::Machine& golden, size_t max_report = 8);
+
 // The same on tensors already read back (row-major bit patterns, in w.outputs order).
 Report CompareData(const Workload& w, const std::vector<std::vector<uint32_t>>& got,
                    const std::vector<std::vector<uint32_t>>& want, size_t max_report = 10);

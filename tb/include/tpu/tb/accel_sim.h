@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
@@ -71,12 +72,25 @@ struct Result {
   bool ok() const { return code == isa::ErrorCode::kOk && hbm_violations == 0; }
 };
 
+// The machine's on-chip state after a run, row-major as isa::Machine's views (Act, Wgt, Acc, W).
+// A part the back end cannot read is left empty and named in `missing`.
+struct OnChip {
+  std::vector<uint16_t> act;  // ActDepth x R
+  std::vector<uint16_t> wgt;  // WgtDepth x C
+  std::vector<uint32_t> acc;  // AccDepth x C
+  std::vector<uint16_t> w;    // R x C: the array's weights in the bank loaded last
+  std::string missing;        // "" when every part was read, else what was not and why
+};
+
 struct RunOptions {
   uint64_t max_cycles = 2'000'000'000;  // a run that does not finish by then throws (stuck)
   // Called about every `progress_every` cycles with the cycles so far and the instructions
   // retired by the compute module (empty function: no progress).
   std::function<void(uint64_t cycles, uint64_t fetched)> progress;
   uint64_t progress_every = 1'000'000;
+  // Called after every clock cycle of the run with the cycles since its start (a clocked back
+  // end only; empty: not called). It may read the model's state but must not advance it.
+  std::function<void(uint64_t cycles)> on_cycle;
   std::string trace_file;  // FST waves when non-empty (a back end built with tracing only)
   uint64_t trace_from = 0, trace_to = UINT64_MAX;
 };
@@ -89,6 +103,13 @@ class Sim {
   virtual void ReadHbm(uint64_t addr, void* data, uint64_t n) = 0;
   // Runs the program at prog_addr (count instructions) to completion or error.
   virtual Result Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) = 0;
+  // The buffers, the accumulators and the array's weights as they are now (no simulated time
+  // passes). A back end without such state says so in OnChip::missing.
+  virtual OnChip ReadOnChip() {
+    OnChip s;
+    s.missing = "this back end has no on-chip state to read";
+    return s;
+  }
 };
 
 }  // namespace tpu::tb::accel

@@ -159,6 +159,9 @@ class SimCtrl {
   Model& dut() {
     return *dut_;
   }
+  VerilatedContext& context() {
+    return *ctx_;
+  }
   uint64_t cycle() const {
     return cycle_;
   }
