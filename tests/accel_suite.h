@@ -1074,6 +1074,25 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
                     G(2, R, nv, false, kPushNext, 0, 0, 4, true),
                     St(0, 8, C, kPopPrev)}));
   }
+  // The largest stride a STORE and an accumulator LOAD can take towards the top of HBM: two rows
+  // S apart, the second ending at HbmBytes, with S the largest multiple of 32 below 2^32 (the
+  // field's limit) where HBM is larger than that, else as far as HBM reaches above 4 MB. The
+  // STORE writes acc rows 0 and 1 there; the LOAD reads them back (only bytes the STORE wrote)
+  // into acc rows 4 and 5 once the STORE's token says they are written, and a STORE of those
+  // rows to kOutAddr shows them.
+  {
+    const uint64_t row = RowBytes(C, 4);
+    const uint64_t reach = (top - row - 0x400000) / 32 * 32;
+    const auto S = uint32_t(std::min<uint64_t>(0xFFFFFFE0u, reach));
+    const uint64_t base = top - row - S;
+    add("the largest stride up to the top of HBM",
+        Program(c, {Ld(isa::kBufAct, 0, 1, R), ld_wgt,
+                    Ld(isa::kBufAcc, 1, 1, C, {}, kDataAddr + 2048, RowBytes(C, 4)),
+                    G(1, R, C, true, D(true, false, false, true)),
+                    St(0, 2, C, D(true, false, true, false), base, S),
+                    Ld(isa::kBufAcc, 4, 2, C, D(false, true, false, true), base, S),
+                    St(4, 2, C, kPopPrev, kOutAddr)}));
+  }
   // Windows (version 1.1): a 3x3-pixel band at the end of the activation buffer read with
   // stride 2 and 1, negative and positive tap offsets (zero padding on every side), output rows
   // that start mid-row (out_col > 0) and wrap, the second GEMM reusing the weights and
