@@ -1362,10 +1362,23 @@ TYPED_TEST_P(AccelTest, RandomPrograms) {
       classes.size(), missed.empty() ? " none" : missed);
 }
 
+// The on-chip comparison after every program reads what this build lets it read: the parts of
+// accel::OnChip found (activation buffer, weight buffer, accumulators, array weights) are the
+// configuration's kOnChipParts (4 on a flat build, 3 on a hierarchical one, whose PEs lie inside
+// separately Verilated tiles, 0 on a netlist). A renamed instance would otherwise switch the
+// comparison off without a word.
+TYPED_TEST_P(AccelTest, OnChipStateRead) {
+  const accel::OnChip st = this->bench_.Sim(num::Mode::kIeee).ReadOnChip();
+  const int parts = int(!st.act.empty()) + int(!st.wgt.empty()) + int(!st.acc.empty()) +
+                    int(!st.w.empty());
+  EXPECT_EQ(parts, TypeParam::kOnChipParts) << "not read: " << st.missing;
+  if (parts == 3) EXPECT_TRUE(st.w.empty()) << "a hierarchical build reads all but the weights";
+}
+
 REGISTER_TYPED_TEST_SUITE_P(AccelTest, RandomWorkloads, IllegalProgramsDecode,
                             IllegalProgramsHeader, IllegalProgramsField, IllegalProgramsWindow,
                             IllegalProgramsHbm, IllegalProgramsTokens, LegalEdgePrograms,
-                            RandomPrograms);
+                            RandomPrograms, OnChipStateRead);
 
 struct ConfigNames {
   template <class T>

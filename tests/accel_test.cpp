@@ -27,6 +27,7 @@ namespace {
 struct Accel4x4Q4 {
   using Model = Vaccel_4x4_q4;
   static constexpr const char* kName = "accel_4x4_q4";
+  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 80, 40, 40, 9, 8, 24}; }
 };
@@ -34,6 +35,7 @@ struct Accel4x4Q4 {
 struct Accel3x5 {
   using Model = Vaccel_3x5;
   static constexpr const char* kName = "accel_3x5";
+  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 60, 30, 30, 8, 7, 20}; }
 };
@@ -41,6 +43,7 @@ struct Accel3x5 {
 struct Accel8x8 {
   using Model = Vaccel_8x8;
   static constexpr const char* kName = "accel_8x8";
+  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
@@ -51,6 +54,7 @@ struct Accel8x8 {
 struct Accel36x4 {
   using Model = Vaccel_36x4;
   static constexpr const char* kName = "accel_36x4";
+  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {3, 40, 48, 12, 6, 8, 24}; }
 };
@@ -61,6 +65,7 @@ struct Accel36x4 {
 struct Accel2x128 {
   using Model = Vaccel_2x128;
   static constexpr const char* kName = "accel_2x128";
+  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {4, 24, 12, 300, 5, 4, 140}; }
 };
