@@ -656,8 +656,7 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
       if (const std::string diff = OnChipDiff(dut.ReadOnChip(), golden); !diff.empty()) {
         pass = false;
         reported = true;
-        fmt::print("FAIL: the machine's on-chip state differs from the golden model's:\n{}",
-                   diff);
+        fmt::print("FAIL: the machine's on-chip state differs from the golden model's:\n{}", diff);
       }
     }
   } else if (pass) {

@@ -1071,8 +1071,7 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
                     Ld(isa::kBufAct, 0, 4, R, {}, kDataAddr, 64), ld_wgt,
                     G(4, R, nv, true, kPopPrev, 0, 0, 0),
                     Ld(isa::kBufAcc, 4, 4, C, {}, kDataAddr + 8192, RowBytes(C, 4)),
-                    G(2, R, nv, false, kPushNext, 0, 0, 4, true),
-                    St(0, 8, C, kPopPrev)}));
+                    G(2, R, nv, false, kPushNext, 0, 0, 4, true), St(0, 8, C, kPopPrev)}));
   }
   // The largest stride a STORE and an accumulator LOAD can take towards the top of HBM: two rows
   // S apart, the second ending at HbmBytes, with S the largest multiple of 32 below 2^32 (the
@@ -1369,8 +1368,8 @@ TYPED_TEST_P(AccelTest, RandomPrograms) {
 // comparison off without a word.
 TYPED_TEST_P(AccelTest, OnChipStateRead) {
   const accel::OnChip st = this->bench_.Sim(num::Mode::kIeee).ReadOnChip();
-  const int parts = int(!st.act.empty()) + int(!st.wgt.empty()) + int(!st.acc.empty()) +
-                    int(!st.w.empty());
+  const int parts =
+      int(!st.act.empty()) + int(!st.wgt.empty()) + int(!st.acc.empty()) + int(!st.w.empty());
   EXPECT_EQ(parts, TypeParam::kOnChipParts) << "not read: " << st.missing;
   if (parts == 3) EXPECT_TRUE(st.w.empty()) << "a hierarchical build reads all but the weights";
 }

@@ -285,8 +285,7 @@ void CheckOnChipState() {
       c, {Ld(isa::kBufAct, 1, 3, R, {}, kDataAddr, act_row),
           Ld(isa::kBufWgt, 2, R, C, kPushNext, kDataAddr + 4 * act_row, wgt_row),
           Ld(isa::kBufAcc, 5, 2, C, {}, kDataAddr + 8192, acc_row),
-          G(3, kv, nv, true, kPopPrev, 1, 2, 1),
-          G(2, kv, nv, false, kPushNext, 1, 0, 5, true),
+          G(3, kv, nv, true, kPopPrev, 1, 2, 1), G(2, kv, nv, false, kPushNext, 1, 0, 5, true),
           St(1, 3, C, kPopPrev, kOutAddr, std::max<uint32_t>(64, acc_row))});
   auto& s = bench.Sim(num::Mode::kIeee);
   isa::Machine golden(c);
@@ -355,9 +354,9 @@ void CheckGemmsBackToBack() {
     const uint64_t gap = uint64_t(std::max(0, R + kWeightStream - M));
     std::vector<uint64_t> busy;
     for (const int gemms : {1, 2, 4}) {
-      std::vector<Instr> body = {Ld(isa::kBufAct, 0, M, R, {}, kDataAddr, RowBytes(R, 2)),
-                                 Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 16384,
-                                    RowBytes(C, 2))};
+      std::vector<Instr> body = {
+          Ld(isa::kBufAct, 0, M, R, {}, kDataAddr, RowBytes(R, 2)),
+          Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 16384, RowBytes(C, 2))};
       for (int i = 0; i < gemms; ++i) {
         body.push_back(G(M, R, C, true, D(i == 0, false, false, i == gemms - 1)));
       }
@@ -369,12 +368,12 @@ void CheckGemmsBackToBack() {
       uint64_t first = 0, last = 0, rows = 0;
       accel::RunOptions opt;
       opt.max_cycles = 400'000;
-      opt.on_cycle = [&, issue = s.template PublicVar<uint8_t>(".u_mxu.u_ctrl", "arr_a_valid_q")](
-                         uint64_t t) {
-        if (!*issue) return;
-        if (rows++ == 0) first = t;
-        last = t;
-      };
+      opt.on_cycle =
+          [&, issue = s.template PublicVar<uint8_t>(".u_mxu.u_ctrl", "arr_a_valid_q")](uint64_t t) {
+            if (!*issue) return;
+            if (rows++ == 0) first = t;
+            last = t;
+          };
       ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt, &r));
       ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
       EXPECT_EQ(rows, uint64_t(gemms) * M) << gemms << " GEMMs of " << M << " rows: rows issued";
@@ -567,6 +566,108 @@ TEST(AccelEdgeTest, StoresThatStallTheWritePort) {
   isa::Machine golden(c);
   ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, 2'000'000));
   for (uint64_t i = 0; i < rows; ++i) ExpectSameHbm(s, golden, kOutAddr + i * kRowApart, C * 4u);
+}
+
+// Back-pressure on each DMA port separately. For every port p in turn, the load module reads 24
+// activation rows 1 MB apart that all fall on port p (64-byte blocks rotate over the ports, so a
+// row of at most 64 bytes at a multiple of 1 MB stays on one port and one bank, a new DRAM row
+// each: p's read queue fills), while the compute module loads accumulator rows spread over every
+// port; then the store module writes those rows 1 MB apart on port p while the compute module
+// loads more, each from the next port and a new DRAM row there. The AXI channels between the DMA
+// and the HBM subsystem (public in rtl/sim.vlt) are watched cycle by cycle: in its round, port p's
+// AR must wait (valid, not ready) in a cycle in which another port moves data, and its AW or W
+// must wait; the bytes stored and the on-chip state must equal the golden model's. (With one DMA
+// lane, as on accel_4x4_q4, a waiting W holds the lane, so other ports rarely move then.)
+template <class T>
+void CheckPortBackPressure() {
+  SCOPED_TRACE(T::kName);
+  constexpr uint64_t kApart = 1 << 20;
+  constexpr int kRows = 24;
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const Config cfg = bench.config();
+  const MachineConfig c = cfg.machine;
+  const int ports = 2 * cfg.channels;
+  const auto C = uint16_t(c.c);
+  const auto ae = uint16_t(std::min(c.r, 32)), se = uint16_t(std::min(c.c, 16));
+  auto& s = bench.Sim(num::Mode::kIeee);
+  struct Port {
+    const void* p;
+    uint32_t bytes;
+  };
+  auto port = [&](const char* name) {
+    Port q;
+    q.p = s.PublicVarBytes("tpu_accel", name, &q.bytes);
+    return q;
+  };
+  auto bits = [](const Port& q) {
+    uint64_t v = 0;
+    std::memcpy(&v, q.p, std::min<uint32_t>(q.bytes, 8));
+    return v;
+  };
+  const Port ar_v = port("p_ar_valid"), ar_r = port("p_ar_ready"), r_v = port("p_r_valid"),
+             r_r = port("p_r_ready"), aw_v = port("p_aw_valid"), aw_r = port("p_aw_ready"),
+             w_v = port("p_w_valid"), w_r = port("p_w_ready");
+  std::vector<uint64_t> read_waits(size_t(ports), 0), write_waits(size_t(ports), 0);
+  tb::Rng rng(test::TestSeed());
+  for (int p = 0; p < ports; ++p) {
+    const uint64_t in = kDataAddr + 0x10000 + 64 * uint64_t(p), out = kOutAddr + 64 * uint64_t(p);
+    const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+    const std::vector<uint8_t> row = SmallBf16(64, rng);
+    isa::Machine golden(c);
+    for (int i = 0; i < kRows; ++i) {
+      s.WriteHbm(in + i * kApart, row.data(), row.size());
+      golden.WriteHbm(in + i * kApart, row.data(), row.size());
+    }
+    // The second accumulator LOAD, beside the STORE: rows 1 MB + 64 bytes apart, so each starts
+    // on the next port and opens a new DRAM row there (slow on every port).
+    const uint32_t acc_row = RowBytes(C, 4);
+    const auto rows1 = uint16_t(std::min(c.acc_depth / 2, 32));
+    const auto rows2 = uint16_t(std::min(c.acc_depth - rows1, 32));
+    const uint64_t in2 = kDataAddr + 0x20000 + 64 * uint64_t(p + 1);
+    const std::vector<uint8_t> arow = SmallBf16(acc_row, rng);
+    for (int i = 0; i < rows2; ++i) {
+      s.WriteHbm(in2 + i * (kApart + 64), arow.data(), arow.size());
+      golden.WriteHbm(in2 + i * (kApart + 64), arow.data(), arow.size());
+    }
+    const auto prog =
+        Program(c, {Ld(isa::kBufAct, 0, kRows, ae, {}, in, uint32_t(kApart)),
+                    Ld(isa::kBufAcc, 0, rows1, C, kPushNext, kDataAddr, acc_row),
+                    Ld(isa::kBufAcc, rows1, rows2, C, {}, in2, uint32_t(kApart + 64)),
+                    St(0, rows1, se, kPopPrev, out, uint32_t(kApart))});  // the first LOAD's rows
+    accel::RunOptions opt;
+    opt.max_cycles = 2'000'000;
+    // Port p, the congested one this round: its AR waiting while another port moves data, and its
+    // AW or W waiting.
+    const uint64_t bit = uint64_t{1} << p;
+    opt.on_cycle = [&](uint64_t) {
+      const uint64_t arv = bits(ar_v), arr = bits(ar_r), rv = bits(r_v), rr = bits(r_r);
+      const uint64_t awv = bits(aw_v), awr = bits(aw_r), wv = bits(w_v), wr = bits(w_r);
+      const uint64_t moving = (arv & arr) | (rv & rr) | (awv & awr) | (wv & wr);
+      if ((arv & ~arr & bit) && (moving & ~bit)) ++read_waits[size_t(p)];
+      if (((awv & ~awr) | (wv & ~wr)) & bit) ++write_waits[size_t(p)];
+    };
+    ASSERT_TRUE(RunBoth(s, golden, data, prog, kProgAddr, opt));
+    for (int i = 0; i < rows1; ++i) ExpectSameHbm(s, golden, out + i * kApart, se * 4u);
+  }
+  for (int q = 0; q < ports; ++q) {
+    EXPECT_GT(read_waits[size_t(q)], 0u) << "port " << q << ": AR never waited while others moved";
+    EXPECT_GT(write_waits[size_t(q)], 0u) << "port " << q << ": AW/W never waited";
+  }
+  fmt::print(
+      "[  PORTS   ] {}: per port, its round's cycles of AR waiting while another port moved "
+      "/ of AW or W waiting:",
+      T::kName);
+  for (int q = 0; q < ports; ++q)
+    fmt::print(" {}/{}", read_waits[size_t(q)], write_waits[size_t(q)]);
+  fmt::print("\n");
+}
+
+TEST(AccelDmaTest, BackPressureOnEveryPortSeparately) {
+  CheckPortBackPressure<Accel4x4Q4>();
+  CheckPortBackPressure<Accel3x5>();
+  CheckPortBackPressure<Accel8x8>();
+  CheckPortBackPressure<Accel36x4>();
+  CheckPortBackPressure<Accel2x128>();
 }
 
 // Runs run(bench, name) on a fresh bench of each of the fast tier's four arrays, one at a time.

@@ -894,8 +894,8 @@ TEST_F(IsaTest, DefinedElementsAndTheLoadedWeightTile) {
   Machine m(cfg);
   std::vector<uint16_t> v(512, 0x3F80);  // 1.0
   m.WriteHbm(0x1000, v.data(), v.size() * 2);
-  isa::Load act = LoadAct(0x1000, 2, 1), wgt = LoadAct(0x1000, uint16_t(cfg.r), 1,
-                                                       D(false, false, false, true));
+  isa::Load act = LoadAct(0x1000, 2, 1),
+            wgt = LoadAct(0x1000, uint16_t(cfg.r), 1, D(false, false, false, true));
   act.dst = 1;
   wgt.buffer = isa::kBufWgt;
   isa::Gemm g;

@@ -171,18 +171,22 @@ std::string OnChipDiff(const OnChip& dut, const isa::Machine& golden, size_t max
     }
     if (bad > 0) out += fmt::format("{}: {} elements differ\n", what, bad);
   };
-  part("activation buffer", dut.act, m.act_depth, m.r,
-       [&](int r, int c) { return golden.ActDefined(r, c); },
-       [&](int r, int c) { return golden.Act(r, c); }, 4);
-  part("weight buffer", dut.wgt, m.wgt_depth, m.c,
-       [&](int r, int c) { return golden.WgtDefined(r, c); },
-       [&](int r, int c) { return golden.Wgt(r, c); }, 4);
-  part("accumulators", dut.acc, m.acc_depth, m.c,
-       [&](int r, int c) { return golden.AccDefined(r, c); },
-       [&](int r, int c) { return golden.Acc(r, c); }, 8);
+  part(
+      "activation buffer", dut.act, m.act_depth, m.r,
+      [&](int r, int c) { return golden.ActDefined(r, c); },
+      [&](int r, int c) { return golden.Act(r, c); }, 4);
+  part(
+      "weight buffer", dut.wgt, m.wgt_depth, m.c,
+      [&](int r, int c) { return golden.WgtDefined(r, c); },
+      [&](int r, int c) { return golden.Wgt(r, c); }, 4);
+  part(
+      "accumulators", dut.acc, m.acc_depth, m.c,
+      [&](int r, int c) { return golden.AccDefined(r, c); },
+      [&](int r, int c) { return golden.Acc(r, c); }, 8);
   if (golden.WeightsLoaded()) {
-    part("array weights", dut.w, m.r, m.c, [&](int k, int n) { return golden.WDefined(k, n); },
-         [&](int r, int c) { return golden.W(r, c); }, 4);
+    part(
+        "array weights", dut.w, m.r, m.c, [&](int k, int n) { return golden.WDefined(k, n); },
+        [&](int r, int c) { return golden.W(r, c); }, 4);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <verilated_syms.h>
 
 #include <chrono>
 #include <cstdint>
@@ -24,8 +25,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <verilated_syms.h>
 
 #include "tpu/hbm/hbm_device.h"
 #include "tpu/tb/accel_sim.h"
@@ -234,10 +233,9 @@ class AccelSim : public Sim {
   }
 
   // A variable rtl/sim.vlt makes public (public_flat_rd), in the one scope whose name ends with
-  // `scope_suffix` (".u_mxu.u_ctrl"), with entries of sizeof(T) bytes: its storage, valid for the
-  // model's lifetime. Throws std::runtime_error when there is no such scope or variable.
-  template <class T>
-  const T* PublicVar(const std::string& scope_suffix, const char* name) {
+  // `scope_suffix` (".u_mxu.u_ctrl"): its storage, valid for the model's lifetime, and the bytes
+  // of each entry (`*bytes`). Throws std::runtime_error when there is no such scope or variable.
+  const void* PublicVarBytes(const std::string& scope_suffix, const char* name, uint32_t* bytes) {
     sim_.Select();
     const VerilatedScope* found = nullptr;
     if (const VerilatedScopeNameMap* names = sim_.context().scopeNameMap()) {
@@ -254,12 +252,24 @@ class AccelSim : public Sim {
       }
     }
     const VerilatedVar* v = found ? found->varFind(name) : nullptr;
-    if (!v || v->entSize() != sizeof(T)) {
-      throw std::runtime_error(fmt::format(
-          "{}: no public variable {} of {} bytes in a scope ending with {} (rtl/sim.vlt)",
-          sim_.name(), name, sizeof(T), scope_suffix));
+    if (!v) {
+      throw std::runtime_error(
+          fmt::format("{}: no public variable {} in a scope ending with {} (rtl/sim.vlt)",
+                      sim_.name(), name, scope_suffix));
     }
-    return static_cast<const T*>(v->datap());
+    *bytes = v->entSize();
+    return v->datap();
+  }
+  // The same with entries of sizeof(T) bytes (throws if they are not).
+  template <class T>
+  const T* PublicVar(const std::string& scope_suffix, const char* name) {
+    uint32_t bytes = 0;
+    const void* p = PublicVarBytes(scope_suffix, name, &bytes);
+    if (bytes != sizeof(T)) {
+      throw std::runtime_error(fmt::format("{}: public variable {} has {}-byte entries, not {}",
+                                           sim_.name(), name, bytes, sizeof(T)));
+    }
+    return static_cast<const T*>(p);
   }
 
   // One clock cycle.
@@ -465,7 +475,8 @@ class AccelSim : public Sim {
           }
         } else if (std::regex_search(name, mt, pe_re)) {
           pes.push_back({std::stoi(mt.str(1)), std::stoi(mt.str(2)), std::stoi(mt.str(3)),
-                         std::stoi(mt.str(4)), static_cast<const uint16_t*>(var(scope, "w0_q", 2, 0)),
+                         std::stoi(mt.str(4)),
+                         static_cast<const uint16_t*>(var(scope, "w0_q", 2, 0)),
                          static_cast<const uint16_t*>(var(scope, "w1_q", 2, 0))});
         } else if (std::regex_search(name, mt, ctrl_re)) {
           sc.bank = static_cast<const uint8_t*>(var(scope, "cur_bank_q", 1, 0));
