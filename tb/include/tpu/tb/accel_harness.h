@@ -24,6 +24,7 @@
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tpu/hbm/hbm_device.h"
@@ -199,8 +200,11 @@ class AccelSim : public Sim {
     const isa::MachineConfig& m = cfg_.machine;
     OnChip s;
     std::vector<std::string> missing;
-    auto gather16 = [](const std::vector<const uint16_t*>& cols, int depth, bool ok) {
-      std::vector<uint16_t> v;
+    // A memory of `depth` rows kept as one array per column: row-major rows x columns.
+    auto gather = [](const auto& cols, int depth, bool ok) {
+      std::vector<std::remove_const_t<
+          std::remove_pointer_t<typename std::remove_reference_t<decltype(cols)>::value_type>>>
+          v;
       if (!ok) return v;
       const size_t w = cols.size();
       v.resize(size_t(depth) * w);
@@ -209,18 +213,12 @@ class AccelSim : public Sim {
       }
       return v;
     };
-    s.act = gather16(sc.act, m.act_depth, sc.act_ok);
-    s.wgt = gather16(sc.wgt, m.wgt_depth, sc.wgt_ok);
+    s.act = gather(sc.act, m.act_depth, sc.act_ok);
+    s.wgt = gather(sc.wgt, m.wgt_depth, sc.wgt_ok);
+    s.acc = gather(sc.acc, m.acc_depth, sc.acc_ok);
     if (!sc.act_ok) missing.push_back("the activation buffer (u_act.gen_el[*].mem_q)");
     if (!sc.wgt_ok) missing.push_back("the weight buffer (u_wgt.gen_el[*].mem_q)");
-    if (sc.acc_ok) {
-      s.acc.resize(size_t(m.acc_depth) * m.c);
-      for (int c = 0; c < m.c; ++c) {
-        for (int r = 0; r < m.acc_depth; ++r) s.acc[size_t(r) * m.c + c] = sc.acc[size_t(c)][r];
-      }
-    } else {
-      missing.push_back("the accumulators (u_acc.gen_col[*].u_mem.mem_q)");
-    }
+    if (!sc.acc_ok) missing.push_back("the accumulators (u_acc.gen_col[*].u_mem.mem_q)");
     if (sc.w_ok) {
       const bool bank = *sc.bank != 0;
       s.w.resize(size_t(m.r) * m.c);
