@@ -499,17 +499,83 @@ class AccelTest : public ::testing::Test {
     return r;
   }
 
-  // Every case, each followed by a legal workload.
+  // What the golden model says of a case (with RunCase's data: zeros at kDataAddr).
+  isa::RunResult Golden(const Case& c) {
+    isa::Machine golden(mc());
+    const std::vector<uint8_t> data(kDataBytes, 0);
+    golden.WriteHbm(kDataAddr, data.data(), data.size());
+    std::vector<uint8_t> bytes;
+    for (const auto& b : c.prog) bytes.insert(bytes.end(), b.begin(), b.end());
+    if (!bytes.empty()) golden.WriteHbm(c.write_addr, bytes.data(), bytes.size());
+    return golden.Run(c.run_addr, c.Count());
+  }
+
+  // The case with a legal instruction of the faulty instruction's module right behind it (a
+  // LOAD, a GEMM or a STORE by its opcode byte; a LOAD's module by its buffer byte: 2 is the
+  // compute module's), when the golden model reports the same error at the same pc for both:
+  // the machine must still name the faulty instruction, not the next one its module holds.
+  // Cases at pc 0, with their own length or addresses, or whose error moves, have none.
+  std::optional<Case> Behind(const Case& c) {
+    if (c.count || c.write_addr != kProgAddr || c.run_addr != kProgAddr || c.prog.size() < 3)
+      return std::nullopt;
+    uint32_t count = 0;
+    std::memcpy(&count, c.prog[0].data() + 16, 4);
+    if (count != c.prog.size()) return std::nullopt;
+    const isa::RunResult g = Golden(c);
+    if (g.ok() || g.pc == 0 || size_t(g.pc) + 1 >= c.prog.size()) return std::nullopt;
+    const MachineConfig m = mc();
+    const Bytes& bad = c.prog[g.pc];
+    Instr more;
+    const char* what = "";
+    switch (bad[0]) {
+      case 2:
+        more = bad[4] == isa::kBufAcc ? Ld(isa::kBufAcc, 0, 1, 1) : Ld(isa::kBufAct, 0, 1, 1);
+        what = bad[4] == isa::kBufAcc ? "an accumulator LOAD" : "a LOAD";
+        break;
+      case 3:
+        more = G(1, uint16_t(m.r), uint16_t(m.c), true);
+        what = "a GEMM";
+        break;
+      case 4:
+        more = St(0, 1, 1);
+        what = "a STORE";
+        break;
+      default: return std::nullopt;
+    }
+    Case v(fmt::format("{}, {} behind it", c.name, what), c.want, c.prog);
+    v.prog.insert(v.prog.begin() + g.pc + 1, isa::Encode(more));
+    const uint32_t n = count + 1;
+    std::memcpy(v.prog[0].data() + 16, &n, 4);
+    const isa::RunResult gv = Golden(v);
+    if (gv.code != g.code || gv.pc != g.pc) return std::nullopt;
+    return v;
+  }
+
+  // Every case, each followed by a legal workload; then each case's Behind variant, if it has
+  // one, the same way.
   void RunCases(const std::vector<Case>& cases) {
     tb::Rng rng(test::TestSeed());
-    for (const Case& c : cases) {
+    int behind = 0;
+    auto run = [&](const Case& c) {
       // The workload's tensors and program live below kProgAddr: clear the stores' area only.
       const std::vector<uint8_t> zeros(kOutBytes, 0);
       bench_.Sim(num::Mode::kIeee).WriteHbm(kOutAddr, zeros.data(), zeros.size());
       RunCase(c);
       ExpectRecovers(c.name, rng);
+    };
+    for (const Case& c : cases) {
+      run(c);
       if (HasFatalFailure()) return;
+      if (const auto v = Behind(c)) {
+        run(*v);
+        ++behind;
+        if (HasFatalFailure()) return;
+      }
     }
+    fmt::print(
+        "[  CASES   ] {}: {} cases, {} of them again with an instruction of the faulty "
+        "one's module behind it\n",
+        bench_.config().name, cases.size(), behind);
   }
 
   Bench<V> bench_;
@@ -971,6 +1037,21 @@ TYPED_TEST_P(AccelTest, IllegalProgramsTokens) {
         Program(c, behind(std::vector<Instr>(256, Ld(isa::kBufAcc, 0, 1, 1, kPushNext)), acc_ld)));
     add("256 accumulator LOADs push compute->load, a GEMM behind", ErrorCode::kTokenOverflow,
         Program(c, behind(std::vector<Instr>(256, Ld(isa::kBufAcc, 0, 1, 1, kPushPrev)), gw)));
+    // The overflow in the cycle END is dispatched (the error must not be lost: once END is
+    // dispatched a runtime error is final at once, before it pends): the 256th push followed by
+    // k instructions of the same module without flags, for every k up to a few queues' worth,
+    // so that the push lands in END's dispatch cycle for some k on every array.
+    for (int k = 0; k <= q + 12; ++k) {
+      std::vector<Instr> e = cl;
+      e.resize(256);
+      for (int i = 0; i < k; ++i) e.push_back(g_reuse);
+      add(fmt::format("256 pushes compute->load, {} GEMMs then END behind", k),
+          ErrorCode::kTokenOverflow, Program(c, e));
+      std::vector<Instr> f = lc;
+      for (int i = 0; i < k; ++i) f.push_back(ld);
+      add(fmt::format("256 pushes load->compute, {} LOADs then END behind", k),
+          ErrorCode::kTokenOverflow, Program(c, f));
+    }
     // An overflow before a deadlock later in the program: the overflow.
     std::vector<Instr> od = lc;
     od.push_back(St(0, 1, 1, kPopPrev));

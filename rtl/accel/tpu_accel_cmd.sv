@@ -306,8 +306,10 @@ module tpu_accel_cmd #(
             pc_q    <= dpc;
           end else if (!pend_q && (rt_err_i || deadlock)) begin
             // Runtime error: final at once when END has been dispatched (nothing left to
-            // check), else pending while the rest of the program is checked.
-            if (ended_q) begin
+            // check), or is dispatched in this cycle (a pending error would never be taken up:
+            // only END in check-only mode does that), else pending while the rest of the
+            // program is checked.
+            if (ended_q || (consume && is_end)) begin
               final_q <= 1'b1;
               code_q  <= rt_err_i ? rt_code_i : ErrDeadlock;
               pc_q    <= rt_err_i ? rt_pc_i : dl_pc;
@@ -328,6 +330,10 @@ module tpu_accel_cmd #(
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
+  // A runtime error pends only before END is dispatched (END then reports it); once END is
+  // dispatched, one is final at once.
+  a_end_pend_excl: assert property (@(posedge clk_i) disable iff (!rst_ni) !(ended_q && pend_q))
+    else $error("tpu_accel_cmd: a runtime error pends after END was dispatched (it would be lost)");
   // Dispatch only into a queue with room; the fetch request holds while it waits; an error code
   // is reported only with a finished run.
   a_push_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
