@@ -226,4 +226,195 @@ module axi_port_formal #(
       end
     end
   end
+
+  // ---------------------------------------------------------------------------------------------
+  // Invariants (proven like every assertion above; with them the properties are inductive and
+  // ABC's pdr proves them for all depths): the bookkeeping above against the port's registers,
+  // read through hierarchical taps (wires named `u_dut.<register>` with the hierconn attribute,
+  // which Yosys's flatten connects to that register; scripts/formal.py fails a check whose tap
+  // finds none, except the tap_optional ones: return slots 2 and 3, absent when RetDepth = 2).
+  // ---------------------------------------------------------------------------------------------
+  if (RetDepth > 4) begin : gen_bad_taps
+    $error("axi_port_formal: the invariants' taps are written for at most 4 return slots");
+  end
+  (* hierconn *) logic [2-1:0] \u_dut.w_state_q ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.w_id_q ;
+  (* hierconn *) logic [9-1:0] \u_dut.w_left_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.w_err_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.pc_full_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.pc_last_q ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.bq_id_q[0] ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.bq_id_q[1] ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.bq_id_q[2] ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.bq_id_q[3] ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_resp_q[0] ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_resp_q[1] ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_resp_q[2] ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_resp_q[3] ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_rd_q ;
+  (* hierconn *) logic [2-1:0] \u_dut.bq_wr_q ;
+  (* hierconn *) logic [3-1:0] \u_dut.bq_cnt_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.ar_busy_q ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.ar_id_q ;
+  (* hierconn *) logic [9-1:0] \u_dut.ar_left_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.ar_err_q ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.slot_id_q[0] ;
+  (* hierconn *) logic [IdBits-1:0] \u_dut.slot_id_q[1] ;
+  (* hierconn, tap_optional *) logic [IdBits-1:0] \u_dut.slot_id_q[2] ;
+  (* hierconn, tap_optional *) logic [IdBits-1:0] \u_dut.slot_id_q[3] ;
+  (* hierconn *) logic [2-1:0] \u_dut.slot_beats_q[0] ;
+  (* hierconn *) logic [2-1:0] \u_dut.slot_beats_q[1] ;
+  (* hierconn, tap_optional *) logic [2-1:0] \u_dut.slot_beats_q[2] ;
+  (* hierconn, tap_optional *) logic [2-1:0] \u_dut.slot_beats_q[3] ;
+  (* hierconn *) logic [2-1:0] \u_dut.slot_arrived_q[0] ;
+  (* hierconn *) logic [2-1:0] \u_dut.slot_arrived_q[1] ;
+  (* hierconn, tap_optional *) logic [2-1:0] \u_dut.slot_arrived_q[2] ;
+  (* hierconn, tap_optional *) logic [2-1:0] \u_dut.slot_arrived_q[3] ;
+  (* hierconn *) logic [1-1:0] \u_dut.slot_err_q[0] ;
+  (* hierconn *) logic [1-1:0] \u_dut.slot_err_q[1] ;
+  (* hierconn, tap_optional *) logic [1-1:0] \u_dut.slot_err_q[2] ;
+  (* hierconn, tap_optional *) logic [1-1:0] \u_dut.slot_err_q[3] ;
+  (* hierconn *) logic [1-1:0] \u_dut.slot_last_q[0] ;
+  (* hierconn *) logic [1-1:0] \u_dut.slot_last_q[1] ;
+  (* hierconn, tap_optional *) logic [1-1:0] \u_dut.slot_last_q[2] ;
+  (* hierconn, tap_optional *) logic [1-1:0] \u_dut.slot_last_q[3] ;
+  (* hierconn *) logic [TagBits-1:0] \u_dut.slot_head_q ;
+  (* hierconn *) logic [TagBits-1:0] \u_dut.slot_tail_q ;
+  (* hierconn *) logic [TagBits+1-1:0] \u_dut.slot_cnt_q ;
+  (* hierconn *) logic [2-1:0] \u_dut.r_sent_q ;
+  logic [IdBits-1:0] t_bq_id[4], t_slot_id[4];
+  logic [1:0]        t_bq_resp[4], t_slot_beats[4], t_slot_arrived[4];
+  logic              t_slot_err[4], t_slot_last[4];
+  assign t_bq_id[0] = \u_dut.bq_id_q[0] ; assign t_bq_id[1] = \u_dut.bq_id_q[1] ; assign t_bq_id[2] = \u_dut.bq_id_q[2] ; assign t_bq_id[3] = \u_dut.bq_id_q[3] ;
+  assign t_bq_resp[0] = \u_dut.bq_resp_q[0] ; assign t_bq_resp[1] = \u_dut.bq_resp_q[1] ; assign t_bq_resp[2] = \u_dut.bq_resp_q[2] ; assign t_bq_resp[3] = \u_dut.bq_resp_q[3] ;
+  assign t_slot_id[0] = \u_dut.slot_id_q[0] ;
+  assign t_slot_id[1] = \u_dut.slot_id_q[1] ;
+  assign t_slot_id[2] = \u_dut.slot_id_q[2] ;
+  assign t_slot_id[3] = \u_dut.slot_id_q[3] ;
+  assign t_slot_beats[0] = \u_dut.slot_beats_q[0] ;
+  assign t_slot_beats[1] = \u_dut.slot_beats_q[1] ;
+  assign t_slot_beats[2] = \u_dut.slot_beats_q[2] ;
+  assign t_slot_beats[3] = \u_dut.slot_beats_q[3] ;
+  assign t_slot_arrived[0] = \u_dut.slot_arrived_q[0] ;
+  assign t_slot_arrived[1] = \u_dut.slot_arrived_q[1] ;
+  assign t_slot_arrived[2] = \u_dut.slot_arrived_q[2] ;
+  assign t_slot_arrived[3] = \u_dut.slot_arrived_q[3] ;
+  assign t_slot_err[0] = \u_dut.slot_err_q[0] ;
+  assign t_slot_err[1] = \u_dut.slot_err_q[1] ;
+  assign t_slot_err[2] = \u_dut.slot_err_q[2] ;
+  assign t_slot_err[3] = \u_dut.slot_err_q[3] ;
+  assign t_slot_last[0] = \u_dut.slot_last_q[0] ;
+  assign t_slot_last[1] = \u_dut.slot_last_q[1] ;
+  assign t_slot_last[2] = \u_dut.slot_last_q[2] ;
+  assign t_slot_last[3] = \u_dut.slot_last_q[3] ;
+
+  localparam logic [1:0] WIdle = 2'd0, WData = 2'd1, WDrain = 2'd2;  // the port's w_state_e
+  function automatic logic [1:0] resp(logic err);
+    resp = err ? tpu_pkg::AxiRespSlvErr : tpu_pkg::AxiRespOkay;
+  endfunction
+
+  // Writes: the bursts the harness holds are the port's B queue (oldest first) and then, while
+  // the port is in a burst, that burst (whose W beats are due until its last has come).
+  logic          w_active, w_due;
+  logic [QB-1:0] w_cur;  // the burst the port is in
+  logic          n_bq;
+  assign w_active = \u_dut.w_state_q != WIdle;
+  assign w_due    = w_active && \u_dut.w_left_q != 9'd0;
+  assign w_cur    = wq_head_q + QB'(\u_dut.bq_cnt_q );
+  always_comb begin
+    n_bq = 1'b0;
+    for (int unsigned i = 0; i < 4; i++) begin
+      if (3'(i) < \u_dut.bq_cnt_q ) begin
+        n_bq |= t_bq_id[2'(\u_dut.bq_rd_q + 2'(i))] != wq_id_q[QB'(wq_head_q + QB'(i))] ||
+                t_bq_resp[2'(\u_dut.bq_rd_q + 2'(i))] != resp(wq_err_q[QB'(wq_head_q + QB'(i))]);
+      end
+    end
+  end
+
+  // Reads: the return slots from the oldest, each a block of one burst (the harness's burst at
+  // rq_head plus the slots before it that end a burst), then the burst the port is splitting.
+  // Per burst the beats still to send plus those sent (r_seen) make its AxLEN + 1.
+  logic [TagBits:0] live_n;
+  logic             n_pend, n_slot, n_ord, n_sum;
+  logic [QB:0]      lasts;
+  always_comb begin
+    logic [11:0]        sum[QD];  // no wrap: r_seen, ar_left < 512, 2 beats a slot
+    logic [TagBits-1:0] s;
+    logic [QB-1:0]      j;
+    logic [1:0]         left;  // beats of the slot still to send
+    n_pend = 1'b0; n_slot = 1'b0; n_ord = 1'b0; n_sum = 1'b0; lasts = '0;
+    s = '0; j = '0; left = '0;
+    live_n = \u_dut.slot_cnt_q ;
+    for (int unsigned t = 0; t < RetDepth; t++) begin
+      logic live;
+      live = (TagBits + 1)'(TagBits'(TagBits'(t) - \u_dut.slot_head_q )) < live_n;
+      // The controller owes exactly the beats a live, supported slot has not had yet.
+      n_pend |= pend_q[t] != ((live && !t_slot_err[t]) ? t_slot_beats[t] & ~t_slot_arrived[t]
+                                                        : 2'b00);
+      n_slot |= live && (t_slot_beats[t] == 2'b00 || (t_slot_err[t] && t_slot_beats[t] != 2'b01));
+    end
+    for (int unsigned k = 0; k < QD; k++) sum[k] = '0;
+    sum[rq_head_q] = 12'(r_seen_q);
+    for (int unsigned p = 0; p < RetDepth; p++) begin
+      if ((TagBits + 1)'(p) < live_n) begin
+        s    = TagBits'(\u_dut.slot_head_q + TagBits'(p));
+        j    = QB'(rq_head_q + QB'(lasts));
+        left = t_slot_beats[s] & ~((p == 0) ? \u_dut.r_sent_q : 2'b00);
+        n_ord |= t_slot_id[s] != rq_id_q[j] || t_slot_err[s] != rq_err_q[j];
+        sum[j] = sum[j] + 12'(left[0]) + 12'(left[1]);
+        lasts  = lasts + (QB + 1)'(t_slot_last[s]);
+      end
+    end
+    if (\u_dut.ar_busy_q ) begin
+      sum[QB'(rq_tail_q - 1'b1)] = sum[QB'(rq_tail_q - 1'b1)] + 12'(\u_dut.ar_left_q );
+    end
+    for (int unsigned k = 0; k < QD; k++) begin
+      if ((QB + 1)'(k) < rq_cnt_q) begin
+        n_sum |= sum[QB'(rq_head_q + QB'(k))] != 12'(rq_beats_q[QB'(rq_head_q + QB'(k))]) ||
+                 32'(rq_beats_q[QB'(rq_head_q + QB'(k))]) > MaxLen + 1;
+      end
+    end
+  end
+
+  always_comb begin
+    if (rst_ni) begin
+      i_w_count: assert (32'(wq_cnt_q) == 32'(\u_dut.bq_cnt_q ) + 32'(w_active) &&
+                         32'(wq_wcnt_q) == 32'(w_due));
+      i_w_ptrs: assert (QB'(wq_tail_q - wq_head_q) == QB'(wq_cnt_q) &&
+                        QB'(wq_tail_q - wq_wptr_q) == QB'(wq_wcnt_q));
+      i_b_queue: assert (32'(\u_dut.bq_cnt_q ) + 32'(w_active) <= 4 &&
+                         2'(\u_dut.bq_wr_q - \u_dut.bq_rd_q ) == 2'(\u_dut.bq_cnt_q ));
+      i_b_entries: assert (!n_bq);
+      i_w_burst: assert (!w_active || (\u_dut.w_id_q == wq_id_q[w_cur] &&
+                                       \u_dut.w_err_q == wq_err_q[w_cur]));
+      i_w_beats: assert (w_due ? wq_wptr_q == w_cur &&
+                                 32'(w_seen_q) + 32'(\u_dut.w_left_q ) == 32'(wq_beats_q[w_cur])
+                               : w_seen_q == '0);
+      i_w_state: assert (\u_dut.w_state_q != 2'd3 &&
+                         (\u_dut.w_state_q != WDrain || (\u_dut.w_err_q && w_due)) &&
+                         (\u_dut.w_state_q == WData || !\u_dut.pc_full_q ));
+      i_w_block: assert (\u_dut.w_state_q != WData ||
+                         (\u_dut.pc_full_q && \u_dut.pc_last_q ) == !w_due);
+      i_slots: assert (32'(\u_dut.slot_cnt_q ) <= RetDepth &&
+                       TagBits'(\u_dut.slot_tail_q - \u_dut.slot_head_q ) ==
+                       TagBits'(\u_dut.slot_cnt_q ));
+      i_pend: assert (!n_pend);
+      i_slot_beats: assert (!n_slot);
+      i_r_sent: assert (\u_dut.r_sent_q == 2'b00 ||
+                        (\u_dut.r_sent_q == 2'b01 && \u_dut.slot_cnt_q != '0 &&
+                         t_slot_beats[\u_dut.slot_head_q ] == 2'b11));
+      if (ReadOrder) begin
+        i_r_ptrs: assert (QB'(rq_tail_q - rq_head_q) == QB'(rq_cnt_q) && (rq_cnt_q != '0 || r_seen_q == '0));
+        i_r_count: assert (rq_cnt_q == lasts + (QB + 1)'(\u_dut.ar_busy_q ));
+        i_r_split: assert ((live_n == '0 || t_slot_last[TagBits'(\u_dut.slot_tail_q - 1'b1)] ||
+                            \u_dut.ar_busy_q ) &&
+                           (!\u_dut.ar_busy_q ||
+                            (\u_dut.ar_left_q != '0 &&
+                             \u_dut.ar_id_q == rq_id_q[QB'(rq_tail_q - 1'b1)] &&
+                             \u_dut.ar_err_q == rq_err_q[QB'(rq_tail_q - 1'b1)])));
+        i_r_order: assert (!n_ord);
+        i_r_beats: assert (!n_sum);
+      end
+    end
+  end
 endmodule

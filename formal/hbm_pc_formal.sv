@@ -371,4 +371,165 @@ module hbm_pc_formal #(
       rd_pipe_q <= (rd_pipe_q << 1) | TCl'(is_rd);
     end
   end
+
+  // ---------------------------------------------------------------------------------------------
+  // Invariants (proven like every assertion above; they make the rules 1-inductive, so ABC's pdr
+  // proves them for all depths): the controller's state read through hierarchical taps (wires
+  // named `u_dut.<register>` with the hierconn attribute, which Yosys's flatten connects to the
+  // register of that name; scripts/formal.py fails a check whose tap finds no register), and
+  // each of its wait counters at least the wait the checker's cycles-since counter still owes.
+  // The taps are written for this configuration's sizes (4 banks, 2 groups, nCWL 2, nCL 3).
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned CntW = 10;  // the controller's counters
+  if (Banks != 4 || Groups != 2 || TCwl != 2 || TCl != 3) begin : gen_bad_taps
+    $error("hbm_pc_formal: the invariants' taps are written for 4 banks, 2 groups, nCWL 2, nCL 3");
+  end
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_wrr_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.c_ref_q ;
+  (* hierconn *) logic [Banks-1:0] \u_dut.open_q ;
+  (* hierconn *) logic [1-1:0] \u_dut.wd_v_q[0] ;
+  (* hierconn *) logic [1-1:0] \u_dut.wd_v_q[1] ;
+  (* hierconn *) logic [1-1:0] \u_dut.rd_v_q[0] ;
+  (* hierconn *) logic [1-1:0] \u_dut.rd_v_q[1] ;
+  (* hierconn *) logic [1-1:0] \u_dut.rd_v_q[2] ;
+  logic [CntW-1:0] t_act[4], t_rd[4], t_wr[4], t_pre[4], t_faw[4];
+  logic [CntW-1:0] t_act_bg[2], t_col_bg[2], t_rdw_bg[2];
+  assign t_act[0] = \u_dut.c_act_q[0] ;
+  assign t_act[1] = \u_dut.c_act_q[1] ;
+  assign t_act[2] = \u_dut.c_act_q[2] ;
+  assign t_act[3] = \u_dut.c_act_q[3] ;
+  assign t_rd[0] = \u_dut.c_rd_q[0] ;
+  assign t_rd[1] = \u_dut.c_rd_q[1] ;
+  assign t_rd[2] = \u_dut.c_rd_q[2] ;
+  assign t_rd[3] = \u_dut.c_rd_q[3] ;
+  assign t_wr[0] = \u_dut.c_wr_q[0] ;
+  assign t_wr[1] = \u_dut.c_wr_q[1] ;
+  assign t_wr[2] = \u_dut.c_wr_q[2] ;
+  assign t_wr[3] = \u_dut.c_wr_q[3] ;
+  assign t_pre[0] = \u_dut.c_pre_q[0] ;
+  assign t_pre[1] = \u_dut.c_pre_q[1] ;
+  assign t_pre[2] = \u_dut.c_pre_q[2] ;
+  assign t_pre[3] = \u_dut.c_pre_q[3] ;
+  assign t_faw[0] = \u_dut.c_faw_q[0] ;
+  assign t_faw[1] = \u_dut.c_faw_q[1] ;
+  assign t_faw[2] = \u_dut.c_faw_q[2] ;
+  assign t_faw[3] = \u_dut.c_faw_q[3] ;
+  assign t_act_bg[0] = \u_dut.c_act_bg_q[0] ;
+  assign t_act_bg[1] = \u_dut.c_act_bg_q[1] ;
+  assign t_col_bg[0] = \u_dut.c_col_bg_q[0] ;
+  assign t_col_bg[1] = \u_dut.c_col_bg_q[1] ;
+  assign t_rdw_bg[0] = \u_dut.c_rdw_bg_q[0] ;
+  assign t_rdw_bg[1] = \u_dut.c_rdw_bg_q[1] ;
+
+  // The wait counter c still owes at least t - s cycles when the event was s < t cycles ago.
+  function automatic logic owes(logic [CntW-1:0] c, logic [SW-1:0] s, int unsigned t);
+    owes = !lt(s, t) || 32'(c) + 32'(s) >= t;
+  endfunction
+
+  // Each invariant's violation, over every bank, group or window slot (Yosys 0.23 takes no
+  // labelled assertion inside a loop).
+  logic n_apend_closed, n_apend_act, n_act_rc, n_act_rp, n_act_rfcsb, n_act_rfc, n_act_rrefd;
+  logic n_pre_ras, n_pre_rtp, n_pre_wr, n_rd_rcd, n_wr_rcd, n_act_rrdl, n_act_rrds, n_ref_rrefd;
+  logic n_col_ccdl, n_col_ccds, n_rd_wtrl, n_rd_wtrs, n_faw, n_faw_order;
+  always_comb begin
+    n_apend_closed = 1'b0; n_apend_act = 1'b0; n_act_rc = 1'b0; n_act_rp = 1'b0;
+    n_act_rfcsb = 1'b0; n_act_rfc = 1'b0; n_act_rrefd = 1'b0; n_pre_ras = 1'b0; n_pre_rtp = 1'b0;
+    n_pre_wr = 1'b0; n_rd_rcd = 1'b0; n_wr_rcd = 1'b0; n_act_rrdl = 1'b0; n_act_rrds = 1'b0;
+    n_ref_rrefd = 1'b0; n_col_ccdl = 1'b0; n_col_ccds = 1'b0; n_rd_wtrl = 1'b0; n_rd_wtrs = 1'b0;
+    n_faw = 1'b0; n_faw_order = 1'b0;
+    for (int unsigned k = 0; k < Banks; k++) begin
+      n_apend_closed |= apend_q[k] && open_q[k];
+      // After an auto-precharge: its start (aleft) and then nRP.
+      n_apend_act    |= apend_q[k] && 32'(t_act[k]) < 32'(aleft_q[k]) + TRp;
+      n_act_rc       |= !owes(t_act[k], s_act_q[k], TRc);
+      n_act_rp       |= !owes(t_act[k], s_pre_q[k], TRp);
+      n_act_rfcsb    |= !owes(t_act[k], s_refpb_q[k], TRfcSb);
+      n_act_rfc      |= !owes(t_act[k], s_refab_q, TRfc);
+      n_pre_ras      |= !owes(t_pre[k], s_act_q[k], TRas);
+      n_pre_rtp      |= !owes(t_pre[k], s_rd_q[k], TRtp);
+      n_pre_wr       |= !owes(t_pre[k], s_wr_q[k], WrEnd + TWr);
+      n_rd_rcd       |= !owes(t_rd[k], s_act_q[k], TRcdRd);
+      n_wr_rcd       |= !owes(t_wr[k], s_act_q[k], TRcdWr);
+      n_act_rrdl     |= !owes(t_act_bg[k >> BaBits], s_act_q[k], TRrdL);
+      n_act_rrds     |= !owes(\u_dut.c_act_any_q , s_act_q[k], TRrdS);
+      n_ref_rrefd    |= !owes(\u_dut.c_ref_q , s_refpb_q[k], TRrefd);
+      for (int unsigned b = 0; b < Banks; b++) begin  // a REFpb of k, an ACT of b
+        n_act_rrefd  |= !owes(t_act[b], s_refpb_q[k], TRrefd);
+      end
+    end
+    for (int unsigned g = 0; g < Groups; g++) begin
+      n_col_ccdl |= !owes(t_col_bg[g], s_col_g_q[g], TCcdL);
+      n_col_ccds |= !owes(\u_dut.c_col_any_q , s_col_g_q[g], TCcdS);
+      n_rd_wtrl  |= !owes(t_rdw_bg[g], s_wr_g_q[g], WrEnd + TWtrL);
+      n_rd_wtrs  |= !owes(\u_dut.c_rdw_any_q , s_wr_g_q[g], WrEnd + TWtrS);
+    end
+    // nFAW: the j+1 newest ACTs (j < 4) of the last nFAW cycles each hold a window counter.
+    for (int unsigned j = 0; j < 4; j++) begin
+      int unsigned held;
+      held = 0;
+      for (int unsigned k = 0; k < 4; k++) held += 32'(32'(t_faw[k]) + 32'(s_faw_q[j]) >= TFaw);
+      n_faw |= lt(s_faw_q[j], TFaw) && held < j + 1;
+      if (j < 3) n_faw_order |= s_faw_q[j] > s_faw_q[j + 1];
+    end
+  end
+
+  always_comb begin
+    if (rst_ni) begin
+      i_open: assert (open_q == \u_dut.open_q );
+      i_write_pipe: assert (wd_pipe_q == {\u_dut.wd_v_q[1] , \u_dut.wd_v_q[0] });
+      i_read_pipe: assert (rd_pipe_q == {\u_dut.rd_v_q[2] , \u_dut.rd_v_q[1] , \u_dut.rd_v_q[0] });
+      i_ref_rfc: assert (owes(\u_dut.c_ref_q , s_refab_q, TRfc));
+      i_rtw: assert (owes(\u_dut.c_wrr_any_q , s_rd_any_q, TRtw));
+      i_apend_closed: assert (!n_apend_closed);
+      i_apend_act: assert (!n_apend_act);
+      i_act_rc: assert (!n_act_rc);
+      i_act_rp: assert (!n_act_rp);
+      i_act_rfcsb: assert (!n_act_rfcsb);
+      i_act_rfc: assert (!n_act_rfc);
+      i_act_rrefd: assert (!n_act_rrefd);
+      i_pre_ras: assert (!n_pre_ras);
+      i_pre_rtp: assert (!n_pre_rtp);
+      i_pre_wr: assert (!n_pre_wr);
+      i_rd_rcd: assert (!n_rd_rcd);
+      i_wr_rcd: assert (!n_wr_rcd);
+      i_act_rrdl: assert (!n_act_rrdl);
+      i_act_rrds: assert (!n_act_rrds);
+      i_ref_rrefd: assert (!n_ref_rrefd);
+      i_col_ccdl: assert (!n_col_ccdl);
+      i_col_ccds: assert (!n_col_ccds);
+      i_rd_wtrl: assert (!n_rd_wtrl);
+      i_rd_wtrs: assert (!n_rd_wtrs);
+      i_faw: assert (!n_faw);
+      i_faw_order: assert (!n_faw_order);
+    end
+  end
 endmodule

@@ -68,18 +68,25 @@ def read_checks(path):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             fields = [x.strip() for x in line.split("|")]
-            if (len(fields) != 8 or fields[4] not in ("proof", "bmc") or not fields[3].isdigit()
-                    or fields[5] not in SOLVERS):
-                raise ValueError(f"{path}:{n}: want 'group | check | top | depth | proof|bmc | "
+            if (len(fields) != 8 or fields[4] not in ("proof", "proof-k", "bmc")
+                    or not fields[3].isdigit() or fields[5] not in SOLVERS
+                    or (fields[4] == "proof-k" and fields[5] != "abc")):
+                raise ValueError(f"{path}:{n}: want 'group | check | top | depth | "
+                                 f"proof|proof-k (abc only)|bmc | "
                                  f"{'|'.join(SOLVERS)} | files | K=V ...', got: {line.strip()}")
-            params = []
+            params, cuts = [], []
             for p in fields[7].split():
+                if p.startswith("cut:") and len(p) > 4:
+                    cuts.append(p[4:])
+                    continue
                 if "=" not in p:
-                    raise ValueError(f"{path}:{n}: parameter '{p}' is not K=V")
+                    raise ValueError(f"{path}:{n}: parameter '{p}' is not K=V or cut:MODULE")
                 params.append(tuple(p.split("=", 1)))
             checks.append(dict(group=fields[0], name=fields[1], top=fields[2],
-                               depth=int(fields[3]), proof=fields[4] == "proof",
-                               solver=fields[5], files=fields[6].split(), params=params))
+                               depth=int(fields[3]), proof=fields[4] != "bmc",
+                               kind_ind=fields[4] == "proof-k",
+                               solver=fields[5], files=fields[6].split(), params=params,
+                               cuts=cuts))
     names = [c["name"] for c in checks]
     dup = {x for x in names if names.count(x) > 1}
     if dup:
@@ -126,12 +133,32 @@ def build_model(check, srcs, incs, work):
     if check["params"]:
         script.append("chparam " + " ".join(f"-set {k} {v}" for k, v in check["params"])
                       + f" {check['top']}")
+    # Cut points (checks.txt `cut:MODULE`): every instance of the module (any parameters) is
+    # removed and its outputs become free inputs in every cycle ($anyseq), an environment that
+    # may do anything that module could and more. Each must match an instance.
+    if check["cuts"]:
+        script.append(f"hierarchy -top {check['top']}")
+        for m in check["cuts"]:
+            script += [f"select -assert-min 1 t:{m} t:*\\\\{m} %u", f"cutpoint t:{m} t:*\\\\{m} %u"]
     # flatten + opt_clean drop the logic no property reads (e.g. performance counters), but a
-    # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical.
-    script.append(f"prep -top {check['top']}")
+    # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical. A check
+    # with cut points is flattened before prep optimizes: logic whose only reader was a cut
+    # instance (the token counters, read by the cut register port) is read by the harness's
+    # taps, which flatten connects.
+    script.append(f"prep {'-flatten ' if check['cuts'] else ''}-top {check['top']}")
+    if check["cuts"]:
+        # The cut points' free values as inputs of the top (named after the nets they drive), so
+        # that a counterexample's replay (sim on model.il) drives them as the solver chose.
+        script += ["expose -input t:$anyseq %co:+[Y] w:* %i", "opt_clean"]
     if check["solver"] != "z3":
         # memories as registers: the AIGER map names them, and the replay (sim) must find them
         script += ["flatten", "opt_clean", "memory_map", "opt_clean"]
+    # A harness's taps on the design's registers (wires named `u_dut.<register>` with the
+    # hierconn attribute: flatten connects each to that register and drops the attribute). One
+    # still marked found no register (a renamed one, another configuration) or the model is not
+    # flat (z3): Yosys stops here rather than leave the tap undriven. A tap marked tap_optional
+    # may stay unconnected (a register of a larger configuration; the harness must not read it).
+    script.append("select -assert-none a:hierconn a:tap_optional %d")
     script += ["async2sync", "dffunmap"]
     if check["solver"] != "abc":
         script.append(f"write_smt2 -wires {smt2}")
@@ -282,7 +309,39 @@ def abc_run(depth, work, kind):
                 vcd=vcd if os.path.exists(vcd) else None)
 
 
+def sat_induction(depth, work):
+    """`proof-k` (ABC checks): the induction step by Yosys's SAT solver on the netlist the AIGER
+    model came from (model.il: flat, memories as registers, assumptions kept): k-induction for
+    k = 1 .. depth, every assertion assumed in k steps and proven in the next, the assumptions in
+    all. With BMC from reset to the depth (ABC's bmc3) it proves the properties at every depth.
+    Where pdr must find its own invariants, this needs them in the harness; it then closes in
+    seconds where pdr stalls on a model with wide data registers (the AXI4 port's)."""
+    log = os.path.join(work, "ind.log")
+    vcd = os.path.join(work, "ind_cex.vcd")
+    if os.path.exists(vcd):
+        os.remove(vcd)
+    rc, secs = run(["yosys", "-p", f"read_rtlil {os.path.join(work, 'model.il')}; sat -tempinduct "
+                    f"-tempinduct-inductonly -prove-asserts -set-assumes -maxsteps {depth} "
+                    f"-dump_vcd {vcd}"], log, work)
+    status, step = "ERROR", None
+    with open(log, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    m = re.findall(r"Trying induction with length (\d+)", text)
+    if m:
+        step = int(m[-1])
+    if rc is None:
+        status = "TIMEOUT"
+    elif rc == 0 and "Induction step proven: SUCCESS!" in text:
+        status = "PASSED"
+    elif rc == 0 and "proof failed" in text:
+        status = "UNDECIDED"  # the trace (ind_cex.vcd) starts from a state BMC may not reach
+    return dict(status=status, step=step, failed=[], secs=secs, log=log,
+                vcd=vcd if status == "UNDECIDED" and os.path.exists(vcd) else None)
+
+
 def engine_run(check, smt2, work, kind):
+    if check["solver"] == "abc" and kind == "ind" and check.get("kind_ind"):
+        return sat_induction(check["depth"], work)
     if check["solver"] == "abc":
         return abc_run(check["depth"], work, kind)
     return smtbmc(smt2, check["depth"], work, kind, check["solver"])
@@ -294,7 +353,8 @@ def run_check(check, srcs, incs, out):
         shutil.rmtree(work)
     ok, ysecs, smt2 = build_model(check, srcs, incs, work)
     res = dict(check=check["name"], group=check["group"], top=check["top"], solver=check["solver"],
-               config=" ".join(f"{k}={v}" for k, v in check["params"]), depth=check["depth"],
+               config=" ".join([f"{k}={v}" for k, v in check["params"]] +
+                               [f"cut:{m}" for m in check["cuts"]]), depth=check["depth"],
                want_proof=check["proof"], yosys_secs=round(ysecs, 1))
     if not ok:
         res.update(result="FAIL", error=f"Yosys failed: {os.path.join(work, 'yosys.log')}")
@@ -312,7 +372,11 @@ def run_check(check, srcs, incs, out):
         res["ind"] = ind
         if ind["status"] != "PASSED":
             what = ", ".join(ind["failed"]) or ind["status"]
-            if check["solver"] == "abc" and ind["status"] == "FAILED":
+            if check.get("kind_ind"):
+                error = (f"k-induction (Yosys sat, k <= {check['depth']}) did not close "
+                         f"({what}); the trace {ind['vcd'] or '(none)'} starts from a state BMC "
+                         f"may not reach: add an invariant or mark the check bmc")
+            elif check["solver"] == "abc" and ind["status"] == "FAILED":
                 error = (f"ABC pdr found a counterexample at step {ind['step']}, deeper than the "
                          f"BMC depth: {what}; counterexample {ind['vcd'] or '(none)'}")
             elif check["solver"] == "abc":
