@@ -567,9 +567,20 @@ class AccelTest : public ::testing::Test {
       run(c);
       if (HasFatalFailure()) return;
       if (const auto v = Behind(c)) {
+        // The run counts in accel.error_behind (tpu/tb/fcov.h), in its error code's bin, when
+        // coverage is collected (TPU_FCOV_DIR).
+        const tb::fcov::Group& g = *tb::fcov::Groups().accel_error_behind;
+        const auto& bins = g.bins();
+        const size_t bin = size_t(
+            std::find(bins.begin(), bins.end(), std::string(CodeName(v->want))) - bins.begin());
+        const uint64_t before = bin < bins.size() ? g.Hits(bin) : 0;
         run(*v);
         ++behind;
         if (HasFatalFailure()) return;
+        EXPECT_LT(bin, bins.size()) << v->name << ": no accel.error_behind bin for its code";
+        // (The harness reads the program back for coverage only when it is written.)
+        if (bin < bins.size() && tb::fcov::Enabled())
+          EXPECT_GT(g.Hits(bin), before) << v->name << ": not counted in accel.error_behind";
       }
     }
     fmt::print(

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -399,6 +400,21 @@ void HitRound(const RoundGroup& g, RoundCase how) {
   g.group->Hit(static_cast<size_t>(bin));
 }
 
+// The error codes reported at an instruction that belongs to a module (accel.error_behind).
+constexpr std::array<const char*, 6> kBehindCodes = {
+    "ERR_RESERVED", "ERR_FIELD", "ERR_HBM", "ERR_DEADLOCK", "ERR_TOKEN_OVERFLOW", "ERR_WINDOW"};
+
+// The module of an instruction by its opcode byte (and a LOAD's buffer byte): 0 load, 1 compute,
+// 2 store, -1 none (HEADER, END, an unknown opcode).
+int ModuleByBytes(const uint8_t* in) {
+  switch (in[0]) {
+    case 2: return in[4] == isa::kBufAcc ? 1 : 0;
+    case 3: return 1;
+    case 4: return 2;
+    default: return -1;
+  }
+}
+
 Catalog* MakeCatalog() {
   auto* c = new Catalog;
   const char* const ops[] = {"a", "b", "c"};
@@ -469,6 +485,12 @@ Catalog* MakeCatalog() {
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
+  c->accel_error_behind = &Declare(
+      "accel.error_behind",
+      "errors reported at an instruction with a later instruction of the same module (load, "
+      "compute or store; a LOAD's by its buffer byte) before END: the machine must name the "
+      "faulty one, not the next one its module holds",
+      std::vector<std::string>(kBehindCodes.begin(), kBehindCodes.end()));
   HbmPort(0);
   HbmPort(1);
   return c;
@@ -568,6 +590,19 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
   g.accel_error->Hit(static_cast<size_t>(code));
   const bool ok = code == isa::ErrorCode::kOk;
   const size_t n = prog.size() / isa::kInstrBytes;
+  if (!ok && pc < n) {
+    const std::string name = isa::kErrorNames.at(static_cast<size_t>(code));
+    const auto b = std::find(kBehindCodes.begin(), kBehindCodes.end(), name);
+    const int module = ModuleByBytes(prog.data() + size_t(pc) * isa::kInstrBytes);
+    for (size_t i = size_t(pc) + 1; b != kBehindCodes.end() && module >= 0 && i < n; ++i) {
+      const uint8_t* in = prog.data() + i * isa::kInstrBytes;
+      if (in[0] == 5) break;  // END
+      if (ModuleByBytes(in) == module) {
+        g.accel_error_behind->Hit(size_t(b - kBehindCodes.begin()));
+        break;
+      }
+    }
+  }
   const size_t limit = ok ? n : std::min<size_t>(n, pc);
   for (size_t i = 0; i < limit; ++i) {
     const isa::DecodeResult d = isa::Decode(prog.data() + i * isa::kInstrBytes);

@@ -142,17 +142,18 @@ enum HbmRefreshBin : uint8_t { kRefabInTraffic, kRefpbInTraffic, kNumHbmRefreshB
 
 // Indices: [operand a, b, c][mode: 0 IEEE, 1 FTZ].
 struct Catalog {
-  const Group* mac_operand[3][2];  // mac.{a,b,c}.{ieee,ftz}
-  const Group* mac_round[2];       // mac.round.{ieee,ftz}
-  const Group* cvt_round[2];       // cvt.round.{ieee,ftz}
-  const Group* cvt_relu;           // cvt.relu
-  const Group* mxu_operand[3][2];  // mxu.{a,b,c0}.{ieee,ftz}
-  const Group* mxu_ports;          // mxu.handshake
-  const Group* hbm_cmd;            // hbm.cmd
-  const Group* hbm_refresh;        // hbm.refresh
-  const Group* accel_host;         // accel.host
-  const Group* accel_instr;        // accel.instr
-  const Group* accel_error;        // accel.error
+  const Group* mac_operand[3][2];   // mac.{a,b,c}.{ieee,ftz}
+  const Group* mac_round[2];        // mac.round.{ieee,ftz}
+  const Group* cvt_round[2];        // cvt.round.{ieee,ftz}
+  const Group* cvt_relu;            // cvt.relu
+  const Group* mxu_operand[3][2];   // mxu.{a,b,c0}.{ieee,ftz}
+  const Group* mxu_ports;           // mxu.handshake
+  const Group* hbm_cmd;             // hbm.cmd
+  const Group* hbm_refresh;         // hbm.refresh
+  const Group* accel_host;          // accel.host
+  const Group* accel_instr;         // accel.instr
+  const Group* accel_error;         // accel.error
+  const Group* accel_error_behind;  // accel.error_behind
 };
 const Catalog& Groups();
 // "hbm.axi.port<p>" (AXI channels of tpu_hbm_subsys port p; ports 0 and 1, the one-channel
