@@ -141,11 +141,13 @@ def build_model(check, srcs, incs, work):
         for m in check["cuts"]:
             script += [f"select -assert-min 1 t:{m} t:*\\\\{m} %u", f"cutpoint t:{m} t:*\\\\{m} %u"]
     # flatten + opt_clean drop the logic no property reads (e.g. performance counters), but a
-    # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical. A check
-    # with cut points is flattened before prep optimizes: logic whose only reader was a cut
-    # instance (the token counters, read by the cut register port) is read by the harness's
-    # taps, which flatten connects.
-    script.append(f"prep {'-flatten ' if check['cuts'] else ''}-top {check['top']}")
+    # flat model makes z3 4.8.12 hang on its definitions: z3 models stay hierarchical. Flat
+    # (ABC) checks are flattened before prep optimizes, so that a register the harness taps
+    # stays whatever else reads it: logic whose only reader was a cut instance (the token
+    # counters, read by the cut register port), or a pipeline stage an injected fault leaves
+    # unread (faults 20 and 32: without this, the tap found no register and the check stopped).
+    flat_first = check["cuts"] or check["solver"] == "abc"
+    script.append(f"prep {'-flatten ' if flat_first else ''}-top {check['top']}")
     if check["cuts"]:
         # The cut points' free values as inputs of the top (named after the nets they drive), so
         # that a counterexample's replay (sim on model.il) drives them as the solver chose.
