@@ -479,9 +479,9 @@ TYPED_TEST_P(HbmTest, AgeCapStopsStarvation) {
 // the controller stays in read mode) and a read to row 7 of bank 5 follows. Only the active
 // queue's hits may keep a row open: the second read's PRE, ACT and RD come as the timing rules
 // allow, within max(tRC, tRAS + tRP) + tRCDRD + CL + 2 BL (and 24 cycles of pipeline) of its
-// acceptance. A
-// scheduler that counted the waiting write's hit would hold row 3 until the read's age reached
-// the cap (kAgeCap, more than the bound). The write must still be queued when the read is done.
+// acceptance. A scheduler that counted the waiting write's hit would hold row 3 until the read's
+// age reached the cap (kAgeCap, more than the bound). The write must still be queued when the
+// read is done.
 TYPED_TEST_P(HbmTest, InactiveQueueHoldsNoRow) {
   auto h = this->Make();
   const auto m = TypeParam::Map();
