@@ -670,6 +670,177 @@ TEST(AccelDmaTest, BackPressureOnEveryPortSeparately) {
   CheckPortBackPressure<Accel2x128>();
 }
 
+// Back-pressure on each DMA lane separately, each way. The lane caps of tpu_accel (a verification
+// hook that synthesis keeps constant; public in rtl/sim.vlt) are drawn before every cycle (the
+// write cap only where no W offer can be waiting): with probability 1/2 no cap, else a cap of
+// k = 0 .. Lanes-1 beats, for reads and writes separately. A read client then sees at most k of the
+// beats the DMA delivered (none at 0), so the DMA sees it take any prefix of its offer, and the
+// store offers at most k beats a cycle, so the DMA's W path takes a burst in any cut. Random legal
+// programs (tb::MakeRandomProgram, as AccelTest.RandomPrograms) run under it; code, end state,
+// on-chip state and every output byte must be the golden model's. Lane k counts as held back in a
+// cycle whose cap is k while more than k beats were there to move: the DMA had delivered more than
+// k of a read client's beats, or the store had a row's beats ready beyond k (its row and burst
+// allowing). Each lane must be held back each way (the store's lanes: those an accumulator row of C
+// fills), and the counts land in the coverage group accel.dma_lane_held. Failures (fatal or not) of
+// the running test so far.
+int FailureCount() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
+}
+
+template <class T>
+void CheckLaneBackPressure(int programs) {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const Config cfg = bench.config();
+  const MachineConfig c = cfg.machine;
+  const int lanes = cfg.DmaLanes();
+  ASSERT_LE(lanes, 8);
+  auto& s = bench.Sim(num::Mode::kIeee);
+  // The caps are written (public_flat_rw); the rest is read.
+  auto* cap_rd = const_cast<uint8_t*>(s.template PublicVar<uint8_t>("tpu_accel", "lane_rd_q"));
+  auto* cap_wr = const_cast<uint8_t*>(s.template PublicVar<uint8_t>("tpu_accel", "lane_wr_q"));
+  const uint8_t* r_count = s.template PublicVar<uint8_t>("tpu_accel", "r_count");
+  const uint8_t* r_valid = s.template PublicVar<uint8_t>("tpu_accel", "c_r_valid");
+  uint32_t take_bytes = 0;  // 3 x LCntW bits: one or two bytes
+  const void* r_take = s.PublicVarBytes("tpu_accel", "c_r_take", &take_bytes);
+  ASSERT_LE(take_bytes, 4u);
+  const uint8_t* w_valid = s.template PublicVar<uint8_t>("tpu_accel", "w_valid");
+  const uint8_t* w_count = s.template PublicVar<uint8_t>("tpu_accel", "w_count");
+  const uint8_t* w_ready = s.template PublicVar<uint8_t>("tpu_accel", "w_ready");
+  const uint8_t* row_left = s.template PublicVar<uint8_t>(".u_store", "row_left");
+  const uint8_t* burst_left = s.template PublicVar<uint8_t>(".u_store", "burst_left");
+  const uint8_t* rows_empty = s.template PublicVar<uint8_t>(".u_store", "rfifo_empty");
+  const uint8_t* bursts_empty = s.template PublicVar<uint8_t>(".u_store", "blen_empty");
+  EXPECT_EQ(*cap_rd, lanes) << "the read cap after reset is not Lanes";
+  EXPECT_EQ(*cap_wr, lanes) << "the write cap after reset is not Lanes";
+  std::vector<std::string> bins;
+  for (const char* way : {"read", "write"})
+    for (int k = 0; k < 8; ++k) bins.push_back(fmt::format("{} lane {}", way, k));
+  const tb::fcov::Group& cov = tb::fcov::Declare(
+      "accel.dma_lane_held",
+      "a DMA lane held back (the lane cap k, more than k beats there to move), per way and lane",
+      bins);
+  const uint64_t seed = test::TestSeed();
+  tb::Rng rng(tb::DeriveSeed(seed, std::string("lane back-pressure ") + T::kName));
+  std::vector<uint64_t> held_rd(size_t(lanes), 0), held_wr(size_t(lanes), 0);
+  uint64_t over_cap = 0;  // cycles a client took, or the store offered, more than its cap
+  int bits = 0;           // LCntW: the width of a client's take
+  while ((1 << bits) <= lanes) ++bits;
+  tb::RandomProgramSpec spec;
+  spec.in_addr = kDataAddr, spec.in_bytes = 0x100000;
+  spec.out_addr = kDataAddr + 0x100000, spec.out_bytes = 0x40000;
+  spec.instructions = 32;
+  auto draw = [&]() { return rng.Range(0, 1) ? uint8_t(lanes) : uint8_t(rng.Range(0, lanes - 1)); };
+  // After the random programs, two store streams: every accumulator row (up to 64) loaded, then
+  // stored in fp32 (rows packed, 32 bytes off a block) and in bf16, so that the store offers many
+  // beats in a row while the write cap moves.
+  const auto C = uint16_t(c.c);
+  const auto acc_rows = uint16_t(std::min(c.acc_depth, 64));
+  for (int n = 0; n < programs + 2; ++n) {
+    const bool stream = n >= programs;
+    SCOPED_TRACE(
+        fmt::format("{} {} of seed {}", stream ? "store stream" : "random program", n, seed));
+    const int failures_before = FailureCount();
+    std::vector<Bytes> prog;
+    std::vector<tb::RandomProgram::Range> inputs;
+    if (stream) {
+      const uint32_t fp32_row = RowBytes(C, 4), bf16_row = RowBytes(C, 2);
+      prog = Program(c, {Ld(isa::kBufAcc, 0, acc_rows, C, kPushNext, kDataAddr, fp32_row),
+                         St(0, acc_rows, C, kPopPrev, spec.out_addr + 32, fp32_row),
+                         St(0, acc_rows, C, {}, spec.out_addr + 0x20000, bf16_row, isa::kFmtBf16)});
+      inputs.push_back({kDataAddr, uint64_t(acc_rows) * fp32_row});
+    } else {
+      const tb::RandomProgram rp = tb::MakeRandomProgram(c, spec, rng);
+      for (const auto& in : rp.instrs) prog.push_back(isa::Encode(in));
+      inputs = rp.inputs;
+    }
+    isa::Machine golden(c);
+    const std::vector<uint8_t> zeros(spec.out_bytes, 0);
+    s.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
+    golden.WriteHbm(spec.out_addr, zeros.data(), zeros.size());
+    for (const auto& in : inputs) {
+      const std::vector<uint8_t> d = SmallBf16(in.bytes, rng);
+      s.WriteHbm(in.addr, d.data(), d.size());
+      golden.WriteHbm(in.addr, d.data(), d.size());
+    }
+    std::vector<uint8_t> bytes;
+    for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+    s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+    golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+    const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
+    ASSERT_TRUE(g.ok()) << "the generator made an illegal program: " << g.message;
+    accel::RunOptions opt;
+    opt.max_cycles = 400'000 + 40'000 * uint64_t(prog.size());
+    // Called after each clock edge: what the DMA delivered and the store has ready depend on
+    // registers only, so they are what the coming edge sees; the caps written now apply to it.
+    bool wr_free = false;
+    opt.on_cycle = [&](uint64_t t) {
+      // The caps hold: what the clients take and the store offers now was computed under them.
+      int took = 0;
+      uint32_t takes = 0;
+      std::memcpy(&takes, r_take, take_bytes);
+      for (int cl = 0; cl < 3; ++cl) took += int(takes >> (cl * bits)) & ((1 << bits) - 1);
+      if (took > *cap_rd || (*w_valid && *w_count > *cap_wr)) ++over_cap;
+      *cap_rd = draw();
+      // A waiting W offer must hold (tpu_accel's a_w_held), and whether it waits depends on the
+      // cap: the write cap changes only on even cycles, after an odd one (seen whole, its cap
+      // unchanged) in which no W offer waited.
+      if (t % 2 == 1) {
+        wr_free = !(*w_valid && !*w_ready);
+      } else if (wr_free) {
+        *cap_wr = draw();
+      }
+      if (*cap_rd < lanes && (*r_valid & 7) != 0 && *r_count > *cap_rd) {
+        ++held_rd[*cap_rd];
+        cov.Hit(*cap_rd);
+      }
+      const int ready = std::min({lanes, int(*row_left), int(*burst_left)});
+      if (*cap_wr < lanes && !*rows_empty && !*bursts_empty && ready > *cap_wr) {
+        ++held_wr[*cap_wr];
+        cov.Hit(8 + size_t(*cap_wr));
+      }
+    };
+    accel::Result r;
+    try {
+      r = s.Run(kProgAddr, uint32_t(prog.size()), opt);
+    } catch (const std::exception& e) {
+      *cap_rd = uint8_t(lanes), *cap_wr = uint8_t(lanes);
+      bench.Drop(num::Mode::kIeee);
+      FAIL() << "the machine hung: " << e.what();
+    }
+    *cap_rd = uint8_t(lanes), *cap_wr = uint8_t(lanes);
+    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    EXPECT_EQ(accel::EndStateDiff(r, g), "");
+    if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
+    ExpectSameHbm(s, golden, spec.out_addr, spec.out_bytes);
+    if (FailureCount() != failures_before) {
+      std::string text;
+      for (size_t i = 0; i < prog.size(); ++i)
+        text += fmt::format("  {:3}: {}\n", i, Disasm(prog, uint32_t(i)));
+      FAIL() << "the program:\n" << text;
+    }
+  }
+  EXPECT_EQ(over_cap, 0u) << "cycles in which a read client took, or the store offered, more "
+                             "beats than the lane cap";
+  // The store moves accumulator rows: it uses min(Lanes, beats of an fp32 row of C) lanes.
+  const int wr_lanes = std::min(lanes, (c.c * 4 + 31) / 32);
+  for (int k = 0; k < lanes; ++k) {
+    EXPECT_GT(held_rd[size_t(k)], 0u) << "read lane " << k << " never held back";
+    if (k < wr_lanes) EXPECT_GT(held_wr[size_t(k)], 0u) << "write lane " << k << " never held back";
+  }
+  fmt::print("[  LANES   ] {} ({} lanes): cycles each lane was held back, read / write:", T::kName,
+             lanes);
+  for (int k = 0; k < lanes; ++k) fmt::print(" {}/{}", held_rd[size_t(k)], held_wr[size_t(k)]);
+  fmt::print("\n");
+}
+
+TEST(AccelDmaTest, BackPressureOnEveryLane) {
+  CheckLaneBackPressure<Accel4x4Q4>(6);
+  CheckLaneBackPressure<Accel36x4>(8);
+  CheckLaneBackPressure<Accel2x128>(16);
+}
+
 // Runs run(bench, name) on a fresh bench of each of the fast tier's four arrays, one at a time.
 template <class F>
 void OnEveryArray(F&& run) {

@@ -130,6 +130,26 @@ module tpu_accel #(
   logic [Lanes*256-1:0] r_data;
   logic [Lanes-1:0]     r_err;
 
+  // Lane caps, a verification hook: no logic writes lane_rd_q or lane_wr_q, so they hold Lanes
+  // from reset and synthesis keeps constants (no cap). The tests write them through Verilator's
+  // public access (rtl/sim.vlt; Verilator 5.006 has no `forceable`) to hold DMA lanes back one
+  // by one: the read clients see at most lane_rd_q of the delivered beats (none, the fetch
+  // included, while it is 0), so the DMA sees a client take any prefix of what it offers; the
+  // store offers at most lane_wr_q beats a cycle (none while it is 0).
+  logic [LCntW-1:0] lane_rd_q, lane_wr_q, r_count_c;
+  logic [2:0]       c_r_valid_c;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      lane_rd_q <= LCntW'(Lanes);
+      lane_wr_q <= LCntW'(Lanes);
+    end else begin
+      lane_rd_q <= lane_rd_q;
+      lane_wr_q <= lane_wr_q;
+    end
+  end
+  assign r_count_c   = (r_count > lane_rd_q) ? lane_rd_q : r_count;
+  assign c_r_valid_c = (lane_rd_q == '0) ? 3'b000 : c_r_valid;
+
   logic [2:0]   q_push, q_full, q_empty, q_pop, fin, stuck, blocked;
   logic [287:0] q_data;
   logic [863:0] q_head;
@@ -148,13 +168,14 @@ module tpu_accel #(
     .halt_o(halt), .flush_o(flush), .instr_o(instr),
     .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AW]),
     .ar_len_o(c_ar_len[0 +: 8]),
-    .r_valid_i(c_r_valid[0]), .r_data_i(r_data[255:0]), .r_resp_err_i(r_err[0]),
+    .r_valid_i(c_r_valid_c[0]), .r_data_i(r_data[255:0]), .r_resp_err_i(r_err[0]),
     .queue_push_o(q_push), .queue_data_o(q_data), .queue_full_i(q_full),
     .fin_i(fin), .stuck_i(stuck), .blocked_i(blocked), .head_pc_i(head_pc),
     .rt_err_i(rt_err), .rt_code_i(rt_code), .rt_pc_i(rt_pc)
   );
   // The fetch takes one beat a cycle (it has room for every beat it asked for).
-  assign c_r_take[0 +: LCntW] = LCntW'(c_r_valid[0]);
+  assign c_r_take[0 +: LCntW] = LCntW'(c_r_valid_c[0]);
+
 
   for (genvar m = 0; m < 3; m++) begin : gen_queue
     tpu_fifo #(.Width(288), .Depth(QueueDepth)) u_q (
@@ -262,7 +283,7 @@ module tpu_accel #(
     .err_o(ld_err), .err_pc_o(ld_err_pc),
     .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_addr_o(c_ar_addr[AW +: AW]),
     .ar_len_o(c_ar_len[8 +: 8]),
-    .r_valid_i(c_r_valid[1]), .r_count_i(r_count), .r_take_o(c_r_take[LCntW +: LCntW]),
+    .r_valid_i(c_r_valid_c[1]), .r_count_i(r_count_c), .r_take_o(c_r_take[LCntW +: LCntW]),
     .r_data_i(r_data), .r_err_i(r_err),
     .act_we_o(act_we), .act_waddr_o(act_waddr), .act_wen_o(act_wen), .act_wdata_o(act_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
@@ -299,7 +320,7 @@ module tpu_accel #(
     .acc_load_o(cp_acc_load),
     .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]), .ar_addr_o(c_ar_addr[2*AW +: AW]),
     .ar_len_o(c_ar_len[16 +: 8]),
-    .r_valid_i(c_r_valid[2]), .r_count_i(r_count), .r_take_o(c_r_take[2*LCntW +: LCntW]),
+    .r_valid_i(c_r_valid_c[2]), .r_count_i(r_count_c), .r_take_o(c_r_take[2*LCntW +: LCntW]),
     .r_data_i(r_data), .r_err_i(r_err),
     .act_re_o(act_re), .act_raddr_o(act_raddr), .act_rdata_i(act_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
@@ -333,7 +354,7 @@ module tpu_accel #(
     .err_o(st_err), .err_pc_o(st_err_pc),
     .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_addr_o(aw_addr), .aw_len_o(aw_len),
     .w_valid_o(w_valid), .w_ready_i(w_ready), .w_count_o(w_count), .w_data_o(w_data),
-    .w_strb_o(w_strb), .b_valid_i(b_valid), .b_resp_err_i(b_err),
+    .w_strb_o(w_strb), .w_lanes_i(lane_wr_q), .b_valid_i(b_valid), .b_resp_err_i(b_err),
     .st_valid_o(mxu_st_valid), .st_addr_o(mxu_st_addr), .st_valid_i(mxu_st_rvalid),
     .st_data_i(mxu_st_data), .w_fire_o(w_fire)
   );

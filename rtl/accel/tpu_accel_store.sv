@@ -54,6 +54,7 @@ module tpu_accel_store #(
   output logic [LCntW-1:0]    w_count_o,
   output logic [Lanes*256-1:0] w_data_o,
   output logic [Lanes*32-1:0] w_strb_o,
+  input  logic [LCntW-1:0]    w_lanes_i,   // offer at most this many beats a cycle (0: none)
   input  logic                b_valid_i,
   input  logic                b_resp_err_i,
   // The accumulators' store port
@@ -268,13 +269,13 @@ module tpu_accel_store #(
   assign row_left      = 5'((11'(rbytes) + 11'd31 - beat_off) >> 5);
   assign burst_left    = 5'(9'(blen) + 9'd1 - 9'(wbeat_q));
   always_comb begin
-    n = 5'(Lanes);
+    n = 5'(w_lanes_i);
     if (row_left < n)   n = row_left;
     if (burst_left < n) n = burst_left;
   end
   assign w_count_o     = LCntW'(n);
   assign row_last_beat = n == row_left;
-  assign w_valid_o     = !rfifo_empty && !blen_empty;
+  assign w_valid_o     = !rfifo_empty && !blen_empty && w_lanes_i != '0;
   assign w_fire        = w_valid_o && w_ready_i;
   assign r_pop         = w_fire && row_last_beat;
   assign w_fire_o      = w_fire;
