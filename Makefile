@@ -123,7 +123,7 @@ bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 r
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))
 
-mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (~20 min)
+mutants: deps ## inject each fault of scripts/mutants.txt; the fast tier must catch all (hours; scripts/mutate.sh N-M runs a range)
 	@scripts/mutate.sh
 
 clean: ## remove build outputs (build/, build-trace/, build-cov/) and wave dumps
