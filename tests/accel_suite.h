@@ -238,6 +238,24 @@ inline void ExpectSameOnChip(accel::Sim& sim, const isa::Machine& golden) {
   EXPECT_EQ(accel::OnChipDiff(sim.ReadOnChip(), golden), "") << "on-chip state";
 }
 
+// A run of a legal program against the golden model's: finished without error (the pc and its
+// instruction otherwise), no HBM timing violation, the same end state and on-chip state.
+inline void ExpectSameRun(accel::Sim& sim, const isa::Machine& golden, const accel::Result& r,
+                          const isa::RunResult& g, const std::vector<Bytes>& prog) {
+  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
+  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+  EXPECT_EQ(accel::EndStateDiff(r, g), "");
+  if (r.code == ErrorCode::kOk) ExpectSameOnChip(sim, golden);
+}
+
+// A program listed one instruction a line with its pc (for a failing random program's message).
+inline std::string ProgramText(const std::vector<Bytes>& prog) {
+  std::string text;
+  for (size_t i = 0; i < prog.size(); ++i)
+    text += fmt::format("  {:3}: {}\n", i, Disasm(prog, uint32_t(i)));
+  return text;
+}
+
 // One hand-written program and where it is written and run.
 struct Case {
   Case(std::string n, ErrorCode w, std::vector<Bytes> p)
@@ -527,16 +545,24 @@ class AccelTest : public ::testing::Test {
     const Bytes& bad = c.prog[g.pc];
     Instr more;
     const char* what = "";
-    switch (bad[0]) {
-      case 2:
-        more = bad[4] == isa::kBufAcc ? Ld(isa::kBufAcc, 0, 1, 1) : Ld(isa::kBufAct, 0, 1, 1);
-        what = bad[4] == isa::kBufAcc ? "an accumulator LOAD" : "a LOAD";
+    const std::optional<isa::Module> module = isa::ModuleOfBytes(bad.data());
+    if (!module) return std::nullopt;
+    switch (*module) {
+      case isa::Module::kLoad:
+        more = Ld(isa::kBufAct, 0, 1, 1);
+        what = "a LOAD";
         break;
-      case 3:
-        more = G(1, uint16_t(m.r), uint16_t(m.c), true);
-        what = "a GEMM";
+      case isa::Module::kCompute:
+        // An accumulator LOAD behind an accumulator LOAD, a GEMM behind a GEMM.
+        if (bad[isa::kOpcodeByte] == uint8_t(isa::Opcode::kLoad)) {
+          more = Ld(isa::kBufAcc, 0, 1, 1);
+          what = "an accumulator LOAD";
+        } else {
+          more = G(1, uint16_t(m.r), uint16_t(m.c), true);
+          what = "a GEMM";
+        }
         break;
-      case 4:
+      case isa::Module::kStore:
         more = St(0, 1, 1);
         what = "a STORE";
         break;
@@ -1362,11 +1388,8 @@ TYPED_TEST_P(AccelTest, LegalEdgePrograms) {
       this->bench_.Drop(num::Mode::kIeee);
       FAIL() << "the machine hung: " << e.what();
     }
-    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(cs.prog, r.pc);
-    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
+    ExpectSameRun(s, golden, r, g, cs.prog);
     EXPECT_EQ(r.perf.instructions, uint64_t(g.pc) + 1);
-    EXPECT_EQ(accel::EndStateDiff(r, g), "");
-    if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
     ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
     if (this->HasFatalFailure()) return;
     ExpectSameHbm(s, golden, top - kTopBytes, kTopBytes);
@@ -1426,16 +1449,10 @@ TYPED_TEST_P(AccelTest, RandomPrograms) {
       this->bench_.Drop(num::Mode::kIeee);
       FAIL() << "the machine hung: " << e.what();
     }
-    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-    EXPECT_EQ(accel::EndStateDiff(r, g), "");
-    if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
+    ExpectSameRun(s, golden, r, g, prog);
     ExpectSameHbm(s, golden, spec.out_addr, spec.out_bytes);
     if (this->HasFailure()) {
-      std::string text;
-      for (size_t i = 0; i < prog.size(); ++i)
-        text += fmt::format("  {:3}: {}\n", i, Disasm(prog, uint32_t(i)));
-      ADD_FAILURE() << "the program:\n" << text;
+      ADD_FAILURE() << "the program:\n" << ProgramText(prog);
       return;
     }
     for (const std::string& cl : rp.classes) {

@@ -228,10 +228,7 @@ bool RunBoth(S& s, isa::Machine& golden, const std::vector<uint8_t>& data,
     return false;
   }
   const accel::Result r = s.Run(prog_addr, uint32_t(prog.size()), opt);
-  EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-  EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-  EXPECT_EQ(accel::EndStateDiff(r, g), "");
-  if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
+  ExpectSameRun(s, golden, r, g, prog);
   if (result) *result = r;
   return true;
 }
@@ -809,17 +806,9 @@ void CheckLaneBackPressure(int programs) {
       FAIL() << "the machine hung: " << e.what();
     }
     *cap_rd = uint8_t(lanes), *cap_wr = uint8_t(lanes);
-    EXPECT_EQ(CodeName(r.code), "OK") << "at pc " << r.pc << ": " << Disasm(prog, r.pc);
-    EXPECT_EQ(r.hbm_violations, 0u) << r.violations;
-    EXPECT_EQ(accel::EndStateDiff(r, g), "");
-    if (r.code == ErrorCode::kOk) ExpectSameOnChip(s, golden);
+    ExpectSameRun(s, golden, r, g, prog);
     ExpectSameHbm(s, golden, spec.out_addr, spec.out_bytes);
-    if (FailureCount() != failures_before) {
-      std::string text;
-      for (size_t i = 0; i < prog.size(); ++i)
-        text += fmt::format("  {:3}: {}\n", i, Disasm(prog, uint32_t(i)));
-      FAIL() << "the program:\n" << text;
-    }
+    if (FailureCount() != failures_before) FAIL() << "the program:\n" << ProgramText(prog);
   }
   EXPECT_EQ(over_cap, 0u) << "cycles in which a read client took, or the store offered, more "
                              "beats than the lane cap";

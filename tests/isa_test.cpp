@@ -255,6 +255,21 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::ModuleOf(g), isa::Module::kCompute);
   EXPECT_EQ(isa::ModuleOf(s), isa::Module::kStore);
   EXPECT_EQ(isa::ModuleOf(isa::End{}), isa::Module::kAll);
+  // The module from the bytes alone agrees, and a LOAD's buffer byte decides it even where the
+  // rest does not decode (a reserved byte set); an unknown opcode has none.
+  for (const Instr& in : {Instr(isa::Header{}), Instr(l), Instr(g), Instr(s), Instr(isa::End{})})
+    EXPECT_EQ(isa::ModuleOfBytes(isa::Encode(in).data()), isa::ModuleOf(in))
+        << isa::Disassemble(in);
+  l.buffer = isa::kBufWgt;
+  isa::Bytes lb = isa::Encode(l);
+  lb[31] = 0xFF;
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kLoad);
+  lb[isa::kLoadBufferByte] = isa::kBufAcc;
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kCompute);
+  for (const uint8_t op : {0x00, 0x06, 0x0E, 0xFF}) {
+    lb[isa::kOpcodeByte] = op;
+    EXPECT_EQ(isa::ModuleOfBytes(lb.data()), std::nullopt) << int(op);
+  }
 }
 
 TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {

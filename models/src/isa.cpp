@@ -184,6 +184,17 @@ Module ModuleOf(const Instr& in) {
       in);
 }
 
+std::optional<Module> ModuleOfBytes(const uint8_t* in) {
+  switch (Opcode(in[kOpcodeByte])) {
+    case Opcode::kHeader: return Module::kCommand;
+    case Opcode::kLoad: return in[kLoadBufferByte] == kBufAcc ? Module::kCompute : Module::kLoad;
+    case Opcode::kGemm: return Module::kCompute;
+    case Opcode::kStore: return Module::kStore;
+    case Opcode::kEnd: return Module::kAll;
+  }
+  return std::nullopt;
+}
+
 Bytes Encode(const Instr& in) {
   Bytes b{};
   b[kOpcodeByte] = uint8_t(OpcodeOf(in));

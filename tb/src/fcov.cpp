@@ -404,15 +404,11 @@ void HitRound(const RoundGroup& g, RoundCase how) {
 constexpr std::array<const char*, 6> kBehindCodes = {
     "ERR_RESERVED", "ERR_FIELD", "ERR_HBM", "ERR_DEADLOCK", "ERR_TOKEN_OVERFLOW", "ERR_WINDOW"};
 
-// The module of an instruction by its opcode byte (and a LOAD's buffer byte): 0 load, 1 compute,
-// 2 store, -1 none (HEADER, END, an unknown opcode).
+// The module of an instruction by its bytes: 0 load, 1 compute, 2 store, -1 none (HEADER, END,
+// an unknown opcode).
 int ModuleByBytes(const uint8_t* in) {
-  switch (in[0]) {
-    case 2: return in[4] == isa::kBufAcc ? 1 : 0;
-    case 3: return 1;
-    case 4: return 2;
-    default: return -1;
-  }
+  const std::optional<isa::Module> m = isa::ModuleOfBytes(in);
+  return m && int(*m) <= int(isa::Module::kStore) ? int(*m) : -1;
 }
 
 Catalog* MakeCatalog() {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -150,6 +151,10 @@ Deps& DepsOf(Instr& in);
 enum class Module : uint8_t { kLoad = 0, kCompute = 1, kStore = 2, kAll, kCommand };
 const char* ModuleName(Module m);
 Module ModuleOf(const Instr& in);
+// The module of an instruction's raw bytes, by its opcode byte and a LOAD's buffer byte alone, so
+// also for one that does not decode (the pc of an error): kLoad, kCompute or kStore for a LOAD,
+// GEMM or STORE, kCommand for HEADER, kAll for END, nullopt for an unknown opcode.
+std::optional<Module> ModuleOfBytes(const uint8_t* in);
 
 Bytes Encode(const Instr& in);
 
