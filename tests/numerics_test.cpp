@@ -3,11 +3,21 @@
 // contract's directed cases. The 2^32 sweeps of the same comparisons are `make verify-exhaustive`.
 #include "tpu/numerics.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include "test_support.h"
+#include "tpu/gemm.h"
+#include "tpu/tb/gemm_data.h"
 #include "tpu/tb/mac_harness.h"
 #include "tpu/tb/mac_vectors.h"
 #include "tpu/tb/oracles.h"
@@ -139,5 +149,185 @@ TEST(GoldenDirectedTest, ClassifyAndFormat) {
   EXPECT_EQ(num::FormatFp32(0xFF800000), "0xFF800000 (-inf)");
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fast GEMM kernels (host FMA, vectorised) against the exact one (num::Mac per MAC), on every
+// kernel this CPU has, in both modes.
+
+struct KernelMode {
+  gemm::Kernel kernel;
+  Mode mode;
+};
+
+std::vector<KernelMode> FastKernelModes() {
+  std::vector<KernelMode> out;
+  for (gemm::Kernel k : gemm::AvailableKernels())
+    if (k != gemm::Kernel::kExact)
+      for (Mode m : kModes) out.push_back({k, m});
+  return out;
+}
+
+class FastGemmTest : public ::testing::TestWithParam<KernelMode> {
+ protected:
+  void SetUp() override { gemm::SetKernel(GetParam().kernel); }
+  void TearDown() override { gemm::SetKernel(gemm::Kernel::kAuto); }
+  Mode mode() const { return GetParam().mode; }
+  // One MacRows call on the fast kernel and on the exact one; the C rows compared bit for bit.
+  void Compare(const char* what, int rows, int k, int n, const std::vector<uint16_t>& a,
+               const std::vector<uint16_t>& b, const std::vector<uint32_t>& c0,
+               const std::vector<bool>& zero_rows = {}) {
+    std::vector<uint32_t> fast = c0, exact = c0;
+    std::vector<const uint16_t*> ar(static_cast<size_t>(rows));
+    std::vector<uint32_t*> fr(static_cast<size_t>(rows)), er(fr.size());
+    for (int i = 0; i < rows; ++i) {
+      const bool zero = !zero_rows.empty() && zero_rows[size_t(i)];
+      ar[size_t(i)] = zero ? nullptr : &a[size_t(i) * k];
+      fr[size_t(i)] = &fast[size_t(i) * n];
+      er[size_t(i)] = &exact[size_t(i) * n];
+    }
+    gemm::MacRows(rows, k, n, ar.data(), b.data(), size_t(n), fr.data(), mode());
+    gemm::SetKernel(gemm::Kernel::kExact);
+    gemm::MacRows(rows, k, n, ar.data(), b.data(), size_t(n), er.data(), mode());
+    gemm::SetKernel(GetParam().kernel);
+    size_t bad = 0;
+    for (size_t i = 0; i < fast.size(); ++i) {
+      if (fast[i] == exact[i]) continue;
+      if (++bad <= 5) {
+        ADD_FAILURE() << fmt::format("{} {}x{}x{}: C[{}][{}] = {}, the exact kernel's {}", what,
+                                     rows, k, n, i / size_t(n), i % size_t(n),
+                                     num::FormatFp32(fast[i]), num::FormatFp32(exact[i]));
+      }
+    }
+    EXPECT_EQ(bad, 0u) << what << ": mismatching elements";
+    ++compared_;
+  }
+  int compared_ = 0;
+};
+
+// Every single MAC of the directed families (specials crossed, exponent sweeps, cancellations,
+// ties, the subnormal boundary, the contract's named cases) as a 1×1×1 product, then the same
+// triples in rows of 37 lanes (a vector and a tail) with K = 1.
+TEST_P(FastGemmTest, EverySpecialClassAsOneMac) {
+  tb::Rng rng(test::TestSeed());
+  std::vector<MacVector> v;
+  const auto emit = [&](const MacVector& x) { v.push_back(x); };
+  tb::CornerCross(emit);
+  tb::ExponentSweep(rng, 20, emit);
+  tb::Cancellations(rng, 2000, emit);
+  tb::RoundingTies(rng, 2000, emit);
+  tb::SubnormalBoundary(rng, 2000, emit);
+  tb::FusedDirected(emit);
+  size_t bad = 0;
+  for (const MacVector& x : v) {
+    uint32_t c = x.c;
+    const uint16_t* a = &x.a;
+    uint32_t* cp = &c;
+    gemm::MacRows(1, 1, 1, &a, &x.b, 1, &cp, mode());
+    if (c != num::Mac(x.a, x.b, x.c, mode()) && ++bad <= 5)
+      ADD_FAILURE() << tb::DescribeMac(x, mode()) << ": " << num::FormatFp32(c);
+  }
+  EXPECT_EQ(bad, 0u) << "of " << v.size() << " single MACs";
+  // Rows of the a values against one B row of b values, C drawn to matter for each pair.
+  const int n = 37;
+  for (size_t start = 0; start + n <= v.size(); start += 4 * n) {
+    std::vector<uint16_t> a(n), b(n);
+    std::vector<uint32_t> c(size_t(n) * n);
+    for (int i = 0; i < n; ++i)
+      a[size_t(i)] = v[start + size_t(i)].a, b[size_t(i)] = v[start + size_t(i)].b;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        c[size_t(i) * n + j] = tb::DrawC(rng, a[size_t(i)], b[size_t(j)], tb::CPolicy::kMatter);
+    Compare("crossed triples", n, 1, n, a, b, c);
+  }
+}
+
+// Whole chains: random shapes whose edges fall on and off every kernel's vector, block and
+// panel sizes, on each kind of data, with and without C0 (C0 with specials: NaN payloads,
+// subnormals, infinities), and rows of +0 (a null A row).
+TEST_P(FastGemmTest, RandomChainsMatchTheExactKernel) {
+  const uint64_t seed = test::TestSeed();
+  tb::Rng rng(seed);
+  const int dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 97, 130};
+  const tb::GemmData kinds[] = {tb::GemmData::kModerate, tb::GemmData::kSpecials,
+                                tb::GemmData::kTiny};
+  const int cases = int(test::Scaled(60));
+  for (int t = 0; t < cases; ++t) {
+    const gemm::Shape s{dims[rng.Range(0, 17)], dims[rng.Range(0, 17)], dims[rng.Range(0, 17)]};
+    const tb::GemmData kind = kinds[t % 3];
+    const tb::GemmOperands ops = tb::RandomGemm(rng, s, kind, t % 2 == 0);
+    std::vector<uint32_t> c0 = ops.c0;
+    if (c0.empty()) c0.assign(size_t(s.m) * s.n, 0u);
+    for (auto& x : c0) {
+      const int r = rng.Range(0, 49);
+      if (r == 0) x = 0x7F800001u | rng.U32();  // a NaN with a payload, either sign
+      if (r == 1) x = rng.U32() & 0x807FFFFFu;  // a subnormal or zero
+      if (r == 2) x = rng.Bit() ? 0x7F800000u : 0xFF800000u;
+    }
+    std::vector<bool> zero_rows(static_cast<size_t>(s.m));
+    for (int i = 0; i < s.m; ++i) zero_rows[size_t(i)] = rng.Range(0, 15) == 0;
+    Compare(fmt::format("{} {} seed {}", tb::GemmDataName(kind), tb::ShapeName(s), seed).c_str(),
+            s.m, s.k, s.n, ops.a, ops.b, c0, zero_rows);
+  }
+  EXPECT_EQ(compared_, cases);
+}
+
+// gemm::Gemm is MacRows from C0 (or +0), whatever kernel runs it; a K of 3000 crosses no limit.
+TEST_P(FastGemmTest, GemmOfALongChain) {
+  tb::Rng rng(test::TestSeed());
+  const gemm::Shape s{5, 3000, 19};
+  const tb::GemmOperands ops = tb::RandomGemm(rng, s, tb::GemmData::kModerate, true);
+  const std::vector<uint32_t> fast = gemm::Gemm(s, ops.a, ops.b, ops.c0, mode());
+  gemm::SetKernel(gemm::Kernel::kExact);
+  const std::vector<uint32_t> exact = gemm::Gemm(s, ops.a, ops.b, ops.c0, mode());
+  EXPECT_EQ(fast, exact);
+}
+
+#if defined(__x86_64__)
+// The caller's FPU control word (FTZ and DAZ on, rounding toward zero) changes no bit, and is
+// the caller's again after the call.
+TEST_P(FastGemmTest, CallersFpuModesChangeNothing) {
+  tb::Rng rng(test::TestSeed());
+  const gemm::Shape s{9, 40, 70};
+  const tb::GemmOperands ops = tb::RandomGemm(rng, s, tb::GemmData::kTiny, true);
+  const std::vector<uint32_t> want = gemm::Gemm(s, ops.a, ops.b, ops.c0, mode());
+  const unsigned saved = _mm_getcsr();
+  const unsigned odd = 0x1F80u | 0x8000u | 0x0040u | 0x6000u;  // FTZ, DAZ, toward zero
+  _mm_setcsr(odd);
+  const std::vector<uint32_t> got = gemm::Gemm(s, ops.a, ops.b, ops.c0, mode());
+  const unsigned after = _mm_getcsr();
+  _mm_setcsr(saved);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(after & ~0x3Fu, odd) << "the control word was not restored";
+}
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Kernels, FastGemmTest, ::testing::ValuesIn(FastKernelModes()),
+                         [](const auto& info) {
+                           return std::string(gemm::KernelName(info.param.kernel)) + "_" +
+                                  num::ModeName(info.param.mode);
+                         });
+
+TEST(FastGemmKernelTest, NamesAndChoice) {
+  EXPECT_EQ(gemm::ParseKernel("avx2"), gemm::Kernel::kAvx2);
+  EXPECT_EQ(gemm::ParseKernel("exact"), gemm::Kernel::kExact);
+  EXPECT_EQ(gemm::ParseKernel("auto"), gemm::Kernel::kAuto);
+  try {
+    gemm::ParseKernel("sse9");
+    ADD_FAILURE() << "an unknown kernel name was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown GEMM kernel 'sse9' (auto, exact, scalar, avx2 or avx512)");
+  }
+  const auto avail = gemm::AvailableKernels();
+  ASSERT_GE(avail.size(), 2u);
+  EXPECT_EQ(avail[0], gemm::Kernel::kExact);
+  EXPECT_EQ(avail[1], gemm::Kernel::kScalar);
+  // The default is the fastest the CPU has (unless TPU_GEMM_KERNEL says otherwise).
+  if (std::getenv("TPU_GEMM_KERNEL") == nullptr) {
+    EXPECT_EQ(gemm::ActiveKernel(), avail.back());
+  }
+  for (gemm::Kernel k : {gemm::Kernel::kAvx2, gemm::Kernel::kAvx512}) {
+    if (gemm::KernelAvailable(k)) continue;
+    EXPECT_THROW(gemm::SetKernel(k), std::invalid_argument) << gemm::KernelName(k);
+  }
+}
 }  // namespace
 }  // namespace tpu
