@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-accel bench-tpu bench-hbm bench-models bench-train models verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-golden bench-accel bench-tpu bench-hbm bench-models bench-train models verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -67,11 +67,16 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_bench
+	@$(BUILD)/sim/tpu_golden_bench --csv $(BUILD)/bench/golden.csv
 	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS) --csv $(BUILD)/bench/mxu.csv
 	@echo
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
+
+bench-golden: build ## the golden GEMM's MACs/s on one thread per kernel (exact, scalar FMA, AVX2, AVX-512), both modes (~1 min)
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/sim/tpu_golden_bench $(if $(SEED),--seed $(SEED)) --csv $(BUILD)/bench/golden.csv
 
 bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 16x16_1ch: cycles, utilization, HBM traffic, layer classes (~40 min)
 	@scripts/deps.sh models

@@ -8,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "tpu/gemm.h"
+
 namespace tpu::isa {
 namespace {
 
@@ -457,26 +459,30 @@ void Machine::Execute(const Instr& in, RunResult* r) {
     for (int n = 0; n < g->nv; ++n) {
       for (int k = 0; k < g->kv; ++k) w_col_def[size_t(n)] &= w_def_[size_t(k) * cfg_.c + n];
     }
-    const std::vector<uint16_t> zero(size_t(cfg_.r), 0);
+    // Each row's initial values (its own, the broadcast row's or +0), then the contract's MACs
+    // over kv in order for every row at once (gemm::MacRows: the fast kernel, bit-exact).
+    std::vector<const uint16_t*> a_rows(size_t(g->rows));
+    std::vector<uint32_t*> c_rows(size_t(g->rows));
+    const uint32_t* init = &acc_[size_t(g->init_row) * cfg_.c];  // outside acc..acc+rows-1
+    const uint8_t* init_def = &acc_def_[size_t(g->init_row) * cfg_.c];
     for (int m = 0; m < g->rows; ++m) {
       const int64_t row = g->window ? g->win.RowOf(m) : m;
-      const uint16_t* a = row < 0 ? zero.data() : &act_[size_t(g->act + row) * cfg_.r];
+      a_rows[size_t(m)] = row < 0 ? nullptr : &act_[size_t(g->act + row) * cfg_.r];  // null: +0
       bool a_def = true;  // a padding row (row < 0) is +0, defined
       for (int k = 0; row >= 0 && k < g->kv; ++k) {
         a_def = a_def && act_def_[size_t(g->act + row) * cfg_.r + k] != 0;
       }
       uint32_t* out = &acc_[size_t(g->acc + m) * cfg_.c];
       uint8_t* out_def = &acc_def_[size_t(g->acc + m) * cfg_.c];
-      const uint32_t* init = &acc_[size_t(g->init_row) * cfg_.c];  // outside acc..acc+rows-1
-      const uint8_t* init_def = &acc_def_[size_t(g->init_row) * cfg_.c];
+      c_rows[size_t(m)] = out;
       for (int n = 0; n < g->nv; ++n) {
-        uint32_t c = g->accumulate ? out[n] : g->broadcast ? init[n] : 0u;
-        for (int k = 0; k < g->kv; ++k) c = num::Mac(a[k], w_[size_t(k) * cfg_.c + n], c, mode);
-        out[n] = c;
+        if (!g->accumulate) out[n] = g->broadcast ? init[n] : 0u;
         out_def[n] = uint8_t(a_def && w_col_def[size_t(n)] &&
                              (g->accumulate ? out_def[n] != 0 : !g->broadcast || init_def[n] != 0));
       }
     }
+    gemm::MacRows(g->rows, g->kv, g->nv, a_rows.data(), w_.data(), size_t(cfg_.c), c_rows.data(),
+                  mode);
     ctr->macs += uint64_t(g->rows) * g->kv * g->nv;
     ctr->rows += uint64_t(g->rows);
   } else if (const auto* s = std::get_if<Store>(&in)) {
