@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Python module's native part (_tpusim, pybind11 from Debian's pybind11-dev): the golden
-// model back end in-process (ONNX models and GEMMs, every job checked as on the command line).
+// model back end in-process (ONNX models and GEMMs; the golden model is not checked against
+// itself, as on the command line).
 // The RTL back end runs the configuration's tpusim engine (one Verilated model per program, as on
 // the command line); python/tpusim/__init__.py chooses.
 #include <pybind11/numpy.h>

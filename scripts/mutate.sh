@@ -8,7 +8,8 @@
 # for faults in rtl/common, the network planner's and the ONNX conformance suites for faults in
 # models/net and models/onnx, the host library's suite (its race check included) for faults in
 # models/host, the training suite for faults in models/train, the instruction-set suite for faults
-# in the golden model (models/src/isa*); a line's optional fifth field names other suites. Every
+# in the golden model (models/src/isa*), the numerics suite for faults in the golden GEMM's fast
+# kernels (models/src/gemm*); a line's optional fifth field names other suites. Every
 # mutant must be killed (a test fails); a survivor means the tests have a hole.
 #   scripts/mutate.sh [N | N-M ...]   only the mutants on those lines of the list (1-based, data
 #                                     lines; N-M a range)
@@ -74,6 +75,7 @@ for i in "${!specs[@]}"; do
     models/host/*) suites=(host_test) ;;
     models/train/*) suites=(train_test) ;;
     models/src/isa*) suites=(isa_test) ;;
+    models/src/gemm*) suites=(numerics_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   # A fifth field names the suites instead (a fault that only a suite beyond its directory's

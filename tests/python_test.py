@@ -41,7 +41,8 @@ class RunOnnx(unittest.TestCase):
     def test_model_backend_equals_command_line(self):
         outs, stats = tpusim.run_onnx(MLP, {"x": X}, backend="model")
         self.assertEqual(stats["backend"], "model")
-        self.assertGreater(stats["total"]["checked_elements"], 0)
+        # The golden model back end is the reference: nothing is checked against it twice.
+        self.assertEqual(stats["total"]["checked_elements"], 0)
         with tempfile.TemporaryDirectory() as d:
             np.save(os.path.join(d, "x.npy"), X)
             rc, out, err = cli("onnx", MLP, "--input", os.path.join(d, "x.npy"), "--backend",

@@ -15,8 +15,9 @@ counter (the command line's --json).
 Back ends: "rtl" runs the configuration's Verilated engine, the same program as the command
 line (one Verilated model per program; it is built on first use), exchanging arrays through a
 temporary .npz; "model" runs the golden model inside this process. With check=True (the default)
-every accelerator job is also run on the golden model and compared bit for bit; a mismatch raises
-RuntimeError. Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
+every accelerator job of the "rtl" back end is also run on the golden model and compared bit for
+bit; a mismatch raises RuntimeError ("model" is the golden model: it is not checked against
+itself, and its stats count no checked elements). Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
 ValueError with the command line's one-line message.
 
 train() is `tpusim train` (docs/training.md) on both back ends: it returns the command's --json

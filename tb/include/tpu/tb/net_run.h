@@ -31,9 +31,13 @@ struct NetFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Runs one accelerator job on `dut` (and, when checking, on a fresh golden model, compared bit
-// for bit) and returns its output; adds its counters and times to *st. Throws NetFailure
-// (`where` first) or net::Error (data that do not match the job's shape).
+// Whether `dut` is the golden model back end (ModelSim): the reference itself, never checked
+// against itself.
+bool IsGoldenModel(const Sim& dut);
+// Runs one accelerator job on `dut` (and, when checking and `dut` is not the golden model, on a
+// fresh golden model, compared bit for bit) and returns its output; adds its counters and times
+// to *st. Throws NetFailure (`where` first) or net::Error (data that do not match the job's
+// shape).
 std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check,
                                   const RunOptions& opt, const std::string& where,
                                   NetStepStats* st);
