@@ -629,9 +629,11 @@ std::string NotChecked(bool check) {
 }
 
 // The machine's error code, the HBM timing checks and (unless --no-check, or on the golden model
-// back end) every output against the golden model; prints what failed. Returns whether the run
-// passed.
-bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, const Result& r) {
+// back end) every output against the golden model, whose run `golden_run` the caller started
+// beside the back end's (not valid when there is none); prints what failed. Returns whether the
+// run passed.
+bool CheckRun(const Options& o, const Workload& w, Sim& dut, const Result& r,
+              std::future<GoldenRun>* golden_run) {
   bool pass = true;
   std::string dut_message;
   if (auto* ms = dynamic_cast<ModelSim*>(&dut)) dut_message = ms->last_run().message;
@@ -645,9 +647,10 @@ bool CheckRun(const Options& o, const Config& cfg, const Workload& w, Sim& dut, 
   }
 
   bool reported = false;  // a FAIL line is out already
-  if (o.check && !IsGoldenModel(dut)) {
-    isa::Machine golden(cfg.machine);
-    const isa::RunResult g = RunGolden(golden, w);
+  if (golden_run->valid()) {
+    const GoldenRun gr = golden_run->get();
+    const isa::Machine& golden = *gr.machine;
+    const isa::RunResult& g = gr.result;
     if (!g.ok()) {
       pass = false;
       PrintError("golden model", g.code, g.pc, g.message, w);
@@ -1024,6 +1027,10 @@ int Main(int argc, char** argv) {
   ro.trace_to = o.trace_to;
   Progress progress(w.Instructions(), o.quiet);
   ro.progress = [&progress](uint64_t c, uint64_t f) { progress(c, f); };
+  // The golden model runs the workload on a second thread meanwhile (unless --no-check or the
+  // back end is the golden model).
+  std::future<GoldenRun> golden_run;
+  if (o.check && !IsGoldenModel(*dut)) golden_run = StartGolden(cfg.machine, w);
   Result r;
   try {
     r = Run(*dut, w, ro);
@@ -1034,7 +1041,7 @@ int Main(int argc, char** argv) {
   }
   progress.Done();
 
-  const bool pass = CheckRun(o, cfg, w, *dut, r);
+  const bool pass = CheckRun(o, w, *dut, r, &golden_run);
   if (!o.json.empty()) {
     const Perf& p = r.perf;
     const std::string js = fmt::format(

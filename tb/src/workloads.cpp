@@ -427,6 +427,14 @@ isa::RunResult RunGolden(isa::Machine& golden, const Workload& w) {
   return golden.Run(w.prog.addr, w.prog.count());
 }
 
+std::future<GoldenRun> StartGolden(const isa::MachineConfig& cfg, const Workload& w) {
+  return std::async(std::launch::async, [cfg, &w] {
+    GoldenRun g{std::make_unique<isa::Machine>(cfg), {}};
+    g.result = RunGolden(*g.machine, w);
+    return g;
+  });
+}
+
 std::vector<uint32_t> ReadTensor(Sim& sim, const Tensor& t) {
   return ReadTensorWith([&](uint64_t a, void* d, uint64_t n) { sim.ReadHbm(a, d, n); }, t);
 }

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +98,14 @@ void Load(isa::Machine& m, const Workload& w);
 Result Run(Sim& sim, const Workload& w, const RunOptions& opt);
 // Loads and runs the workload on the golden model.
 isa::RunResult RunGolden(isa::Machine& golden, const Workload& w);
+// The same on a fresh golden machine, started on a second thread so that it runs while a back
+// end runs the workload (a checked run then takes about the back end's time); get() waits for
+// it. `w` must outlive the future.
+struct GoldenRun {
+  std::unique_ptr<isa::Machine> machine;
+  isa::RunResult result;
+};
+std::future<GoldenRun> StartGolden(const isa::MachineConfig& cfg, const Workload& w);
 
 // A tensor read back row-major (bit patterns, bf16 in the low 16 bits).
 std::vector<uint32_t> ReadTensor(Sim& sim, const Tensor& t);
