@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // tpu_sweep: the exhaustive numerics sweeps behind `make verify-exhaustive`.
 //
-//   golden-mac-zero   golden MAC vs std::fmaf, all 2^32 (a, b), c = +0
-//   golden-mac-rand   golden MAC vs std::fmaf, all 2^32 (a, b), a fresh random c per pair
+//   golden-mac-zero   golden MAC vs std::fmaf, all 2^32 (a, b), c = +0; and the golden GEMM's
+//                     fast kernel (gemm::MacRows, TPU_GEMM_KERNEL chooses) vs the golden MAC
+//   golden-mac-rand   the same with a fresh random c per pair
 //   golden-cvt        golden fp32->bf16 vs Eigen::bfloat16, all 2^32 inputs
 //   rtl-mac-matter    RTL MAC vs golden, all (a, b), c drawn to matter (half uniform, half with
 //                     its exponent within ±30 of the product's)
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +30,7 @@
 #include "Vcvt.h"
 #include "Vmac_p0.h"
 #include "Vmac_p3.h"
+#include "tpu/gemm.h"
 #include "tpu/numerics.h"
 #include "tpu/tb/mac_harness.h"
 #include "tpu/tb/mac_vectors.h"
@@ -143,20 +146,39 @@ uint64_t AssertionCheck(tpu::tb::SimCtrl<M>& sim, uint64_t outer,
   return 1;
 }
 
+// The golden MAC against the host's fmaf, and the golden GEMM's fast kernel (the one the golden
+// model uses: gemm::ActiveKernel) against the golden MAC, bit for bit: one row per a, with every
+// b as a column and its c as the row's initial value.
 Sweep::Body GoldenMac(Mode mode, tpu::tb::CPolicy policy) {
-  return [mode, policy](uint64_t a, tpu::tb::Rng& rng, const auto& report) {
+  auto bs = std::make_shared<std::vector<uint16_t>>(0x10000);
+  for (uint32_t b = 0; b < 0x10000; ++b) (*bs)[b] = static_cast<uint16_t>(b);
+  return [mode, policy, bs](uint64_t a, tpu::tb::Rng& rng, const auto& report) {
     uint64_t bad = 0;
+    const auto a16 = static_cast<uint16_t>(a);
+    std::vector<uint32_t> cs(0x10000), gs(0x10000);
     for (uint32_t b = 0; b < 0x10000; ++b) {
-      const auto a16 = static_cast<uint16_t>(a);
       const auto b16 = static_cast<uint16_t>(b);
       const uint32_t c = tpu::tb::DrawC(rng, a16, b16, policy);
       const uint32_t g = tpu::num::Mac(a16, b16, c, mode);
       const uint32_t h = tpu::tb::HostMac(a16, b16, c, mode);
+      cs[b] = c, gs[b] = g;
       if (!tpu::tb::MacMatchesHost(g, h)) {
         ++bad;
         report(fmt::format("{}: golden {} host {}", tpu::tb::DescribeMac({a16, b16, c}, mode),
                            tpu::num::FormatFp32(g), tpu::num::FormatFp32(h)));
       }
+    }
+    std::vector<uint32_t> fast = cs;
+    const uint16_t* a_row = &a16;
+    uint32_t* c_row = fast.data();
+    tpu::gemm::MacRows(1, 1, 0x10000, &a_row, bs->data(), 0x10000, &c_row, mode);
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+      if (fast[b] == gs[b]) continue;
+      ++bad;
+      report(fmt::format("{}: fast GEMM kernel {} {} golden {}",
+                         tpu::tb::DescribeMac({a16, static_cast<uint16_t>(b), cs[b]}, mode),
+                         tpu::gemm::KernelName(tpu::gemm::ActiveKernel()),
+                         tpu::num::FormatFp32(fast[b]), tpu::num::FormatFp32(gs[b])));
     }
     return bad;
   };
