@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-golden bench-accel bench-tpu bench-hbm bench-models bench-train models verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-golden bench-accel bench-tpu bench-hbm bench-models bench-train bench-jobs models verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -77,6 +77,11 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 bench-golden: build ## the golden GEMM's MACs/s on one thread per kernel (exact, scalar FMA, AVX2, AVX-512), both modes (~1 min)
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_golden_bench $(if $(SEED),--seed $(SEED)) --csv $(BUILD)/bench/golden.csv
+
+bench-jobs: configure ## --jobs N: the digits CNN over 450 images on 16x16_1ch with 1, 2, ... engine processes: wall time, speed-up, outputs identical (~1 min); scripts/bench_jobs.py --help for ResNet-50 at batch 8
+	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@/usr/bin/python3 scripts/bench_jobs.py --build $(BUILD)
 
 bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 16x16_1ch: cycles, utilization, HBM traffic, layer classes (~40 min)
 	@scripts/deps.sh models

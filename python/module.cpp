@@ -16,6 +16,7 @@
 #include "tpu/onnx_import.h"
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/net_run.h"
 #include "tpu/tb/workloads.h"
@@ -80,7 +81,7 @@ Config Resolve(const std::string& config) {
 // (outputs by name, statistics as JSON text)
 std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
     const std::string& path, const std::map<std::string, py::array>& arrays,
-    const std::string& config, bool check) {
+    const std::string& config, bool check, int jobs) {
   const Config cfg = Resolve(config);
   net::Graph g;
   std::map<std::string, net::Tensor> inputs;
@@ -92,8 +93,14 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   } catch (const net::Error& e) {
     throw BadInput(e.what());
   }
-  tb::accel::ModelSim sim(cfg);
-  tb::accel::NetRunner runner(sim, check);
+  if (jobs < 1 || jobs > 256) {
+    throw BadInput("jobs " + std::to_string(jobs) +
+                   ": give a whole number of processes from 1 to 256");
+  }
+  // Worker processes forked here run only this library's code and end with _exit.
+  tb::accel::JobPool pool(
+      jobs, [&cfg] { return std::make_unique<tb::accel::ModelSim>(cfg); }, check);
+  tb::accel::NetRunner runner(pool);
   std::map<std::string, net::Tensor> outs;
   try {
     py::gil_scoped_release release;
@@ -160,7 +167,7 @@ PYBIND11_MODULE(_tpusim, m) {
   m.doc() = "tpusim's native part: the golden-model back end (see tpusim.run_onnx, tpusim.gemm)";
   py::register_exception<BadInput>(m, "BadInput", PyExc_ValueError);
   m.def("run_onnx_model", &RunOnnxModel, py::arg("path"), py::arg("inputs"), py::arg("config"),
-        py::arg("check"));
+        py::arg("check"), py::arg("jobs") = 1);
   m.def("gemm_model", &GemmModel, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("config"));
   m.attr("binary_dir") = TPU_BINARY_DIR;
 }

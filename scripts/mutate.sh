@@ -9,8 +9,9 @@
 # models/net and models/onnx, the host library's suite (its race check included) for faults in
 # models/host, the training suite for faults in models/train, the instruction-set suite for faults
 # in the golden model (models/src/isa*), the numerics suite for faults in the golden GEMM's fast
-# kernels (models/src/gemm*); a line's optional fifth field names other suites. Every
-# mutant must be killed (a test fails); a survivor means the tests have a hole.
+# kernels (models/src/gemm*), the process pool's suite for faults in tb/src/job_pool*; a line's
+# optional fifth field names other suites. Every mutant must be killed (a test fails); a survivor
+# means the tests have a hole.
 #   scripts/mutate.sh [N | N-M ...]   only the mutants on those lines of the list (1-based, data
 #                                     lines; N-M a range)
 # The copy is made once per run (fresh times, so no stale model survives); each mutant then
@@ -76,6 +77,7 @@ for i in "${!specs[@]}"; do
     models/train/*) suites=(train_test) ;;
     models/src/isa*) suites=(isa_test) ;;
     models/src/gemm*) suites=(numerics_test) ;;
+    tb/src/job_pool*) suites=(job_pool_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   # A fifth field names the suites instead (a fault that only a suite beyond its directory's

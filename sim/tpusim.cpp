@@ -55,6 +55,7 @@
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_scoreboard.h"
 #include "tpu/tb/accel_sim.h"
+#include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/net_run.h"
 #include "tpu/tb/npy.h"
@@ -106,6 +107,8 @@ struct Options {
   std::string labels, reference;
   // train
   tpusim::TrainOptions train;
+  // onnx and train: engine processes
+  int jobs = 1;
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -128,6 +131,13 @@ void AddCommon(CLI::App* s, Options& o, bool with_seed) {
   s->add_option("--max-cycles", o.max_cycles, "give up after this many cycles")
       ->capture_default_str();
   s->add_flag("--quiet", o.quiet, "print only the result line (and errors)");
+}
+
+void AddJobs(CLI::App* s, Options& o) {
+  s->add_option("--jobs,-j", o.jobs,
+                "engine processes: every accelerator job is split over them (by output columns "
+                "or rows), each part checked; the outputs are bit-identical for every count")
+      ->capture_default_str();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -330,6 +340,14 @@ std::unique_ptr<Sim> MakeRtlSim(const Config& cfg, const std::string& trace_path
 #endif
 }
 
+// What makes the back end --backend names (in each engine process).
+JobPool::MakeSim BackEnd(const Options& o, const Config& cfg) {
+  return [&o, cfg]() -> std::unique_ptr<Sim> {
+    if (o.backend == "model") return std::make_unique<ModelSim>(cfg);
+    return MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Progress of long runs: one updating line on a terminal, else a line every ~10 s.
 
@@ -519,6 +537,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
                    "its accuracy and how many predictions agree")
       ->check(CLI::ExistingFile);
   AddCommon(onnx, o, false);
+  AddJobs(onnx, o);
 
   auto& t = o.train;
   auto* tr = c.train = app.add_subcommand(
@@ -546,6 +565,7 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   tr->add_option("--out,-o", t.out, "write the trained model here (.onnx)");
   tr->add_option("--json", t.json, "the curves and counters as JSON to this file ('-': stdout)");
   AddCommon(tr, o, false);
+  AddJobs(tr, o);
 
   return c;
 }
@@ -621,13 +641,6 @@ void PrintHeader(const Options& o, const Config& cfg, const Workload& w, const s
   fmt::print("tensors:  in {}; out {}\n", in, out);
 }
 
-// The last line of a run that was not checked: --no-check, or the golden model back end (the
-// reference itself, not run twice to compare it with itself).
-std::string NotChecked(bool check) {
-  return check ? "done on the golden model (the reference itself: nothing to check it against)"
-               : "done (not checked: --no-check)";
-}
-
 // The machine's error code, the HBM timing checks and (unless --no-check, or on the golden model
 // back end) every output against the golden model, whose run `golden_run` the caller started
 // beside the back end's (not valid when there is none); prints what failed. Returns whether the
@@ -671,7 +684,7 @@ bool CheckRun(const Options& o, const Workload& w, Sim& dut, const Result& r,
       }
     }
   } else if (pass) {
-    fmt::print("{}\n", NotChecked(o.check));
+    fmt::print("{}\n", tpusim::NotChecked(o.check));
   }
   if (!pass && !reported) fmt::print("FAIL\n");
 
@@ -853,18 +866,18 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
                Num(plan.Macs()));
   }
   const Classification& cls = j.cls;
-  std::unique_ptr<Sim> dut;
-  if (o.backend == "model") {
-    dut = std::make_unique<ModelSim>(cfg);
-  } else {
-    dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
+  if (o.jobs > 1 && !quiet) {
+    fmt::print("jobs:     {} processes, each job split over them (by output columns or rows)\n",
+               o.jobs);
   }
   RunOptions ro;
   ro.max_cycles = o.max_cycles;
   ro.trace_file = o.trace;
   ro.trace_from = o.trace_from;
   ro.trace_to = o.trace_to;
-  NetRunner runner(*dut, o.check, ro);
+  JobPool pool(o.jobs, BackEnd(o, cfg), o.check, ro);
+  Sim* dut = &pool.dut();
+  NetRunner runner(pool);
   const bool tty = isatty(2) != 0;
   const size_t n_steps = plan.steps().size();
   bool pass = true;
@@ -905,7 +918,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
             "elements in {} jobs)\n",
             Num(t.checked), t.jobs);
       } else {
-        fmt::print("{}\n", NotChecked(o.check));
+        fmt::print("{}\n", tpusim::NotChecked(o.check));
       }
       for (const auto& [name, t] : outs) {
         float lo = t.f.empty() ? 0 : t.f[0], hi = lo;
@@ -960,6 +973,13 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (o.trace_from > o.trace_to) throw UsageError("--trace-from is after --trace-to");
+  if (o.jobs < 1 || o.jobs > 256) {
+    throw UsageError(fmt::format("--jobs {}: give from 1 to 256 processes", o.jobs));
+  }
+  if (o.jobs > 1 && !o.trace.empty()) {
+    throw UsageError(fmt::format(
+        "--trace with --jobs {}: waves come from one process; trace with --jobs 1", o.jobs));
+  }
 
   Config cfg;
   try {
@@ -994,13 +1014,10 @@ int Main(int argc, char** argv) {
 #endif
   if (onnx) return RunOnnx(o, cfg, *onnx);
   if (train) {
-    std::unique_ptr<Sim> dut;
-    if (o.backend == "model") {
-      dut = std::make_unique<ModelSim>(cfg);
-    } else {
-      dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
-    }
-    return tpusim::RunTrain(o.train, cfg, *train, *dut, o.check, o.quiet, o.backend);
+    RunOptions ro;
+    ro.max_cycles = o.max_cycles;
+    JobPool pool(o.jobs, BackEnd(o, cfg), o.check, ro);
+    return tpusim::RunTrain(o.train, cfg, *train, pool, o.check, o.quiet, o.backend);
   }
 
   // The workload.

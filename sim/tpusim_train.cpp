@@ -134,6 +134,7 @@ std::string PassLine(const NetStepStats& s, const Config& cfg, bool timed) {
 nlohmann::json PassJson(const NetStepStats& s, const Config& cfg) {
   const double mpc = s.perf.cycles ? double(s.perf.macs) / double(s.perf.cycles) : 0.0;
   return {{"jobs", s.jobs},
+          {"programs", s.programs},
           {"macs", s.perf.macs},
           {"cycles", s.perf.cycles},
           {"macs_per_cycle", mpc},
@@ -208,7 +209,12 @@ TrainJobPtr PrepareTrain(const TrainOptions& o, const Config& cfg) {
   return j;
 }
 
-int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bool check,
+std::string NotChecked(bool check) {
+  return check ? "done on the golden model (the reference itself: nothing to check it against)"
+               : "done (not checked: --no-check)";
+}
+
+int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, JobPool& pool, bool check,
              bool quiet, const std::string& backend) {
   const num::Mode mode = cfg.machine.mode;
   const bool timed = backend != "model";
@@ -231,7 +237,10 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
       fmt::format("recipe:   SGD, batch {}, lr {:g}, momentum {:g}, {} steps ({} per epoch of {} "
                   "rows), data order from seed {}\n",
                   o.batch, o.lr, o.momentum, total, per_epoch, tr.rows, o.seed));
-  TrainRunner runner(dut, check, {});
+  if (pool.processes() > 1) {
+    say(fmt::format("jobs:     {} processes, each job split over them\n", pool.processes()));
+  }
+  TrainRunner runner(pool);
   nlohmann::json steps = nlohmann::json::array(), epochs = nlohmann::json::array();
   bool pass = true;
   std::string failure;
@@ -319,10 +328,8 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, Sim& dut, bo
           "PASS: every accelerator output of every step bit-exact against the golden model "
           "({} elements in {} jobs)\n",
           Num(t.checked), t.jobs);
-    } else if (check) {  // the golden model back end: the reference itself
-      fmt::print("done on the golden model (the reference itself: nothing to check it against)\n");
-    } else {
-      fmt::print("done (not checked: --no-check)\n");
+    } else {  // --no-check, or the golden model back end: the reference itself
+      fmt::print("{}\n", NotChecked(check));
     }
   }
   if (pass && !o.out.empty()) {

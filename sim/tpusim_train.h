@@ -10,6 +10,7 @@
 
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_sim.h"
+#include "tpu/tb/job_pool.h"
 
 namespace tpusim {
 
@@ -44,7 +45,12 @@ void WriteJson(const std::string& file, const std::string& js);
 TrainJobPtr PrepareTrain(const TrainOptions& o, const tpu::tb::accel::Config& cfg);
 
 // Trains; returns the exit status (0 pass, 1 a job differed from the golden model or failed).
+// Every job runs through `pool` (one process, or split over --jobs processes), which checks it.
 int RunTrain(const TrainOptions& o, const tpu::tb::accel::Config& cfg, TrainJob& j,
-             tpu::tb::accel::Sim& dut, bool check, bool quiet, const std::string& backend);
+             tpu::tb::accel::JobPool& pool, bool check, bool quiet, const std::string& backend);
+
+// The last line of a run that was not checked: --no-check, or the golden model back end (the
+// reference itself, not run twice to compare it with itself).
+std::string NotChecked(bool check);
 
 }  // namespace tpusim

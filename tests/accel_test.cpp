@@ -10,6 +10,7 @@
 #include "Vaccel_4x4_q4.h"
 #include "Vaccel_8x8.h"
 #include "accel_suite.h"
+#include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/train_run.h"
 #include "tpu/train.h"
@@ -913,6 +914,73 @@ TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
   OnEveryArray(run);
+}
+
+// Process-level parallelism on the RTL (tpu/tb/job_pool.h, `--jobs`): SGD steps of an MLP whose
+// jobs split by rows and by columns (operands plain and transposed) over three processes, each
+// with its own RTL engine (two forked), every part checked against the golden model where it
+// runs; the loss and every weight bit after every step equal to the golden loop's in one process.
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+TEST(AccelJobPoolTest, TrainingStepsSplitOverThreeProcesses) {
+  tb::Rng rng(test::TestSeed());
+  const std::vector<int> sizes = {21, 40, 10};
+  const uint64_t init_seed = rng.Next();
+  const train::Recipe recipe{12, 0.1f, 0.9f};
+  std::vector<std::vector<float>> xs;
+  std::vector<std::vector<int32_t>> ys;
+  for (int s = 0; s < 2; ++s) {
+    xs.emplace_back(size_t(recipe.batch) * size_t(sizes[0]));
+    ys.emplace_back(size_t(recipe.batch));
+    for (auto& v : xs.back()) v = float(rng.Range(0, 4096)) / 4096.0f;
+    for (auto& v : ys.back()) v = rng.Range(0, sizes.back() - 1);
+  }
+  auto steps = [&](accel::TrainRunner& runner) {
+    train::Mlp m = train::InitMlp(sizes, init_seed);
+    std::vector<uint32_t> bits;
+    for (size_t s = 0; s < xs.size(); ++s) {
+      const float loss = train::Step(m, recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee).loss;
+      std::vector<float> v = {loss};
+      for (const auto& d : m.layers) {
+        v.insert(v.end(), d.w.begin(), d.w.end());
+        v.insert(v.end(), d.b.begin(), d.b.end());
+      }
+      const size_t at = bits.size();
+      bits.resize(at + v.size());
+      std::memcpy(bits.data() + at, v.data(), v.size() * 4);
+    }
+    return bits;
+  };
+  auto run = [&](auto tag, const Config& cfg) {
+    using V = typename decltype(tag)::type;
+    SCOPED_TRACE(cfg.name);
+    std::vector<uint32_t> want;
+    {
+      accel::ModelSim sim(cfg);
+      accel::TrainRunner runner(sim, false);
+      want = steps(runner);
+    }
+    accel::JobPool pool(
+        3, [&cfg] { return std::make_unique<accel::AccelSim<V>>(cfg, tb::TraceOptions{}); }, true);
+    accel::TrainRunner runner(pool);
+    std::vector<uint32_t> got;
+    try {
+      got = steps(runner);
+    } catch (const std::exception& e) {
+      FAIL() << e.what();
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "state word " << i;
+    const auto t = accel::Sum({runner.pass(0), runner.pass(1), runner.pass(2)});
+    EXPECT_EQ(t.jobs, 10);              // per step: 2 forward, 3 backward (dW2, dX2, dW1)
+    EXPECT_GT(t.programs, 2 * t.jobs);  // most jobs in three parts
+    EXPECT_GT(t.checked, 0u);
+  };
+  run(Tag<Vaccel_8x8>{}, Accel8x8::MakeConfig());
+  run(Tag<Vaccel_2x128>{}, Accel2x128::MakeConfig());
 }
 
 // A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed,

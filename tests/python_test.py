@@ -59,6 +59,25 @@ class RunOnnx(unittest.TestCase):
         self.assertGreater(stats["total"]["perf"]["cycles"], 0)
         self.assertEqual(stats["total"]["perf"]["macs"], 64 * (64 * 128 + 128 * 64 + 64 * 10))
 
+    def test_jobs_give_the_same_outputs(self):
+        """jobs=N (`--jobs`): every job split over N engine processes, the same bits for every
+        N on both back ends; the parts' programs counted."""
+        one, s1 = tpusim.run_onnx(MLP, {"x": X}, backend="model")
+        for n in (2, 3):
+            outs, stats = tpusim.run_onnx(MLP, {"x": X}, backend="model", jobs=n)
+            np.testing.assert_array_equal(bits(outs["logits"]), bits(one["logits"]))
+            self.assertEqual(stats["total"]["jobs"], s1["total"]["jobs"])
+            self.assertGreater(stats["total"]["programs"], s1["total"]["programs"])
+        rtl, stats = tpusim.run_onnx(MLP, {"x": X}, backend="rtl", jobs=2)
+        np.testing.assert_array_equal(bits(rtl["logits"]), bits(one["logits"]))
+        self.assertTrue(stats["pass"])
+        self.assertGreater(stats["total"]["checked_elements"], 0)
+        self.assertEqual(stats["total"]["programs"], 2 * stats["total"]["jobs"])
+        for bad in (0, 257, 1.5, True, "2"):
+            for backend in ("model", "rtl"):
+                with self.assertRaisesRegex(ValueError, "jobs"):
+                    tpusim.run_onnx(MLP, {"x": X}, backend=backend, jobs=bad)
+
     def test_input_dtypes(self):
         ref, _ = tpusim.run_onnx(MLP, {"x": X}, backend="model")
         # float64 is converted to float32 first: the same answer.
@@ -127,6 +146,12 @@ class Train(unittest.TestCase):
             self.assertEqual([s["loss_bits"] for s in m["steps"]],
                              [s["loss_bits"] for s in r["steps"]])
             self.assertGreater(r["passes"]["backward"]["cycles"], 0)
+            # Split over two engine processes (jobs=2): the same loss bits.
+            r2 = tpusim.train(MLP, (x, y), backend="rtl", jobs=2, **kw)
+            self.assertEqual([s["loss_bits"] for s in r2["steps"]],
+                             [s["loss_bits"] for s in r["steps"]])
+            self.assertGreater(r2["passes"]["backward"]["programs"],
+                               r2["passes"]["backward"]["jobs"])
             self.assertGreater(r["passes"]["backward"]["checked_elements"], 0)
             self.assertEqual(read(os.path.join(d, "m.onnx")), read(os.path.join(d, "r.onnx")),
                              "the trained models differ")

@@ -43,6 +43,14 @@ class BadInput(unittest.TestCase):
             self.assertTrue(lines[0].startswith("tpusim: error: "), lines[0])
             self.assertNotIn("cycles", out)  # nothing ran
 
+    def test_bad_jobs(self):
+        self.expect(["onnx", MLP, "--input", self.x, "--jobs", "0"], "--jobs 0: give from 1 to 256 processes")
+        self.expect(["train", MLP, "--train", os.path.join(ROOT, "examples", "digits_train.npz"),
+                     "--steps", "1", "--jobs", "300"], "--jobs 300: give from 1 to 256 processes")
+        self.expect(["onnx", MLP, "--input", self.x, "--jobs", "2", "--trace",
+                     os.path.join(self.d, "w.fst")],
+                    "--trace with --jobs 2: waves come from one process; trace with --jobs 1")
+
     def test_malformed_model(self):
         self.expect(["onnx", os.path.join(ROOT, "README.md"), "--input", self.x],
                     "not an ONNX model")

@@ -55,13 +55,23 @@ def _run(args):
     return p
 
 
-def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True):
-    """Runs an ONNX model; returns (outputs: dict name -> float32 array, stats: dict)."""
+def _check_jobs(jobs):
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256:
+        raise ValueError(f"jobs {jobs!r}: give a whole number of processes from 1 to 256")
+    return ["--jobs", str(jobs)] if jobs > 1 else []
+
+
+def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=1):
+    """Runs an ONNX model; returns (outputs: dict name -> float32 array, stats: dict).
+
+    jobs: engine processes, every accelerator job split over them (`--jobs`); the outputs are
+    bit-identical for every count."""
     _check_backend(backend)
+    jobs_args = _check_jobs(jobs)
     model = os.fspath(model)
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     if backend == "model":
-        outs, stats = _tpusim.run_onnx_model(model, arrays, config, check)
+        outs, stats = _tpusim.run_onnx_model(model, arrays, config, check, jobs)
         return outs, json.loads(stats)
     with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
         src, dst, js = (os.path.join(d, n) for n in ("in.npz", "out.npz", "stats.json"))
@@ -70,7 +80,7 @@ def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True):
                 with z.open(k + ".npy", "w") as f:
                     np.lib.format.write_array(f, np.ascontiguousarray(v))
         args = ["onnx", model, "--input", src, "--out", dst, "--json", js, "--config", config,
-                "--backend", "rtl", "--quiet"]
+                "--backend", "rtl", "--quiet"] + jobs_args
         if not check:
             args.append("--no-check")
         _run(args)
@@ -116,19 +126,20 @@ def _data_file(data, d, name):
 
 def train(model, train_data, test_data=None, epochs=None, steps=None, batch=32, lr=0.1,
           momentum=0.9, seed=1, from_scratch=False, out=None, config="16x16_1ch", backend="rtl",
-          check=True):
+          check=True, jobs=1):
     """Trains an ONNX MLP by mixed-precision SGD on the accelerator (`tpusim train`).
 
     train_data, test_data: (x, y) arrays (x: rows x features, y: integer labels) or .npz files
     with arrays x and y. Give epochs or steps. out: where the trained .onnx goes. Returns the
-    curves and counters (dict)."""
+    curves and counters (dict). jobs: engine processes (`--jobs`), every job split over them."""
     _check_backend(backend)
+    jobs_args = _check_jobs(jobs)
     with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
         js = os.path.join(d, "train.json")
         args = ["train", os.fspath(model), "--train", _data_file(train_data, d, "train.npz"),
                 "--batch", str(batch), "--lr", repr(float(lr)), "--momentum",
                 repr(float(momentum)), "--seed", str(seed), "--json", js, "--config", config,
-                "--backend", backend, "--quiet"]
+                "--backend", backend, "--quiet"] + jobs_args
         if test_data is not None:
             args += ["--test", _data_file(test_data, d, "test.npz")]
         if epochs is not None:

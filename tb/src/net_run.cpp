@@ -9,6 +9,7 @@
 
 #include "tpu/isa_model.h"
 #include "tpu/tb/accel_scoreboard.h"
+#include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/npy.h"
 #include "tpu/tb/workloads.h"
@@ -40,6 +41,7 @@ NetStepStats Sum(const std::vector<NetStepStats>& steps) {
   NetStepStats t;
   for (const auto& s : steps) {
     t.jobs += s.jobs;
+    t.programs += s.programs;
     Add(t.perf, s.perf);
     t.checked += s.checked;
     t.sim_seconds += s.sim_seconds;
@@ -54,7 +56,11 @@ bool IsGoldenModel(const Sim& dut) {
 }
 
 NetRunner::NetRunner(Sim& dut, bool check, RunOptions opt)
-    : dut_(dut), check_(check), opt_(std::move(opt)) {}
+    : own_(std::make_unique<JobPool>(dut, check, std::move(opt))), pool_(own_.get()) {}
+
+NetRunner::NetRunner(JobPool& pool) : pool_(&pool) {}
+
+NetRunner::~NetRunner() = default;
 
 std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check,
                                   const RunOptions& opt, const std::string& where,
@@ -82,6 +88,7 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
   }
   st->sim_seconds += Since(t0);
   ++st->jobs;
+  ++st->programs;
   Add(st->perf, r.perf);
   if (r.code != isa::ErrorCode::kOk) {
     std::string msg;
@@ -122,10 +129,10 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
 
 std::vector<uint32_t> NetRunner::RunJob(const net::AccelJob& job, int step) {
   NetStepStats& st = steps_.at(size_t(step));
-  return RunAccelJob(dut_, job, check_, opt_,
-                     fmt::format("step {} ({}), job {}: {}", step, labels_.at(size_t(step)),
-                                 st.jobs, job.Describe()),
-                     &st);
+  return pool_->Run(job,
+                    fmt::format("step {} ({}), job {}: {}", step, labels_.at(size_t(step)), st.jobs,
+                                job.Describe()),
+                    &st);
 }
 
 std::map<std::string, net::Tensor> NetRunner::Run(
@@ -233,8 +240,11 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
       host_s += steps.at(size_t(st.index)).step_seconds;
     }
   }
-  r += fmt::format("\ntotal: {} steps ({} on the accelerator in {} jobs, {} on the host); {} MACs",
-                   plan.steps().size(), accel_steps, tot.jobs, host_steps, Num(tot.perf.macs));
+  r +=
+      fmt::format("\ntotal: {} steps ({} on the accelerator in {} jobs{}, {} on the host); {} MACs",
+                  plan.steps().size(), accel_steps, tot.jobs,
+                  tot.programs != tot.jobs ? fmt::format(" run as {} programs", tot.programs) : "",
+                  host_steps, Num(tot.perf.macs));
   if (timed) {
     r += fmt::format(
         ", {} cycles, MAC utilization {:.1f}%", Num(tot.perf.cycles),
@@ -284,6 +294,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
                      {"detail", s.detail},
                      {"output_shape", s.out_shape},
                      {"jobs", t.jobs},
+                     {"programs", t.programs},
                      {"checked_elements", t.checked},
                      {"sim_seconds", t.sim_seconds},
                      {"check_seconds", t.check_seconds},
@@ -297,6 +308,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
   }
   const NetStepStats tot = Sum(steps);
   j["total"] = {{"jobs", tot.jobs},
+                {"programs", tot.programs},
                 {"checked_elements", tot.checked},
                 {"step_seconds", tot.step_seconds},
                 {"sim_seconds", tot.sim_seconds},

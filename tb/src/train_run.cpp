@@ -6,15 +6,19 @@
 namespace tpu::tb::accel {
 
 TrainRunner::TrainRunner(Sim& dut, bool check, RunOptions opt)
-    : dut_(dut), check_(check), opt_(std::move(opt)) {}
+    : own_(std::make_unique<JobPool>(dut, check, std::move(opt))), pool_(own_.get()) {}
+
+TrainRunner::TrainRunner(JobPool& pool) : pool_(&pool) {}
+
+TrainRunner::~TrainRunner() = default;
 
 net::AccelFn TrainRunner::Fn(int force_pass) {
   return [this, force_pass](const net::AccelJob& job, int step) {
     const int p = force_pass >= 0 ? force_pass : step;
     static const char* const kNames[] = {"forward", "backward", "evaluation"};
     NetStepStats& st = passes_.at(size_t(p));
-    return RunAccelJob(dut_, job, check_, opt_,
-                       fmt::format("{} pass, job {}: {}", kNames[p], st.jobs, job.Describe()), &st);
+    return pool_->Run(job, fmt::format("{} pass, job {}: {}", kNames[p], st.jobs, job.Describe()),
+                      &st);
   };
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ namespace tpu::tb::accel {
 
 struct NetStepStats {
   int jobs = 0;
+  int programs = 0;          // the programs the jobs ran as (more than jobs when split: JobPool)
   Perf perf;                 // summed over the step's jobs
   uint64_t checked = 0;      // output elements compared bit for bit with the golden model
   double sim_seconds = 0;    // the back end's runs
@@ -44,9 +46,14 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
 // The sum of steps' statistics.
 NetStepStats Sum(const std::vector<NetStepStats>& steps);
 
+class JobPool;
+
 class NetRunner {
  public:
   NetRunner(Sim& dut, bool check, RunOptions opt = {});
+  // Every job through `pool` (tpu/tb/job_pool.h: split over its processes), which checks or not.
+  explicit NetRunner(JobPool& pool);
+  ~NetRunner();
   // Runs the plan; throws NetFailure (a job failed) or net::Error (bad inputs).
   std::map<std::string, net::Tensor> Run(
       const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
@@ -56,9 +63,8 @@ class NetRunner {
 
  private:
   std::vector<uint32_t> RunJob(const net::AccelJob& job, int step);
-  Sim& dut_;
-  bool check_;
-  RunOptions opt_;
+  std::unique_ptr<JobPool> own_;
+  JobPool* pool_;
   std::vector<NetStepStats> steps_;
   std::vector<std::string> labels_;
 };

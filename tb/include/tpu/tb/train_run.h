@@ -5,8 +5,10 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 
+#include "tpu/tb/job_pool.h"
 #include "tpu/tb/net_run.h"
 #include "tpu/train.h"
 
@@ -22,6 +24,9 @@ class TrainRunner {
     kPasses = 3
   };
   TrainRunner(Sim& dut, bool check, RunOptions opt = {});
+  // Every job through `pool` (tpu/tb/job_pool.h: split over its processes).
+  explicit TrainRunner(JobPool& pool);
+  ~TrainRunner();
   // The job function for train::Step (its `step` argument is the pass) and for evaluations
   // (pass kEval: Fn(kEval) sends every job there). Throws NetFailure or net::Error.
   net::AccelFn Fn(int force_pass = -1);
@@ -30,9 +35,8 @@ class TrainRunner {
   void Reset() { passes_ = {}; }
 
  private:
-  Sim& dut_;
-  bool check_;
-  RunOptions opt_;
+  std::unique_ptr<JobPool> own_;
+  JobPool* pool_;
   std::array<NetStepStats, kPasses> passes_{};
 };
 

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tpu/tb/job_pool.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+namespace tpu::tb::accel {
+namespace {
+
+using net::AccelJob;
+
+// ---------------------------------------------------------------------------------------------
+// Splitting
+
+// Splits [0, units) into `parts` nearly equal ranges, scaled by `scale` and clipped to `limit`.
+std::vector<int> Bounds(int units, int parts, int scale, int limit) {
+  std::vector<int> b;
+  for (int i = 0; i <= parts; ++i) {
+    b.push_back(std::min(limit, int(int64_t(units) * i / parts) * scale));
+  }
+  return b;
+}
+
+}  // namespace
+
+JobSplit PlanSplit(const AccelJob& job, int parts, int array_cols) {
+  JobSplit s;
+  if (parts <= 1 || array_cols < 1) return s;
+  const bool conv = job.kind == AccelJob::Kind::kConv;
+  const int tiles = (job.n + array_cols - 1) / array_cols;
+  const int rows = conv ? job.conv.n : job.m;  // a convolution splits by whole images
+  const bool by_rows = rows >= 2, by_cols = tiles >= 2;
+  if (!by_rows && !by_cols) return s;
+  // Rows repeat B (K x N) in every part, columns repeat A (M x K): split the larger operand.
+  if (by_rows && (!by_cols || job.n <= job.m)) {
+    const int p = std::min(parts, rows);
+    s.dim = conv ? JobSplit::Dim::kImages : JobSplit::Dim::kRows;
+    s.bounds = Bounds(rows, p, 1, rows);
+  } else {
+    const int p = std::min(parts, tiles);
+    s.dim = JobSplit::Dim::kCols;
+    s.bounds = Bounds(tiles, p, array_cols, job.n);
+  }
+  return s;
+}
+
+AccelJob JobPart(const AccelJob& job, const JobSplit& s, int i) {
+  if (s.dim == JobSplit::Dim::kNone) return job;
+  const int lo = s.bounds.at(size_t(i)), hi = s.bounds.at(size_t(i) + 1);
+  const int w = hi - lo;
+  const size_t K = size_t(job.k), N = size_t(job.n), M = size_t(job.m);
+  AccelJob p;
+  p.kind = job.kind;
+  p.conv = job.conv;
+  p.trans = job.trans;
+  p.relu = job.relu;
+  p.out = job.out;
+  p.m = job.m;
+  p.k = job.k;
+  p.n = job.n;
+  switch (s.dim) {
+    case JobSplit::Dim::kCols: {
+      p.n = w;
+      p.conv.cout = w;
+      p.a = job.a;
+      // B: K x N (its columns lo..hi), or N x K given transposed (its rows).
+      if (job.trans.b) {
+        p.b.assign(job.b.begin() + ptrdiff_t(size_t(lo) * K),
+                   job.b.begin() + ptrdiff_t(size_t(hi) * K));
+      } else {
+        p.b.reserve(K * size_t(w));
+        for (size_t k = 0; k < K; ++k) {
+          const auto row = job.b.begin() + ptrdiff_t(k * N);
+          p.b.insert(p.b.end(), row + lo, row + hi);
+        }
+      }
+      if (!job.bias.empty()) p.bias.assign(job.bias.begin() + lo, job.bias.begin() + hi);
+      if (!job.c0.empty()) {
+        p.c0.reserve(M * size_t(w));
+        for (size_t m = 0; m < M; ++m) {
+          const auto row = job.c0.begin() + ptrdiff_t(m * N);
+          p.c0.insert(p.c0.end(), row + lo, row + hi);
+        }
+      }
+      break;
+    }
+    case JobSplit::Dim::kRows: {
+      p.m = w;
+      p.b = job.b;
+      p.bias = job.bias;
+      // A: M x K (its rows lo..hi), or K x M given transposed (its columns).
+      if (job.trans.a) {
+        p.a.reserve(K * size_t(w));
+        for (size_t k = 0; k < K; ++k) {
+          const auto row = job.a.begin() + ptrdiff_t(k * M);
+          p.a.insert(p.a.end(), row + lo, row + hi);
+        }
+      } else {
+        p.a.assign(job.a.begin() + ptrdiff_t(size_t(lo) * K),
+                   job.a.begin() + ptrdiff_t(size_t(hi) * K));
+      }
+      if (!job.c0.empty()) {
+        p.c0.assign(job.c0.begin() + ptrdiff_t(size_t(lo) * N),
+                    job.c0.begin() + ptrdiff_t(size_t(hi) * N));
+      }
+      break;
+    }
+    case JobSplit::Dim::kImages: {
+      const size_t image = size_t(job.conv.h) * size_t(job.conv.w) * size_t(job.conv.cin);
+      p.conv.n = w;
+      p.m = p.conv.M();
+      p.b = job.b;
+      p.bias = job.bias;
+      p.a.assign(job.a.begin() + ptrdiff_t(size_t(lo) * image),
+                 job.a.begin() + ptrdiff_t(size_t(hi) * image));
+      break;
+    }
+    case JobSplit::Dim::kNone: break;
+  }
+  return p;
+}
+
+void PutPart(const AccelJob& job, const JobSplit& s, int i, const std::vector<uint32_t>& part,
+             std::vector<uint32_t>* out) {
+  const size_t N = size_t(job.n);
+  out->resize(size_t(job.m) * N);
+  if (s.dim == JobSplit::Dim::kNone) {
+    *out = part;
+    return;
+  }
+  const int lo = s.bounds.at(size_t(i)), hi = s.bounds.at(size_t(i) + 1);
+  size_t first = 0;  // the part's first output row
+  if (s.dim == JobSplit::Dim::kCols) {
+    const size_t w = size_t(hi - lo), rows = size_t(job.m);
+    if (part.size() != rows * w) throw std::logic_error("PutPart: part output of the wrong size");
+    for (size_t m = 0; m < rows; ++m) {
+      std::copy(part.begin() + ptrdiff_t(m * w), part.begin() + ptrdiff_t((m + 1) * w),
+                out->begin() + ptrdiff_t(m * N + size_t(lo)));
+    }
+    return;
+  }
+  first = s.dim == JobSplit::Dim::kRows
+              ? size_t(lo)
+              : size_t(lo) * size_t(job.conv.OutH()) * size_t(job.conv.OutW());
+  if (first * N + part.size() > out->size()) {
+    throw std::logic_error("PutPart: part output of the wrong size");
+  }
+  std::copy(part.begin(), part.end(), out->begin() + ptrdiff_t(first * N));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wire between the processes: length-prefixed messages over pipes.
+
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    buf_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <typename T>
+  void Vec(const std::vector<T>& v) {
+    Put(uint64_t(v.size()));
+    buf_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void Str(const std::string& s) {
+    Put(uint64_t(s.size()));
+    buf_ += s;
+  }
+  const std::string& buf() const { return buf_; }
+
+ private:
+  std::string buf_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& b) : b_(b) {}
+  template <typename T>
+  T Get() {
+    T v;
+    Take(&v, sizeof v);
+    return v;
+  }
+  template <typename T>
+  std::vector<T> Vec() {
+    const auto n = Get<uint64_t>();
+    if (n > (b_.size() - at_) / sizeof(T)) throw std::runtime_error("a truncated message");
+    std::vector<T> v(static_cast<size_t>(n));
+    Take(v.data(), size_t(n) * sizeof(T));
+    return v;
+  }
+  std::string Str() {
+    const auto v = Vec<char>();
+    return std::string(v.begin(), v.end());
+  }
+
+ private:
+  void Take(void* p, size_t n) {
+    if (n > b_.size() - at_) throw std::runtime_error("a truncated message");
+    if (n != 0) std::memcpy(p, b_.data() + at_, n);
+    at_ += n;
+  }
+  const std::string& b_;
+  size_t at_ = 0;
+};
+
+void PutJob(Writer& w, const AccelJob& j) {
+  w.Put(j.kind);
+  w.Put(j.m);
+  w.Put(j.k);
+  w.Put(j.n);
+  w.Put(j.conv);
+  w.Vec(j.a);
+  w.Vec(j.b);
+  w.Put(j.trans);
+  w.Vec(j.bias);
+  w.Vec(j.c0);
+  w.Put(j.relu);
+  w.Put(j.out);
+}
+
+AccelJob GetJob(Reader& r) {
+  AccelJob j;
+  j.kind = r.Get<AccelJob::Kind>();
+  j.m = r.Get<int>();
+  j.k = r.Get<int>();
+  j.n = r.Get<int>();
+  j.conv = r.Get<host::ConvShape>();
+  j.a = r.Vec<uint16_t>();
+  j.b = r.Vec<uint16_t>();
+  j.trans = r.Get<host::GemmTranspose>();
+  j.bias = r.Vec<uint32_t>();
+  j.c0 = r.Vec<uint32_t>();
+  j.relu = r.Get<bool>();
+  j.out = r.Get<host::OutFormat>();
+  return j;
+}
+
+bool WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t k = read(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+bool Send(int fd, const std::string& msg) {
+  const uint64_t n = msg.size();
+  return WriteAll(fd, reinterpret_cast<const char*>(&n), sizeof n) &&
+         WriteAll(fd, msg.data(), msg.size());
+}
+
+// False at the end of the stream (the other process is gone).
+bool Receive(int fd, std::string* msg) {
+  uint64_t n = 0;
+  if (!ReadAll(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
+  msg->resize(size_t(n));
+  return ReadAll(fd, msg->data(), msg->size());
+}
+
+// A reply's status.
+enum : uint8_t { kOk = 0, kNetFailure = 1, kNetError = 2, kOther = 3 };
+
+static_assert(std::is_trivially_copyable_v<NetStepStats>);
+
+// A worker's life: make the back end, then run the jobs that come until the pipe closes.
+[[noreturn]] void WorkerMain(int from, int to, const JobPool::MakeSim& make_sim, bool check,
+                             RunOptions opt) {
+  opt.progress = nullptr;  // the parent reports progress
+  int code = 0;
+  try {
+    std::unique_ptr<Sim> sim = make_sim();
+    std::string msg;
+    while (Receive(from, &msg)) {
+      Reader r(msg);
+      const std::string where = r.Str();
+      const AccelJob job = GetJob(r);
+      NetStepStats st;
+      Writer w;
+      uint8_t status = kOk;
+      std::string text;
+      std::vector<uint32_t> out;
+      try {
+        out = RunAccelJob(*sim, job, check, opt, where, &st);
+      } catch (const NetFailure& e) {
+        status = kNetFailure;
+        text = e.what();
+      } catch (const net::Error& e) {
+        status = kNetError;
+        text = e.what();
+      } catch (const std::exception& e) {
+        status = kOther;
+        text = e.what();
+      }
+      w.Put(status);
+      w.Str(text);
+      w.Vec(out);
+      w.Put(st);
+      if (!Send(to, w.buf())) break;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tpusim: engine process {}: {}\n", getpid(), e.what());
+    code = 1;
+  }
+  _exit(code);
+}
+
+std::string ExitText(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, WNOHANG) == pid) {
+    if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+    if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  }
+  return "closed its pipe";
+}
+
+// Adds a part's counters (its program; not its job or its times, which the caller counts).
+void Add(NetStepStats& a, const NetStepStats& b) {
+  const NetStepStats keep = a;
+  a = Sum({a, b});
+  a.jobs = keep.jobs;
+  a.sim_seconds = keep.sim_seconds;
+  a.check_seconds = keep.check_seconds;
+  a.step_seconds = keep.step_seconds;
+}
+
+}  // namespace
+
+JobPool::JobPool(Sim& dut, bool check, RunOptions opt)
+    : dut_(&dut), check_(check), opt_(std::move(opt)) {}
+
+JobPool::JobPool(int processes, const MakeSim& make_sim, bool check, RunOptions opt)
+    : check_(check), opt_(std::move(opt)) {
+  if (processes < 1) {
+    throw std::invalid_argument(fmt::format("jobs must be at least 1 (got {})", processes));
+  }
+  if (processes > 1) signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe: an error, not a signal
+  for (int i = 1; i < processes; ++i) {
+    int down[2], up[2];
+    if (pipe(down) != 0 || pipe(up) != 0) {
+      const std::string err = std::strerror(errno);
+      Stop();
+      throw std::runtime_error(fmt::format("pipe: {}", err));
+    }
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      const std::string err = std::strerror(errno);
+      for (int fd : {down[0], down[1], up[0], up[1]}) close(fd);
+      Stop();
+      throw std::runtime_error(fmt::format("fork: {}", err));
+    }
+    if (pid == 0) {
+      for (const Worker& w : workers_) {  // the earlier workers' pipes belong to the parent
+        close(w.to);
+        close(w.from);
+      }
+      close(down[1]);
+      close(up[0]);
+      WorkerMain(down[0], up[1], make_sim, check, opt_);
+    }
+    close(down[0]);
+    close(up[1]);
+    workers_.push_back(Worker{pid, down[1], up[0], false});
+  }
+  try {
+    own_ = make_sim();
+  } catch (...) {
+    Stop();
+    throw;
+  }
+  dut_ = own_.get();
+}
+
+JobPool::~JobPool() {
+  Stop();
+}
+
+void JobPool::Stop() {
+  for (Worker& w : workers_) {
+    // A worker still running a job (this process gave up waiting on an error) is not waited for.
+    if (w.waiting) kill(w.pid, SIGKILL);
+    close(w.to);  // the end of its input: it exits
+    close(w.from);
+  }
+  for (Worker& w : workers_) {
+    while (waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  workers_.clear();
+}
+
+std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where,
+                                   NetStepStats* st) {
+  const JobSplit s = PlanSplit(job, processes(), dut_->config().machine.c);
+  const int parts = s.Parts();
+  if (parts <= 1) return RunAccelJob(*dut_, job, check_, opt_, where, st);
+  if (broken_) {
+    throw NetFailure(fmt::format("{}: an engine process ended earlier in this run", where));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const char* dim = s.dim == JobSplit::Dim::kCols   ? "columns"
+                    : s.dim == JobSplit::Dim::kRows ? "rows"
+                                                    : "images";
+  auto part_where = [&](int i) {
+    return fmt::format("{}, part {} of {} ({} {}..{})", where, i + 1, parts, dim,
+                       s.bounds[size_t(i)], s.bounds[size_t(i) + 1] - 1);
+  };
+  // Parts 1.. to the workers, part 0 here, then the workers' replies in order.
+  std::vector<std::string> errors(static_cast<size_t>(parts));
+  std::vector<int> error_kind(static_cast<size_t>(parts), kOk);
+  for (int i = 1; i < parts; ++i) {
+    Worker& w = workers_[size_t(i - 1)];
+    Writer msg;
+    msg.Str(part_where(i));
+    PutJob(msg, JobPart(job, s, i));
+    if (!Send(w.to, msg.buf())) {
+      broken_ = true;
+      errors[size_t(i)] =
+          fmt::format("{}: engine process {} {}", part_where(i), w.pid, ExitText(w.pid));
+      error_kind[size_t(i)] = kNetFailure;
+      continue;
+    }
+    w.waiting = true;
+  }
+  std::vector<uint32_t> out(size_t(job.m) * size_t(job.n));
+  NetStepStats mine;
+  try {
+    PutPart(job, s, 0, RunAccelJob(*dut_, JobPart(job, s, 0), check_, opt_, part_where(0), &mine),
+            &out);
+  } catch (const NetFailure& e) {
+    errors[0] = e.what();
+    error_kind[0] = kNetFailure;
+  } catch (const net::Error& e) {
+    errors[0] = e.what();
+    error_kind[0] = kNetError;
+  } catch (const std::exception& e) {
+    errors[0] = e.what();
+    error_kind[0] = kOther;
+  }
+  ++st->jobs;
+  Add(*st, mine);
+  st->check_seconds += mine.check_seconds;
+  for (int i = 1; i < parts; ++i) {
+    Worker& w = workers_[size_t(i - 1)];
+    if (!w.waiting) continue;
+    std::string reply;
+    if (!Receive(w.from, &reply)) {
+      w.waiting = false;
+      broken_ = true;
+      errors[size_t(i)] =
+          fmt::format("{}: engine process {} {}", part_where(i), w.pid, ExitText(w.pid));
+      error_kind[size_t(i)] = kNetFailure;
+      continue;
+    }
+    w.waiting = false;
+    Reader r(reply);
+    const auto status = r.Get<uint8_t>();
+    const std::string text = r.Str();
+    const auto got = r.Vec<uint32_t>();
+    Add(*st, r.Get<NetStepStats>());
+    if (status != kOk) {
+      errors[size_t(i)] = text;
+      error_kind[size_t(i)] = status;
+      continue;
+    }
+    PutPart(job, s, i, got, &out);
+  }
+  // The parts' wall time, less this process's wait for its own part's check (counted as the
+  // check's).
+  st->sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() -
+                     mine.check_seconds;
+  for (int i = 0; i < parts; ++i) {  // the first part's error
+    switch (error_kind[size_t(i)]) {
+      case kOk: continue;
+      case kNetError: throw net::Error(errors[size_t(i)]);
+      case kNetFailure: throw NetFailure(errors[size_t(i)]);
+      default: throw std::runtime_error(errors[size_t(i)]);
+    }
+  }
+  return out;
+}
+
+}  // namespace tpu::tb::accel
