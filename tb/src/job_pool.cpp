@@ -331,11 +331,20 @@ static_assert(std::is_trivially_copyable_v<NetStepStats>);
   _exit(code);
 }
 
-std::string ExitText(pid_t pid) {
+// Why a worker's pipe ended: it has exited (its pipes close as it ends), so wait for it, a few
+// seconds at most, and say how it ended. Clears *pid once the process is reaped.
+std::string ExitText(pid_t* pid) {
   int status = 0;
-  if (waitpid(pid, &status, WNOHANG) == pid) {
-    if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
-    if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  for (int i = 0; i < 500 && *pid > 0; ++i) {
+    const pid_t r = waitpid(*pid, &status, WNOHANG);
+    if (r == *pid) {
+      *pid = -1;
+      if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+      if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+      break;
+    }
+    if (r < 0 && errno != EINTR) break;
+    usleep(10'000);
   }
   return "closed its pipe";
 }
@@ -405,12 +414,12 @@ JobPool::~JobPool() {
 void JobPool::Stop() {
   for (Worker& w : workers_) {
     // A worker still running a job (this process gave up waiting on an error) is not waited for.
-    if (w.waiting) kill(w.pid, SIGKILL);
+    if (w.waiting && w.pid > 0) kill(w.pid, SIGKILL);
     close(w.to);  // the end of its input: it exits
     close(w.from);
   }
   for (Worker& w : workers_) {
-    while (waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+    while (w.pid > 0 && waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   workers_.clear();
@@ -442,8 +451,9 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
     PutJob(msg, JobPart(job, s, i));
     if (!Send(w.to, msg.buf())) {
       broken_ = true;
+      const pid_t pid = w.pid;
       errors[size_t(i)] =
-          fmt::format("{}: engine process {} {}", part_where(i), w.pid, ExitText(w.pid));
+          fmt::format("{}: engine process {} {}", part_where(i), pid, ExitText(&w.pid));
       error_kind[size_t(i)] = kNetFailure;
       continue;
     }
@@ -474,8 +484,9 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
     if (!Receive(w.from, &reply)) {
       w.waiting = false;
       broken_ = true;
+      const pid_t pid = w.pid;
       errors[size_t(i)] =
-          fmt::format("{}: engine process {} {}", part_where(i), w.pid, ExitText(w.pid));
+          fmt::format("{}: engine process {} {}", part_where(i), pid, ExitText(&w.pid));
       error_kind[size_t(i)] = kNetFailure;
       continue;
     }
