@@ -109,6 +109,9 @@ struct Options {
   tpusim::TrainOptions train;
   // onnx and train: engine processes
   int jobs = 1;
+  std::string launcher = "local";
+  std::string worker_of;          // a worker of another tpusim's pool (hidden)
+  std::vector<std::string> argv;  // the command line, for the workers' launch command
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -138,6 +141,12 @@ void AddJobs(CLI::App* s, Options& o) {
                 "engine processes: every accelerator job is split over them (by output columns "
                 "or rows), each part checked; the outputs are bit-identical for every count")
       ->capture_default_str();
+  s->add_option("--launcher", o.launcher,
+                "where --jobs starts the other processes: local (forked here) or slurm (srun "
+                "tasks, on any node of the allocation or partition, connecting back over TCP)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  s->add_option("--worker-of", o.worker_of)->group("");  // srun's tasks: HOST:PORT:KEY
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,6 +355,24 @@ JobPool::MakeSim BackEnd(const Options& o, const Config& cfg) {
     if (o.backend == "model") return std::make_unique<ModelSim>(cfg);
     return MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
   };
+}
+
+// The pool of --jobs processes: forked here, or srun tasks running this program as workers.
+std::unique_ptr<JobPool> MakePool(const Options& o, const Config& cfg, const RunOptions& ro) {
+  if (o.launcher != "slurm" || o.jobs == 1) {
+    return std::make_unique<JobPool>(o.jobs, BackEnd(o, cfg), o.check, ro);
+  }
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  RemoteLaunch launch;
+  launch.command = {"srun", fmt::format("--ntasks={}", o.jobs - 1), "--overcommit", "--quiet",
+                    self};
+  launch.command.insert(launch.command.end(), o.argv.begin() + 1, o.argv.end());
+  launch.command.insert(launch.command.end(), {"--worker-of", "{addr}"});
+  try {
+    return std::make_unique<JobPool>(o.jobs, launch, BackEnd(o, cfg), o.check, ro);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("--launcher slurm: {}", e.what()));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -875,9 +902,9 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   ro.trace_file = o.trace;
   ro.trace_from = o.trace_from;
   ro.trace_to = o.trace_to;
-  JobPool pool(o.jobs, BackEnd(o, cfg), o.check, ro);
-  Sim* dut = &pool.dut();
-  NetRunner runner(pool);
+  const std::unique_ptr<JobPool> pool = MakePool(o, cfg, ro);
+  Sim* dut = &pool->dut();
+  NetRunner runner(*pool);
   const bool tty = isatty(2) != 0;
   const size_t n_steps = plan.steps().size();
   bool pass = true;
@@ -963,6 +990,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
 
 int Main(int argc, char** argv) {
   Options o;
+  o.argv.assign(argv, argv + argc);
   CLI::App app{
       "tpusim: runs a workload on the TPU-style accelerator (RTL or golden model) and checks "
       "every output bit against the golden model"};
@@ -986,6 +1014,11 @@ int Main(int argc, char** argv) {
     cfg = ResolveConfig(o.config);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  }
+  if (!o.worker_of.empty()) {  // one of another tpusim's --jobs processes (--launcher slurm)
+    RunOptions ro;
+    ro.max_cycles = o.max_cycles;
+    ServeJobs(o.worker_of, BackEnd(o, cfg), o.check, ro);
   }
 
   // An ONNX run is checked here, in the launcher too (once more in the engine): bad input is
@@ -1016,8 +1049,8 @@ int Main(int argc, char** argv) {
   if (train) {
     RunOptions ro;
     ro.max_cycles = o.max_cycles;
-    JobPool pool(o.jobs, BackEnd(o, cfg), o.check, ro);
-    return tpusim::RunTrain(o.train, cfg, *train, pool, o.check, o.quiet, o.backend);
+    const std::unique_ptr<JobPool> pool = MakePool(o, cfg, ro);
+    return tpusim::RunTrain(o.train, cfg, *train, *pool, o.check, o.quiet, o.backend);
   }
 
   // The workload.

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -299,6 +300,45 @@ TEST(JobPoolTest, BadInputInAPartIsTheJobsError) {
   NetStepStats st2;
   EXPECT_EQ(pool.Run(TallGemm(), "step 3", &st2).size(), 120u);
   EXPECT_EQ(st2.programs, 2);
+}
+
+// Workers started by a command (RemoteLaunch, `--launcher slurm`): a command that ends before its
+// workers connect, one whose workers never come, and a stranger on the port without the key are
+// errors that name the command and quote what it printed, at once (tests/slurm_test.py runs real
+// workers through Slurm).
+std::string RemoteError(const std::vector<std::string>& cmd, int processes, double timeout) {
+  const Config cfg = Cfg(8);
+  tb::accel::RemoteLaunch launch{cmd, timeout};
+  try {
+    JobPool pool(
+        processes, launch, [&cfg] { return std::make_unique<ModelSim>(cfg); }, false);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(JobPoolTest, RemoteLaunchFailuresAreErrors) {
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(RemoteError({"sh", "-c", "echo no nodes here >&2; exit 3"}, 3, 60),
+            "the workers' launch command (sh ...) ended (exit status 3) with 0 of 2 workers "
+            "connected; it printed: no nodes here");
+  EXPECT_EQ(RemoteError({"sleep", "30"}, 2, 0.3),
+            "the workers' launch command (sleep ...): 0 of 1 workers connected in 0 s; it "
+            "printed: (it printed nothing)");
+  // A connection with the wrong key is not a worker (the pool would wait for one).
+  const std::string stranger =
+      "a={addr}; h=${a%%:*}; r=${a#*:}; exec 3<>/dev/tcp/$h/${r%%:*}; "
+      "printf '\\x10\\0\\0\\0\\0\\0\\0\\0wrongkeyworker 1' >&3; sleep 1; "
+      "echo stranger done; exit 4";
+  EXPECT_EQ(RemoteError({"bash", "-c", stranger}, 2, 60),
+            "the workers' launch command (bash ...) ended (exit status 4) with 0 of 1 workers "
+            "connected; it printed: stranger done");
+  EXPECT_EQ(RemoteError({"/no/such/launcher"}, 2, 60),
+            "the workers' launch command (/no/such/launcher ...) ended (exit status 127) with 0 "
+            "of 1 workers connected; it printed: cannot run /no/such/launcher: No such file or "
+            "directory");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 8.0);
 }
 
 TEST(JobPoolTest, RejectsNoProcesses) {

@@ -14,6 +14,8 @@ munged, slurmctld, slurmd, a generated slurm.conf), then:
   3. cancels the allocation of a running regression and checks the partial report;
   4. checks the errors for a partition that does not exist and for --jobs beyond the
      allocation;
+  5. runs tpusim onnx and train with --jobs over Slurm tasks (--launcher slurm) and checks the
+     outputs and losses bit-identical to one process's, and a bad partition's error;
 and stops the cluster, checking that no daemon, job or test process is left.
 Usage: slurm_test.py BUILD_DIR; exit status 0 when every check holds.
 """
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -257,6 +260,77 @@ def bad_input(build, env):
     check(rc == 2 and "need --launcher slurm" in se, "Slurm options without the launcher")
 
 
+def engine_jobs(root, build, env):
+    print("5. tpusim --jobs over Slurm tasks (--launcher slurm): the same bits as one process")
+    os.makedirs(root, exist_ok=True)
+    tpusim = os.path.join(build, "sim", "tpusim")
+    ex = os.path.join(os.path.dirname(HERE), "examples")
+    x = os.path.join(root, "x96.npy")  # the first 96 test images (a .npy v1 float32 header)
+    with open(os.path.join(ex, "digits_test_x.npy"), "rb") as f:
+        b = f.read()
+    hl = int.from_bytes(b[8:10], "little")
+    header = b[10:10 + hl].decode("latin1")
+    dims = [int(v) for v in re.search(r"'shape': \(([^)]*)\)", header).group(1).split(",") if v]
+    row = 4
+    for d in dims[1:]:
+        row *= d
+    new = header.replace(f"'shape': ({dims[0]},", "'shape': (96,").rstrip("\n")
+    with open(x, "wb") as f:
+        f.write(b[:8] + hl.to_bytes(2, "little") + new.ljust(hl - 1).encode("latin1") + b"\n" +
+                b[10 + hl:10 + hl + 96 * row])
+
+    def onnx(jobs, *extra):
+        out, js = (os.path.join(root, f"{n}{jobs}{extra and '_s' or ''}") for n in ("o", "j"))
+        p = subprocess.run([tpusim, "onnx", os.path.join(ex, "digits_cnn.onnx"), "--input", x,
+                            "--backend", "rtl", "--jobs", str(jobs), "--out", out + ".npz",
+                            "--json", js + ".json", "--quiet", *extra], env=env,
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            return p, None, None
+        with zipfile.ZipFile(out + ".npz") as z, open(js + ".json") as f:
+            return p, {n: z.read(n) for n in z.namelist()}, json.load(f)["total"]
+
+    t0 = time.monotonic()
+    p1, o1, t1 = onnx(1)
+    p3, o3, t3 = onnx(3, "--launcher", "slurm")
+    print(f"  (both runs: {time.monotonic() - t0:.0f} s)")
+    check(p1.returncode == 0 and p3.returncode == 0,
+          f"the digits CNN runs with --jobs 1 and --jobs 3 --launcher slurm (exit {p1.returncode}, "
+          f"{p3.returncode}; {p3.stderr.strip()[-300:]})")
+    if o3 is not None:
+        check(o1 == o3, "the outputs are bit-identical")
+        check(t3["jobs"] == t1["jobs"] and t3["programs"] > t1["programs"] and
+              t3["checked_elements"] == t1["checked_elements"] > 0,
+              f"the jobs ran as more programs, every element checked ({t1['programs']} -> "
+              f"{t3['programs']} programs, {t3['checked_elements']} elements)")
+
+    def train(jobs, *extra):
+        js = os.path.join(root, f"t{jobs}.json")
+        p = subprocess.run([tpusim, "train", os.path.join(ex, "digits_mlp.onnx"), "--train",
+                            os.path.join(ex, "digits_train.npz"), "--steps", "3", "--batch", "16",
+                            "--from-scratch", "--backend", "rtl", "--jobs", str(jobs), "--json",
+                            js, "--quiet", *extra], env=env, capture_output=True, text=True,
+                           timeout=600)
+        if p.returncode != 0:
+            return p, None
+        with open(js) as f:
+            return p, [s["loss_bits"] for s in json.load(f)["steps"]]
+
+    (q1, l1), (q2, l2) = train(1), train(2, "--launcher", "slurm")
+    check(l1 is not None and l1 == l2,
+          f"training with --jobs 2 --launcher slurm gives the same loss bits ({q2.stderr[-200:]})")
+    bad = subprocess.run([tpusim, "onnx", os.path.join(ex, "digits_mlp.onnx"), "--input", x,
+                          "--backend", "model", "--jobs", "2", "--launcher", "slurm", "--quiet"],
+                         env=dict(env, SLURM_PARTITION="nope"), capture_output=True, text=True,
+                         timeout=120)
+    lines = bad.stderr.strip().splitlines()
+    check(bad.returncode == 2 and len(lines) == 1 and "invalid partition" in lines[0],
+          f"a partition that does not exist: one line, exit 2 ({bad.returncode}: {bad.stderr})")
+    check(squeue(env) == "", f"no job is left in the queue ({squeue(env)})")
+    left = subprocess.run(["pgrep", "-f", "--worker-of"], capture_output=True, text=True).stdout
+    check(left.strip() == "", f"no worker process is left ({left.strip()})")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: slurm_test.py BUILD_DIR", file=sys.stderr)
@@ -283,6 +357,7 @@ def main():
             real_tests(os.path.join(root, "real"), real_build, env)
             cancelled(os.path.join(root, "fake"), build, env)
             bad_input(build, env)
+            engine_jobs(os.path.join(root, "jobs"), real_build, env)
         finally:
             t0 = time.monotonic()
             down = subprocess.run([sys.executable, CLUSTER, "down", cluster], capture_output=True,

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tpu/tb/job_pool.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +15,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 namespace tpu::tb::accel {
@@ -396,7 +405,7 @@ JobPool::JobPool(int processes, const MakeSim& make_sim, bool check, RunOptions 
     }
     close(down[0]);
     close(up[1]);
-    workers_.push_back(Worker{pid, down[1], up[0], false});
+    workers_.push_back(Worker{pid, down[1], up[0], false, fmt::format("engine process {}", pid)});
   }
   try {
     own_ = make_sim();
@@ -405,6 +414,183 @@ JobPool::JobPool(int processes, const MakeSim& make_sim, bool check, RunOptions 
     throw;
   }
   dut_ = own_.get();
+}
+
+namespace {
+
+// The last lines of a file (a launch command's output), for error messages.
+std::string Tail(const std::string& path, size_t lines) {
+  std::ifstream f(path);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(f, l);) {
+    if (!l.empty()) v.push_back(l);
+  }
+  std::string r;
+  for (size_t i = v.size() > lines ? v.size() - lines : 0; i < v.size(); ++i) {
+    r += (r.empty() ? "" : " | ") + v[i];
+  }
+  return r.empty() ? "(it printed nothing)" : r;
+}
+
+// Waits until fd is readable or `ms` pass; false on a timeout.
+bool Readable(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  for (;;) {
+    const int r = poll(&p, 1, ms);
+    if (r < 0 && errno == EINTR) continue;
+    return r > 0;
+  }
+}
+
+}  // namespace
+
+JobPool::JobPool(int processes, const RemoteLaunch& launch, const MakeSim& make_sim, bool check,
+                 RunOptions opt)
+    : check_(check), opt_(std::move(opt)) {
+  if (processes < 1) {
+    throw std::invalid_argument(fmt::format("jobs must be at least 1 (got {})", processes));
+  }
+  if (launch.command.empty()) throw std::invalid_argument("RemoteLaunch: no command");
+  signal(SIGPIPE, SIG_IGN);
+  const int want = processes - 1;
+  int lfd = -1;
+  std::string log;
+  auto fail = [&](const std::string& msg) {
+    if (lfd >= 0) close(lfd);
+    if (launcher_ > 0) kill(launcher_, SIGTERM);  // a start that failed: cancel the rest at once
+    Stop();
+    if (!log.empty()) unlink(log.c_str());
+    throw std::runtime_error(msg);
+  };
+  if (want > 0) {
+    // A listening socket on every interface, a port the kernel picks, and a key the workers must
+    // present (another program that finds the port is turned away).
+    lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0) fail(fmt::format("socket: {}", std::strerror(errno)));
+    int off = 0;
+    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);  // IPv4 clients too
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_any;
+    socklen_t len = sizeof a;
+    if (bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd, 64) != 0 ||
+        getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      fail(fmt::format("listening for the workers: {}", std::strerror(errno)));
+    }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const uint64_t key = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    const std::string addr = fmt::format("{}:{}:{:016x}", host, ntohs(a.sin6_port), key);
+    std::vector<std::string> cmd = launch.command;
+    for (auto& c : cmd) {
+      for (size_t at; (at = c.find("{addr}")) != std::string::npos;) c.replace(at, 6, addr);
+    }
+    char tmpl[] = "/tmp/tpusim_launch_XXXXXX";
+    const int out = mkstemp(tmpl);
+    if (out < 0) fail(fmt::format("mkstemp: {}", std::strerror(errno)));
+    log = tmpl;
+    std::fflush(nullptr);
+    launcher_ = fork();
+    if (launcher_ < 0) fail(fmt::format("fork: {}", std::strerror(errno)));
+    if (launcher_ == 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+      std::vector<char*> argv;
+      for (auto& c : cmd) argv.push_back(c.data());
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      fmt::print(stderr, "cannot run {}: {}\n", cmd[0], std::strerror(errno));
+      _exit(127);
+    }
+    close(out);
+    const std::string what = fmt::format("the workers' launch command ({} ...)", cmd[0]);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (int(workers_.size()) < want) {
+      const double left =
+          launch.connect_timeout_s -
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (left <= 0) {
+        fail(fmt::format("{}: {} of {} workers connected in {:.0f} s; it printed: {}", what,
+                         workers_.size(), want, launch.connect_timeout_s, Tail(log, 3)));
+      }
+      int status = 0;
+      if (waitpid(launcher_, &status, WNOHANG) == launcher_) {
+        launcher_ = -1;
+        fail(fmt::format("{} ended ({}) with {} of {} workers connected; it printed: {}", what,
+                         WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                           : fmt::format("signal {}", WTERMSIG(status)),
+                         workers_.size(), want, Tail(log, 3)));
+      }
+      if (!Readable(lfd, 100)) continue;
+      const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      // The hello: the key, then the worker's name.
+      std::string hello;
+      if (!Readable(c, 10'000) || !Receive(c, &hello) || hello.size() < 8) {
+        close(c);
+        continue;
+      }
+      uint64_t got = 0;
+      std::memcpy(&got, hello.data(), 8);
+      if (got != key) {
+        close(c);
+        continue;
+      }
+      workers_.push_back(Worker{-1, c, c, false, "engine process " + hello.substr(8)});
+    }
+    close(lfd);
+    lfd = -1;
+    unlink(log.c_str());
+    log.clear();
+  }
+  try {
+    own_ = make_sim();
+  } catch (...) {
+    Stop();
+    throw;
+  }
+  dut_ = own_.get();
+}
+
+void ServeJobs(const std::string& addr, const JobPool::MakeSim& make_sim, bool check,
+               RunOptions opt) {
+  const size_t k = addr.rfind(':');
+  const size_t p = k == std::string::npos || k == 0 ? std::string::npos : addr.rfind(':', k - 1);
+  if (p == std::string::npos) {
+    fmt::print(stderr, "tpusim: worker: '{}' is not HOST:PORT:KEY\n", addr);
+    _exit(1);
+  }
+  const std::string host = addr.substr(0, p), port = addr.substr(p + 1, k - p - 1);
+  const uint64_t key = std::stoull(addr.substr(k + 1), nullptr, 16);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int fd = -1;
+  // The parent listens before it starts the command: a few tries cover a slow name service.
+  for (int attempt = 0; attempt < 50 && fd < 0; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) continue;
+    for (addrinfo* r = res; r && fd < 0; r = r->ai_next) {
+      fd = socket(r->ai_family, r->ai_socktype | SOCK_CLOEXEC, r->ai_protocol);
+      if (fd >= 0 && connect(fd, r->ai_addr, r->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
+    freeaddrinfo(res);
+  }
+  if (fd < 0) {
+    fmt::print(stderr, "tpusim: worker: cannot connect to {}:{}\n", host, port);
+    _exit(1);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::string hello(reinterpret_cast<const char*>(&key), 8);
+  hello += fmt::format("{} on {}", getpid(), name);
+  if (!Send(fd, hello)) _exit(1);
+  WorkerMain(fd, fd, make_sim, check, std::move(opt));
 }
 
 JobPool::~JobPool() {
@@ -416,13 +602,26 @@ void JobPool::Stop() {
     // A worker still running a job (this process gave up waiting on an error) is not waited for.
     if (w.waiting && w.pid > 0) kill(w.pid, SIGKILL);
     close(w.to);  // the end of its input: it exits
-    close(w.from);
+    if (w.from != w.to) close(w.from);
   }
   for (Worker& w : workers_) {
     while (w.pid > 0 && waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   workers_.clear();
+  if (launcher_ > 0) {  // the launch command ends when its workers have: 10 s, then a signal
+    bool done = false;
+    for (int i = 0; i < 1000 && !done; ++i) {
+      done = waitpid(launcher_, nullptr, WNOHANG) != 0;
+      if (!done) usleep(10'000);
+    }
+    if (!done) {
+      kill(launcher_, SIGTERM);
+      while (waitpid(launcher_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    launcher_ = -1;
+  }
 }
 
 std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where,
@@ -451,9 +650,8 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
     PutJob(msg, JobPart(job, s, i));
     if (!Send(w.to, msg.buf())) {
       broken_ = true;
-      const pid_t pid = w.pid;
-      errors[size_t(i)] =
-          fmt::format("{}: engine process {} {}", part_where(i), pid, ExitText(&w.pid));
+      errors[size_t(i)] = fmt::format("{}: {} {}", part_where(i), w.name,
+                                      w.to == w.from ? "closed its connection" : ExitText(&w.pid));
       error_kind[size_t(i)] = kNetFailure;
       continue;
     }
@@ -484,9 +682,8 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
     if (!Receive(w.from, &reply)) {
       w.waiting = false;
       broken_ = true;
-      const pid_t pid = w.pid;
-      errors[size_t(i)] =
-          fmt::format("{}: engine process {} {}", part_where(i), pid, ExitText(&w.pid));
+      errors[size_t(i)] = fmt::format("{}: {} {}", part_where(i), w.name,
+                                      w.to == w.from ? "closed its connection" : ExitText(&w.pid));
       error_kind[size_t(i)] = kNetFailure;
       continue;
     }

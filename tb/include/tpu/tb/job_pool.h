@@ -42,6 +42,15 @@ net::AccelJob JobPart(const net::AccelJob& job, const JobSplit& s, int i);
 void PutPart(const net::AccelJob& job, const JobSplit& s, int i, const std::vector<uint32_t>& part,
              std::vector<uint32_t>* out);
 
+// Workers started by a command instead of fork(), e.g. Slurm's `srun` (`--launcher slurm`):
+// they may run on other machines and connect back over TCP (ServeJobs).
+struct RemoteLaunch {
+  // The command (argv[0] found on PATH); every "{addr}" is replaced by the address the workers
+  // connect to (HOST:PORT:KEY). It must start processes - 1 workers, each running ServeJobs.
+  std::vector<std::string> command;
+  double connect_timeout_s = 300;  // all workers connected by then, or an error
+};
+
 class JobPool {
  public:
   using MakeSim = std::function<std::unique_ptr<Sim>()>;
@@ -52,6 +61,11 @@ class JobPool {
   // child has only the thread that forked). Throws std::invalid_argument for processes < 1,
   // std::runtime_error when a fork fails.
   JobPool(int processes, const MakeSim& make_sim, bool check, RunOptions opt = {});
+  // `processes` in all: processes - 1 workers started by `launch`, then this process's back end.
+  // Throws std::runtime_error when the command cannot start, ends early, or its workers do not
+  // all connect in time (the message names the command and what it printed last).
+  JobPool(int processes, const RemoteLaunch& launch, const MakeSim& make_sim, bool check,
+          RunOptions opt = {});
   ~JobPool();  // ends the workers
   JobPool(const JobPool&) = delete;
   JobPool& operator=(const JobPool&) = delete;
@@ -65,9 +79,10 @@ class JobPool {
 
  private:
   struct Worker {
-    pid_t pid = -1;
-    int to = -1, from = -1;  // the pipe to it, the pipe from it
+    pid_t pid = -1;          // a forked worker's (-1: reaped, or a remote worker)
+    int to = -1, from = -1;  // the pipe to it, the pipe from it (a remote one's socket, twice)
     bool waiting = false;    // a job sent, its reply not read yet
+    std::string name;        // "engine process 4711", "engine process on node3"
   };
   void Stop();
   std::unique_ptr<Sim> own_;
@@ -75,7 +90,14 @@ class JobPool {
   bool check_;
   RunOptions opt_;
   std::vector<Worker> workers_;
+  pid_t launcher_ = -1;  // the RemoteLaunch command's process
   bool broken_ = false;  // a worker died: later jobs fail at once
 };
+
+// A worker's whole life in a process a RemoteLaunch command started: connects to `addr`
+// (HOST:PORT:KEY), makes its back end, runs the jobs that come, and exits when the connection
+// closes. Never returns; a failure to connect is one line on stderr and exit status 1.
+[[noreturn]] void ServeJobs(const std::string& addr, const JobPool::MakeSim& make_sim, bool check,
+                            RunOptions opt = {});
 
 }  // namespace tpu::tb::accel
