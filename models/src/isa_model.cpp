@@ -391,10 +391,14 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
     if (mod != Module::kLoad && mod != Module::kCompute && mod != Module::kStore) continue;
     const int m = int(mod);
     const Deps d = DepsOf(in);
-    if (d.pop_prev) --tokens[size_t(PopQueue(m, true))];
-    if (d.pop_next) --tokens[size_t(PopQueue(m, false))];
-    if (d.push_prev) ++tokens[size_t(PushQueue(m, true))];
-    if (d.push_next) ++tokens[size_t(PushQueue(m, false))];
+    // A flag with no neighbour (queue -1) never gets here: pass 1 rejected the program.
+    auto count = [&tokens](int q, int64_t by) {
+      if (q >= 0) tokens[size_t(q)] += by;
+    };
+    if (d.pop_prev) count(PopQueue(m, true), -1);
+    if (d.pop_next) count(PopQueue(m, false), -1);
+    if (d.push_prev) count(PushQueue(m, true), 1);
+    if (d.push_next) count(PushQueue(m, false), 1);
   }
   for (size_t q = 0; q < 4; ++q) r.counters.tokens[q] = uint32_t(tokens[q]);
   return r;
