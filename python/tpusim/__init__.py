@@ -20,6 +20,9 @@ bit; a mismatch raises RuntimeError ("model" is the golden model: it is not chec
 itself, and its stats count no checked elements). Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
 ValueError with the command line's one-line message.
 
+run_onnx() and train() take jobs=N: every accelerator job split over N local engine processes
+(`--jobs`, docs/onnx.md "Several processes"), the results bit-identical for every N.
+
 train() is `tpusim train` (docs/training.md) on both back ends: it returns the command's --json
 (every step's loss and its bits, every epoch's accuracies, every pass's counters).
 """
