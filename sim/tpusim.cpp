@@ -110,8 +110,7 @@ struct Options {
   // onnx and train: engine processes
   int jobs = 1;
   std::string launcher = "local";
-  std::string worker_of;          // a worker of another tpusim's pool (hidden)
-  std::vector<std::string> argv;  // the command line, for the workers' launch command
+  std::string worker_of;  // a worker of another tpusim's pool (hidden)
 };
 
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
@@ -146,7 +145,6 @@ void AddJobs(CLI::App* s, Options& o) {
                 "tasks, on any node of the allocation or partition, connecting back over TCP)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
-  s->add_option("--worker-of", o.worker_of)->group("");  // srun's tasks: HOST:PORT:KEY
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,10 +362,21 @@ std::unique_ptr<JobPool> MakePool(const Options& o, const Config& cfg, const Run
   }
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   RemoteLaunch launch;
-  launch.command = {"srun", fmt::format("--ntasks={}", o.jobs - 1), "--overcommit", "--quiet",
-                    self};
-  launch.command.insert(launch.command.end(), o.argv.begin() + 1, o.argv.end());
-  launch.command.insert(launch.command.end(), {"--worker-of", "{addr}"});
+  launch.command = {"srun",
+                    fmt::format("--ntasks={}", o.jobs - 1),
+                    "--overcommit",
+                    "--quiet",
+                    self,
+                    "worker",
+                    "--worker-of",
+                    "{addr}",
+                    "--config",
+                    o.config,
+                    "--backend",
+                    o.backend,
+                    "--max-cycles",
+                    std::to_string(o.max_cycles),
+                    o.check ? "--check" : "--no-check"};
   try {
     return std::make_unique<JobPool>(o.jobs, launch, BackEnd(o, cfg), o.check, ro);
   } catch (const std::runtime_error& e) {
@@ -478,6 +487,7 @@ struct Commands {
   CLI::App* run = nullptr;
   CLI::App* onnx = nullptr;
   CLI::App* train = nullptr;
+  CLI::App* worker = nullptr;  // hidden: a --launcher slurm task
 };
 
 Commands DefineCommands(CLI::App& app, Options& o) {
@@ -593,6 +603,12 @@ Commands DefineCommands(CLI::App& app, Options& o) {
   tr->add_option("--json", t.json, "the curves and counters as JSON to this file ('-': stdout)");
   AddCommon(tr, o, false);
   AddJobs(tr, o);
+
+  // One of another tpusim's --jobs processes started by --launcher slurm: it needs the back end's
+  // options only (not the model or its data), connects to HOST:PORT:KEY and serves parts.
+  auto* wk = c.worker = app.add_subcommand("worker", "")->group("");
+  wk->add_option("--worker-of", o.worker_of)->required();
+  AddCommon(wk, o, false);
 
   return c;
 }
@@ -990,7 +1006,6 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
 
 int Main(int argc, char** argv) {
   Options o;
-  o.argv.assign(argv, argv + argc);
   CLI::App app{
       "tpusim: runs a workload on the TPU-style accelerator (RTL or golden model) and checks "
       "every output bit against the golden model"};
@@ -1015,7 +1030,7 @@ int Main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!o.worker_of.empty()) {  // one of another tpusim's --jobs processes (--launcher slurm)
+  if (cmd.worker->parsed()) {  // one of another tpusim's --jobs processes (--launcher slurm)
     RunOptions ro;
     ro.max_cycles = o.max_cycles;
     ServeJobs(o.worker_of, BackEnd(o, cfg), o.check, ro);

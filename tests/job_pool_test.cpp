@@ -328,17 +328,53 @@ TEST(JobPoolTest, RemoteLaunchFailuresAreErrors) {
             "printed: (it printed nothing)");
   // A connection with the wrong key is not a worker (the pool would wait for one).
   const std::string stranger =
-      "a={addr}; h=${a%%:*}; r=${a#*:}; exec 3<>/dev/tcp/$h/${r%%:*}; "
+      "a={addr}; r=${a#*:}; exec 3<>/dev/tcp/127.0.0.1/${r%%:*}; "
       "printf '\\x10\\0\\0\\0\\0\\0\\0\\0wrongkeyworker 1' >&3; sleep 1; "
       "echo stranger done; exit 4";
   EXPECT_EQ(RemoteError({"bash", "-c", stranger}, 2, 60),
             "the workers' launch command (bash ...) ended (exit status 4) with 0 of 1 workers "
             "connected; it printed: stranger done");
+  // A silent connection (2 s, then dropped) and an HTTP request (a "length" of 6e18 bytes).
+  const std::string http =
+      "a={addr}; r=${a#*:}; p=${r%%:*}; exec 3<>/dev/tcp/127.0.0.1/$p; "
+      "exec 4<>/dev/tcp/127.0.0.1/$p; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&4; sleep 3; "
+      "echo http done; exit 5";
+  EXPECT_EQ(RemoteError({"bash", "-c", http}, 2, 60),
+            "the workers' launch command (bash ...) ended (exit status 5) with 0 of 1 workers "
+            "connected; it printed: http done");
+  // The right key from another build (another protocol tag): refused by name.
+  const std::string other =
+      "a={addr}; r=${a#*:}; k=${a##*:}; exec 3<>/dev/tcp/127.0.0.1/${r%%:*}; "
+      "b=''; for i in 14 12 10 8 6 4 2 0; do b=\"$b\\\\x${k:$i:2}\"; done; "
+      "printf '\\x1c\\0\\0\\0\\0\\0\\0\\0' >&3; printf \"$b\" >&3; "
+      "printf 'tpusim-jobs/0 1 2 3 9 on x' >&3; sleep 5";
+  const std::string got = RemoteError({"bash", "-c", other}, 2, 60);
+  EXPECT_NE(got.find("a worker of another build connected ('tpusim-jobs/0 1"), std::string::npos)
+      << got;
   EXPECT_EQ(RemoteError({"/no/such/launcher"}, 2, 60),
             "the workers' launch command (/no/such/launcher ...) ended (exit status 127) with 0 "
             "of 1 workers connected; it printed: cannot run /no/such/launcher: No such file or "
             "directory");
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 8.0);
+  // Each returned at once (not after the 60 s the workers were given; the stranger's 1 s sleep).
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+}
+
+// Data that do not match the job's shape: the job runs whole, for RunAccelJob's error (never an
+// out-of-range slice).
+TEST(JobPoolTest, DataThatDoNotMatchTheShapeAreAnError) {
+  const Config cfg = Cfg(8);
+  JobPool pool(
+      2, [&cfg] { return std::make_unique<ModelSim>(cfg); }, false);
+  net::AccelJob j = TallGemm();
+  j.a.resize(j.a.size() - 1);
+  NetStepStats st;
+  EXPECT_THROW(pool.Run(j, "short A", &st), net::Error);
+  j = TallGemm();
+  j.c0.assign(7, 0);
+  EXPECT_THROW(pool.Run(j, "short C0", &st), net::Error);
+  EXPECT_EQ(st.programs, 0);
+  EXPECT_EQ(pool.Run(TallGemm(), "good", &st).size(), 120u);  // the pool still works
+  EXPECT_EQ(st.programs, 2);
 }
 
 TEST(JobPoolTest, RejectsNoProcesses) {

@@ -319,6 +319,22 @@ def engine_jobs(root, build, env):
     (q1, l1), (q2, l2) = train(1), train(2, "--launcher", "slurm")
     check(l1 is not None and l1 == l2,
           f"training with --jobs 2 --launcher slurm gives the same loss bits ({q2.stderr[-200:]})")
+    # The Python module's launcher="slurm" (both back ends through the command line).
+    py = ("import sys, numpy as np, tpusim\n"
+          "x = np.load(sys.argv[1])\n"
+          "m = sys.argv[2] + '/examples/digits_mlp.onnx'\n"
+          "one, _ = tpusim.run_onnx(m, {'x': x}, backend='model')\n"
+          "for b in ('model', 'rtl'):\n"
+          "    o, st = tpusim.run_onnx(m, {'x': x}, backend=b, jobs=2, launcher='slurm')\n"
+          "    assert o['logits'].tobytes() == one['logits'].tobytes(), b\n"
+          "    assert st['total']['programs'] > st['total']['jobs'], st['total']\n"
+          "print('same')\n")
+    q = subprocess.run(["/usr/bin/python3", "-c", py, x, os.path.dirname(HERE)],
+                       env=dict(env, PYTHONPATH=os.path.join(build, "python")),
+                       capture_output=True, text=True, timeout=600)
+    check(q.returncode == 0 and q.stdout.strip() == "same",
+          f"Python's run_onnx(jobs=2, launcher='slurm'): the same bits on both back ends "
+          f"({q.stderr.strip()[-300:]})")
     bad = subprocess.run([tpusim, "onnx", os.path.join(ex, "digits_mlp.onnx"), "--input", x,
                           "--backend", "model", "--jobs", "2", "--launcher", "slurm", "--quiet"],
                          env=dict(env, SLURM_PARTITION="nope"), capture_output=True, text=True,
@@ -327,7 +343,7 @@ def engine_jobs(root, build, env):
     check(bad.returncode == 2 and len(lines) == 1 and "invalid partition" in lines[0],
           f"a partition that does not exist: one line, exit 2 ({bad.returncode}: {bad.stderr})")
     check(squeue(env) == "", f"no job is left in the queue ({squeue(env)})")
-    left = subprocess.run(["pgrep", "-f", "--worker-of"], capture_output=True, text=True).stdout
+    left = subprocess.run(["pgrep", "-f", "--", "--worker-of"], capture_output=True, text=True).stdout
     check(left.strip() == "", f"no worker process is left ({left.strip()})")
 
 

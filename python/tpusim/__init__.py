@@ -20,8 +20,9 @@ bit; a mismatch raises RuntimeError ("model" is the golden model: it is not chec
 itself, and its stats count no checked elements). Bad input (a wrong shape or dtype, a missing input, an unsupported operator) raises
 ValueError with the command line's one-line message.
 
-run_onnx() and train() take jobs=N: every accelerator job split over N local engine processes
-(`--jobs`, docs/onnx.md "Several processes"), the results bit-identical for every N.
+run_onnx() and train() take jobs=N: every accelerator job split over N engine processes
+(`--jobs`, docs/onnx.md "Several processes"; launcher="slurm" for Slurm tasks), the results
+bit-identical for every N.
 
 train() is `tpusim train` (docs/training.md) on both back ends: it returns the command's --json
 (every step's loss and its bits, every epoch's accuracies, every pass's counters).
@@ -58,22 +59,27 @@ def _run(args):
     return p
 
 
-def _check_jobs(jobs):
+def _check_jobs(jobs, launcher="local"):
     if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256:
         raise ValueError(f"jobs {jobs!r}: give a whole number of processes from 1 to 256")
-    return ["--jobs", str(jobs)] if jobs > 1 else []
+    if launcher not in ("local", "slurm"):
+        raise ValueError(f"launcher '{launcher}': use 'local' or 'slurm'")
+    return (["--jobs", str(jobs)] + (["--launcher", launcher] if launcher != "local" else [])
+            if jobs > 1 else [])
 
 
-def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=1):
+def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=1,
+             launcher="local"):
     """Runs an ONNX model; returns (outputs: dict name -> float32 array, stats: dict).
 
     jobs: engine processes, every accelerator job split over them (`--jobs`); the outputs are
-    bit-identical for every count."""
+    bit-identical for every count. launcher="slurm": the other processes are Slurm tasks
+    (`--launcher slurm`; the model back end then runs through the command line too)."""
     _check_backend(backend)
-    jobs_args = _check_jobs(jobs)
+    jobs_args = _check_jobs(jobs, launcher)
     model = os.fspath(model)
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
-    if backend == "model":
+    if backend == "model" and "--launcher" not in jobs_args:
         outs, stats = _tpusim.run_onnx_model(model, arrays, config, check, jobs)
         return outs, json.loads(stats)
     with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
@@ -83,7 +89,7 @@ def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=
                 with z.open(k + ".npy", "w") as f:
                     np.lib.format.write_array(f, np.ascontiguousarray(v))
         args = ["onnx", model, "--input", src, "--out", dst, "--json", js, "--config", config,
-                "--backend", "rtl", "--quiet"] + jobs_args
+                "--backend", backend, "--quiet"] + jobs_args
         if not check:
             args.append("--no-check")
         _run(args)
@@ -129,14 +135,15 @@ def _data_file(data, d, name):
 
 def train(model, train_data, test_data=None, epochs=None, steps=None, batch=32, lr=0.1,
           momentum=0.9, seed=1, from_scratch=False, out=None, config="16x16_1ch", backend="rtl",
-          check=True, jobs=1):
+          check=True, jobs=1, launcher="local"):
     """Trains an ONNX MLP by mixed-precision SGD on the accelerator (`tpusim train`).
 
     train_data, test_data: (x, y) arrays (x: rows x features, y: integer labels) or .npz files
     with arrays x and y. Give epochs or steps. out: where the trained .onnx goes. Returns the
-    curves and counters (dict). jobs: engine processes (`--jobs`), every job split over them."""
+    curves and counters (dict). jobs: engine processes (`--jobs`), every job split over them;
+    launcher="slurm": the other processes are Slurm tasks (`--launcher slurm`)."""
     _check_backend(backend)
-    jobs_args = _check_jobs(jobs)
+    jobs_args = _check_jobs(jobs, launcher)
     with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
         js = os.path.join(d, "train.json")
         args = ["train", os.fspath(model), "--train", _data_file(train_data, d, "train.npz"),

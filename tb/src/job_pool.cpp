@@ -3,8 +3,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/close_range.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -157,10 +159,11 @@ void PutPart(const AccelJob& job, const JobSplit& s, int i, const std::vector<ui
     }
     return;
   }
-  first = s.dim == JobSplit::Dim::kRows
-              ? size_t(lo)
-              : size_t(lo) * size_t(job.conv.OutH()) * size_t(job.conv.OutW());
-  if (first * N + part.size() > out->size()) {
+  const size_t per = s.dim == JobSplit::Dim::kRows
+                         ? 1
+                         : size_t(job.conv.OutH()) * size_t(job.conv.OutW());  // rows an image
+  first = size_t(lo) * per;
+  if (part.size() != size_t(hi - lo) * per * N || first * N + part.size() > out->size()) {
     throw std::logic_error("PutPart: part output of the wrong size");
   }
   std::copy(part.begin(), part.end(), out->begin() + ptrdiff_t(first * N));
@@ -296,6 +299,56 @@ bool Receive(int fd, std::string* msg) {
 // A reply's status.
 enum : uint8_t { kOk = 0, kNetFailure = 1, kNetError = 2, kOther = 3 };
 
+// What a remote worker says first: the run's key, then this tag (the protocol and the sizes of
+// the raw structures it sends: a worker of another build is refused), then its name.
+std::string HelloTag() {
+  return fmt::format("tpusim-jobs/1 {} {} {}", sizeof(NetStepStats), sizeof(host::ConvShape),
+                     sizeof(host::GemmTranspose));
+}
+
+// Reads one message of at most `max` bytes within `ms` milliseconds (a stranger on the port may
+// send anything, or nothing); false otherwise.
+bool ReceiveSmall(int fd, std::string* msg, size_t max, int ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  auto read_some = [&](char* p, size_t n) {
+    while (n > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            end - std::chrono::steady_clock::now())
+                            .count();
+      pollfd q{fd, POLLIN, 0};
+      if (left <= 0 || poll(&q, 1, int(left)) <= 0) return false;
+      const ssize_t k = read(fd, p, n);
+      if (k <= 0) return false;
+      p += k;
+      n -= size_t(k);
+    }
+    return true;
+  };
+  uint64_t n = 0;
+  if (!read_some(reinterpret_cast<char*>(&n), sizeof n) || n > max) return false;
+  msg->resize(size_t(n));
+  return read_some(msg->data(), msg->size());
+}
+
+// A connection to a remote peer: a dead peer or network is noticed in about two minutes of
+// silence (jobs themselves may take hours: no read timeout).
+void KeepAlive(int fd) {
+  int on = 1, idle = 60, intvl = 10, cnt = 6;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+}
+
+// In a forked child: closes every descriptor but stdin, stdout, stderr and `a` and `b` (other
+// pools' pipes, sockets, files of the embedding program).
+void CloseAllBut(int a, int b) {
+  const int lo = std::min(a, b), hi = std::max(a, b);
+  if (lo > 3) close_range(3, unsigned(lo - 1), 0);
+  if (hi > lo + 1) close_range(unsigned(lo + 1), unsigned(hi - 1), 0);
+  close_range(unsigned(hi + 1), ~0U, 0);
+}
+
 static_assert(std::is_trivially_copyable_v<NetStepStats>);
 
 // A worker's life: make the back end, then run the jobs that come until the pipe closes.
@@ -325,7 +378,7 @@ static_assert(std::is_trivially_copyable_v<NetStepStats>);
         text = e.what();
       } catch (const std::exception& e) {
         status = kOther;
-        text = e.what();
+        text = fmt::format("{}: {}", where, e.what());
       }
       w.Put(status);
       w.Str(text);
@@ -335,6 +388,9 @@ static_assert(std::is_trivially_copyable_v<NetStepStats>);
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "tpusim: engine process {}: {}\n", getpid(), e.what());
+    code = 1;
+  } catch (...) {
+    fmt::print(stderr, "tpusim: engine process {}: an unknown exception\n", getpid());
     code = 1;
   }
   _exit(code);
@@ -394,13 +450,8 @@ JobPool::JobPool(int processes, const MakeSim& make_sim, bool check, RunOptions 
       Stop();
       throw std::runtime_error(fmt::format("fork: {}", err));
     }
-    if (pid == 0) {
-      for (const Worker& w : workers_) {  // the earlier workers' pipes belong to the parent
-        close(w.to);
-        close(w.from);
-      }
-      close(down[1]);
-      close(up[0]);
+    if (pid == 0) {  // the earlier workers' pipes and anything else open belong to the parent
+      CloseAllBut(down[0], up[1]);
       WorkerMain(down[0], up[1], make_sim, check, opt_);
     }
     close(down[0]);
@@ -465,22 +516,36 @@ JobPool::JobPool(int processes, const RemoteLaunch& launch, const MakeSim& make_
   if (want > 0) {
     // A listening socket on every interface, a port the kernel picks, and a key the workers must
     // present (another program that finds the port is turned away).
+    // IPv6 with IPv4-mapped clients, or IPv4 alone where the host has no IPv6.
+    sockaddr_storage ss{};
+    socklen_t len = 0;
     lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (lfd < 0) fail(fmt::format("socket: {}", std::strerror(errno)));
-    int off = 0;
-    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);  // IPv4 clients too
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_addr = in6addr_any;
-    socklen_t len = sizeof a;
-    if (bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd, 64) != 0 ||
-        getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (lfd >= 0) {
+      int off = 0;
+      setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      a6->sin6_family = AF_INET6;
+      a6->sin6_addr = in6addr_any;
+      len = sizeof(sockaddr_in6);
+    } else {
+      lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (lfd < 0) fail(fmt::format("socket: {}", std::strerror(errno)));
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&ss);
+      a4->sin_family = AF_INET;
+      a4->sin_addr.s_addr = htonl(INADDR_ANY);
+      len = sizeof(sockaddr_in);
+    }
+    if (bind(lfd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(lfd, 64) != 0 ||
+        getsockname(lfd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
       fail(fmt::format("listening for the workers: {}", std::strerror(errno)));
     }
+    const uint16_t port = ss.ss_family == AF_INET6
+                              ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
+                              : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     const uint64_t key = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    const std::string addr = fmt::format("{}:{}:{:016x}", host, ntohs(a.sin6_port), key);
+    const std::string addr = fmt::format("{}:{}:{:016x}", host, port, key);
     std::vector<std::string> cmd = launch.command;
     for (auto& c : cmd) {
       for (size_t at; (at = c.find("{addr}")) != std::string::npos;) c.replace(at, 6, addr);
@@ -524,9 +589,10 @@ JobPool::JobPool(int processes, const RemoteLaunch& launch, const MakeSim& make_
       if (!Readable(lfd, 100)) continue;
       const int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      // The hello: the key, then the worker's name.
+      // The hello, within 2 s and 512 bytes: the key, the tag, the worker's name.
       std::string hello;
-      if (!Readable(c, 10'000) || !Receive(c, &hello) || hello.size() < 8) {
+      const std::string tag = HelloTag();
+      if (!ReceiveSmall(c, &hello, 512, 2000) || hello.size() < 8) {
         close(c);
         continue;
       }
@@ -536,7 +602,14 @@ JobPool::JobPool(int processes, const RemoteLaunch& launch, const MakeSim& make_
         close(c);
         continue;
       }
-      workers_.push_back(Worker{-1, c, c, false, "engine process " + hello.substr(8)});
+      if (hello.compare(8, tag.size() + 1, tag + " ") != 0) {
+        close(c);
+        fail(fmt::format("{}: a worker of another build connected ('{}', expected '{}')", what,
+                         hello.substr(8, tag.size()), tag));
+      }
+      KeepAlive(c);
+      workers_.push_back(
+          Worker{-1, c, c, false, "engine process " + hello.substr(8 + tag.size() + 1)});
     }
     close(lfd);
     lfd = -1;
@@ -561,7 +634,13 @@ void ServeJobs(const std::string& addr, const JobPool::MakeSim& make_sim, bool c
     _exit(1);
   }
   const std::string host = addr.substr(0, p), port = addr.substr(p + 1, k - p - 1);
-  const uint64_t key = std::stoull(addr.substr(k + 1), nullptr, 16);
+  uint64_t key = 0;
+  try {
+    key = std::stoull(addr.substr(k + 1), nullptr, 16);
+  } catch (const std::exception&) {
+    fmt::print(stderr, "tpusim: worker: '{}' is not HOST:PORT:KEY\n", addr);
+    _exit(1);
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -588,8 +667,9 @@ void ServeJobs(const std::string& addr, const JobPool::MakeSim& make_sim, bool c
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   std::string hello(reinterpret_cast<const char*>(&key), 8);
-  hello += fmt::format("{} on {}", getpid(), name);
+  hello += fmt::format("{} {} on {}", HelloTag(), getpid(), name);
   if (!Send(fd, hello)) _exit(1);
+  KeepAlive(fd);
   WorkerMain(fd, fd, make_sim, check, std::move(opt));
 }
 
@@ -617,7 +697,14 @@ void JobPool::Stop() {
     }
     if (!done) {
       kill(launcher_, SIGTERM);
-      while (waitpid(launcher_, nullptr, 0) < 0 && errno == EINTR) {
+      for (int i = 0; i < 500 && !done; ++i) {
+        done = waitpid(launcher_, nullptr, WNOHANG) != 0;
+        if (!done) usleep(10'000);
+      }
+      if (!done) {
+        kill(launcher_, SIGKILL);
+        while (waitpid(launcher_, nullptr, 0) < 0 && errno == EINTR) {
+        }
       }
     }
     launcher_ = -1;
@@ -626,7 +713,19 @@ void JobPool::Stop() {
 
 std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where,
                                    NetStepStats* st) {
-  const JobSplit s = PlanSplit(job, processes(), dut_->config().machine.c);
+  // A job whose data do not match its shape runs whole: RunAccelJob names what is wrong.
+  const bool conv = job.kind == AccelJob::Kind::kConv;
+  const size_t m = size_t(std::max(job.m, 0)), k = size_t(std::max(job.k, 0)),
+               n = size_t(std::max(job.n, 0));
+  const bool consistent = job.b.size() == k * n && (job.bias.empty() || job.bias.size() == n) &&
+                          (job.c0.empty() || job.c0.size() == m * n) &&
+                          (conv ? job.conv.n >= 1 && job.conv.cout == job.n &&
+                                      job.conv.M() == job.m && job.conv.K() == job.k &&
+                                      job.a.size() == size_t(job.conv.n) * size_t(job.conv.h) *
+                                                          size_t(job.conv.w) * size_t(job.conv.cin)
+                                : job.a.size() == m * k);
+  const JobSplit s =
+      consistent ? PlanSplit(job, processes(), dut_->config().machine.c) : JobSplit{};
   const int parts = s.Parts();
   if (parts <= 1) return RunAccelJob(*dut_, job, check_, opt_, where, st);
   if (broken_) {
@@ -669,7 +768,7 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
     errors[0] = e.what();
     error_kind[0] = kNetError;
   } catch (const std::exception& e) {
-    errors[0] = e.what();
+    errors[0] = fmt::format("{}: {}", part_where(0), e.what());
     error_kind[0] = kOther;
   }
   ++st->jobs;
@@ -688,17 +787,24 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
       continue;
     }
     w.waiting = false;
-    Reader r(reply);
-    const auto status = r.Get<uint8_t>();
-    const std::string text = r.Str();
-    const auto got = r.Vec<uint32_t>();
-    Add(*st, r.Get<NetStepStats>());
-    if (status != kOk) {
-      errors[size_t(i)] = text;
-      error_kind[size_t(i)] = status;
-      continue;
+    try {
+      Reader r(reply);
+      const auto status = r.Get<uint8_t>();
+      const std::string text = r.Str();
+      const auto got = r.Vec<uint32_t>();
+      const auto part_st = r.Get<NetStepStats>();
+      Add(*st, part_st);
+      if (status != kOk) {
+        errors[size_t(i)] = text;
+        error_kind[size_t(i)] = status;
+        continue;
+      }
+      PutPart(job, s, i, got, &out);
+    } catch (const std::exception& e) {  // a malformed reply: this pool is not to be trusted
+      broken_ = true;
+      errors[size_t(i)] = fmt::format("{}: {}'s reply: {}", part_where(i), w.name, e.what());
+      error_kind[size_t(i)] = kNetFailure;
     }
-    PutPart(job, s, i, got, &out);
   }
   // The parts' wall time, less this process's wait for its own part's check (counted as the
   // check's).

@@ -73,8 +73,9 @@ class JobPool {
   Sim& dut() { return *dut_; }  // this process's back end
   int processes() const { return int(workers_.size()) + 1; }
   // Runs one job as RunAccelJob does (same errors, `where` first; a part's error names the
-  // part), split over the processes; adds the parts' counters to *st (st->jobs counts the parts'
-  // programs; st->sim_seconds the wall time of the parts together).
+  // part), split over the processes; adds the parts' counters to *st (st->jobs counts the job
+  // once, st->programs each part; st->sim_seconds the wall time of the parts together). A job
+  // whose data do not match its shape runs whole, for RunAccelJob's error.
   std::vector<uint32_t> Run(const net::AccelJob& job, const std::string& where, NetStepStats* st);
 
  private:
