@@ -7,7 +7,8 @@ Runs one model on one configuration with --jobs 1 and each further count, every 
 against the golden model in the process that runs its part, and prints per count: the wall time,
 the speed-up over --jobs 1 measured in the same run, the programs the jobs ran as, the summed
 cycles and HBM bytes, and whether the outputs are bit-identical to --jobs 1's (the bench fails if
-not). Writes build/bench/jobs.md and jobs.csv.
+not), and where each run's host time went. Writes build/bench/jobs.md, jobs.csv and each run's
+--json (jobs_N.json).
 
   scripts/bench_jobs.py                       the digits CNN over its 450 test images, 16x16_1ch
   scripts/bench_jobs.py --model resnet50 --batch 8 --config 128x128_8ch --jobs 1,2
@@ -75,7 +76,7 @@ def main():
     subprocess.run([tpusim, "onnx", model, "--input", x, "--config", a.config, "--backend",
                     a.backend, "--quiet", "--no-check", "--max-cycles", "1"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows, first = [], None
+    rows, first, host = [], None, []
     with tempfile.TemporaryDirectory(prefix="bench_jobs_") as d:
         for n in counts:
             out, js = os.path.join(d, f"out{n}.npz"), os.path.join(d, f"j{n}.json")
@@ -91,7 +92,17 @@ def main():
             with np.load(out) as z:
                 outs = {k: z[k].tobytes() for k in z.files}
             with open(js) as f:
-                tot = json.load(f)["total"]
+                run = json.load(f)
+            tot = run["total"]
+            with open(os.path.join(a.build, "bench", f"jobs_{n}.json"), "w") as f:
+                json.dump(run, f, indent=1)
+            other = (tot["step_seconds"] - tot["sim_seconds"] - tot["check_seconds"] -
+                     tot["host_operator_seconds"])
+            host.append(f"--jobs {n}: host time {tot['step_seconds']:.1f} s: back end (the parts "
+                        f"together) {tot['sim_seconds']:.1f} s, golden check wait "
+                        f"{tot['check_seconds']:.1f} s, host operators "
+                        f"{tot['host_operator_seconds']:.1f} s, data moves and compiling "
+                        f"{other:.1f} s")
             if first is None:
                 first = (outs, wall)
             same = outs == first[0]
@@ -109,9 +120,10 @@ def main():
              f" {a.config}, backend {a.backend}, {cores} cores")
     table = "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] +
                       ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
-    print(f"\n{title}\n\n{table}")
+    where = "\n".join(host)
+    print(f"\n{title}\n\n{table}\n\n{where}")
     with open(os.path.join(a.build, "bench", "jobs.md"), "w") as f:
-        f.write(f"{title}\n\n{table}\n")
+        f.write(f"{title}\n\n{table}\n\n{where}\n")
     with open(os.path.join(a.build, "bench", "jobs.csv"), "w") as f:
         f.write(",".join(head) + "\n")
         for r in rows:
