@@ -36,7 +36,8 @@ def model_and_input(name, batch, build):
         x = os.path.join(ROOT, "examples", "digits_test_x.npy")
         if batch:
             out = os.path.join(build, "bench", f"digits_x_{batch}.npy")
-            np.save(out, np.load(x)[:batch])
+            # A batch above the 450 test images repeats them, to give many processes work.
+            np.save(out, np.resize(np.load(x), (batch,) + np.load(x).shape[1:]))
             x = out
         return os.path.join(ROOT, "examples", "digits_cnn.onnx"), x
     folder = os.path.join(build, "examples", f"b{batch or 1}")
@@ -51,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="digits_cnn", choices=["digits_cnn", "resnet18", "resnet50"])
     ap.add_argument("--batch", type=int, default=0, help="rows of the input (default: the "
-                    "digits' 450 test images; ResNets: 1)")
+                    "digits' 450 test images, repeated above 450; ResNets: 1)")
     ap.add_argument("--config", default="16x16_1ch")
     ap.add_argument("--backend", default="rtl", choices=["rtl", "model"])
     ap.add_argument("--jobs", default="", help="counts, e.g. 1,2,4 (default: 1 up to the cores, "
