@@ -380,6 +380,27 @@ module tpu_accel_dma #(
                                             (wrt_empty ||
                                              5'(wk_q) + 5'(w_count_i) <= 5'(w_len) + 5'd1))
     else $error("tpu_accel_dma: %0d W beats offered past the burst's end", w_count_i);
+  // AXI on every port: AR, AW and W hold, with their payloads, until their handshake (the IDs,
+  // sizes and burst types are constants).
+  for (genvar q = 0; q < Ports; q++) begin : gen_axi_assert
+    a_m_ar_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  m_ar_valid_o[q] && !m_ar_ready_i[q]
+                                  |=> m_ar_valid_o[q] &&
+                                      $stable(m_ar_addr_o[MAddrBits*q +: MAddrBits]) &&
+                                      $stable(m_ar_len_o[8*q +: 8]))
+      else $error("tpu_accel_dma: port %0d changed AR while waiting", q);
+    a_m_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  m_aw_valid_o[q] && !m_aw_ready_i[q]
+                                  |=> m_aw_valid_o[q] &&
+                                      $stable(m_aw_addr_o[MAddrBits*q +: MAddrBits]) &&
+                                      $stable(m_aw_len_o[8*q +: 8]))
+      else $error("tpu_accel_dma: port %0d changed AW while waiting", q);
+    a_m_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 m_w_valid_o[q] && !m_w_ready_i[q]
+                                 |=> m_w_valid_o[q] && $stable(m_w_data_o[256*q +: 256]) &&
+                                     $stable(m_w_strb_o[32*q +: 32]) && $stable(m_w_last_o[q]))
+      else $error("tpu_accel_dma: port %0d changed W while waiting", q);
+  end
 `endif
 
 endmodule

@@ -62,6 +62,15 @@ module tpu_rr_arbiter #(
   a_pointer_in_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                        32'(ptr_q) < N)
     else $error("tpu_rr_arbiter: pointer %0d of %0d requesters", ptr_q, N);
+  // Sticky: a grant not taken stays with its requester while that one still requests, whoever
+  // else asks meanwhile (the pointer's first requester may change under it).
+  if (Sticky) begin : gen_sticky_assert
+    a_sticky_hold: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    valid_o && !take_i
+                                    |=> !req_i[$past(idx_o)] || idx_o == $past(idx_o))
+      else $error("tpu_rr_arbiter: a waiting grant moved from %0d to %0d (requests %b)",
+                  $past(idx_o), idx_o, req_i);
+  end
   // verilator lint_on SYNCASYNCNET
 `endif
 
