@@ -1075,15 +1075,10 @@ int Main(int argc, char** argv) {
   if (!o.quiet) PrintHeader(o, cfg, w, sub, seed);
 
   // The back end.
-  std::unique_ptr<Sim> dut;
-  if (o.backend == "model") {
-    if (!o.trace.empty())
-      fmt::print(stderr, "tpusim: --trace ignored: the model back end has no waves\n");
-    dut = std::make_unique<ModelSim>(cfg);
-  } else {
-    dut = MakeRtlSim(cfg, o.trace, o.trace_from, o.trace_to);
-    if (!o.trace.empty() && !o.quiet) fmt::print("waves:    {}\n", o.trace);
-  }
+  if (!o.trace.empty() && o.backend == "model")
+    fmt::print(stderr, "tpusim: --trace ignored: the model back end has no waves\n");
+  std::unique_ptr<Sim> dut = BackEnd(o, cfg)();
+  if (!o.trace.empty() && o.backend != "model" && !o.quiet) fmt::print("waves:    {}\n", o.trace);
   Load(*dut, w);
   RunOptions ro;
   ro.max_cycles = o.max_cycles;
