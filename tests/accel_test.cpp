@@ -685,8 +685,8 @@ int FailureCount() {
   return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
 }
 
-// contended[0] and contended[1] gain the cycles in which two or more read clients requested and none, or one,
-// was taken (the bins of accel.dma_read_arbiter).
+// contended[0] and contended[1] gain the cycles in which two or more read clients requested and
+// none, or one, was taken (the bins of accel.dma_read_arbiter).
 template <class T>
 void CheckLaneBackPressure(int programs, uint64_t contended[2]) {
   SCOPED_TRACE(T::kName);
