@@ -37,7 +37,8 @@ def model_and_input(name, batch, build):
         if batch:
             out = os.path.join(build, "bench", f"digits_x_{batch}.npy")
             # A batch above the 450 test images repeats them, to give many processes work.
-            np.save(out, np.resize(np.load(x), (batch,) + np.load(x).shape[1:]))
+            images = np.load(x)
+            np.save(out, np.resize(images, (batch,) + images.shape[1:]))
             x = out
         return os.path.join(ROOT, "examples", "digits_cnn.onnx"), x
     folder = os.path.join(build, "examples", f"b{batch or 1}")
