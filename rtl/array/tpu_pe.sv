@@ -151,18 +151,25 @@ module tpu_pe #(
   // Assertions (their messages name the row, not the instance: rtl/include/tpu_assert.svh)
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // The skews line every activation up with its partial sum: a mismatch here means the
-  // controller's or the array's timing is wrong, and the result would be silently garbage.
-  a_act_meets_psum: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                     act_valid_i == psum_valid_i)
-    else `TPU_FAIL($sformatf("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
-                             row_i, act_valid_i, psum_valid_i))
-  // A weight write never lands in the bank an activation reads in the same cycle: the
-  // controller only rewrites a bank no issued-but-unfinished row uses.
-  a_bank_not_busy: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                    !(w_hit && act_valid_q && (wq_bank == act_tag_q)))
-    else `TPU_FAIL($sformatf("tpu_pe row %0d: weight bank %0b written while an activation reads it",
-                             row_i, wq_bank))
+  // Immediate assertions in a clocked block, not concurrent ones: they read the values before
+  // the clock edge, as a concurrent assertion's sampled values are, but Verilator 5.006 keeps a
+  // sampled copy of every signal a concurrent assertion reads, named after the instance, which
+  // gives every PE its own copy of the code (docs/mac.md, "Simulation speed").
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      // The skews line every activation up with its partial sum: a mismatch here means the
+      // controller's or the array's timing is wrong, and the result would be silently garbage.
+      a_act_meets_psum: assert (act_valid_i == psum_valid_i)
+        else `TPU_FAIL($sformatf("tpu_pe row %0d: activation valid %0b but partial-sum valid %0b",
+                                 row_i, act_valid_i, psum_valid_i))
+      // A weight write never lands in the bank an activation reads in the same cycle: the
+      // controller only rewrites a bank no issued-but-unfinished row uses.
+      a_bank_not_busy: assert (!(w_hit && act_valid_q && (wq_bank == act_tag_q)))
+        else `TPU_FAIL($sformatf(
+                         "tpu_pe row %0d: weight bank %0b written while an activation reads it",
+                         row_i, wq_bank))
+    end
+  end
 `endif
 
 endmodule

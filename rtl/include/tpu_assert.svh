@@ -7,6 +7,9 @@
 // of $error and %m into the code as a literal, which gives every instance a copy of its own and
 // keeps the simulator from sharing one copy of the module's code between all of them
 // (docs/mac.md, "Simulation speed"). Put what locates the failure (a row, a value) in the message.
+// For the same reason these modules use immediate assertions only (in an always_comb, or in an
+// always_ff for a check at the clock edge): a concurrent assertion's sampled copies are named
+// after the instance.
 `ifndef TPU_ASSERT_SVH
 `define TPU_ASSERT_SVH
 
