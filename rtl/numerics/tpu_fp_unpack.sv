@@ -37,13 +37,15 @@ module tpu_fp_unpack #(
   assign sig      = {~exp_zero, man};
 
   if (Normalize) begin : gen_norm
-    // Only subnormals have leading zeros (a zero's count is don't-care: its product bypasses).
+    // Only subnormals have leading zeros (a zero's count is don't-care: its product bypasses),
+    // so the count runs for them only.
     tpu_normalize #(
       .Width  (ManBits + 1),
       .CntBits(LzBits)
     ) u_norm (
       .data_i(sig),
       .stop_i('0),
+      .en_i  (exp_zero),
       .cnt_o (lz_o),
       .data_o(sig_o)
     );

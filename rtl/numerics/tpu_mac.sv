@@ -266,6 +266,7 @@ module tpu_mac #(
   tpu_normalize #(.Width(SW), .CntBits(ShBits)) u_norm (
     .data_i(s2_mag),
     .stop_i(marker),
+    .en_i  (1'b1),
     .cnt_o (s2_lz),
     .data_o(norm)
   );
