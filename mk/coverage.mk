@@ -13,7 +13,7 @@ coverage: deps ## line+toggle coverage of rtl/ over the fast tier: [SEEDS=n] [SE
 	@cmake --build $(COV_BUILD) -j $(JOBS) -- --no-print-directory 2>&1 \
 	  | grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking|Verilating)|^Consolidate|^Scanning'; \
 	  exit $${PIPESTATUS[0]}
-	@python3 scripts/coverage.py --build $(COV_BUILD) --jobs $(JOBS) $(if $(SEEDS),--seeds $(SEEDS)) \
+	@/usr/bin/python3 scripts/coverage.py --build $(COV_BUILD) --jobs $(JOBS) $(if $(SEEDS),--seeds $(SEEDS)) \
 	  $(if $(SEED),--seed $(SEED)) $(if $(FILTER),--filter '$(FILTER)') \
 	  $(if $(filter slurm,$(LAUNCHER)),--regress-args "--launcher slurm $(if $(PARTITION),--partition $(PARTITION)) $(if $(SLURM_ARGS),--slurm-args '$(SLURM_ARGS)')") \
 	  $(COVERAGE_ARGS)

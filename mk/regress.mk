@@ -19,7 +19,7 @@ endif
 regress: build ## test x seed matrix [TIER=smoke|full SEEDS=n SEED=s FILTER=glob LAUNCHER=slurm PARTITION=p SLURM_ARGS=...] (docs/regress.md)
 	@$(if $(filter full,$(TIER)),cmake --build $(BUILD) -j $(JOBS) --target $(REGRESS_LONG_TARGETS) \
 	  -- --no-print-directory 2>&1 | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]})
-	@python3 scripts/regress.py --build $(BUILD) --jobs $(JOBS) $(if $(TIER),--tier $(TIER)) \
+	@/usr/bin/python3 scripts/regress.py --build $(BUILD) --jobs $(JOBS) $(if $(TIER),--tier $(TIER)) \
 	  $(if $(SEEDS),--seeds $(SEEDS)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(FILTER),--filter '$(FILTER)') $(if $(LAUNCHER),--launcher $(LAUNCHER)) \
 	  $(if $(PARTITION),--partition '$(PARTITION)') $(if $(SLURM_ARGS),--slurm-args '$(SLURM_ARGS)') \

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "tpu/io/npy.h"
 #include "tpu/net.h"
 #include "tpu/onnx_import.h"
 #include "tpu/tb/accel_config.h"
@@ -31,34 +32,19 @@ struct BadInput : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// A NumPy array as a net::Tensor, with the command line's element types (tpu/tb/npy.h).
+// A NumPy array as a net::Tensor, with the element types of .npy files (tpu/io/npy.h): the same
+// decoding, from a C-contiguous copy when the array is not one.
 net::Tensor FromArray(const std::string& name, const py::array& a) {
   net::Tensor t;
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) t.shape.push_back(a.shape(i));
-  const size_t n = size_t(a.size());
-  const std::string dt = a.dtype().attr("str").cast<std::string>();  // "<f4", ">f8", ...
-  if (dt == "<f4") {
-    auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
-    t.f.assign(c.data(), c.data() + n);
-  } else if (dt == "<f8") {
-    auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
-    t.f.resize(n);
-    for (size_t i = 0; i < n; ++i) t.f[i] = float(c.data()[i]);
-  } else if (dt == "<u2") {
-    auto c = py::array_t<uint16_t, py::array::c_style | py::array::forcecast>::ensure(a);
-    t.f.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t u = uint32_t(c.data()[i]) << 16;
-      std::memcpy(&t.f[i], &u, 4);
-    }
-  } else if (dt == "<i8" || dt == "<i4") {
-    auto c = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-    t.is_int = true;
-    t.i.assign(c.data(), c.data() + n);
-  } else {
-    throw BadInput(name + ": dtype " + a.dtype().attr("name").cast<std::string>() + " ('" + dt +
-                   "') is not supported: pass little-endian float32, float64, or bf16 bits as "
-                   "uint16");
+  try {
+    const io::Dtype dt = io::ParseDtype(a.dtype().attr("str").cast<std::string>(), name);
+    const auto c = py::array::ensure(a, py::array::c_style);
+    if (!c) throw std::invalid_argument(name + ": cannot be made C-contiguous");
+    net::Shape shape;
+    for (py::ssize_t i = 0; i < c.ndim(); ++i) shape.push_back(c.shape(i));
+    t = io::Decode(c.data(), size_t(c.nbytes()), dt, shape, false, name);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
   }
   return t;
 }
@@ -118,8 +104,7 @@ std::pair<py::array_t<float>, std::string> GemmModel(const py::array& a, const p
                                                      const std::optional<py::array>& c,
                                                      const std::string& config) {
   const Config cfg = Resolve(config);
-  const net::Tensor ta = FromArray("a", a), tb = FromArray("b", b);
-  if (ta.is_int || tb.is_int) throw BadInput("a and b must be floating point (or bf16 bits)");
+  const net::Tensor ta = AsFloat(FromArray("a", a)), tb = AsFloat(FromArray("b", b));
   if (ta.shape.size() != 2 || tb.shape.size() != 2 || ta.shape[1] != tb.shape[0] ||
       ta.shape[0] < 1 || ta.shape[1] < 1 || tb.shape[1] < 1) {
     throw BadInput("a (M x K) and b (K x N) must be non-empty matrices with matching K: got " +
@@ -128,8 +113,8 @@ std::pair<py::array_t<float>, std::string> GemmModel(const py::array& a, const p
   const int m = int(ta.shape[0]), k = int(ta.shape[1]), n = int(tb.shape[1]);
   std::optional<net::Tensor> tc;
   if (c) {
-    tc = FromArray("c", *c);
-    if (tc->is_int || tc->shape != net::Shape{m, n}) {
+    tc = AsFloat(FromArray("c", *c));
+    if (tc->shape != net::Shape{m, n}) {
       throw BadInput("c must be an M x N float matrix " + net::ShapeText({m, n}) + ": got " +
                      net::ShapeText(tc->shape));
     }

@@ -27,6 +27,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -44,6 +47,8 @@ def model_and_input(name, batch, build):
     folder = os.path.join(build, "examples", f"b{batch or 1}")
     path = os.path.join(folder, f"{name}.onnx")
     if not os.path.exists(path):
+        # torchvision makes the ResNets: installed here as `make models` installs it.
+        subprocess.run([os.path.join(ROOT, "scripts", "deps.sh"), "models"], check=True)
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_models.py"), name,
                         "--batch", str(batch or 1), "--out", folder], check=True)
     return path, os.path.join(folder, f"{name}_input.npy")
@@ -120,8 +125,7 @@ def main():
     rows_in = np.load(x, mmap_mode="r").shape[0]
     title = (f"{a.model}, batch {rows_in},"
              f" {a.config}, backend {a.backend}, {cores} cores")
-    table = "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] +
-                      ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+    table = genlib.md_table(head, rows, ["right"] * 8 + ["left"])
     where = "\n".join(host)
     print(f"\n{title}\n\n{table}\n\n{where}")
     with open(os.path.join(a.build, "bench", "jobs.md"), "w") as f:

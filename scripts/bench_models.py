@@ -19,6 +19,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -74,6 +77,25 @@ def summarize(name, config, j, wall):
     }
 
 
+def markdown(rows):
+    """The Markdown table of `rows` (summarize()'s dicts)."""
+    cells = []
+    for r in rows:
+        cls = "; ".join(
+            f"{k} {100 * v['cycles'] / r['cycles']:.0f}% ({100 * v['macs'] / (v['cycles'] * r['peak']):.0f}%)"
+            for k, v in sorted(r["classes"].items(), key=lambda kv: -kv[1]["cycles"]) if v["cycles"])
+        cells.append([r["model"], r["config"], f"{r['macs']:,}", f"{r['cycles']:,}",
+                      f"{100 * r['util']:.1f}%", f"{r['hbm_read']:,}", f"{r['hbm_write']:,}",
+                      f"{r['bytes_per_cycle']:.1f}", cls, f"{r['host_steps']} of {r['steps']}",
+                      f"{100 * r['host_op_seconds'] / r['step_seconds']:.2f}%",
+                      f"{r['wall']:.0f} s ({r['sim_seconds']:.0f} + {r['check_seconds']:.0f})"])
+    return genlib.md_table(
+        ["model", "config", "MACs", "cycles", "MAC util", "HBM read", "HBM written", "B/cycle",
+         "cycles by layer class (util)", "host steps", "host-operator share of host time",
+         "simulation (back end + check)"],
+        cells, ["left", "left"] + ["right"] * 6 + ["left"] + ["right"] * 3)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -97,21 +119,7 @@ def main():
             print(f"  {r['cycles']:,} cycles, MAC utilization {100 * r['util']:.1f}%, "
                   f"{r['wall']:.0f} s; {agree}", flush=True)
 
-    lines = ["| model | config | MACs | cycles | MAC util | HBM read | HBM written | B/cycle | "
-             "cycles by layer class (util) | host steps | host-operator share of host time | "
-             "simulation (back end + check) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for r in rows:
-        cls = "; ".join(
-            f"{k} {100 * v['cycles'] / r['cycles']:.0f}% ({100 * v['macs'] / (v['cycles'] * r['peak']):.0f}%)"
-            for k, v in sorted(r["classes"].items(), key=lambda kv: -kv[1]["cycles"]) if v["cycles"])
-        lines.append(
-            f"| {r['model']} | {r['config']} | {r['macs']:,} | {r['cycles']:,} | "
-            f"{100 * r['util']:.1f}% | {r['hbm_read']:,} | {r['hbm_write']:,} | "
-            f"{r['bytes_per_cycle']:.1f} | {cls} | {r['host_steps']} of {r['steps']} | "
-            f"{100 * r['host_op_seconds'] / r['step_seconds']:.2f}% | "
-            f"{r['wall']:.0f} s ({r['sim_seconds']:.0f} + {r['check_seconds']:.0f}) |")
-    table = "\n".join(lines)
+    table = markdown(rows)
     print("\n" + table)
     with open(os.path.join(a.out, "models.md"), "w") as f:
         f.write(table + "\n")

@@ -26,11 +26,19 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = {"16x16_1ch": [(512, 512, 512), (128, 32, 64)], "128x128_8ch": [(1024, 1024, 1024),
                                                                         (512, 256, 512)]}
 VARIANTS = [("plain", []), ("A transposed", ["--trans-a"]), ("B transposed", ["--trans-b"]),
             ("both", ["--trans-a", "--trans-b"])]
+GEMM_HEAD = ["config", "M×K×N"] + [name for name, _ in VARIANTS] + ["lowest / plain"]
+GEMM_ALIGN = ["left", "left"] + ["right"] * (len(GEMM_HEAD) - 2)
+TRAIN_HEAD = ["config", "model", "batch", "steps", "forward MACs/cycle (util)",
+              "backward MACs/cycle (util)", "backward / forward", "host s (update etc.)", "sim s"]
+TRAIN_ALIGN = ["left", "left"] + ["right"] * (len(TRAIN_HEAD) - 2)
 
 
 def run(args):
@@ -91,6 +99,15 @@ def train(tpusim, config, model, data, args, out):
     return j
 
 
+def markdown(gemm_rows, train_rows):
+    """train.md: the transposes table (GEMM_HEAD's cells) and the training table (TRAIN_HEAD's)."""
+    md = ["### Transposes at the same shapes (`tpusim gemm`, every output checked)", ""]
+    md += genlib.md_table(GEMM_HEAD, gemm_rows, GEMM_ALIGN).split("\n")
+    md += ["", "### Training passes (`tpusim train`, every job checked)", ""]
+    md += genlib.md_table(TRAIN_HEAD, train_rows, TRAIN_ALIGN).split("\n")
+    return "\n".join(md) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,9 +119,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     configs = a.configs.split(",")
     result = {"gemm": [], "train": []}
-    md = ["### Transposes at the same shapes (`tpusim gemm`, every output checked)", "",
-          "| config | M×K×N | plain | A transposed | B transposed | both | lowest / plain |",
-          "|---|---|---:|---:|---:|---:|---:|"]
+    gemm_rows, train_rows = [], []
     with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
         for config in configs:
             for shape in SHAPES.get(config, [(256, 256, 256)])[:1 if a.quick else None]:
@@ -116,13 +131,9 @@ def main():
                                            "utilization": u, "cycles": cycles})
                     print(f"{config} {'x'.join(map(str, shape))} {name}: {100 * u:.1f}% "
                           f"({cycles} cycles)", flush=True)
-                md.append(f"| {config} | {'×'.join(map(str, shape))} | "
-                          + " | ".join(f"{100 * u:.1f}%" for u in utils)
-                          + f" | {min(utils[1:]) / utils[0]:.3f} |")
-        md += ["", "### Training passes (`tpusim train`, every job checked)", "",
-               "| config | model | batch | steps | forward MACs/cycle (util) | backward MACs/cycle "
-               "(util) | backward / forward | host s (update etc.) | sim s |",
-               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+                gemm_rows.append([config, "×".join(map(str, shape))]
+                                 + [f"{100 * u:.1f}%" for u in utils]
+                                 + [f"{min(utils[1:]) / utils[0]:.3f}"])
         digits = os.path.join(ROOT, "examples", "digits_mlp.onnx")
         digits_data = os.path.join(ROOT, "examples", "digits_train.npz")
         wide, wide_data = wide_mlp(tmp, [512, 512, 512, 10], 1024, 1)
@@ -140,14 +151,15 @@ def main():
                 result["train"].append({"config": config, "model": name, "batch": batch,
                                         "steps": len(j["steps"]), "passes": j["passes"],
                                         "wall_seconds": j["wall_seconds"]})
-                md.append(f"| {config} | {name} | {batch} | {len(j['steps'])} | "
-                          f"{f['macs_per_cycle']:.1f} ({100 * f['macs_per_cycle'] / peak:.1f}%) | "
-                          f"{b['macs_per_cycle']:.1f} ({100 * b['macs_per_cycle'] / peak:.1f}%) | "
-                          f"{b['macs_per_cycle'] / f['macs_per_cycle']:.3f} | "
-                          f"{j['passes']['update']['host_seconds']:.2f} | "
-                          f"{j['wall_seconds']:.0f} |")
-                print(md[-1], flush=True)
-    text = "\n".join(md) + "\n"
+                train_rows.append([
+                    config, name, batch, len(j["steps"]),
+                    f"{f['macs_per_cycle']:.1f} ({100 * f['macs_per_cycle'] / peak:.1f}%)",
+                    f"{b['macs_per_cycle']:.1f} ({100 * b['macs_per_cycle'] / peak:.1f}%)",
+                    f"{b['macs_per_cycle'] / f['macs_per_cycle']:.3f}",
+                    f"{j['passes']['update']['host_seconds']:.2f}", f"{j['wall_seconds']:.0f}"])
+                print(genlib.md_table(TRAIN_HEAD, train_rows[-1:], TRAIN_ALIGN).split("\n")[-1],
+                      flush=True)
+    text = markdown(gemm_rows, train_rows)
     print("\n" + text)
     with open(os.path.join(a.out, "train.md"), "w") as f:
         f.write(text)

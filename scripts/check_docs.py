@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks that the documentation is self-contained (registered as a fast-tier test).
 
@@ -9,7 +9,9 @@ Fails, naming file and line, when a Markdown file of the repository
     mailto links are not followed),
   - links to an anchor (#heading) that no heading of the target file produces,
   - or when any tracked text file points outside the repository (at the spec folder handed to the
-    project beside it, which a user's clone does not have; OUTSIDE_DIR below).
+    project beside it, which a user's clone does not have; OUTSIDE_DIR below),
+  - or when docs/architecture.md's table of the C++ layers differs from what scripts/layers.py
+    reads from the CMake files.
 """
 import os
 import re
@@ -93,6 +95,13 @@ def main():
                     continue
                 if anchor and dest.endswith(".md") and anchor not in anchors(dest):
                     errors.append(f"{rel}:{i}: no heading for anchor: {target}")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import layers  # noqa: E402 (this folder)
+    want = layers.table(root)
+    have, _ = layers.current(root)
+    if have != want:
+        errors.append(f"{layers.DOC}: the table of layers differs from the CMake files' links: "
+                      "run scripts/layers.py --write")
     for e in errors:
         print(e)
     print(f"check_docs: {len(errors)} problem(s) in {len(files)} files")

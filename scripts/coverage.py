@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """make coverage: line and toggle coverage of rtl/ over a regression of the fast tier.
 
@@ -42,6 +42,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINE_PAGES = ("v_line/", "v_branch/")
@@ -458,24 +461,23 @@ def markdown_report(s, files):
     out.append("- Definitions: docs/coverage.md (a line is covered when every coverage point on it "
                "ran; a toggle bit when it rose and fell)")
     out.append("")
-    out.append("| file | lines | line % | toggle bits | toggle % |")
-    out.append("|---|---:|---:|---:|---:|")
-    for r in s["files"]:
-        out.append(f"| `{r['file']}` | {r['lines_hit']}/{r['lines']} | "
-                   f"{fp(r['line_pct'], 0, '')} | {r['toggle_hit']}/{r['toggle_bits']} | "
-                   f"{fp(r['toggle_pct'], 0, '')} |")
-    out.append(f"| **rtl/ total** | {t['lines_hit']}/{t['lines']} | "
-               f"**{fp(t['line_pct'], 0, '')}** | {t['toggle_hit']}/{t['toggle_bits']} | "
-               f"**{fp(t['toggle_pct'], 0, '')}** |")
+    rows = [[f"`{r['file']}`", f"{r['lines_hit']}/{r['lines']}", fp(r["line_pct"], 0, ""),
+             f"{r['toggle_hit']}/{r['toggle_bits']}", fp(r["toggle_pct"], 0, "")]
+            for r in s["files"]]
+    rows.append(["**rtl/ total**", f"{t['lines_hit']}/{t['lines']}",
+                 f"**{fp(t['line_pct'], 0, '')}**", f"{t['toggle_hit']}/{t['toggle_bits']}",
+                 f"**{fp(t['toggle_pct'], 0, '')}**"])
+    out += genlib.md_table(["file", "lines", "line %", "toggle bits", "toggle %"], rows,
+                           ["left"] + ["right"] * 4).split("\n")
     out.append("")
     out.append(f"## Uncovered lines ({len(s['uncovered'])})")
     out.append("")
     if s["uncovered"]:
-        out.append("| where | source | known reason |")
-        out.append("|---|---|---|")
-        for u in s["uncovered"]:
-            out.append(f"| `{u['file']}:{u['line']}` | `{md_escape(u['text'].strip())}` | "
-                       f"{md_escape(u['note'])} |")
+        out += genlib.md_table(
+            ["where", "source", "known reason"],
+            [[f"`{u['file']}:{u['line']}`", f"`{md_escape(u['text'].strip())}`",
+              md_escape(u["note"])] for u in s["uncovered"]],
+            ["left"] * 3).split("\n")
     else:
         out.append("None.")
     out.append("")

@@ -14,11 +14,11 @@ PACKAGES=(
   z3 cvc5                                   # yosys-smtbmc's solvers (make formal)
   libgtest-dev libfmt-dev libeigen3-dev     # tests, output, bf16 oracle
   libcli11-dev nlohmann-json3-dev           # command lines, configuration files
-  libxtensor-dev                            # .npy output (tpusim run, tpusim onnx)
+  libxtensor-dev                            # .npy files (io/: tpusim, the Python module)
   libsystemc-dev zlib1g-dev                 # SystemC system harnesses, FST waves
   gtkwave xvfb xauth x11-utils imagemagick  # waveform viewing, screenshots (scripts/wave_shots.sh)
   lcov gnuplot-nox                          # coverage and report tools
-  python3                                   # regression, coverage and report scripts
+  python3 python3-tabulate                  # regression, coverage and report scripts (tables)
   libonnx-dev libprotobuf-dev libzip-dev    # ONNX models (tpusim onnx), .npz files
   libonnx-testdata                          # ONNX's own node tests (the conformance test)
   pybind11-dev python3-dev python3-numpy    # the Python module (python/tpusim)

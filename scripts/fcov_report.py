@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Merge the testbench's functional coverage files and report bins and holes.
 
@@ -17,6 +17,9 @@ import glob
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
 
 FORMAT = "tpu-fcov-1"
 
@@ -75,12 +78,13 @@ def render(groups, programs, nfiles, directory, markdown):
         out.append("# Functional coverage\n")
         out.append(f"Merged from {nfiles} file(s) in `{directory}`: {progs}.\n")
         out.append(f"**{hit} of {total} bins hit ({pct:.1f}%), {len(holes)} hole(s).**\n")
-        out.append("| group | bins hit | holes |")
-        out.append("|---|---:|---|")
+        rows = []
         for name, g in groups.items():
             gh = [b for b, h in g["bins"].items() if h == 0]
-            out.append(f"| `{name}` | {len(g['bins']) - len(gh)} / {len(g['bins'])} | "
-                       f"{', '.join(f'`{b}`' for b in gh) or '—'} |")
+            rows.append([f"`{name}`", f"{len(g['bins']) - len(gh)} / {len(g['bins'])}",
+                         ", ".join(f"`{b}`" for b in gh) or "—"])
+        out += genlib.md_table(["group", "bins hit", "holes"], rows,
+                               ["left", "right", "left"]).split("\n")
         out.append("")
         out.append("## Holes\n")
         if holes:
@@ -94,10 +98,11 @@ def render(groups, programs, nfiles, directory, markdown):
             if g["description"]:
                 d = g["description"]
                 out.append(f"{d[0].upper()}{d[1:]}.\n")
-            out.append("| bin | hits |")
-            out.append("|---|---:|")
-            for b, h in g["bins"].items():
-                out.append(f"| `{b}` | {h:,}{'  **HOLE**' if h == 0 else ''} |")
+            out += genlib.md_table(
+                ["bin", "hits"],
+                [[f"`{b}`", f"{h:,}{'  **HOLE**' if h == 0 else ''}"]
+                 for b, h in g["bins"].items()],
+                ["left", "right"]).split("\n")
             out.append("")
         return "\n".join(out)
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """`make formal`: bounded model checking and proofs of the checks in formal/checks.txt with
 Yosys 0.23, yosys-smtbmc and z3 (k-induction) or ABC (bmc3, pdr), then every injected fault of
@@ -25,6 +25,9 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = {"yosys": "yosys", "yosys-smtbmc": "yosys"}  # tool -> Debian package
@@ -479,9 +482,7 @@ def tables(results, fresults, checks):
         files = sorted({f for c in checks if c["group"] == g for f in c["files"]})
         lines.append(f"### {g} ({', '.join(files)})")
         lines.append("")
-        lines.append("| check | top / config | solver | depth | BMC | BMC time | induction "
-                     "| ind. time |")
-        lines.append("|---|---|---|--:|---|--:|---|--:|")
+        rows = []
         for r in rs:
             bmc = r.get("bmc")
             ind = r.get("ind")
@@ -495,23 +496,28 @@ def tables(results, fresults, checks):
             if r["result"] != "ok" and bmc and bmc["status"] != "PASSED":
                 bstat = f"{bstat} at step {bmc['step']} ({short_prop(bmc['failed'])})"
             cfg = f"{r['top']} {r['config']}".strip()
-            lines.append(f"| {r['check']} | {cfg} | {r['solver']} | {r['depth']} | {bstat} | "
-                         f"{fmt_secs(bmc['secs']) if bmc else '-'} | {istat} | "
-                         f"{fmt_secs(ind['secs']) if ind else '-'} |")
+            rows.append([r["check"], cfg, r["solver"], r["depth"], bstat,
+                         fmt_secs(bmc["secs"]) if bmc else "-", istat,
+                         fmt_secs(ind["secs"]) if ind else "-"])
+        lines += genlib.md_table(
+            ["check", "top / config", "solver", "depth", "BMC", "BMC time", "induction",
+             "ind. time"], rows,
+            ["left", "left", "left", "right", "left", "right", "left", "right"]).split("\n")
         lines.append("")
     if fresults:
         lines.append("### injected faults (formal/faults.txt)")
         lines.append("")
-        lines.append("| # | fault | result | check | property | step | counterexample |")
-        lines.append("|--:|---|---|---|---|--:|---|")
+        rows = []
         for r in fresults:
             if r["result"] == "caught":
-                lines.append(f"| {r['n']} | {r['what']} | caught | {r['check']} | "
-                             f"{short_prop(r['failed'])} | {r['step']} | "
-                             f"{os.path.relpath(r['vcd'], ROOT) if r['vcd'] else '-'} |")
+                rows.append([r["n"], r["what"], "caught", r["check"], short_prop(r["failed"]),
+                             r["step"], os.path.relpath(r["vcd"], ROOT) if r["vcd"] else "-"])
             else:
-                lines.append(f"| {r['n']} | {r['what']} | **{r['result']}** | - | "
-                             f"{r.get('error', '')} | - | - |")
+                rows.append([r["n"], r["what"], f"**{r['result']}**", "-", r.get("error", ""),
+                             "-", "-"])
+        lines += genlib.md_table(
+            ["#", "fault", "result", "check", "property", "step", "counterexample"], rows,
+            ["right", "left", "left", "left", "left", "right", "left"]).split("\n")
         lines.append("")
     return lines
 

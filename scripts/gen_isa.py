@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes the accelerator's interface tables from their one description, rtl/accel/isa.json.
 
@@ -14,8 +14,9 @@ docs/accel.md, and the GTKWave name tables waves/filters/accel_opcode.txt and ac
 import json
 import os
 import re
-import subprocess
 import sys
+
+import genlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SOURCE = "rtl/accel/isa.json"
@@ -219,45 +220,36 @@ def gen_cpp(d):
     out += [f"  k{camel(c['name'])} = {c['index']}," for c in d["counters"]]
     out += [f"  kNumCounters = {len(d['counters'])},", "};", "}  // namespace reg", "",
             "}  // namespace tpu::isa", ""]
-    return clang_format("\n".join(out), "models/include/tpu/isa_defs.h")
-
-
-def clang_format(text, path):
-    """The project's C++ style (.clang-format), so that make lint's format check passes."""
-    res = subprocess.run(["clang-format", f"--assume-filename={os.path.join(ROOT, path)}"],
-                         input=text, capture_output=True, text=True, cwd=ROOT)
-    if res.returncode != 0:
-        sys.exit(f"gen_isa: clang-format failed: {res.stderr.strip()}")
-    return res.stdout
+    return genlib.clang_format("gen_isa", "\n".join(out), "models/include/tpu/isa_defs.h")
 
 
 # ------------------------------------------------------------------------------------------------
 # Docs tables and waves filters
 # ------------------------------------------------------------------------------------------------
 def md_opcodes(d):
-    rows = ["| opcode | name | module |", "|---|---|---|"]
-    rows += [f"| 0x{op['value']:02X} | `{op['name']}` | {op['module']} |" for op in d["opcodes"]]
-    return "\n".join(rows)
+    return genlib.md_table(["opcode", "name", "module"],
+                           [[f"0x{op['value']:02X}", f"`{op['name']}`", op["module"]]
+                            for op in d["opcodes"]])
 
 
 def md_errors(d):
-    rows = ["| code | name | meaning |", "|---:|---|---|"]
-    rows += [f"| {e['code']} | `{e['name']}` | {e['meaning']} |" for e in d["errors"]]
-    return "\n".join(rows)
+    return genlib.md_table(["code", "name", "meaning"],
+                           [[e["code"], f"`{e['name']}`", e["meaning"]] for e in d["errors"]],
+                           ["right", "left", "left"])
 
 
 def md_registers(d):
-    rows = ["| address | register | access | meaning |", "|---|---|---|---|"]
-    rows += [f"| 0x{r['addr']:03X} | `{r['name']}` | {r['access']} | {r['meaning']} |"
-             for r in d["registers"]]
-    return "\n".join(rows)
+    return genlib.md_table(["address", "register", "access", "meaning"],
+                           [[f"0x{r['addr']:03X}", f"`{r['name']}`", r["access"], r["meaning"]]
+                            for r in d["registers"]])
 
 
 def md_counters(d):
-    rows = ["| index | counter | meaning |", "|---:|---|---|"]
-    rows += [f"| {c['index']} | `{c['name']}` | {c['meaning']}"
-             f"{' (stall class)' if c.get('stall_class') else ''} |" for c in d["counters"]]
-    return "\n".join(rows)
+    return genlib.md_table(
+        ["index", "counter", "meaning"],
+        [[c["index"], f"`{c['name']}`",
+          c["meaning"] + (" (stall class)" if c.get("stall_class") else "")]
+         for c in d["counters"]], ["right", "left", "left"])
 
 
 FILTER_HEAD = ("# GTKWave translate filter file (^1 line of a save file): value as GTKWave prints "
@@ -284,13 +276,6 @@ def filter_error(d):
     return out
 
 
-def replace_marked(text, name, table, path):
-    pat = re.compile(r"(<!-- gen_isa: %s -->\n).*?(<!-- /gen_isa -->)" % re.escape(name), re.S)
-    if not pat.search(text):
-        sys.exit(f"gen_isa: {path} has no '<!-- gen_isa: {name} -->' ... '<!-- /gen_isa -->'")
-    return pat.sub(lambda m: m.group(1) + table + "\n" + m.group(2), text)
-
-
 def outputs(d):
     res = {
         "rtl/accel/tpu_isa_pkg.sv": gen_sv(d),
@@ -298,41 +283,17 @@ def outputs(d):
         "waves/filters/accel_opcode.txt": filter_opcode(d),
         "waves/filters/accel_error.txt": filter_error(d),
     }
-    for path, tables in (("docs/isa.md", {"opcodes": md_opcodes(d), "errors": md_errors(d)}),
-                         ("docs/accel.md", {"registers": md_registers(d),
-                                            "counters": md_counters(d)})):
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            text = f.read()
-        for name, table in tables.items():
-            text = replace_marked(text, name, table, path)
-        res[path] = text
+    res.update(genlib.marked_docs("gen_isa", {
+        "docs/isa.md": {"opcodes": md_opcodes(d), "errors": md_errors(d)},
+        "docs/accel.md": {"registers": md_registers(d), "counters": md_counters(d)}}))
     return res
 
 
 def main():
-    check_only = "--check" in sys.argv[1:]
     with open(os.path.join(ROOT, SOURCE), encoding="utf-8") as f:
         d = json.load(f)
     check(d)
-    stale = []
-    for path, text in outputs(d).items():
-        full = os.path.join(ROOT, path)
-        old = open(full, encoding="utf-8").read() if os.path.exists(full) else None
-        if old == text:
-            continue
-        stale.append(path)
-        if not check_only:
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(text)
-    if check_only:
-        if stale:
-            print("gen_isa: out of date with rtl/accel/isa.json (run scripts/gen_isa.py): "
-                  + ", ".join(stale))
-            return 1
-        print("gen_isa: every generated table matches rtl/accel/isa.json")
-        return 0
-    print("gen_isa: wrote " + (", ".join(stale) if stale else "nothing (all up to date)"))
-    return 0
+    return genlib.write_outputs("gen_isa", SOURCE, outputs(d), sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """GTKWave translate filter process: shows bf16 and fp32 bit patterns as decimal numbers.
 

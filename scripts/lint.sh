@@ -29,7 +29,7 @@ while read -r name top _min params; do
   args=()
   for p in $params; do args+=("-G$p"); done
   lint "$top" "${args[@]}"
-done < <(python3 scripts/builds.py synth)
+done < <(/usr/bin/python3 scripts/builds.py synth)
 
 echo "Yosys 0.23 subset (conventions rule 9):"
 check() {  # check PATTERN REASON
@@ -51,7 +51,7 @@ check '\]\s*\[[^]]*:[^]]*\]\s*\w+\s*[;,=]' "no 2-D packed arrays (logic [a:b][c:
 
 echo "RTL lines (conventions):"
 long=$(for f in "${files[@]}"; do
-         python3 -c 'import sys
+         /usr/bin/python3 -c 'import sys
 for i, l in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
     if len(l.rstrip("\n")) > 100: print(f"{sys.argv[1]}:{i}: {len(l.rstrip())} columns")' "$f"
        done)

@@ -9,7 +9,8 @@
 # models/net and models/onnx, the host library's suite (its race check included) for faults in
 # models/host, the training suite for faults in models/train, the instruction-set suite for faults
 # in the golden model (models/src/isa*), the numerics suite for faults in the golden GEMM's fast
-# kernels (models/src/gemm*), the process pool's suite for faults in tb/src/job_pool*; a line's
+# kernels (models/src/gemm*), the process pool's suite for faults in tb/src/job_pool*, the .npy
+# reader's suite for faults in io/; a line's
 # optional fifth field names other suites. Every mutant must be killed (a test fails); a survivor
 # means the tests have a hole.
 #   scripts/mutate.sh [N | N-M ...]   only the mutants on those lines of the list (1-based, data
@@ -78,6 +79,7 @@ for i in "${!specs[@]}"; do
     models/src/isa*) suites=(isa_test) ;;
     models/src/gemm*) suites=(numerics_test) ;;
     tb/src/job_pool*) suites=(job_pool_test) ;;
+    io/*) suites=(io_test) ;;
     *) suites=(mac_rtl_test cvt_rtl_test) ;;
   esac
   # A fifth field names the suites instead (a fault that only a suite beyond its directory's

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """make regress: run the test x seed matrix in parallel and report it.
 
@@ -18,7 +18,6 @@ import argparse
 import datetime
 import glob
 import heapq
-import html
 import json
 import os
 import random
@@ -32,7 +31,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from xml.sax.saxutils import quoteattr
 
 SEED_LINE = re.compile(r"^\[   SEED   \] (\S+) run seed (\d+) ", re.M)
 OK_LINE = re.compile(r"^\[       OK \] ", re.M)
@@ -728,11 +726,12 @@ def table(headers, rows, align):
 
 
 def md_table(headers, rows, align):
-    sep = ["---:" if a == ">" else "---" for a in align]
+    """Markdown table lines (python3-tabulate); align: ">" right, anything else left."""
+    from tabulate import tabulate
     esc = lambda c: str(c).replace("|", "\\|")
-    return ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"] + [
-        "| " + " | ".join(esc(c) for c in r) + " |" for r in rows
-    ]
+    return tabulate([[esc(c) for c in r] for r in rows], headers, tablefmt="pipe",
+                    colalign=[("right" if a == ">" else "left") for a in align] if rows else None,
+                    disable_numparse=True).split("\n")
 
 
 def program_rows(runs, tests):
@@ -748,47 +747,47 @@ def program_rows(runs, tests):
     return out
 
 
+def xml_text(s):
+    """`s` without the control characters XML 1.0 cannot hold (a log's colour codes)."""
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", s)
+
+
 def write_junit(path, meta, runs):
+    """The runs as JUnit XML (xml.etree.ElementTree, which load_junit reads back): a testsuite per
+    program, a testcase per test and seed, the failure's excerpt and how to rerun it."""
+    import xml.etree.ElementTree as ET
     suites = {}
     for r in runs:
         suites.setdefault(r.test.program, []).append(r)
-    total_fail = sum(r.status == "fail" for r in runs)
-    total_skip = sum(r.status == "skip" for r in runs)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites name={quoteattr(meta["title"])} tests="{len(runs)}" '
-             f'failures="{total_fail}" errors="0" skipped="{total_skip}" '
-             f'time="{meta["wall"]:.3f}">']
+    count = lambda rs, st: str(sum(r.status == st for r in rs))
+    top = ET.Element("testsuites", name=meta["title"], tests=str(len(runs)),
+                     failures=count(runs, "fail"), errors="0", skipped=count(runs, "skip"),
+                     time=f"{meta['wall']:.3f}")
     for prog in sorted(suites):
         rs = sorted(suites[prog], key=lambda r: (r.test.name, r.seed))
-        lines.append(f'  <testsuite name={quoteattr(prog + meta["suffix"])} tests="{len(rs)}" '
-                     f'failures="{sum(r.status == "fail" for r in rs)}" errors="0" '
-                     f'skipped="{sum(r.status == "skip" for r in rs)}" '
-                     f'time="{sum(r.duration for r in rs):.3f}" '
-                     f'timestamp={quoteattr(meta["start"])} hostname={quoteattr(meta["host"])}>')
-        lines.append("    <properties>")
+        ts = ET.SubElement(top, "testsuite", name=prog + meta["suffix"], tests=str(len(rs)),
+                           failures=count(rs, "fail"), errors="0", skipped=count(rs, "skip"),
+                           time=f"{sum(r.duration for r in rs):.3f}", timestamp=meta["start"],
+                           hostname=meta["host"])
+        props = ET.SubElement(ts, "properties")
         for k in ("tier", "first_seed", "seeds", "shard", "commit"):
-            lines.append(f'      <property name="{k}" value={quoteattr(str(meta[k]))}/>')
-        lines.append("    </properties>")
+            ET.SubElement(props, "property", name=k, value=str(meta[k]))
         for r in rs:
             suite, _, test = r.test.name.partition(".")
-            name = f"{test} [seed {r.seed}]" if r.seeded else test
-            lines.append(f'    <testcase classname={quoteattr(prog + "." + suite)} '
-                         f'name={quoteattr(name)} time="{r.duration:.3f}">')
+            tc = ET.SubElement(ts, "testcase", classname=prog + "." + suite,
+                               name=f"{test} [seed {r.seed}]" if r.seeded else test,
+                               time=f"{r.duration:.3f}")
             if r.status == "fail":
                 waves, plain, note = repro_commands(r, meta["env"])
                 waves = waves or f"none ({note})"
-                body = "\n".join(r.excerpt +
-                                 ["", f"log: {r.log}", f"waves: {waves}", f"rerun: {plain}"])
-                lines.append(f"      <failure message={quoteattr(r.reason)}>"
-                             f"{html.escape(body, False)}</failure>")
+                ET.SubElement(tc, "failure", message=xml_text(r.reason)).text = xml_text("\n".join(
+                    r.excerpt + ["", f"log: {r.log}", f"waves: {waves}", f"rerun: {plain}"]))
             elif r.status == "skip":
-                lines.append("      <skipped/>")
-            lines.append(f"      <system-out>{html.escape('log: ' + r.log, False)}</system-out>")
-            lines.append("    </testcase>")
-        lines.append("  </testsuite>")
-    lines.append("</testsuites>")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+                ET.SubElement(tc, "skipped")
+            ET.SubElement(tc, "system-out").text = "log: " + r.log
+    tree = ET.ElementTree(top)
+    ET.indent(tree, "  ")
+    tree.write(path, encoding="UTF-8", xml_declaration=True)
 
 
 def write_report(path, meta, runs, tests):

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """make report: runs the benchmarks in a quick mode (or reads the CSVs of an earlier run), renders
 PNG plots with gnuplot (scripts/report/*.gp) and writes a Markdown report with the numbers.
@@ -25,6 +25,9 @@ import shutil
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genlib  # noqa: E402 (this folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GP_DIR = os.path.join(ROOT, "scripts", "report")
@@ -493,14 +496,13 @@ def machine():
 
 
 def md_table(header, align, rows):
+    """genlib.md_table with align as "l"/"r" letters, every '|' in a cell escaped, and a final
+    newline."""
     def cell(x):
         return str(x).replace("|", "\\|")  # a '|' in a cell (a regex) would split it
 
-    out = "| " + " | ".join(cell(x) for x in header) + " |\n"
-    out += "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|\n"
-    for r in rows:
-        out += "| " + " | ".join(cell(x) for x in r) + " |\n"
-    return out
+    return genlib.md_table([cell(x) for x in header], [[cell(x) for x in r] for r in rows],
+                           ["right" if a == "r" else "left" for a in align]) + "\n"
 
 
 def pct(x, digits=1):
@@ -669,20 +671,22 @@ def section_train(path, plot_dir):
         for e, r in zip(rtl["epochs"], ref["epochs"]):
             f.write(f"{e['epoch']} {e['loss']} {r['loss']} {100 * e['test_accuracy']} "
                     f"{100 * r['test_accuracy']}\n")
-    rows = ["| epoch | loss (RTL) | loss (PyTorch) | test (RTL) | test (PyTorch) |",
-            "|---:|---:|---:|---:|---:|"]
-    for e, r in zip(rtl["epochs"], ref["epochs"]):
-        rows.append(f"| {e['epoch']} | {e['loss']:.4f} | {r['loss']:.4f} | "
-                    f"{100 * e['test_accuracy']:.2f}% | {100 * r['test_accuracy']:.2f}% |")
+    rows = genlib.md_table(
+        ["epoch", "loss (RTL)", "loss (PyTorch)", "test (RTL)", "test (PyTorch)"],
+        [[e["epoch"], f"{e['loss']:.4f}", f"{r['loss']:.4f}", f"{100 * e['test_accuracy']:.2f}%",
+          f"{100 * r['test_accuracy']:.2f}%"] for e, r in zip(rtl["epochs"], ref["epochs"])],
+        ["right"] * 5).split("\n")
     p = rtl["passes"]
     peak = rtl["peak_macs_per_cycle"]
-    passes = ["| pass | jobs | MACs | cycles | MACs/cycle | utilization |",
-              "|---|---:|---:|---:|---:|---:|"]
+    prows = []
     for name in ("forward", "backward", "evaluation"):
         q = p[name]
-        passes.append(f"| {name} | {q['jobs']} | {q['macs']:,} | {q['cycles']:,} | "
-                      f"{q['macs_per_cycle']:.1f} | {100 * q['macs_per_cycle'] / peak:.1f}% |")
-    passes.append(f"| update | (host) | | 0 | | {p['update']['host_seconds']:.2f} s on the host |")
+        prows.append([name, q["jobs"], f"{q['macs']:,}", f"{q['cycles']:,}",
+                      f"{q['macs_per_cycle']:.1f}", f"{100 * q['macs_per_cycle'] / peak:.1f}%"])
+    prows.append(["update", "(host)", "", "0", "",
+                  f"{p['update']['host_seconds']:.2f} s on the host"])
+    passes = genlib.md_table(["pass", "jobs", "MACs", "cycles", "MACs/cycle", "utilization"],
+                             prows, ["left"] + ["right"] * 5).split("\n")
     rc = rtl["recipe"]
     return ("## Training on the accelerator\n\n`tpusim train` ([training.md](../training.md)): "
             f"the digits MLP {'-'.join(map(str, rtl['sizes']))} trained from scratch on "

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """A private single-node Slurm cluster in a folder, from Debian's packages (docs/regress.md).
 

@@ -16,7 +16,7 @@ mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | grep 
                     sed "s|^|$root/|")
 mapfile -t incs < <(sed -n "s|^+incdir+\(.*\)|-I$root/\1|p" "$root/rtl/rtl.f")
 
-mapfile -t configs < <(python3 "$root/scripts/builds.py" synth)
+mapfile -t configs < <(/usr/bin/python3 "$root/scripts/builds.py" synth)
 [ ${#configs[@]} -gt 0 ] || exit 2
 selected=("$@")
 fail=0

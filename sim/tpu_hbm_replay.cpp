@@ -127,7 +127,7 @@ Result Replay(const std::vector<Req>& reqs, const std::string& name, const std::
   using H = tb::hbm::HbmHarness<V>;
   typename H::Options o;
   o.map = StackMap();
-  o.timing = hbm::Timing::Hbm2_2000();
+  o.timing = hbm::Timing::Preset2000();
   o.max_cycles = uint64_t{1} << 40;
   H h(fmt::format("hbm stack ({} refresh)", refresh), o);
   const AddressMap& m = o.map;

@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -49,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "tpu/io/npy.h"
 #include "tpu/isa.h"
 #include "tpu/isa_model.h"
 #include "tpu/onnx_import.h"
@@ -58,7 +60,6 @@
 #include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/net_run.h"
-#include "tpu/tb/npy.h"
 #include "tpu/tb/rng.h"
 #include "tpu/tb/workloads.h"
 #include "tpusim_train.h"
@@ -116,8 +117,8 @@ struct Options {
 void AddCommon(CLI::App* s, Options& o, bool with_seed) {
   s->add_option("--config", o.config,
                 "accelerator configuration: RxC_Nch (e.g. 16x16_1ch, 4x4_1ch, 16x16_8ch) or a "
-                "JSON file (keys: rows, cols, channels, act_depth, wgt_depth, acc_depth, "
-                "queue_depth, preset, per_bank_refresh, mode)")
+                "JSON file (keys: " +
+                    ConfigKeys() + ")")
       ->capture_default_str();
   s->add_option("--backend", o.backend, "rtl: the Verilated accelerator; model: the golden model")
       ->check(CLI::IsMember({"rtl", "model"}))
@@ -170,7 +171,7 @@ double Pct(uint64_t a, uint64_t b) {
 // ---------------------------------------------------------------------------------------------
 // NumPy files
 
-// A 2-D matrix from a .npy file (float32, float64 or bf16 bits as uint16: tpu/tb/npy.h).
+// A 2-D matrix from a .npy file (any element type tpu/io/npy.h reads; integers as float32).
 struct HostMatrix {
   int rows = 0, cols = 0;
   std::vector<float> v;
@@ -179,16 +180,11 @@ struct HostMatrix {
 HostMatrix LoadMatrix(const std::string& file, const char* what) {
   net::Tensor t;
   try {
-    t = tb::ReadNpy(file);
+    t = io::ReadNpy(file);
   } catch (const std::invalid_argument& e) {
     throw UsageError(fmt::format("{} ({})", e.what(), what));
   }
-  if (t.is_int) {
-    throw UsageError(
-        fmt::format("{} ({}): integers; tpusim needs float32, float64 or bf16 bits "
-                    "as uint16",
-                    file, what));
-  }
+  t = AsFloat(std::move(t));  // a matrix of integers, as NumPy's astype(float32)
   if (t.shape.size() != 2) {
     throw UsageError(fmt::format("{} ({}): shape {} has rank {}; tpusim needs a 2-D matrix", file,
                                  what, net::ShapeText(t.shape), t.shape.size()));
@@ -209,7 +205,7 @@ void SaveMatrix(const std::string& file, int rows, int cols, const std::vector<u
   t.shape = {rows, cols};
   t.f.resize(bits.size());
   std::memcpy(t.f.data(), bits.data(), bits.size() * 4);
-  tb::WriteNpy(file, t);
+  io::WriteNpy(file, t);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -803,7 +799,7 @@ Classification LoadClassification(const Options& o, const net::Plan& plan) {
   const int64_t rows = out.empty() ? 1 : net::Elements(out) / out.back();
   try {
     if (!o.labels.empty()) {
-      net::Tensor l = tb::ReadNpy(o.labels);
+      net::Tensor l = io::ReadNpy(o.labels);
       if (!l.is_int) throw UsageError(fmt::format("--labels {}: not integers", o.labels));
       if (int64_t(l.i.size()) != rows) {
         throw UsageError(fmt::format("--labels {}: {} labels for {} rows of output {} {}", o.labels,
@@ -813,7 +809,7 @@ Classification LoadClassification(const Options& o, const net::Plan& plan) {
       c.labels = l.i;
     }
     if (!o.reference.empty()) {
-      net::Tensor r = tb::ReadNpy(o.reference);
+      net::Tensor r = io::ReadNpy(o.reference);
       if (r.is_int || r.shape != out) {
         throw UsageError(fmt::format("--reference {}: shape {}, but output {} is {} float",
                                      o.reference, net::ShapeText(r.shape), plan.outputs()[0].name,
@@ -979,7 +975,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
     if (!o.out_file.empty()) {
       const std::string& out = o.out_file;
       if (out.size() > 4 && out.compare(out.size() - 4, 4, ".npz") == 0) {
-        tb::WriteNpz(out, outs);
+        io::WriteNpz(out, outs);
         if (!quiet) fmt::print("wrote {} ({} arrays)\n", out, outs.size());
       } else {
         for (const auto& [name, t] : outs) {
@@ -987,7 +983,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
           for (char& ch : safe) {
             if (ch == '/' || ch == '\\') ch = '_';
           }
-          tb::WriteNpy((std::filesystem::path(out) / (safe + ".npy")).string(), t);
+          io::WriteNpy((std::filesystem::path(out) / (safe + ".npy")).string(), t);
         }
         if (!quiet) {
           std::string dir = out;
@@ -1104,21 +1100,28 @@ int Main(int argc, char** argv) {
   const bool pass = CheckRun(o, w, *dut, r, &golden_run);
   if (!o.json.empty()) {
     const Perf& p = r.perf;
-    const std::string js = fmt::format(
-        "{{\"config\": \"{}\", \"backend\": \"{}\", \"pass\": {}, \"workload\": \"{}\", "
-        "\"cycles\": {}, \"busy\": {}, \"weight_stall\": {}, \"input_stall\": {}, "
-        "\"acc_hazard\": {}, \"store_stall\": {}, \"idle\": {}, \"macs\": {}, "
-        "\"hbm_read_bytes\": {}, \"hbm_write_bytes\": {}, \"instructions\": {}, "
-        "\"peak_macs_per_cycle\": {}, \"sim_seconds\": {}}}",
-        cfg.name, o.backend, pass ? "true" : "false", w.description, p.cycles, p.busy,
-        p.weight_stall, p.input_stall, p.acc_hazard, p.store_stall, p.idle, p.macs,
-        p.hbm_read_bytes, p.hbm_write_bytes, p.instructions, cfg.PeakMacsPerCycle(),
-        r.wall_seconds);
-    tpusim::WriteJson(o.json, js);
+    const nlohmann::json js = {{"config", cfg.name},
+                               {"backend", o.backend},
+                               {"pass", pass},
+                               {"workload", w.description},
+                               {"cycles", p.cycles},
+                               {"busy", p.busy},
+                               {"weight_stall", p.weight_stall},
+                               {"input_stall", p.input_stall},
+                               {"acc_hazard", p.acc_hazard},
+                               {"store_stall", p.store_stall},
+                               {"idle", p.idle},
+                               {"macs", p.macs},
+                               {"hbm_read_bytes", p.hbm_read_bytes},
+                               {"hbm_write_bytes", p.hbm_write_bytes},
+                               {"instructions", p.instructions},
+                               {"peak_macs_per_cycle", cfg.PeakMacsPerCycle()},
+                               {"sim_seconds", r.wall_seconds}};
+    tpusim::WriteJson(o.json, js.dump());
   }
 
   if (sub == "run" && r.code == isa::ErrorCode::kOk) {
-    const Tensor& c = w.Output("C");
+    const tb::accel::Tensor& c = w.Output("C");
     SaveMatrix(o.out_file, c.Rows(), c.Cols(), ReadTensor(*dut, c));
     if (!o.quiet) fmt::print("wrote {} ({}x{} float32)\n", o.out_file, c.Rows(), c.Cols());
   }

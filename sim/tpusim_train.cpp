@@ -13,9 +13,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "tpu/io/npy.h"
 #include "tpu/onnx_import.h"
 #include "tpu/tb/net_run.h"
-#include "tpu/tb/npy.h"
 #include "tpu/tb/train_run.h"
 #include "tpu/train.h"
 
@@ -67,7 +67,7 @@ namespace {
 Data LoadData(const std::string& file, const char* what, int features, int classes) {
   std::map<std::string, net::Tensor> a;
   try {
-    a = tb::ReadNpz(file);
+    a = io::ReadNpz(file);
   } catch (const std::exception& e) {
     Bad(fmt::format("{} {}: {}", what, file, e.what()));
   }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HBM2 channel device model (models/src/hbm_device.cpp). The checker is tested rule by rule:
-// on the CheckerTest preset a directed sequence breaks one rule by one cycle (exactly one
+// on the `test` preset a directed sequence breaks one rule by one cycle (exactly one
 // violation, naming that rule, with the required and actual numbers) and the same sequence at the
 // limit is clean. Then data (strobes, background, read latency, backdoor), random legal traffic
 // from an in-test scheduler written independently of the model, the presets against the spec
@@ -28,7 +28,10 @@ namespace {
 using hbm::Channel;
 using hbm::Cmd;
 using hbm::Command;
+using hbm::kNumPresets;
+using hbm::kPresets;
 using hbm::Org;
+using hbm::PresetRow;
 using hbm::Timing;
 using Burst = std::array<uint8_t, Org::kBurstBytes>;
 
@@ -123,7 +126,7 @@ std::ostream& operator<<(std::ostream& os, const RuleCase& r) {
   return os << r.id;
 }
 
-const Timing kT = Timing::CheckerTest();
+const Timing kT = Timing::PresetTest();
 
 std::vector<RuleCase> RuleCases() {
   const Timing& T = kT;
@@ -353,14 +356,14 @@ class HbmDeviceTest : public ::testing::Test {
 };
 
 TEST_F(HbmDeviceTest, PresetsMatchTheSpecTable) {
-  const Timing a = Timing::Hbm2_2000();
+  const Timing a = Timing::Preset2000();
   const std::vector<std::pair<int, int>> v2000 = {
       {a.cl, 14},     {a.cwl, 5},     {a.bl, 2},       {a.rcdrd, 14}, {a.rcdwr, 12}, {a.rp, 14},
       {a.ras, 34},    {a.rc, 48},     {a.ccds, 2},     {a.ccdl, 4},   {a.rrds, 4},   {a.rrdl, 4},
       {a.faw, 15},    {a.wr, 16},     {a.rtp, 5},      {a.wtrs, 6},   {a.wtrl, 8},   {a.rfc, 350},
       {a.rfcsb, 160}, {a.refi, 3900}, {a.refisb, 243}, {a.rrefd, 8},  {a.rtw(), 13}};
   for (size_t i = 0; i < v2000.size(); ++i) EXPECT_EQ(v2000[i].first, v2000[i].second) << i;
-  const Timing b = Timing::Hbm2_2400();
+  const Timing b = Timing::Preset2400();
   const std::vector<std::pair<int, int>> v2400 = {
       {b.cl, 17},     {b.cwl, 6},     {b.bl, 2},       {b.rcdrd, 17}, {b.rcdwr, 14}, {b.rp, 17},
       {b.ras, 40},    {b.rc, 57},     {b.ccds, 2},     {b.ccdl, 4},   {b.rrds, 5},   {b.rrdl, 5},
@@ -368,7 +371,7 @@ TEST_F(HbmDeviceTest, PresetsMatchTheSpecTable) {
       {b.rfcsb, 193}, {b.refi, 4682}, {b.refisb, 292}, {b.rrefd, 10}, {b.rtw(), 15}};
   for (size_t i = 0; i < v2400.size(); ++i) EXPECT_EQ(v2400[i].first, v2400[i].second) << i;
   // The test preset pulls apart the rules the default bin implies.
-  const Timing t = Timing::CheckerTest();
+  const Timing t = Timing::PresetTest();
   EXPECT_GT(t.rc, t.ras + t.rp);
   EXPECT_GT(t.faw, 4 * t.rrds);
   EXPECT_NE(t.rrdl, t.rrds);
@@ -439,7 +442,7 @@ TEST_F(HbmDeviceTest, NoOpsAndStats) {
 }
 
 TEST_F(HbmDeviceTest, WriteWithStrobesReadBackAtReadLatency) {
-  const Timing t = Timing::Hbm2_2000();
+  const Timing t = Timing::Preset2000();
   Channel ch(Org{}, t, 3);
   const int pc = 1, bank = 5, col = 7;
   const uint32_t row = 0x1234;
@@ -483,7 +486,7 @@ TEST_F(HbmDeviceTest, WriteWithStrobesReadBackAtReadLatency) {
 }
 
 TEST_F(HbmDeviceTest, DataStaysWithItsRow) {
-  const Timing t = Timing::Hbm2_2000();
+  const Timing t = Timing::Preset2000();
   Channel ch(Org{}, t);
   Script s(t);
   // Row 7 written (all bytes t & 0xFF = the data cycle), then row 9 opened in the same bank.
@@ -514,7 +517,7 @@ TEST_F(HbmDeviceTest, BackgroundAndBackdoor) {
     for (const auto& y : seen) EXPECT_NE(x, y);
     seen.push_back(x);
   }
-  Channel ch(Org{}, Timing::Hbm2_2000(), 5);
+  Channel ch(Org{}, Timing::Preset2000(), 5);
   ch.Peek(1, 3, 100, 4, a);
   Channel::Background(5, 1, 3, 100, 4, b);
   EXPECT_EQ(std::memcmp(a, b, 32), 0);
@@ -545,7 +548,7 @@ void ExpectInvalid(F&& f, const std::string& text) {
 }
 
 TEST_F(HbmDeviceTest, RefusesMalformedInput) {
-  const Timing t = Timing::Hbm2_2000();
+  const Timing t = Timing::Preset2000();
   Org o;
   o.pcs = 0;
   ExpectInvalid([&] { Channel c(o, t); }, "pcs = 0");
@@ -562,6 +565,8 @@ TEST_F(HbmDeviceTest, RefusesMalformedInput) {
   bad.rrefd = -1;
   ExpectInvalid([&] { Channel c(Org{}, bad); }, "rrefd = -1");
   ExpectInvalid([] { Timing::ByName("3200"); }, "3200");
+  ExpectInvalid([] { Timing::Preset(kNumPresets); }, "does not exist");
+  ExpectInvalid([] { Timing::Preset(-1); }, "HBM preset -1 does not exist");
 
   Channel ch(Org{}, t);
   ExpectInvalid([&] { ch.Issue(10, {Cmd::kAct, 2, 0, 0, 0}); }, "pc 2");
@@ -852,7 +857,8 @@ TEST_F(HbmDeviceTest, RandomLegalTrafficHasNoViolations) {
   small.row_bits = 2;
   small.columns = 4;
   const int64_t cycles = int64_t(test::Scaled(40000));
-  for (const char* preset : {"2000", "2400", "test"}) {
+  for (const PresetRow& row : kPresets) {  // every preset of the table, a new one included
+    const char* preset = row.name;
     for (const Org& org : {Org{}, small}) {
       SCOPED_TRACE(fmt::format("preset {}, {} banks", preset, org.banks()));
       Channel ch(org, Timing::ByName(preset), 1);

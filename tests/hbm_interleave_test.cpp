@@ -46,7 +46,7 @@ class SingleHarness {
   using V = Vhbm_single;
   struct Options {
     AddressMap map = Map();
-    hbm::Timing timing = hbm::Timing::Hbm2_2000();
+    hbm::Timing timing = hbm::Timing::Preset2000();
     uint64_t max_cycles = 10'000'000;
     tb::TraceOptions trace;
     int r_ready_pct = 100;  // chance per cycle that the master takes an R beat (B: likewise)

@@ -13,7 +13,7 @@ struct HbmStack {
   using Model = Vhbm_stack;
   static constexpr const char* kName = "hbm_stack";
   static tb::hbm::AddressMap Map() { return {8, 16, 5, 0}; }
-  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2000(); }
+  static hbm::Timing Timing() { return hbm::Timing::Preset2000(); }
   static constexpr bool kPerBank = false;
   static constexpr int kAgeCap = 1024;
 };
@@ -21,7 +21,7 @@ struct HbmStackPb {
   using Model = Vhbm_stack_pb;
   static constexpr const char* kName = "hbm_stack_pb";
   static tb::hbm::AddressMap Map() { return {8, 16, 5, 0}; }
-  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2000(); }
+  static hbm::Timing Timing() { return hbm::Timing::Preset2000(); }
   static constexpr bool kPerBank = true;
   static constexpr int kAgeCap = 1024;
 };

@@ -358,13 +358,13 @@ TEST_F(HbmScTest, LegalAndIllegalSequences) {
          "of this binary in its own process (ctest does)";
   const uint64_t seed = test::TestSeed();
   tb::Rng rng(seed);
-  const Timing tm = Timing::Hbm2_2000();
+  const Timing tm = Timing::Preset2000();
   const Org org;  // 2 PCs, 16 banks, 2^16 rows, 32 columns: the RTL's defaults
   ASSERT_EQ(org.row_bits, kRowBits);
   ASSERT_EQ(org.columns, 1 << kColBits);
 
   // Legal: both pseudo-channels and every command code, with spacings comfortably legal for
-  // Hbm2_2000 (nRCDWR 12, nRCDRD 14, nCWL 5, nCL 14, nWTRL 8, nRAS 34, nRTP 5, nWR 16, nRP 14).
+  // Preset2000 (nRCDWR 12, nRCDRD 14, nCWL 5, nCL 14, nWTRL 8, nRAS 34, nRTP 5, nWR 16, nRP 14).
   const int b0 = rng.Range(0, 15), b1 = rng.Range(0, 15), b2 = OtherThan(rng, 0, 15, b1);
   const uint32_t r0 = rng.U16(), r1 = rng.U16(), r2 = rng.U16();
   const int c0 = rng.Range(0, 31), c0b = OtherThan(rng, 0, 31, c0);

@@ -22,7 +22,7 @@ struct HbmCh1 {
   using Model = Vhbm_ch1;
   static constexpr const char* kName = "hbm_ch1";
   static tb::hbm::AddressMap Map() { return {1, 16, 5, 0}; }
-  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2000(); }
+  static hbm::Timing Timing() { return hbm::Timing::Preset2000(); }
   static constexpr bool kPerBank = false;
   static constexpr int kAgeCap = 256;
 };
@@ -30,7 +30,7 @@ struct HbmCh1Pb {
   using Model = Vhbm_ch1_pb;
   static constexpr const char* kName = "hbm_ch1_pb";
   static tb::hbm::AddressMap Map() { return {1, 16, 5, 1}; }
-  static hbm::Timing Timing() { return hbm::Timing::CheckerTest(); }
+  static hbm::Timing Timing() { return hbm::Timing::PresetTest(); }
   static constexpr bool kPerBank = true;
   static constexpr int kAgeCap = 256;
 };
@@ -40,7 +40,7 @@ struct HbmCh1At2400 {
   using Model = Vhbm_ch1_2400;
   static constexpr const char* kName = "hbm_ch1_2400";
   static tb::hbm::AddressMap Map() { return {1, 16, 5, 0}; }
-  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2400(); }
+  static hbm::Timing Timing() { return hbm::Timing::Preset2400(); }
   static constexpr bool kPerBank = true;
   static constexpr int kAgeCap = 256;
 };
@@ -51,7 +51,7 @@ struct HbmCh1Defaults {
   using Model = Vhbm_ch1_def;
   static constexpr const char* kName = "hbm_ch1_def";
   static tb::hbm::AddressMap Map() { return {1, 16, 5, 0}; }
-  static hbm::Timing Timing() { return hbm::Timing::Hbm2_2000(); }
+  static hbm::Timing Timing() { return hbm::Timing::Preset2000(); }
   static constexpr bool kPerBank = false;
   static constexpr int kAgeCap = 1024;
 };

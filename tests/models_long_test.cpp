@@ -13,13 +13,13 @@
 #include <filesystem>
 
 #include "Vaccel_128x128_8ch.h"
+#include "tpu/io/npy.h"
 #include "tpu/net.h"
 #include "tpu/onnx_import.h"
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/accel_harness.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/net_run.h"
-#include "tpu/tb/npy.h"
 
 namespace {
 
@@ -32,8 +32,8 @@ TEST(Models, ResNet18OnTheTpuClassMachine) {
       << model << " is missing: /usr/bin/python3 scripts/make_models.py resnet18 (make test-long "
       << "does it)";
   net::Graph g = onnx_import::LoadModel(model);
-  std::map<std::string, net::Tensor> in{{"x", tb::ReadNpy(dir + "/resnet18_input.npy")}};
-  const net::Tensor ref = tb::ReadNpy(dir + "/resnet18_torch_logits.npy");
+  std::map<std::string, net::Tensor> in{{"x", io::ReadNpy(dir + "/resnet18_input.npy")}};
+  const net::Tensor ref = io::ReadNpy(dir + "/resnet18_torch_logits.npy");
   const auto cfg = tb::accel::ConfigFromName("128x128_8ch");
   const net::Plan plan = net::Plan::Build(g, {{"x", in.at("x").shape}}, cfg.machine.mode);
 

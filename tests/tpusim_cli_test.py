@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`tpusim onnx`, `tpusim train` and `tpusim run` on bad input: each a one-line error on stderr naming what was
 wrong, exit status 2, found before any simulation (the RTL back end's launcher checks before it
-builds or starts an engine). And the element types users save: float32, float64, bf16 as uint16.
+builds or starts an engine). And every numeric array NumPy saves: float16/32/64, bf16 bits as
+uint16, integers, either byte order, C or Fortran order, format versions 1.0 to 3.0.
 Run by ctest (fast tier): tpusim_cli_test.py <build>/sim/tpusim."""
 import os
 import subprocess
@@ -61,8 +62,12 @@ class BadInput(unittest.TestCase):
                     "input 'x': shape (4, 64), but the model declares (-1, 1, 8, 8)")
 
     def test_unsupported_dtype(self):
-        np.save(self.x, np.zeros((4, 1, 8, 8), np.float16))
-        self.expect(["onnx", MLP, "--input", self.x], "dtype '<f2' (float16) is not supported")
+        np.save(self.x, np.zeros((4, 1, 8, 8), np.complex64))
+        self.expect(["onnx", MLP, "--input", self.x], "dtype '<c8' (complex numbers) is not supported")
+        np.save(self.x, np.array([["a", "b"]]))
+        self.expect(["onnx", MLP, "--input", self.x], "dtype '<U1' (strings) is not supported")
+        np.save(self.x, np.zeros(2, dtype=[("a", np.float32), ("b", np.int8)]))
+        self.expect(["onnx", MLP, "--input", self.x], "a structured (record) array")
 
     def test_integer_input_for_a_float_model(self):
         np.save(self.x, np.zeros((4, 1, 8, 8), np.int64))
@@ -116,9 +121,9 @@ class BadInput(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.d, "t.onnx")))
 
     def test_run_bad_dtype(self):
-        np.save(self.x, np.zeros((4, 4), np.int8))
+        np.save(self.x, np.zeros((4, 4), np.complex128))
         self.expect(["run", "--a", self.x, "--b", self.x, "--out", os.path.join(self.d, "o.npy")],
-                    "dtype '|i1' (int8) is not supported", backends=("model",))
+                    "dtype '<c16' (complex numbers) is not supported", backends=("model",))
 
 
 class Dtypes(unittest.TestCase):
@@ -144,6 +149,68 @@ class Dtypes(unittest.TestCase):
                 return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
             u16 = go(bf16(a), bf16(b), "u16")
             np.testing.assert_array_equal(u16, f32)
+
+    def test_run_every_layout_and_type_numpy_writes(self):
+        rng = np.random.default_rng(11)
+        a = rng.standard_normal((9, 13)).astype(np.float32)
+        b = rng.standard_normal((13, 5)).astype(np.float32)
+        bias = rng.standard_normal(5).astype(np.float32)
+        with tempfile.TemporaryDirectory() as d:
+            def go(a_arr, b_arr, c_arr=None, version=None):
+                pa, pb, pc, po = (os.path.join(d, f"{s}.npy") for s in "abco")
+                for path, arr in ((pa, a_arr), (pb, b_arr), (pc, c_arr)):
+                    if arr is not None:
+                        with open(path, "wb") as f:
+                            np.lib.format.write_array(f, arr, version=version)
+                args = ["run", "--a", pa, "--b", pb, "--out", po, "--backend", "model", "--quiet"]
+                rc, out, err = run(*args, *(["--c", pc] if c_arr is not None else []))
+                self.assertEqual(rc, 0, out + err)
+                return np.load(po).view(np.uint32)
+            ref = go(a, b)
+            # Fortran order, big-endian, both, and the format's versions 2.0 and 3.0.
+            np.testing.assert_array_equal(go(np.asfortranarray(a), b.T.copy().T), ref)
+            np.testing.assert_array_equal(go(a.astype(">f4"), np.asfortranarray(b.astype(">f4"))),
+                                          ref)
+            for v in ((2, 0), (3, 0)):
+                np.testing.assert_array_equal(go(a, b, version=v), ref)
+            # float16: widened exactly, the same as its float32 values.
+            h = a.astype(np.float16)
+            np.testing.assert_array_equal(go(h, b), go(h.astype(np.float32), b))
+            np.testing.assert_array_equal(go(h.astype(">f2"), b), go(h.astype(np.float32), b))
+            # Integers of every width and bool: the matrix as float32 (NumPy's astype).
+            ai = rng.integers(-100, 100, (9, 13))
+            iref = go(ai.astype(np.float32), b)
+            for t in (np.int8, np.int16, ">i4", np.int64, ">i8"):
+                np.testing.assert_array_equal(go(ai.astype(t), b), iref, str(t))
+            au = rng.integers(0, 200, (9, 13))
+            uref = go(au.astype(np.float32), b)
+            for t in (np.uint8, np.uint32, np.uint64, ">u8"):
+                np.testing.assert_array_equal(go(au.astype(t), b), uref, str(t))
+            np.testing.assert_array_equal(go(ai > 0, b), go((ai > 0).astype(np.float32), b))
+            # The issue's case: a bias broadcast to C's shape, which NumPy saves in Fortran order.
+            c = np.broadcast_to(bias, (9, 5)).astype(np.float32)
+            self.assertTrue(c.flags.f_contiguous and not c.flags.c_contiguous)
+            np.testing.assert_array_equal(go(a, b, c), go(a, b, np.ascontiguousarray(c)))
+
+    def test_onnx_inputs_in_any_layout(self):
+        x = np.load(os.path.join(ROOT, "examples", "digits_test_x.npy"))[:16]
+        with tempfile.TemporaryDirectory() as d:
+            def go(arr, npz=False):
+                px = os.path.join(d, "x.npz" if npz else "x.npy")
+                (np.savez(px, x=arr) if npz else np.save(px, arr))
+                po = os.path.join(d, "o.npz")
+                rc, out, err = run("onnx", MLP, "--input", px, "--out", po, "--backend", "model",
+                                   "--quiet")
+                self.assertEqual(rc, 0, out + err)
+                with np.load(po) as z:
+                    return {k: z[k].view(np.uint32) for k in z.files}
+            ref = go(x)
+            for arr, npz in ((np.asfortranarray(x), False), (x.astype(">f4"), False),
+                             (np.asfortranarray(x.astype(">f8")), True), (x.astype(np.float16), True)):
+                got = go(arr, npz)
+                self.assertEqual(got.keys(), ref.keys())
+                for k in ref:
+                    np.testing.assert_array_equal(got[k], ref[k], f"{arr.dtype} {k}")
 
 
 if __name__ == "__main__":

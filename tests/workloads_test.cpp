@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
@@ -266,8 +267,8 @@ TEST_F(WorkloadsTest, ConfigFromBuildReadsTheBuildsFile) {
   EXPECT_EQ(c.machine.acc_depth, 40);
   EXPECT_EQ(c.machine.queue_depth, 8);
   EXPECT_EQ(c.channels, 4);
-  EXPECT_EQ(c.preset, accel::kDefaultPreset);
-  EXPECT_EQ(c.per_bank_refresh, accel::kDefaultPerBankRefresh);
+  EXPECT_EQ(c.preset, builds::kAccelDefaultPreset);
+  EXPECT_EQ(c.per_bank_refresh, builds::kAccelDefaultPerBankRefresh != 0);
   EXPECT_EQ(c.machine.hbm_bytes, 4 * accel::kHbmBytesPerChannel);
   EXPECT_THROW(accel::ConfigFromBuild("mac_p0"), std::invalid_argument);  // not an accelerator
   EXPECT_THROW(accel::ConfigFromBuild("accel_9x9"), std::invalid_argument);
@@ -334,6 +335,52 @@ TEST_F(WorkloadsTest, ConfigJson) {
     EXPECT_NE(std::string(ex.what()).find("1..128"), std::string::npos) << ex.what();
   }
   EXPECT_THROW(accel::ConfigFromFile("/nonexistent/x.json"), std::invalid_argument);
+}
+
+// The table of parameters drives every use: each row's key is read from a file, checked against
+// its range, given to Verilog under its name and counted in the canonical name, so a new row is
+// covered here without a line of test.
+TEST_F(WorkloadsTest, EveryParameterRowIsParsedCheckedAndPassedOn) {
+  const Config base = accel::ConfigFromJson("{}");
+  for (const accel::Param& p : accel::kParams) {
+    SCOPED_TRACE(p.key);
+    EXPECT_NE(accel::ConfigKeys().find(p.key), std::string::npos);
+    EXPECT_EQ(p.get(base), p.def);
+    // A legal value other than the default: the range's other end, or for channels 2 or 1.
+    const int v = p.kind == accel::Param::Kind::kChannels ? (p.def == 1 ? 2 : 1)
+                  : p.def == p.Hi()                       ? p.lo
+                                                          : p.Hi();
+    const std::string value =
+        p.kind == accel::Param::Kind::kBool ? (v ? "true" : "false") : std::to_string(v);
+    const Config c = accel::ConfigFromJson(fmt::format(R"({{"{}": {}}})", p.key, value));
+    EXPECT_EQ(p.get(c), v);
+    const auto params = accel::VerilogParams(c);
+    EXPECT_NE(std::find(params.begin(), params.end(), fmt::format("{}={}", p.verilog, v)),
+              params.end());
+    EXPECT_NE(c.name, base.name);
+    // One past the range's end is an error naming the key and the file.
+    if (p.kind == accel::Param::Kind::kInt || p.kind == accel::Param::Kind::kPreset) {
+      try {
+        accel::ConfigFromJson(fmt::format(R"({{"{}": {}}})", p.key, p.Hi() + 1), "t.json");
+        ADD_FAILURE() << p.key << " = " << p.Hi() + 1 << " accepted";
+      } catch (const std::invalid_argument& ex) {
+        EXPECT_NE(std::string(ex.what()).find(fmt::format("t.json: {} = {}", p.key, p.Hi() + 1)),
+                  std::string::npos)
+            << ex.what();
+      }
+    }
+  }
+  // A preset by name, and a name the table does not have.
+  EXPECT_EQ(accel::ConfigFromJson(R"({"preset": "2400"})").preset, hbm::kPreset2400);
+  EXPECT_EQ(accel::ConfigFromJson(R"({"preset": "test"})").preset, hbm::kPresetTest);
+  try {
+    accel::ConfigFromJson(R"({"preset": "3200"})", "t.json");
+    ADD_FAILURE() << "preset 3200 accepted";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find(R"(preset "3200" is not one of "2000", "2400", "test")"),
+              std::string::npos)
+        << ex.what();
+  }
 }
 
 TEST_F(WorkloadsTest, FromHostRoundsPerTheContract) {

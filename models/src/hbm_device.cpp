@@ -69,58 +69,26 @@ void Positive(const char* what, const char* field, int64_t v) {
 // ---------------------------------------------------------------------------------------------
 // Presets
 
-Timing Timing::Hbm2_2000() {
-  return Timing{};
-}
-
-Timing Timing::Hbm2_2400() {
+// The table's rows (rtl/hbm/hbm_presets.json; the test preset's values and why they are what
+// they are are in docs/hbm.md).
+Timing Timing::Preset(int index) {
+  if (index < 0 || index >= kNumPresets) {
+    throw std::invalid_argument(fmt::format("HBM preset {} does not exist (there are {}: 0 to {})",
+                                            index, kNumPresets, kNumPresets - 1));
+  }
   Timing t;
-  t.cl = 17;
-  t.cwl = 6;
-  t.rcdrd = 17;
-  t.rcdwr = 14;
-  t.rp = 17;
-  t.ras = 40;
-  t.rc = 57;
-  t.rrds = 5;
-  t.rrdl = 5;
-  t.faw = 19;
-  t.wr = 19;
-  t.rtp = 6;
-  t.wtrs = 8;
-  t.wtrl = 10;
-  t.rfc = 421;
-  t.rfcsb = 193;
-  t.refi = 4682;
-  t.refisb = 292;
-  t.rrefd = 10;
-  return t;
-}
-
-// The default bin with the implied rules pulled apart, so that a directed sequence can break any
-// one rule alone (each value below is what makes that possible):
-//   nRC 52 > nRAS + nRP = 48        ACT→PRE nRAS, PRE→ACT nRP, then an ACT at nRC − 1 keeps nRP
-//   nRRDL 6 ≠ nRRDS 4               an ACT to the same bank group at 5 breaks only nRRDL
-//   nFAW 24 > 4 · nRRDS = 16        ACTs at 0, 4, 8, 12 to four bank groups, the 5th at 23
-//   nCCDS 2 > 1, nRRDS 4 > 2        one short of them is still a legal bus slot
-//   nRFCsb 160 > nRREFD 8, nRFC 350 > nRFCsb; nRTW = 14 + 2 + 2 − 5 = 13
-// (nWR, nRTP, nWTRS/L, nRCDRD/WR are broken by placing the later command one cycle early, which
-// the default values already allow.)
-Timing Timing::CheckerTest() {
-  Timing t;
-  t.rc = 52;
-  t.rrds = 4;
-  t.rrdl = 6;
-  t.faw = 24;
+  for (int f = 0; f < kNumTimingFields; ++f) t.*kTimingFields[f] = kPresets[index].values[f];
   return t;
 }
 
 Timing Timing::ByName(const std::string& name) {
-  if (name == "2000") return Hbm2_2000();
-  if (name == "2400") return Hbm2_2400();
-  if (name == "test") return CheckerTest();
+  std::string names;
+  for (int i = 0; i < kNumPresets; ++i) {
+    if (name == kPresets[i].name) return Preset(i);
+    names += fmt::format("{}{}", i ? ", " : "", kPresets[i].name);
+  }
   throw std::invalid_argument(
-      fmt::format("hbm::Timing::ByName: unknown preset '{}' (want 2000, 2400 or test)", name));
+      fmt::format("hbm::Timing::ByName: unknown preset '{}' (want one of {})", name, names));
 }
 
 const char* CmdName(Cmd c) {
@@ -186,15 +154,9 @@ Channel::Channel(const Org& org, const Timing& t, int channel)
     throw std::invalid_argument(fmt::format(
         "hbm::Channel: Org pcs × banks × columns = {} is too large (at most 2^31)", locations));
   }
-  const std::pair<const char*, int> fields[] = {
-      {"cl", t.cl},         {"cwl", t.cwl},     {"bl", t.bl},       {"rcdrd", t.rcdrd},
-      {"rcdwr", t.rcdwr},   {"rp", t.rp},       {"ras", t.ras},     {"rc", t.rc},
-      {"ccds", t.ccds},     {"ccdl", t.ccdl},   {"rrds", t.rrds},   {"rrdl", t.rrdl},
-      {"faw", t.faw},       {"wr", t.wr},       {"rtp", t.rtp},     {"wtrs", t.wtrs},
-      {"wtrl", t.wtrl},     {"rfc", t.rfc},     {"rfcsb", t.rfcsb}, {"refi", t.refi},
-      {"refisb", t.refisb}, {"rrefd", t.rrefd},
-  };
-  for (const auto& [name, v] : fields) Positive("Timing", name, v);
+  for (int f = 0; f < kNumTimingFields; ++f) {
+    Positive("Timing", kTimingFieldNames[f], t.*kTimingFields[f]);
+  }
 
   stats_.resize(org.pcs);
   pcs_.resize(org.pcs);

@@ -7,8 +7,10 @@
     curves = tpusim.train("examples/digits_mlp.onnx", (x, y), epochs=10, lr=0.05,
                           from_scratch=True, out="trained.onnx")
 
-Arrays: float32, float64 (converted to float32, then rounded to bf16 at the accelerator per the
-numerics contract, as on the command line) or bf16 bit patterns as uint16. Results are float32
+Arrays: any numeric NumPy array, in any layout and byte order, read as the command line reads
+.npy files (docs/onnx.md): float32, float16, float64 (converted to float32, then rounded to bf16
+at the accelerator per the numerics contract) or bf16 bit patterns as uint16; integers where the
+model takes integers, and as float32 for gemm(). Results are float32
 NumPy arrays, equal bit for bit to what `tpusim onnx` / `tpusim run` write; `stats` holds every
 counter (the command line's --json).
 

@@ -4,8 +4,9 @@
 // at most one row command and one column command, an ACT holding the row bus for two cycles,
 // round-robin between the pseudo-channels.
 //
-// Timing: Preset 0 is the spec's 2.0 Gb/s bin, 1 the 2.4 Gb/s bin, 2 the device checker's test
-// preset (every rule distinct); each value can also be set on its own.
+// Timing: Preset is a row of the presets' table (rtl/hbm/hbm_presets.json: 0 the spec's 2.0 Gb/s
+// bin, 1 the 2.4 Gb/s bin, 2 the device checker's test preset); each value can also be set on
+// its own.
 `include "tpu_hbm_timing.svh"
 
 `include "tpu_axi.svh"
@@ -50,8 +51,8 @@ module tpu_hbm_channel #(
   localparam int unsigned BlkBits = ColBits - 1;
 
   if (Preset >= tpu_hbm_pkg::NumPresets) begin : gen_bad_preset
-    $error("tpu_hbm_channel: Preset must be 0 (2.0 Gb/s), 1 (2.4 Gb/s) or 2 (test), got %0d",
-           Preset);
+    $error("tpu_hbm_channel: Preset %0d is not a row of rtl/hbm/hbm_presets.json (0 to %0d)",
+           Preset, tpu_hbm_pkg::NumPresets - 1);
   end
   if (RdQDepth > 255 || WrQDepth > 255) begin : gen_bad_depth
     $error("tpu_hbm_channel: queue depths above 255 do not fit the status outputs");

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tpu/hbm/hbm_presets.h"
+
 namespace tpu::tb::accel {
 namespace {
 
@@ -25,6 +27,15 @@ void CheckRange(const std::string& what, const char* key, long long v, long long
 void CheckChannels(const std::string& what, const char* key, long long v) {
   if (v != 1 && v != 2 && v != 4 && v != 8) {
     Bad(fmt::format("{}: {} = {} must be one of 1, 2, 4, 8", what, key, v));
+  }
+}
+
+// One parameter's value checked against its row: `key` is how messages name it.
+void Check(const Param& p, const std::string& what, const char* key, long long v) {
+  if (p.kind == Param::Kind::kChannels) {
+    CheckChannels(what, key, v);
+  } else {
+    CheckRange(what, key, v, p.lo, p.Hi());
   }
 }
 
@@ -44,24 +55,30 @@ void ForEachParam(const char* list, const std::function<void(const std::string&,
   }
 }
 
-// The buffer and queue depths an engine name RxC_Nch stands for: the accelerator defaults, with
-// its preset's values where rtl/builds.json's engine_presets has one.
-struct Depths {
-  int act = kDefaultActDepth, wgt = kDefaultWgtDepth, acc = kDefaultAccDepth,
-      queue = kDefaultQueueDepth;
-};
-Depths NamedDepths(const std::string& name) {
-  Depths d;
-  for (const builds::Preset& p : builds::kPresets) {
-    if (name != p.name) continue;
-    ForEachParam(p.params, [&](const std::string& key, int v) {
-      if (key == "ActDepth") d.act = v;
-      if (key == "WgtDepth") d.wgt = v;
-      if (key == "AccDepth") d.acc = v;
-      if (key == "QueueDepth") d.queue = v;
+const Param* FindVerilog(const std::string& name) {
+  for (const Param& p : kParams) {
+    if (name == p.verilog) return &p;
+  }
+  return nullptr;
+}
+
+// The configuration an engine name RxC_Nch stands for: the accelerator defaults, with the
+// parameters of its preset where rtl/builds.json's engine_presets has one.
+Config Named(int rows, int cols, int channels) {
+  Config c;
+  for (const Param& p : kParams) p.set(c, p.def);
+  c.machine.r = rows;
+  c.machine.c = cols;
+  c.channels = channels;
+  c.machine.mode = num::Mode::kIeee;
+  const std::string name = fmt::format("{}x{}_{}ch", rows, cols, channels);
+  for (const builds::Preset& pr : builds::kPresets) {
+    if (name != pr.name) continue;
+    ForEachParam(pr.params, [&](const std::string& key, int v) {
+      if (const Param* p = FindVerilog(key)) p->set(c, v);
     });
   }
-  return d;
+  return c;
 }
 
 void Finish(Config& c) {
@@ -71,22 +88,20 @@ void Finish(Config& c) {
 }
 
 bool AllDefault(const Config& c, bool with_mode) {
-  const auto& m = c.machine;
-  const Depths d = NamedDepths(fmt::format("{}x{}_{}ch", m.r, m.c, c.channels));
-  return m.act_depth == d.act && m.wgt_depth == d.wgt && m.acc_depth == d.acc &&
-         m.queue_depth == d.queue && c.preset == kDefaultPreset &&
-         c.per_bank_refresh == kDefaultPerBankRefresh && (!with_mode || m.mode == num::Mode::kIeee);
+  const Config d = Named(c.machine.r, c.machine.c, c.channels);
+  for (const Param& p : kParams) {
+    if (p.get(c) != p.get(d)) return false;
+  }
+  return !with_mode || c.machine.mode == num::Mode::kIeee;
 }
 
 std::string Hashed(const Config& c, bool with_mode) {
   const auto& m = c.machine;
   const std::string base = fmt::format("{}x{}_{}ch", m.r, m.c, c.channels);
   if (AllDefault(c, with_mode)) return base;
-  const std::string fields = fmt::format(
-      "rows={};cols={};channels={};act_depth={};wgt_depth={};acc_depth={};queue_depth={};"
-      "preset={};per_bank_refresh={};mode={}",
-      m.r, m.c, c.channels, m.act_depth, m.wgt_depth, m.acc_depth, m.queue_depth, c.preset,
-      c.per_bank_refresh ? 1 : 0, with_mode ? ModeKey(m.mode) : "ieee");
+  std::string fields;
+  for (const Param& p : kParams) fields += fmt::format("{}={};", p.key, p.get(c));
+  fields += fmt::format("mode={}", with_mode ? ModeKey(m.mode) : "ieee");
   uint32_t h = 0x811C9DC5u;  // FNV-1a, 32 bits
   for (unsigned char ch : fields) h = (h ^ ch) * 0x01000193u;
   return fmt::format("{}_{:08x}", base, h);
@@ -96,33 +111,20 @@ std::string Hashed(const Config& c, bool with_mode) {
 
 void Validate(const Config& c) {
   const std::string what = "config";
-  const auto& m = c.machine;
-  CheckRange(what, "rows", m.r, 1, kMaxArrayDim);
-  CheckRange(what, "cols", m.c, 1, kMaxArrayDim);
-  CheckChannels(what, "channels", c.channels);
-  CheckRange(what, "act_depth", m.act_depth, 1, 65535);
-  CheckRange(what, "wgt_depth", m.wgt_depth, 1, 65535);
-  CheckRange(what, "acc_depth", m.acc_depth, 1, 65535);
-  CheckRange(what, "queue_depth", m.queue_depth, 1, 1024);
-  CheckRange(what, "preset", c.preset, 0, 2);
-  if (m.hbm_bytes != kHbmBytesPerChannel * uint64_t(c.channels)) {
-    Bad(fmt::format("config: hbm_bytes = {} must be 2^31 * channels = {}", m.hbm_bytes,
+  for (const Param& p : kParams) Check(p, what, p.key, p.get(c));
+  if (c.machine.hbm_bytes != kHbmBytesPerChannel * uint64_t(c.channels)) {
+    Bad(fmt::format("config: hbm_bytes = {} must be 2^31 * channels = {}", c.machine.hbm_bytes,
                     kHbmBytesPerChannel * uint64_t(c.channels)));
   }
 }
 
 Config MakeConfig(int rows, int cols, int channels) {
   Config c;
+  for (const Param& p : kParams) p.set(c, p.def);
   c.machine.r = rows;
   c.machine.c = cols;
-  c.machine.act_depth = kDefaultActDepth;
-  c.machine.wgt_depth = kDefaultWgtDepth;
-  c.machine.acc_depth = kDefaultAccDepth;
-  c.machine.queue_depth = kDefaultQueueDepth;
-  c.machine.mode = num::Mode::kIeee;
   c.channels = channels;
-  c.preset = kDefaultPreset;
-  c.per_bank_refresh = kDefaultPerBankRefresh;
+  c.machine.mode = num::Mode::kIeee;
   Finish(c);
   return c;
 }
@@ -137,15 +139,7 @@ Config ConfigFromBuild(const std::string& model) {
     // configuration knows (the others, such as FetchDepth, are not visible to programs).
     Config c = MakeConfig(16, 16, 1);
     ForEachParam(m.params, [&](const std::string& key, int v) {
-      if (key == "Rows") c.machine.r = v;
-      if (key == "Cols") c.machine.c = v;
-      if (key == "Channels") c.channels = v;
-      if (key == "ActDepth") c.machine.act_depth = v;
-      if (key == "WgtDepth") c.machine.wgt_depth = v;
-      if (key == "AccDepth") c.machine.acc_depth = v;
-      if (key == "QueueDepth") c.machine.queue_depth = v;
-      if (key == "Preset") c.preset = v;
-      if (key == "PerBankRefresh") c.per_bank_refresh = v != 0;
+      if (const Param* p = FindVerilog(key)) p->set(c, v);
     });
     Finish(c);
     return c;
@@ -167,13 +161,7 @@ Config ConfigFromName(const std::string& name) {
   CheckRange(what, "rows (R)", r, 1, kMaxArrayDim);
   CheckRange(what, "cols (C)", c, 1, kMaxArrayDim);
   CheckChannels(what, "channels (N)", n);
-  Config cfg = MakeConfig(r, c, n);
-  // A preset (rtl/builds.json, engine_presets) replaces some of the defaults.
-  const Depths d = NamedDepths(fmt::format("{}x{}_{}ch", r, c, n));
-  cfg.machine.act_depth = d.act;
-  cfg.machine.wgt_depth = d.wgt;
-  cfg.machine.acc_depth = d.acc;
-  cfg.machine.queue_depth = d.queue;
+  Config cfg = Named(r, c, n);  // a preset of rtl/builds.json's engine_presets, where one is
   Finish(cfg);
   return cfg;
 }
@@ -197,32 +185,11 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
     return int(x);
   };
   for (const auto& [key, v] : j.items()) {
-    if (key == "rows") {
-      m.r = integer(key, v, 1, kMaxArrayDim);
-    } else if (key == "cols") {
-      m.c = integer(key, v, 1, kMaxArrayDim);
-    } else if (key == "channels") {
-      if (!v.is_number_integer()) {
-        Bad(fmt::format("{}: channels must be one of 1, 2, 4, 8, got {}", what, v.dump()));
-      }
-      CheckChannels(what, "channels", v.get<long long>());
-      c.channels = v.get<int>();
-    } else if (key == "act_depth") {
-      m.act_depth = integer(key, v, 1, 65535);
-    } else if (key == "wgt_depth") {
-      m.wgt_depth = integer(key, v, 1, 65535);
-    } else if (key == "acc_depth") {
-      m.acc_depth = integer(key, v, 1, 65535);
-    } else if (key == "queue_depth") {
-      m.queue_depth = integer(key, v, 1, 1024);
-    } else if (key == "preset") {
-      c.preset = integer(key, v, 0, 2);
-    } else if (key == "per_bank_refresh") {
-      if (!v.is_boolean()) {
-        Bad(fmt::format("{}: per_bank_refresh must be true or false, got {}", what, v.dump()));
-      }
-      c.per_bank_refresh = v.get<bool>();
-    } else if (key == "mode") {
+    const Param* p = nullptr;
+    for (const Param& q : kParams) {
+      if (key == q.key) p = &q;
+    }
+    if (key == "mode") {
       const std::string s = v.is_string() ? v.get<std::string>() : v.dump();
       if (s == "ieee") {
         m.mode = num::Mode::kIeee;
@@ -231,11 +198,31 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
       } else {
         Bad(fmt::format("{}: mode must be \"ieee\" or \"ftz\", got {}", what, v.dump()));
       }
+    } else if (p == nullptr) {
+      Bad(fmt::format("{}: unknown key '{}' (allowed: {})", what, key, ConfigKeys()));
+    } else if (p->kind == Param::Kind::kBool) {
+      if (!v.is_boolean()) {
+        Bad(fmt::format("{}: {} must be true or false, got {}", what, key, v.dump()));
+      }
+      p->set(c, v.get<bool>() ? 1 : 0);
+    } else if (p->kind == Param::Kind::kChannels) {
+      if (!v.is_number_integer()) {
+        Bad(fmt::format("{}: {} must be one of 1, 2, 4, 8, got {}", what, key, v.dump()));
+      }
+      CheckChannels(what, p->key, v.get<long long>());
+      p->set(c, v.get<int>());
+    } else if (p->kind == Param::Kind::kPreset && v.is_string()) {
+      // A preset by its name (the table's `name` column).
+      int found = -1;
+      std::string names;
+      for (int i = 0; i < hbm::kNumPresets; ++i) {
+        if (v.get<std::string>() == hbm::kPresets[i].name) found = i;
+        names += fmt::format("{}\"{}\"", i ? ", " : "", hbm::kPresets[i].name);
+      }
+      if (found < 0) Bad(fmt::format("{}: preset {} is not one of {}", what, v.dump(), names));
+      p->set(c, found);
     } else {
-      Bad(fmt::format(
-          "{}: unknown key '{}' (allowed: rows, cols, channels, act_depth, wgt_depth, acc_depth, "
-          "queue_depth, preset, per_bank_refresh, mode)",
-          what, key));
+      p->set(c, integer(key, v, p->lo, p->Hi()));
     }
   }
   Finish(c);
@@ -259,6 +246,12 @@ Config ResolveConfig(const std::string& name_or_file) {
   return ConfigFromName(name_or_file);
 }
 
+std::string ConfigKeys() {
+  std::string keys;
+  for (const Param& p : kParams) keys += fmt::format("{}, ", p.key);
+  return keys + "mode";
+}
+
 std::string CanonicalName(const Config& cfg) {
   return Hashed(cfg, true);
 }
@@ -268,16 +261,9 @@ std::string EngineName(const Config& cfg) {
 }
 
 std::vector<std::string> VerilogParams(const Config& cfg) {
-  const auto& m = cfg.machine;
-  return {fmt::format("Rows={}", m.r),
-          fmt::format("Cols={}", m.c),
-          fmt::format("Channels={}", cfg.channels),
-          fmt::format("ActDepth={}", m.act_depth),
-          fmt::format("WgtDepth={}", m.wgt_depth),
-          fmt::format("AccDepth={}", m.acc_depth),
-          fmt::format("QueueDepth={}", m.queue_depth),
-          fmt::format("Preset={}", cfg.preset),
-          fmt::format("PerBankRefresh={}", cfg.per_bank_refresh ? 1 : 0)};
+  std::vector<std::string> v;
+  for (const Param& p : kParams) v.push_back(fmt::format("{}={}", p.verilog, p.get(cfg)));
+  return v;
 }
 
 std::vector<std::string> VerilogArgs(const Config& cfg) {
@@ -288,13 +274,12 @@ std::vector<std::string> VerilogArgs(const Config& cfg) {
 
 std::string Describe(const Config& cfg) {
   const auto& m = cfg.machine;
-  static const char* kPresets[] = {"2.0 Gb/s", "2.4 Gb/s", "checker-test timing"};
   return fmt::format(
       "{}x{} array, act {} x {} bf16, wgt {} x {} bf16, acc {} x {} fp32, queues {}, HBM {} ch "
       "({}, {} refresh, {} GiB), {}",
       m.r, m.c, m.act_depth, m.r, m.wgt_depth, m.c, m.acc_depth, m.c, m.queue_depth, cfg.channels,
-      kPresets[cfg.preset], cfg.per_bank_refresh ? "per-bank" : "all-bank", m.hbm_bytes >> 30,
-      ModeKey(m.mode));
+      hbm::kPresets[cfg.preset].label, cfg.per_bank_refresh ? "per-bank" : "all-bank",
+      m.hbm_bytes >> 30, ModeKey(m.mode));
 }
 
 }  // namespace tpu::tb::accel

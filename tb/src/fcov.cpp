@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -33,26 +34,6 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::string(v) : std::string();
-}
-
-// JSON string literal.
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 // mkdir -p; returns "" or what went wrong.
@@ -208,28 +189,28 @@ class Registry {
     return n;
   }
 
+  // The file's text (nlohmann-json; bytes that are not UTF-8 in an argument become U+FFFD).
   std::string Json() const {
     const auto args = CommandLine();
     std::string program = args.empty() ? std::string("?") : args[0];
     const size_t slash = program.rfind('/');
     if (slash != std::string::npos) program = program.substr(slash + 1);
-    std::string s = "{\n  \"format\": \"tpu-fcov-1\",\n";
-    s += fmt::format("  \"program\": {},\n  \"pid\": {},\n  \"args\": [", Quote(program),
-                     static_cast<long>(::getpid()));
-    for (size_t i = 1; i < args.size(); ++i) s += (i > 1 ? ", " : "") + Quote(args[i]);
-    s += "],\n  \"groups\": [\n";
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      const Group& grp = *groups_[g];
-      s += fmt::format("    {{\"name\": {}, \"description\": {},\n     \"bins\": [",
-                       Quote(grp.name()), Quote(grp.description()));
-      for (size_t b = 0; b < grp.size(); ++b) s += (b ? ", " : "") + Quote(grp.bins()[b]);
-      s += "],\n     \"hits\": [";
-      for (size_t b = 0; b < grp.size(); ++b) {
-        s += fmt::format("{}{}", b ? ", " : "", TotalLocked(grp.base_ + b));
-      }
-      s += g + 1 < groups_.size() ? "]},\n" : "]}\n";
+    nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+    for (const auto& grp : groups_) {
+      std::vector<uint64_t> hits(grp->size());
+      for (size_t b = 0; b < grp->size(); ++b) hits[b] = TotalLocked(grp->base_ + b);
+      groups.push_back({{"name", grp->name()},
+                        {"description", grp->description()},
+                        {"bins", grp->bins()},
+                        {"hits", hits}});
     }
-    return s + "  ]\n}\n";
+    const nlohmann::ordered_json j = {
+        {"format", "tpu-fcov-1"},
+        {"program", program},
+        {"pid", static_cast<long>(::getpid())},
+        {"args", std::vector<std::string>(args.begin() + (args.empty() ? 0 : 1), args.end())},
+        {"groups", groups}};
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 
   std::mutex mu_;

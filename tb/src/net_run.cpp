@@ -7,11 +7,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "tpu/io/npy.h"
 #include "tpu/isa_model.h"
 #include "tpu/tb/accel_scoreboard.h"
 #include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
-#include "tpu/tb/npy.h"
 #include "tpu/tb/workloads.h"
 
 namespace tpu::tb::accel {
@@ -185,16 +185,16 @@ std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
         throw std::invalid_argument(
             fmt::format("--input {}: give an .npz file without NAME=", spec));
       }
-      put(name, ReadNpy(file));
+      put(name, io::ReadNpy(file));
     } else if (ends(spec, ".npz")) {
-      for (auto& [name, t] : ReadNpz(spec)) put(name, std::move(t));
+      for (auto& [name, t] : io::ReadNpz(spec)) put(name, std::move(t));
     } else {
       if (g.inputs.size() != 1) {
         throw std::invalid_argument(
             fmt::format("--input {}: the model has {} inputs; name it: --input NAME={}", spec,
                         g.inputs.size(), spec));
       }
-      put(g.inputs[0].name, ReadNpy(spec));
+      put(g.inputs[0].name, io::ReadNpy(spec));
     }
   }
   return in;

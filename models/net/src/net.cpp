@@ -13,18 +13,6 @@
 
 namespace tpu::net {
 
-std::string ShapeText(const Shape& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); ++i) r += fmt::format("{}{}", i ? ", " : "", s[i]);
-  return r + (s.size() == 1 ? ",)" : ")");
-}
-
-int64_t Elements(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 std::string AccelJob::Describe() const {
   std::string r =
       kind == Kind::kConv

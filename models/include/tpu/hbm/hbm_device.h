@@ -22,22 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tpu/hbm/hbm_presets.h"
+
 namespace tpu::hbm {
 
-// Every timing value of the spec, in cycles.
-struct Timing {
-  int cl = 14, cwl = 5, bl = 2;
-  int rcdrd = 14, rcdwr = 12, rp = 14, ras = 34, rc = 48;
-  int ccds = 2, ccdl = 4, rrds = 4, rrdl = 4, faw = 15;
-  int wr = 16, rtp = 5, wtrs = 6, wtrl = 8;
-  int rfc = 350, rfcsb = 160, refi = 3900, refisb = 243, rrefd = 8;
-  int rtw() const { return cl + bl + 2 - cwl; }  // RD to WR in a PC (derived)
-
-  static Timing Hbm2_2000();    // the spec's default bin (the values above)
-  static Timing Hbm2_2400();    // the bracketed values
-  static Timing CheckerTest();  // distinct values so every rule can be broken alone
-  static Timing ByName(const std::string& name);  // "2000", "2400", "test"; throws otherwise
-};
+// Every timing value of the spec, in cycles: hbm::Timing and the presets (tpu/hbm/hbm_presets.h,
+// generated from rtl/hbm/hbm_presets.json).
 
 // Organisation of one channel.
 struct Org {

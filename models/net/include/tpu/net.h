@@ -34,6 +34,7 @@
 
 #include "tpu/host.h"
 #include "tpu/numerics.h"
+#include "tpu/tensor.h"
 
 namespace tpu::net {
 
@@ -55,18 +56,11 @@ inline float F32FromBits(uint32_t u) {
   return f;
 }
 
-using Shape = std::vector<int64_t>;
-std::string ShapeText(const Shape& s);  // "(1, 3, 8, 8)"
-int64_t Elements(const Shape& s);
-
-// A tensor: fp32 values, or int64 ones (shapes for Reshape), row-major.
-struct Tensor {
-  Shape shape;
-  std::vector<float> f;
-  std::vector<int64_t> i;
-  bool is_int = false;
-  int64_t Size() const { return Elements(shape); }
-};
+// Shapes and tensors (tpu/tensor.h), under the names this layer has always used.
+using tpu::Elements;
+using tpu::Shape;
+using tpu::ShapeText;
+using tpu::Tensor;
 
 struct Attr {
   enum class Kind : uint8_t { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther };

@@ -60,12 +60,7 @@ Perf ReadPerf(F&& counter) {
 }
 
 inline tpu::hbm::Timing TimingOfPreset(int preset) {
-  switch (preset) {
-    case 0: return tpu::hbm::Timing::Hbm2_2000();
-    case 1: return tpu::hbm::Timing::Hbm2_2400();
-    case 2: return tpu::hbm::Timing::CheckerTest();
-    default: throw std::invalid_argument(fmt::format("HBM preset {} is not 0, 1 or 2", preset));
-  }
+  return tpu::hbm::Timing::Preset(preset);  // throws for a preset the table does not have
 }
 
 template <class V>

@@ -73,7 +73,7 @@ class NetRunner {
 std::string Num(uint64_t x);
 
 // The graph inputs from command-line specs: "NAME=FILE.npy", "FILE.npz" (every array by name),
-// or "FILE.npy" when the graph has one input (tpu/tb/npy.h converts the element types). Throws
+// or "FILE.npy" when the graph has one input (tpu/io/npy.h converts the element types). Throws
 // std::invalid_argument for an unreadable file or a name given twice; net::PlanForInputs checks
 // the names against the graph.
 std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
