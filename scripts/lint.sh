@@ -62,8 +62,19 @@ else
   printf '  ok    no line over 100 columns\n'
 fi
 
+echo "Lint waivers (conventions):"
+inline=$(grep -rnE 'verilator\s+lint_(off|on)' rtl tb/rtl formal --include='*.sv' --include='*.svh' \
+         || true)
+if [ -n "$inline" ]; then
+  printf '  FAIL  inline lint waivers: move each to rtl/lint_waivers.vlt with its reason\n%s\n' \
+         "$inline"
+  fail=1
+else
+  printf '  ok    no inline lint waivers (rtl/lint_waivers.vlt is the only place)\n'
+fi
+
 echo "clang-format (.clang-format) on the C++ sources:"
-mapfile -t cxx < <(find models tb tests sim python -name '*.cpp' -o -name '*.h' | sort)
+mapfile -t cxx < <(find models io tb tests sim python -name '*.cpp' -o -name '*.h' | sort)
 if out=$(clang-format --dry-run --Werror "${cxx[@]}" 2>&1); then
   printf '  ok    %s files formatted\n' "${#cxx[@]}"
 else

@@ -362,7 +362,6 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   // The matrix unit
   // ---------------------------------------------------------------------------------------------
-  // verilator lint_off PINCONNECTEMPTY
   tpu_mxu #(
     .Rows(Rows), .Cols(Cols), .PipeRegs(PipeRegs), .AccDepth(AccDepth),
     .ModeSel(tpu_pkg::ModeRuntime)
@@ -383,7 +382,6 @@ module tpu_accel #(
     .perf_wstall_o(), .perf_starve_o(), .perf_hazard_o(), .perf_drain_o(),
     .perf_class_o(mxu_class)
   );
-  // verilator lint_on PINCONNECTEMPTY
 
   // ---------------------------------------------------------------------------------------------
   // The DMA and the HBM2 subsystem, one AXI4 port per pseudo-channel
@@ -490,10 +488,8 @@ module tpu_accel #(
 
   assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);
 
-  // verilator lint_off UNUSED
   logic unused;
   assign unused = ^{ref_debt, wr_mode, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
-  // verilator lint_on UNUSED
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

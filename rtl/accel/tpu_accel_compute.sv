@@ -321,14 +321,12 @@ module tpu_accel_compute #(
   assign err_pc_o    = l_pc_q;
 
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_done_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     mxu_done_i |-> !done_empty)
     else $error("tpu_accel_compute: a done pulse with no GEMM in flight");
   a_one_completion: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                      !(mxu_done_i && accld_done))
     else $error("tpu_accel_compute: a GEMM and an accumulator LOAD complete together");
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

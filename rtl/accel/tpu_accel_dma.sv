@@ -367,10 +367,8 @@ module tpu_accel_dma #(
     end
   end
 
-  // verilator lint_off UNUSED
   logic unused;
   assign unused = ^{m_r_id_i, m_r_last_i, m_b_id_i, aw_len_i[7:4], ar_len_i};
-  // verilator lint_on UNUSED
 
 `ifndef SYNTHESIS
   a_take: assert property (@(posedge clk_i) disable iff (!rst_ni) take <= n_avail)

@@ -315,11 +315,9 @@ module tpu_accel_load #(
   assign err_pc_o    = d_pc;
 
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_beat_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     r_valid_i |-> !desc_empty)
     else $error("tpu_accel_load: a read beat with no LOAD waiting for it");
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

@@ -296,14 +296,12 @@ module tpu_accel_store #(
   assign wside_busy = rd_pending_q || !rfifo_empty;
 
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_resp_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     b_valid_i |-> b_seq_q != aw_seq_q)
     else $error("tpu_accel_store: a write response with no burst waiting for it");
   a_row_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                st_valid_i |-> 32'(rcnt) < RowDepth || r_pop)
     else $error("tpu_accel_store: a row arrives with its queue full");
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

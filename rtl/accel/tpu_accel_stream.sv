@@ -151,7 +151,6 @@ module tpu_accel_stream #(
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   // Jobs of at least one row, only into room; a row shown to the port holds until taken; a read
   // goes out only with room for its row.
   a_job_rows: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -168,7 +167,6 @@ module tpu_accel_stream #(
                                 32'(d_cnt) + 32'(rd_q) <= DataDepth)
     else $error("tpu_accel_stream: %0d rows queued and %0d in flight, room for %0d", d_cnt,
                 rd_q, DataDepth);
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

@@ -54,14 +54,12 @@ module tpu_fifo #(
   end
 
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                   push_i && !flush_i |-> !full_o || pop_i)
     else $error("tpu_fifo: push into a full queue");
   a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                    pop_i && !flush_i |-> !empty_o)
     else $error("tpu_fifo: pop from an empty queue");
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

@@ -54,7 +54,6 @@ module tpu_rr_arbiter #(
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_take_granted: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                    take_i |-> req_i[idx_o])
     else $error("tpu_rr_arbiter: grant %0d taken without its request (requests %b)", idx_o,
@@ -71,7 +70,6 @@ module tpu_rr_arbiter #(
       else $error("tpu_rr_arbiter: a waiting grant moved from %0d to %0d (requests %b)",
                   $past(idx_o), idx_o, req_i);
   end
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

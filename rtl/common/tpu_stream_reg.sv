@@ -37,11 +37,9 @@ module tpu_stream_reg #(
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_out_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                out_valid_o && !out_ready_i |=> out_valid_o && $stable(out_data_o))
     else $error("tpu_stream_reg: the item changed while waiting");
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule

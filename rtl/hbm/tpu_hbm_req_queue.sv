@@ -168,7 +168,6 @@ module tpu_hbm_req_queue #(
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
-  // verilator lint_off SYNCASYNCNET
   a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                   push_i |-> 32'(cnt_q) - 32'(rm_i) < Depth)
     else $error("tpu_hbm_req_queue: push into a full queue (%0d entries)", cnt_q);
@@ -181,7 +180,6 @@ module tpu_hbm_req_queue #(
                                 col_i |-> valid_o[col_idx_i] && col_need[col_beat_i])
     else $error("tpu_hbm_req_queue: a column command for entry %0d beat %0d it does not need",
                 col_idx_i, col_beat_i);
-  // verilator lint_on SYNCASYNCNET
 `endif
 
 endmodule
