@@ -20,6 +20,7 @@ stop at the core count.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,11 @@ def main():
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rows, first, host = [], None, []
     with tempfile.TemporaryDirectory(prefix="bench_jobs_") as d:
+        # Every count runs a copy of that engine, so that a source tree edited during a long run
+        # (hours for ResNet-50 on 128x128_8ch) cannot make the launcher rebuild it in between.
+        engine = os.path.join(a.build, "sim", f"tpusim-{a.config}")
+        if a.backend == "rtl" and os.access(engine, os.X_OK):
+            tpusim = shutil.copy2(engine, os.path.join(d, os.path.basename(engine)))
         for n in counts:
             out, js = os.path.join(d, f"out{n}.npz"), os.path.join(d, f"j{n}.json")
             t0 = time.time()
