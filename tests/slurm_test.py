@@ -138,7 +138,7 @@ def fake_matrix(root, env):
                                                        if l.startswith("regress: FAILED")][-1])
     check(verdict(so_s) == verdict(so_l), f"the verdict line matches ({verdict(so_s)})")
     report = open(os.path.join(root, "slurm", "report.md")).read()
-    check(re.search(r"\| launcher \| Slurm job \d+: 2 tasks on", report) is not None,
+    check(re.search(r"\|\s*launcher\s*\|\s*Slurm job \d+: 2 tasks on", report) is not None,
           "the report names the allocation")
     check(os.path.isfile(os.path.join(root, "slurm", "junit.xml")), "a JUnit file is written")
     time.sleep(1)
