@@ -312,7 +312,7 @@ TEST_F(WorkloadsTest, ConfigJson) {
            {R"({"wgt_depth": 70000})", "wgt_depth"},
            {R"({"acc_depth": "big"})", "acc_depth"},
            {R"({"queue_depth": 0})", "queue_depth"},
-           {R"({"preset": 3})", "preset"},
+           {fmt::format(R"({{"preset": {}}})", hbm::kNumPresets), "preset"},  // past the table
            {R"({"per_bank_refresh": 1})", "per_bank_refresh"},
            {R"({"mode": "fast"})", "mode"},
            {R"({"row": 4})", "unknown key 'row'"},
