@@ -686,6 +686,7 @@ void PrintHeader(const Options& o, const Config& cfg, const Workload& w, const s
 // run passed.
 bool CheckRun(const Options& o, const Workload& w, Sim& dut, const Result& r,
               std::future<GoldenRun>* golden_run) {
+  FILE* out = o.json == "-" ? stderr : stdout;  // the JSON alone on standard output
   bool pass = true;
   std::string dut_message;
   if (auto* ms = dynamic_cast<ModelSim*>(&dut)) dut_message = ms->last_run().message;
@@ -695,7 +696,7 @@ bool CheckRun(const Options& o, const Workload& w, Sim& dut, const Result& r,
   }
   if (r.hbm_violations != 0) {
     pass = false;
-    fmt::print("HBM: {} JEDEC timing violations:\n{}\n", r.hbm_violations, r.violations);
+    fmt::print(out, "HBM: {} JEDEC timing violations:\n{}\n", r.hbm_violations, r.violations);
   }
 
   bool reported = false;  // a FAIL line is out already
@@ -709,23 +710,24 @@ bool CheckRun(const Options& o, const Workload& w, Sim& dut, const Result& r,
     } else if (r.code == isa::ErrorCode::kOk) {
       const Report rep = Compare(dut, golden, w);
       pass = pass && rep.pass;
-      fmt::print("{}\n", rep.Format());
+      fmt::print(out, "{}\n", rep.Format());
       reported = !rep.pass;
       if (const std::string diff = EndStateDiff(r, g); !diff.empty()) {
         pass = false;
         reported = true;
-        fmt::print("FAIL: the machine's end state differs from the golden model's:\n{}", diff);
+        fmt::print(out, "FAIL: the machine's end state differs from the golden model's:\n{}", diff);
       }
       if (const std::string diff = OnChipDiff(dut.ReadOnChip(), golden); !diff.empty()) {
         pass = false;
         reported = true;
-        fmt::print("FAIL: the machine's on-chip state differs from the golden model's:\n{}", diff);
+        fmt::print(out, "FAIL: the machine's on-chip state differs from the golden model's:\n{}",
+                   diff);
       }
     }
   } else if (pass) {
-    fmt::print("{}\n", tpusim::NotChecked(o.check));
+    fmt::print(out, "{}\n", tpusim::NotChecked(o.check));
   }
-  if (!pass && !reported) fmt::print("FAIL\n");
+  if (!pass && !reported) fmt::print(out, "FAIL\n");
 
   return pass;
 }
@@ -1064,6 +1066,10 @@ int Main(int argc, char** argv) {
     return tpusim::RunTrain(o.train, cfg, *train, *pool, o.check, o.quiet, o.backend);
   }
 
+  // With the JSON on standard output, every other line goes to standard error or is left out,
+  // so that the output parses (as for onnx).
+  if (o.json == "-") o.quiet = true;
+
   // The workload.
   const uint64_t seed = o.seed ? *o.seed : tb::ChooseSeed();
   std::string sub;
@@ -1092,31 +1098,20 @@ int Main(int argc, char** argv) {
     r = Run(*dut, w, ro);
   } catch (const std::exception& e) {
     progress.Done();
-    fmt::print("FAIL: the run stopped: {}\n", e.what());
+    fmt::print(o.json == "-" ? stderr : stdout, "FAIL: the run stopped: {}\n", e.what());
     return 1;
   }
   progress.Done();
 
   const bool pass = CheckRun(o, w, *dut, r, &golden_run);
   if (!o.json.empty()) {
-    const Perf& p = r.perf;
-    const nlohmann::json js = {{"config", cfg.name},
-                               {"backend", o.backend},
-                               {"pass", pass},
-                               {"workload", w.description},
-                               {"cycles", p.cycles},
-                               {"busy", p.busy},
-                               {"weight_stall", p.weight_stall},
-                               {"input_stall", p.input_stall},
-                               {"acc_hazard", p.acc_hazard},
-                               {"store_stall", p.store_stall},
-                               {"idle", p.idle},
-                               {"macs", p.macs},
-                               {"hbm_read_bytes", p.hbm_read_bytes},
-                               {"hbm_write_bytes", p.hbm_write_bytes},
-                               {"instructions", p.instructions},
-                               {"peak_macs_per_cycle", cfg.PeakMacsPerCycle()},
-                               {"sim_seconds", r.wall_seconds}};
+    nlohmann::json js = PerfJson(r.perf);
+    js["config"] = cfg.name;
+    js["backend"] = o.backend;
+    js["pass"] = pass;
+    js["workload"] = w.description;
+    js["peak_macs_per_cycle"] = cfg.PeakMacsPerCycle();
+    js["sim_seconds"] = r.wall_seconds;
     tpusim::WriteJson(o.json, js.dump());
   }
 

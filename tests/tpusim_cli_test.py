@@ -126,6 +126,21 @@ class BadInput(unittest.TestCase):
                     "dtype '<c16' (complex numbers) is not supported", backends=("model",))
 
 
+class JsonOnStdout(unittest.TestCase):
+    def test_json_dash_is_the_only_output(self):
+        # --json -: standard output is the JSON alone (PASS and the tables are left out or go to
+        # standard error), for gemm as for onnx.
+        import json
+        for args in (["gemm", "--m", "20", "--k", "12", "--n", "9"],
+                     ["onnx", MLP, "--input", os.path.join(ROOT, "examples", "digits_test_x.npy")]):
+            for backend in ("model", "rtl"):
+                rc, out, err = run(*args, "--backend", backend, "--config", "16x16_1ch",
+                                   "--json", "-")
+                self.assertEqual(rc, 0, err)
+                j = json.loads(out)
+                self.assertTrue(j["pass"], out)
+
+
 class Dtypes(unittest.TestCase):
     def test_run_float64_and_bf16_bits(self):
         rng = np.random.default_rng(7)

@@ -62,15 +62,21 @@ const Param* FindVerilog(const std::string& name) {
   return nullptr;
 }
 
-// The configuration an engine name RxC_Nch stands for: the accelerator defaults, with the
-// parameters of its preset where rtl/builds.json's engine_presets has one.
-Config Named(int rows, int cols, int channels) {
+// Every parameter at its default (kParams), then R, C and N; unchecked.
+Config Defaults(int rows, int cols, int channels) {
   Config c;
   for (const Param& p : kParams) p.set(c, p.def);
   c.machine.r = rows;
   c.machine.c = cols;
   c.channels = channels;
   c.machine.mode = num::Mode::kIeee;
+  return c;
+}
+
+// The configuration an engine name RxC_Nch stands for: the accelerator defaults, with the
+// parameters of its preset where rtl/builds.json's engine_presets has one.
+Config Named(int rows, int cols, int channels) {
+  Config c = Defaults(rows, cols, channels);
   const std::string name = fmt::format("{}x{}_{}ch", rows, cols, channels);
   for (const builds::Preset& pr : builds::kPresets) {
     if (name != pr.name) continue;
@@ -119,12 +125,7 @@ void Validate(const Config& c) {
 }
 
 Config MakeConfig(int rows, int cols, int channels) {
-  Config c;
-  for (const Param& p : kParams) p.set(c, p.def);
-  c.machine.r = rows;
-  c.machine.c = cols;
-  c.channels = channels;
-  c.machine.mode = num::Mode::kIeee;
+  Config c = Defaults(rows, cols, channels);
   Finish(c);
   return c;
 }

@@ -261,21 +261,22 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
   return r;
 }
 
+nlohmann::json PerfJson(const Perf& p) {
+  return {{"cycles", p.cycles},
+          {"busy", p.busy},
+          {"weight_stall", p.weight_stall},
+          {"input_stall", p.input_stall},
+          {"acc_hazard", p.acc_hazard},
+          {"store_stall", p.store_stall},
+          {"idle", p.idle},
+          {"macs", p.macs},
+          {"hbm_read_bytes", p.hbm_read_bytes},
+          {"hbm_write_bytes", p.hbm_write_bytes},
+          {"instructions", p.instructions}};
+}
+
 std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
                     const Config& cfg, const std::string& backend, bool pass) {
-  auto perf = [](const Perf& p) {
-    return nlohmann::json{{"cycles", p.cycles},
-                          {"busy", p.busy},
-                          {"weight_stall", p.weight_stall},
-                          {"input_stall", p.input_stall},
-                          {"acc_hazard", p.acc_hazard},
-                          {"store_stall", p.store_stall},
-                          {"idle", p.idle},
-                          {"macs", p.macs},
-                          {"hbm_read_bytes", p.hbm_read_bytes},
-                          {"hbm_write_bytes", p.hbm_write_bytes},
-                          {"instructions", p.instructions}};
-  };
   nlohmann::json j;
   j["config"] = cfg.name;
   j["backend"] = backend;
@@ -299,7 +300,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
                      {"sim_seconds", t.sim_seconds},
                      {"check_seconds", t.check_seconds},
                      {"step_seconds", t.step_seconds},
-                     {"perf", perf(t.perf)}};
+                     {"perf", PerfJson(t.perf)}};
     if (s.accel && t.perf.cycles) {
       e["mac_utilization"] = double(t.perf.macs) / (double(t.perf.cycles) * cfg.PeakMacsPerCycle());
     }
@@ -314,7 +315,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
                 {"sim_seconds", tot.sim_seconds},
                 {"check_seconds", tot.check_seconds},
                 {"host_operator_seconds", host_s},
-                {"perf", perf(tot.perf)}};
+                {"perf", PerfJson(tot.perf)}};
   if (tot.perf.cycles) {
     j["total"]["mac_utilization"] =
         double(tot.perf.macs) / (double(tot.perf.cycles) * cfg.PeakMacsPerCycle());

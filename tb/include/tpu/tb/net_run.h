@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -83,6 +84,8 @@ std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
 // utilization, HBM bytes, host time; then the totals (`timed`: the back end has a clock).
 std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats>& steps,
                            const Config& cfg, bool timed);
+// A run's counters as JSON: the "perf" objects of the --json files (and tpusim gemm/run's).
+nlohmann::json PerfJson(const Perf& p);
 // Every counter as JSON (docs/onnx.md, "JSON"): the configuration, the totals and every step.
 std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
                     const Config& cfg, const std::string& backend, bool pass);
