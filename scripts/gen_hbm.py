@@ -11,8 +11,6 @@ models/include/tpu/hbm/hbm_presets.h (hbm::Timing with the first preset's values
 and the table hbm::kPresets), and the table between `<!-- gen_hbm: presets -->` and
 `<!-- /gen_hbm -->` in docs/hbm.md. A new preset is one row of the JSON file.
 """
-import json
-import os
 import re
 import sys
 
@@ -167,12 +165,5 @@ def outputs(d):
     return res
 
 
-def main():
-    with open(os.path.join(ROOT, SOURCE), encoding="utf-8") as f:
-        d = json.load(f)
-    check(d)
-    return genlib.write_outputs("gen_hbm", SOURCE, outputs(d), sys.argv[1:])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(genlib.generate("gen_hbm", SOURCE, check, outputs, sys.argv[1:]))

@@ -11,7 +11,6 @@ models/include/tpu/isa_defs.h (C++ enums, names, field offsets, register map), t
 between `<!-- gen_isa: NAME -->` and `<!-- /gen_isa -->` markers in docs/isa.md and
 docs/accel.md, and the GTKWave name tables waves/filters/accel_opcode.txt and accel_error.txt.
 """
-import json
 import os
 import re
 import sys
@@ -289,12 +288,5 @@ def outputs(d):
     return res
 
 
-def main():
-    with open(os.path.join(ROOT, SOURCE), encoding="utf-8") as f:
-        d = json.load(f)
-    check(d)
-    return genlib.write_outputs("gen_isa", SOURCE, outputs(d), sys.argv[1:])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(genlib.generate("gen_isa", SOURCE, check, outputs, sys.argv[1:]))

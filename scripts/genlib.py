@@ -3,6 +3,7 @@
 Markdown tables (python3-tabulate), the C++ style, the marked tables in the docs, and writing only
 the outputs that differ (or, with --check, naming them and failing: the fast tier's *_generated
 tests)."""
+import json
 import os
 import re
 import subprocess
@@ -70,3 +71,12 @@ def write_outputs(tool, source, outputs, argv):
         return 0
     print(f"{tool}: wrote " + (", ".join(stale) if stale else "nothing (all up to date)"))
     return 0
+
+
+def generate(tool, source, check, outputs, argv):
+    """The generators' main: read `source` (JSON), check(d) refuses an inconsistent one, then
+    write_outputs of outputs(d). Returns the exit status."""
+    with open(os.path.join(ROOT, source), encoding="utf-8") as f:
+        d = json.load(f)
+    check(d)
+    return write_outputs(tool, source, outputs(d), argv)
