@@ -13,6 +13,7 @@
 //              AR's ID, RLAST on the last beat only, SLVERR exactly for the bursts the port
 //              cannot carry; no R beat without an AR
 //   requests   the block requests to the controller are held and stable until taken
+`include "tpu_channels.svh"
 module axi_port_formal #(
   parameter int unsigned AddrBits = 13,
   parameter int unsigned IdBits   = 2,
@@ -27,7 +28,8 @@ module axi_port_formal #(
   localparam int unsigned TagBits  = $clog2(RetDepth),
   localparam int unsigned BankBits = BgBits + BaBits,
   localparam int unsigned BlkBits  = ColBits - 1,
-  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits
+  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits,
+  `TPU_HBM_PORT_WIDTHS(BankBits, RowBits, BlkBits, TagBits)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -35,21 +37,18 @@ module axi_port_formal #(
   input  logic                rd_ready_i,
   input  logic                wr_ready_i,
   input  logic                rdata_valid_i,
-  input  logic [TagBits-1:0]  rdata_tag_i,
-  input  logic                rdata_beat_i,
-  input  logic [255:0]        rdata_data_i,
+  input  logic [HbmRdataW-1:0] rdata_i,
   input  logic                fwd_valid_i,
-  input  logic [TagBits-1:0]  fwd_tag_i,
-  input  logic [511:0]        fwd_data_i
+  input  logic [HbmFwdW-1:0]  fwd_i
 );
-  logic                rd_valid, wr_valid;
-  logic [BankBits-1:0] rd_bank, wr_bank;
-  logic [RowBits-1:0]  rd_row, wr_row;
-  logic [BlkBits-1:0]  rd_blk, wr_blk;
-  logic [1:0]          rd_beats;
-  logic [TagBits-1:0]  rd_tag;
-  logic [511:0]        wr_data;
-  logic [63:0]         wr_strb;
+  `TPU_HBM_PORT_TYPEDEFS(BankBits, RowBits, BlkBits, TagBits)
+  logic        rd_valid, wr_valid;
+  hbm_rd_req_t rd_req;
+  hbm_wr_req_t wr_req;
+  hbm_rdata_t  rdata;
+  hbm_fwd_t    fwd;
+  assign rdata = rdata_i;
+  assign fwd   = fwd_i;
 
   tpu_hbm_axi_port #(
     .AddrBits(AddrBits), .IdBits(IdBits), .RowBits(RowBits), .BgBits(BgBits), .BaBits(BaBits),
@@ -57,12 +56,9 @@ module axi_port_formal #(
   ) u_dut (
     .clk_i, .rst_ni,
     `TPU_AXI_SLAVE_PASS(, ),
-    .rd_valid_o(rd_valid), .rd_ready_i, .rd_bank_o(rd_bank), .rd_row_o(rd_row),
-    .rd_blk_o(rd_blk), .rd_beats_o(rd_beats), .rd_tag_o(rd_tag),
-    .wr_valid_o(wr_valid), .wr_ready_i, .wr_bank_o(wr_bank), .wr_row_o(wr_row),
-    .wr_blk_o(wr_blk), .wr_data_o(wr_data), .wr_strb_o(wr_strb),
-    .rdata_valid_i, .rdata_tag_i, .rdata_beat_i, .rdata_data_i,
-    .fwd_valid_i, .fwd_tag_i, .fwd_data_i
+    .rd_valid_o(rd_valid), .rd_ready_i, .rd_req_o(rd_req),
+    .wr_valid_o(wr_valid), .wr_ready_i, .wr_req_o(wr_req),
+    .rdata_valid_i, .rdata_i, .fwd_valid_i, .fwd_i
   );
 
   logic init_q = 1'b1;
@@ -86,12 +82,10 @@ module axi_port_formal #(
   tpu_vr_check #(.W(IdBits + 256 + 2 + 1), .Assume(0)) u_r (
     .clk_i, .rst_ni, .valid_i(r_valid_o), .ready_i(r_ready_i),
     .data_i({r_id_o, r_data_o, r_resp_o, r_last_o}));
-  tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 2 + TagBits), .Assume(0)) u_rdreq (
-    .clk_i, .rst_ni, .valid_i(rd_valid), .ready_i(rd_ready_i),
-    .data_i({rd_bank, rd_row, rd_blk, rd_beats, rd_tag}));
-  tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 512 + 64), .Assume(0)) u_wrreq (
-    .clk_i, .rst_ni, .valid_i(wr_valid), .ready_i(wr_ready_i),
-    .data_i({wr_bank, wr_row, wr_blk, wr_data, wr_strb}));
+  tpu_vr_check #(.W(HbmRdReqW), .Assume(0)) u_rdreq (
+    .clk_i, .rst_ni, .valid_i(rd_valid), .ready_i(rd_ready_i), .data_i(rd_req));
+  tpu_vr_check #(.W(HbmWrReqW), .Assume(0)) u_wrreq (
+    .clk_i, .rst_ni, .valid_i(wr_valid), .ready_i(wr_ready_i), .data_i(wr_req));
 
   // ---------------------------------------------------------------------------------------------
   // The controller: read data only for beats asked for and not yet returned
@@ -103,18 +97,18 @@ module axi_port_formal #(
     if (!rst_ni) begin
       for (int unsigned t = 0; t < RetDepth; t++) pend_q[t] <= 2'b00;
     end else begin
-      if (rdata_valid_i) pend_q[rdata_tag_i][rdata_beat_i] <= 1'b0;
-      if (rd_fire && !fwd_valid_i) pend_q[rd_tag] <= rd_beats;
+      if (rdata_valid_i) pend_q[rdata.tag][rdata.beat] <= 1'b0;
+      if (rd_fire && !fwd_valid_i) pend_q[rd_req.tag] <= rd_req.beats;
     end
   end
   always_comb begin
     if (rst_ni) begin
-      if (rdata_valid_i) m_rdata_asked: assume (pend_q[rdata_tag_i][rdata_beat_i]);
+      if (rdata_valid_i) m_rdata_asked: assume (pend_q[rdata.tag][rdata.beat]);
       m_len: assume (32'(aw_len_i) <= MaxLen && 32'(ar_len_i) <= MaxLen);
-      if (fwd_valid_i) m_fwd_at_take: assume (rd_fire && fwd_tag_i == rd_tag);
+      if (fwd_valid_i) m_fwd_at_take: assume (rd_fire && fwd.tag == rd_req.tag);
       // A block request asks for the lower beat, the upper, or both, never none.
-      if (rd_valid) a_rd_beats: assert (rd_beats != 2'b00);
-      if (rd_fire) a_tag_free: assert (pend_q[rd_tag] == 2'b00);
+      if (rd_valid) a_rd_beats: assert (rd_req.beats != 2'b00);
+      if (rd_fire) a_tag_free: assert (pend_q[rd_req.tag] == 2'b00);
     end
   end
 

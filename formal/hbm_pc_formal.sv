@@ -23,6 +23,7 @@
 // strobes are kept, they decide forwarding).
 `include "tpu_hbm_timing.svh"
 
+`include "tpu_channels.svh"
 module hbm_pc_formal #(
   parameter int unsigned RowBits        = 1,
   parameter int unsigned BgBits         = 1,
@@ -66,16 +67,13 @@ module hbm_pc_formal #(
   localparam int unsigned TRtw     = TCl + TBl + 2 - TCwl,  // RD to WR (the device model's)
   localparam int unsigned WrEnd    = TCwl + TBl,            // WR to the end of its data
   localparam int unsigned SW       = 5,                     // cycles-since counters
-  localparam logic [SW-1:0] Sat    = 5'd31                  // "never" (and every longer wait)
+  localparam logic [SW-1:0] Sat    = 5'd31,                 // "never" (and every longer wait)
+  localparam int unsigned RdReqW   = `TPU_HBM_RD_REQ_W(BankBits, RowBits, BlkBits, TagBits)
 ) (
   input logic                clk_i,
   input logic                rst_ni,
   input logic                rd_valid_i,
-  input logic [BankBits-1:0] rd_bank_i,
-  input logic [RowBits-1:0]  rd_row_i,
-  input logic [BlkBits-1:0]  rd_blk_i,
-  input logic [1:0]          rd_beats_i,
-  input logic [TagBits-1:0]  rd_tag_i,
+  input logic [RdReqW-1:0]   rd_req_i,
   input logic                wr_valid_i,
   input logic [BankBits-1:0] wr_bank_i,
   input logic [RowBits-1:0]  wr_row_i,
@@ -85,9 +83,17 @@ module hbm_pc_formal #(
   input logic                row_gnt_i,
   input logic                col_gnt_i
 );
-  logic [63:0] wr_strb;
-  assign wr_strb = {{31{wr_full_i[1]}}, wr_full_i[1] | wr_any_i[1],
-                    {31{wr_full_i[0]}}, wr_full_i[0] | wr_any_i[0]};
+  typedef `TPU_HBM_RD_REQ_T(BankBits, RowBits, BlkBits, TagBits) rd_req_t;
+  typedef `TPU_HBM_WR_REQ_T(BankBits, RowBits, BlkBits) wr_req_t;
+  rd_req_t rd_req;
+  wr_req_t wr_req;
+  assign rd_req      = rd_req_i;
+  assign wr_req.bank = wr_bank_i;
+  assign wr_req.row  = wr_row_i;
+  assign wr_req.blk  = wr_blk_i;
+  assign wr_req.data = '0;
+  assign wr_req.strb = {{31{wr_full_i[1]}}, wr_full_i[1] | wr_any_i[1],
+                        {31{wr_full_i[0]}}, wr_full_i[0] | wr_any_i[0]};
 
   logic                              rd_ready, wr_ready;
   logic                              row_req, col_req;
@@ -106,12 +112,9 @@ module hbm_pc_formal #(
     `TPU_HBM_TIMING_PASS
   ) u_dut (
     .clk_i, .rst_ni,
-    .rd_valid_i, .rd_ready_o(rd_ready), .rd_bank_i, .rd_row_i, .rd_blk_i, .rd_beats_i,
-    .rd_tag_i,
-    .wr_valid_i, .wr_ready_o(wr_ready), .wr_bank_i, .wr_row_i, .wr_blk_i,
-    .wr_data_i('0), .wr_strb_i(wr_strb),
-    .rdata_valid_o(rdata_valid), .rdata_tag_o(), .rdata_beat_o(), .rdata_data_o(),
-    .fwd_valid_o(), .fwd_tag_o(), .fwd_data_o(),
+    .rd_valid_i, .rd_ready_o(rd_ready), .rd_req_i,
+    .wr_valid_i, .wr_ready_o(wr_ready), .wr_req_i(wr_req),
+    .rdata_valid_o(rdata_valid), .rdata_o(), .fwd_valid_o(), .fwd_o(),
     .row_req_o(row_req), .row_cmd_o(row_cmd), .row_bank_o(row_bank), .row_row_o(row_row),
     .row_gnt_i,
     .col_req_o(col_req), .col_cmd_o(col_cmd), .col_bank_o(col_bank), .col_col_o(col_col),
@@ -128,9 +131,8 @@ module hbm_pc_formal #(
   // ---------------------------------------------------------------------------------------------
   // Environment: the port's requests, the arbiter's grants
   // ---------------------------------------------------------------------------------------------
-  tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 2 + TagBits), .Assume(1)) u_rd (
-    .clk_i, .rst_ni, .valid_i(rd_valid_i), .ready_i(rd_ready),
-    .data_i({rd_bank_i, rd_row_i, rd_blk_i, rd_beats_i, rd_tag_i}));
+  tpu_vr_check #(.W(RdReqW), .Assume(1)) u_rd (
+    .clk_i, .rst_ni, .valid_i(rd_valid_i), .ready_i(rd_ready), .data_i(rd_req_i));
   tpu_vr_check #(.W(BankBits + RowBits + BlkBits + 4), .Assume(1)) u_wr (
     .clk_i, .rst_ni, .valid_i(wr_valid_i), .ready_i(wr_ready),
     .data_i({wr_bank_i, wr_row_i, wr_blk_i, wr_any_i, wr_full_i}));
@@ -142,7 +144,7 @@ module hbm_pc_formal #(
 
   always_comb begin
     if (rst_ni) begin
-      m_read_has_beats: assume (!rd_valid_i || rd_beats_i != 2'b00);
+      m_read_has_beats: assume (!rd_valid_i || rd_req.beats != 2'b00);
       m_row_gnt_asked: assume (!row_gnt_i || row_req);
       m_col_gnt_asked: assume (!col_gnt_i || col_req);
       m_act_two_cycles: assume (!(act_busy_q && row_gnt_i));

@@ -15,6 +15,7 @@
 //              of its acceptance; the unit is idle within IdleMax cycles of its last command's
 //              last row
 //   RTL        the controller's own assertions (tpu_mxu_ctrl.sv, `ifdef FORMAL)
+`include "tpu_channels.svh"
 module mxu_ctrl_formal #(
   parameter int unsigned Rows     = 2,
   parameter int unsigned Cols     = 2,
@@ -35,19 +36,13 @@ module mxu_ctrl_formal #(
   // ahead (the queue), each of at most AccDepth rows, then its weight load (Rows rows, each
   // waiting at most MaxGap for its beat) and its own rows.
   localparam int unsigned Bound   = 3 * AccDepth * RowWait + Rows * (MaxGap + 1) + 4,
-  localparam int unsigned IdleMax = Lat + MaxGap + 2
+  localparam int unsigned IdleMax = Lat + MaxGap + 2,
+  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AddrW)
 ) (
   input logic                clk_i,
   input logic                rst_ni,
   input logic                cmd_valid_i,
-  input logic [CntW-1:0]     cmd_rows_i,
-  input logic [KvW-1:0]      cmd_kv_i,
-  input logic [NvW-1:0]      cmd_nv_i,
-  input logic [AddrW-1:0]    cmd_addr_i,
-  input logic                cmd_acc_i,
-  input logic                cmd_bcast_i,
-  input logic [AddrW-1:0]    cmd_src_i,
-  input logic                cmd_load_w_i,
+  input logic [CmdW-1:0]     cmd_i,
   input logic                w_valid_i,
   input logic [Cols*InW-1:0] w_data_i,
   input logic                a_valid_i,
@@ -55,6 +50,9 @@ module mxu_ctrl_formal #(
   input logic                acc_busy_i,
   input logic                perf_clear_i
 );
+  typedef `TPU_MXU_CMD_T(CntW, KvW, NvW, AddrW) mxu_cmd_t;
+  mxu_cmd_t cmd;
+  assign cmd = cmd_i;
   logic                cmd_ready, w_ready, a_ready;
   logic                arr_w_valid, arr_w_bank, arr_a_valid, arr_a_tag;
   logic [RowW-1:0]     arr_w_row;
@@ -71,8 +69,7 @@ module mxu_ctrl_formal #(
   tpu_mxu_ctrl #(
     .Rows(Rows), .Cols(Cols), .PipeRegs(PipeRegs), .AccDepth(AccDepth), .InW(InW)
   ) u_dut (
-    .clk_i, .rst_ni, .cmd_valid_i, .cmd_ready_o(cmd_ready), .cmd_rows_i, .cmd_kv_i,
-    .cmd_nv_i, .cmd_addr_i, .cmd_acc_i, .cmd_bcast_i, .cmd_src_i, .cmd_load_w_i,
+    .clk_i, .rst_ni, .cmd_valid_i, .cmd_ready_o(cmd_ready), .cmd_i,
     .w_valid_i, .w_ready_o(w_ready), .w_data_i, .a_valid_i, .a_ready_o(a_ready), .a_data_i,
     .arr_w_valid_o(arr_w_valid), .arr_w_bank_o(arr_w_bank), .arr_w_row_o(arr_w_row),
     .arr_w_o(arr_w), .arr_a_valid_o(arr_a_valid), .arr_a_tag_o(arr_a_tag), .arr_a_o(arr_a),
@@ -91,10 +88,8 @@ module mxu_ctrl_formal #(
   // ---------------------------------------------------------------------------------------------
   // The environment
   // ---------------------------------------------------------------------------------------------
-  tpu_vr_check #(.W(CntW + KvW + NvW + 2 * AddrW + 3), .Assume(1)) u_cmd (
-    .clk_i, .rst_ni, .valid_i(cmd_valid_i), .ready_i(cmd_ready),
-    .data_i({cmd_rows_i, cmd_kv_i, cmd_nv_i, cmd_addr_i, cmd_acc_i, cmd_bcast_i, cmd_src_i,
-             cmd_load_w_i}));
+  tpu_vr_check #(.W(CmdW), .Assume(1)) u_cmd (
+    .clk_i, .rst_ni, .valid_i(cmd_valid_i), .ready_i(cmd_ready), .data_i(cmd_i));
   tpu_vr_check #(.W(Cols * InW), .Assume(1)) u_w (
     .clk_i, .rst_ni, .valid_i(w_valid_i), .ready_i(w_ready), .data_i(w_data_i));
   tpu_vr_check #(.W(Rows * InW), .Assume(1)) u_a (
@@ -116,9 +111,9 @@ module mxu_ctrl_formal #(
       m_w_gap: assume (w_valid_i || 32'(w_gap_q) < MaxGap);
       m_busy_run: assume (!acc_busy_i || 32'(busy_run_q) < MaxGap);
       // The decoder's broadcast rule: from +0's place, a row outside the command's rows.
-      if (cmd_valid_i && cmd_bcast_i) begin
-        m_bcast: assume (!cmd_acc_i && (32'(cmd_src_i) < 32'(cmd_addr_i) ||
-                                         32'(cmd_src_i) >= 32'(cmd_addr_i) + 32'(cmd_rows_i)));
+      if (cmd_valid_i && cmd.bcast) begin
+        m_bcast: assume (!cmd.acc && (32'(cmd.src) < 32'(cmd.addr) ||
+                                         32'(cmd.src) >= 32'(cmd.addr) + 32'(cmd.rows)));
       end
     end
   end
@@ -132,12 +127,12 @@ module mxu_ctrl_formal #(
   logic [5:0]      exp_err, err_acc_q;
   always_comb begin
     exp_err    = '0;
-    exp_err[0] = cmd_rows_i == '0;
-    exp_err[1] = 32'(cmd_addr_i) + 32'(cmd_rows_i) > AccDepth;
-    exp_err[2] = cmd_kv_i == '0 || 32'(cmd_kv_i) > Rows;
-    exp_err[3] = cmd_nv_i == '0 || 32'(cmd_nv_i) > Cols;
-    exp_err[4] = !cmd_load_w_i && !have_w_q;
-    exp_err[5] = !cmd_load_w_i && have_w_q && (cmd_kv_i != kv_q || cmd_nv_i != nv_q);
+    exp_err[0] = cmd.rows == '0;
+    exp_err[1] = 32'(cmd.addr) + 32'(cmd.rows) > AccDepth;
+    exp_err[2] = cmd.kv == '0 || 32'(cmd.kv) > Rows;
+    exp_err[3] = cmd.nv == '0 || 32'(cmd.nv) > Cols;
+    exp_err[4] = !cmd.load_w && !have_w_q;
+    exp_err[5] = !cmd.load_w && have_w_q && (cmd.kv != kv_q || cmd.nv != nv_q);
   end
   logic cmd_fire, take;
   assign cmd_fire = cmd_valid_i && cmd_ready;
@@ -147,8 +142,8 @@ module mxu_ctrl_formal #(
       have_w_q <= 1'b0; kv_q <= '0; nv_q <= '0; err_acc_q <= '0;
     end else begin
       if (cmd_fire) err_acc_q <= err_acc_q | exp_err;
-      if (take && cmd_load_w_i) begin
-        have_w_q <= 1'b1; kv_q <= cmd_kv_i; nv_q <= cmd_nv_i;
+      if (take && cmd.load_w) begin
+        have_w_q <= 1'b1; kv_q <= cmd.kv; nv_q <= cmd.nv;
       end
     end
   end
@@ -187,12 +182,12 @@ module mxu_ctrl_formal #(
         c_cnt_mid = c_cnt_q - 3'd1;
       end
       if (take && c_cnt_mid < 3'(QD)) begin
-        c_rows_q[c_cnt_mid[1:0]]  <= cmd_rows_i;
-        c_nv_q[c_cnt_mid[1:0]]    <= cmd_nv_i;
-        c_addr_q[c_cnt_mid[1:0]]  <= cmd_addr_i;
-        c_src_q[c_cnt_mid[1:0]]   <= cmd_src_i;
-        c_acc_q[c_cnt_mid[1:0]]   <= cmd_acc_i;
-        c_bcast_q[c_cnt_mid[1:0]] <= cmd_bcast_i;
+        c_rows_q[c_cnt_mid[1:0]]  <= cmd.rows;
+        c_nv_q[c_cnt_mid[1:0]]    <= cmd.nv;
+        c_addr_q[c_cnt_mid[1:0]]  <= cmd.addr;
+        c_src_q[c_cnt_mid[1:0]]   <= cmd.src;
+        c_acc_q[c_cnt_mid[1:0]]   <= cmd.acc;
+        c_bcast_q[c_cnt_mid[1:0]] <= cmd.bcast;
         c_age_q[c_cnt_mid[1:0]]   <= 8'd1;
       end
       c_cnt_q <= c_cnt_mid + 3'(take);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GEMM tiler (tb/src/mxu_plan.cpp): every output element is covered once per K-tile, in
-// increasing k, inside the accumulators and its block; bad shapes are refused by name.
+// increasing k, inside the accumulators and its block; bad shapes are refused by name. The
+// matrix unit's command as the testbench packs it (tpu/tb/channels.h, from rtl/channels.json).
 #include "tpu/tb/mxu_plan.h"
 
 #include <gtest/gtest.h>
@@ -8,9 +9,12 @@
 #include <map>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "test_support.h"
+#include "tpu/tb/channels.h"
+#include "tpu/tb/mxu_runner.h"
 
 namespace tpu {
 namespace {
@@ -122,6 +126,52 @@ TEST(MxuPlanTest, CycleReferences) {
   // M < R: every fold after the first waits R − M cycles for its weights.
   const gemm::Shape t{1, 256, 256};
   EXPECT_EQ(tb::PipelinedLimit(t, a), 16u + 256u * 1u + 255u * 15u + 16u + 16u - 2u);
+}
+
+// The command's layout: the first field of rtl/channels.json the most significant, each at its
+// RTL width, on an integer port and on a VlWide alike; a value too wide for its field refused.
+TEST(MxuCmdLayoutTest, PacksFieldsMostSignificantFirst) {
+  const tb::ArrayConfig a{16, 16, 1, 4096};
+  const auto w = tb::CmdWidths(a);
+  EXPECT_EQ(w.cnt_w, 13);  // rows up to 4096
+  EXPECT_EQ(w.kv_w, 5);
+  EXPECT_EQ(w.nv_w, 5);
+  EXPECT_EQ(w.addr_w, 12);
+  ASSERT_EQ(tb::ChannelWidth<tb::MxuCmd>(w), 13 + 5 + 5 + 12 + 1 + 1 + 12 + 1);
+
+  tb::MxuCmd c;
+  c.rows = 4096;
+  c.kv = 16;
+  c.nv = 3;
+  c.addr = 0xabc;
+  c.acc = 1;
+  c.bcast = 0;
+  c.src = 0x123;
+  c.load_w = 1;
+  uint64_t port = 0;
+  tb::PackChannel(c, w, port);
+  // load_w at bit 0, src above it, then bcast, acc, addr, nv, kv, rows at the top.
+  const std::pair<uint64_t, int> at[] = {{1, 0},      {0x123, 1}, {0, 13},  {1, 14},
+                                         {0xabc, 15}, {3, 27},    {16, 32}, {4096, 37}};
+  uint64_t expect = 0;
+  for (const auto& [v, lsb] : at) expect |= v << lsb;
+  EXPECT_EQ(port, expect);
+
+  VlWide<3> wide;
+  for (int i = 0; i < 3; ++i) wide[i] = 0xffffffffu;  // every bit of the channel is written
+  tb::PackChannel(c, w, wide);
+  EXPECT_EQ(wide[0], static_cast<uint32_t>(expect));
+  EXPECT_EQ(wide[1] & ((1u << (50 - 32)) - 1), static_cast<uint32_t>(expect >> 32));
+  const auto back = tb::UnpackChannel<tb::MxuCmd>(w, wide);
+  for (const auto f : tb::MxuCmd::Fields()) EXPECT_EQ(back.*f, c.*f);
+
+  c.kv = 32;  // needs 6 bits
+  try {
+    tb::PackChannel(c, w, port);
+    FAIL() << "a kv of 32 in 5 bits was packed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "mxu_cmd.kv = 32 does not fit its 5 bits");
+  }
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ class MxuFixture : public ::testing::Test {
   bool SendRawCommand(const RawCmd& c, bool offer_weight = false) {
     Model& m = sim_.dut();
     m.cmd_valid_i = 1;
-    tb::SetCommand(m, c);
+    tb::SetCommand(m, Cfg::Config(), c);
     m.w_valid_i = offer_weight;
     m.a_valid_i = m.ld_valid_i = m.st_valid_i = 0;
     sim_.FallingEdge();
@@ -144,7 +144,7 @@ class MxuFixture : public ::testing::Test {
       m.ld_valid_i = 0;
     }
     m.cmd_valid_i = 1;
-    tb::SetCommand(m, c);
+    tb::SetCommand(m, cfg, c);
     size_t wi = 0, ai = 0;
     bool done = false;
     for (int cyc = 0; cyc < 10000 && !done; ++cyc) {

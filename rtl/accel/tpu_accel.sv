@@ -22,6 +22,7 @@
 // DMA bytes read and written (32 per beat), instructions consumed (HEADER and END included).
 `include "tpu_axi.svh"
 `include "tpu_hbm_mem.svh"
+`include "tpu_channels.svh"
 module tpu_accel #(
   parameter int unsigned Rows           = 16,
   parameter int unsigned Cols           = 16,
@@ -289,11 +290,9 @@ module tpu_accel #(
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
   );
 
-  logic                mxu_cmd_valid, mxu_cmd_ready, mxu_cmd_acc, mxu_cmd_load_w, mxu_cmd_bcast;
-  logic [CntW-1:0]     mxu_cmd_rows;
-  logic [KvW-1:0]      mxu_cmd_kv;
-  logic [NvW-1:0]      mxu_cmd_nv;
-  logic [AccAW-1:0]    mxu_cmd_addr, mxu_cmd_src, mxu_ld_addr, mxu_st_addr;
+  logic                mxu_cmd_valid, mxu_cmd_ready;
+  logic [`TPU_MXU_CMD_W(CntW, KvW, NvW, AccAW)-1:0] mxu_cmd;
+  logic [AccAW-1:0]    mxu_ld_addr, mxu_st_addr;
   logic                mxu_w_valid, mxu_w_ready, mxu_a_valid, mxu_a_ready;
   logic [Cols*16-1:0]  mxu_w_data;
   logic [Rows*16-1:0]  mxu_a_data;
@@ -325,10 +324,7 @@ module tpu_accel #(
     .act_re_o(act_re), .act_raddr_o(act_raddr), .act_rdata_i(act_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .mxu_cmd_valid_o(mxu_cmd_valid), .mxu_cmd_ready_i(mxu_cmd_ready),
-    .mxu_cmd_rows_o(mxu_cmd_rows), .mxu_cmd_kv_o(mxu_cmd_kv), .mxu_cmd_nv_o(mxu_cmd_nv),
-    .mxu_cmd_addr_o(mxu_cmd_addr), .mxu_cmd_acc_o(mxu_cmd_acc),
-    .mxu_cmd_bcast_o(mxu_cmd_bcast), .mxu_cmd_src_o(mxu_cmd_src),
-    .mxu_cmd_load_w_o(mxu_cmd_load_w),
+    .mxu_cmd_o(mxu_cmd),
     .mxu_w_valid_o(mxu_w_valid), .mxu_w_ready_i(mxu_w_ready), .mxu_w_data_o(mxu_w_data),
     .mxu_a_valid_o(mxu_a_valid), .mxu_a_ready_i(mxu_a_ready), .mxu_a_data_o(mxu_a_data),
     .mxu_ld_valid_o(mxu_ld_valid), .mxu_ld_ready_i(mxu_ld_ready), .mxu_ld_addr_o(mxu_ld_addr),
@@ -367,10 +363,7 @@ module tpu_accel #(
     .ModeSel(tpu_pkg::ModeRuntime)
   ) u_mxu (
     .clk_i, .rst_ni, .ftz_i(ftz),
-    .cmd_valid_i(mxu_cmd_valid), .cmd_ready_o(mxu_cmd_ready), .cmd_rows_i(mxu_cmd_rows),
-    .cmd_kv_i(mxu_cmd_kv), .cmd_nv_i(mxu_cmd_nv), .cmd_addr_i(mxu_cmd_addr),
-    .cmd_acc_i(mxu_cmd_acc), .cmd_bcast_i(mxu_cmd_bcast), .cmd_src_i(mxu_cmd_src),
-    .cmd_load_w_i(mxu_cmd_load_w),
+    .cmd_valid_i(mxu_cmd_valid), .cmd_ready_o(mxu_cmd_ready), .cmd_i(mxu_cmd),
     .w_valid_i(mxu_w_valid), .w_ready_o(mxu_w_ready), .w_data_i(mxu_w_data),
     .a_valid_i(mxu_a_valid), .a_ready_o(mxu_a_ready), .a_data_i(mxu_a_data),
     .ld_valid_i(mxu_ld_valid), .ld_ready_o(mxu_ld_ready), .ld_addr_i(mxu_ld_addr),

@@ -13,6 +13,7 @@
 // assembles each row of Cols fp32
 // values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
 // hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
+`include "tpu_channels.svh"
 module tpu_accel_compute #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -28,7 +29,8 @@ module tpu_accel_compute #(
   localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
   localparam int unsigned CntW    = $clog2(AccDepth + 1),
   localparam int unsigned KvW     = $clog2(Rows + 1),
-  localparam int unsigned NvW     = $clog2(Cols + 1)
+  localparam int unsigned NvW     = $clog2(Cols + 1),
+  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AccAW)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -79,14 +81,7 @@ module tpu_accel_compute #(
   // The matrix unit
   output logic                mxu_cmd_valid_o,
   input  logic                mxu_cmd_ready_i,
-  output logic [CntW-1:0]     mxu_cmd_rows_o,
-  output logic [KvW-1:0]      mxu_cmd_kv_o,
-  output logic [NvW-1:0]      mxu_cmd_nv_o,
-  output logic [AccAW-1:0]    mxu_cmd_addr_o,
-  output logic                mxu_cmd_acc_o,
-  output logic                mxu_cmd_bcast_o,  // start every row from accumulator row src
-  output logic [AccAW-1:0]    mxu_cmd_src_o,
-  output logic                mxu_cmd_load_w_o,
+  output logic [CmdW-1:0]     mxu_cmd_o,        // mxu_cmd (rtl/channels.json)
   output logic                mxu_w_valid_o,
   input  logic                mxu_w_ready_i,
   output logic [Cols*16-1:0]  mxu_w_data_o,
@@ -156,15 +151,21 @@ module tpu_accel_compute #(
   // ---------------------------------------------------------------------------------------------
   // GEMM: the command, the streams, completion
   // ---------------------------------------------------------------------------------------------
-  assign mxu_cmd_valid_o  = gemm_go;
-  assign mxu_cmd_rows_o   = CntW'(g_rows);
-  assign mxu_cmd_kv_o     = KvW'(g_kv);
-  assign mxu_cmd_nv_o     = NvW'(g_nv);
-  assign mxu_cmd_addr_o   = AccAW'(g_acc);
-  assign mxu_cmd_acc_o    = head_instr_i[tpu_isa_pkg::GemmAccumulateBit];
-  assign mxu_cmd_bcast_o  = head_instr_i[tpu_isa_pkg::GemmBroadcastBit];
-  assign mxu_cmd_src_o    = AccAW'(tpu_isa_pkg::gemm_init_row(head_instr_i));
-  assign mxu_cmd_load_w_o = loadw;
+  typedef `TPU_MXU_CMD_T(CntW, KvW, NvW, AccAW) mxu_cmd_t;
+  mxu_cmd_t mxu_cmd;
+  always_comb begin
+    mxu_cmd        = '0;
+    mxu_cmd.rows   = CntW'(g_rows);
+    mxu_cmd.kv     = KvW'(g_kv);
+    mxu_cmd.nv     = NvW'(g_nv);
+    mxu_cmd.addr   = AccAW'(g_acc);
+    mxu_cmd.acc    = head_instr_i[tpu_isa_pkg::GemmAccumulateBit];
+    mxu_cmd.bcast  = head_instr_i[tpu_isa_pkg::GemmBroadcastBit];
+    mxu_cmd.src    = AccAW'(tpu_isa_pkg::gemm_init_row(head_instr_i));
+    mxu_cmd.load_w = loadw;
+  end
+  assign mxu_cmd_valid_o = gemm_go;
+  assign mxu_cmd_o       = mxu_cmd;
 
   tpu_accel_stream #(.AW(WgtAW), .W(Cols * 16)) u_wstream (
     .clk_i, .rst_ni, .flush_i,

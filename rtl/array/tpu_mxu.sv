@@ -10,6 +10,7 @@
 // not consumed): bit 0 rows = 0; bit 1 addr + rows beyond AccDepth; bit 2 kv not in 1..Rows;
 // bit 3 nv not in 1..Cols; bit 4 a command without weights before any weight tile was loaded;
 // bit 5 a command reusing the loaded weights with another kv or nv than they were loaded with.
+`include "tpu_channels.svh"
 module tpu_mxu #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -25,7 +26,8 @@ module tpu_mxu #(
   localparam int unsigned CntW    = $clog2(AccDepth + 1),
   localparam int unsigned KvW     = $clog2(Rows + 1),
   localparam int unsigned NvW     = $clog2(Cols + 1),
-  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1
+  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1,
+  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AddrW)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -34,14 +36,7 @@ module tpu_mxu #(
   // Tile operations
   input  logic                 cmd_valid_i,
   output logic                 cmd_ready_o,
-  input  logic [CntW-1:0]      cmd_rows_i,
-  input  logic [KvW-1:0]       cmd_kv_i,
-  input  logic [NvW-1:0]       cmd_nv_i,
-  input  logic [AddrW-1:0]     cmd_addr_i,
-  input  logic                 cmd_acc_i,
-  input  logic                 cmd_bcast_i,   // start every row from accumulator row cmd_src_i
-  input  logic [AddrW-1:0]     cmd_src_i,     // (not with cmd_acc_i; outside addr..addr+rows-1)
-  input  logic                 cmd_load_w_i,
+  input  logic [CmdW-1:0]      cmd_i,         // mxu_cmd (rtl/channels.json, tpu_mxu_ctrl)
   // Weight rows and activation rows
   input  logic                 w_valid_i,
   output logic                 w_ready_o,
@@ -98,14 +93,7 @@ module tpu_mxu #(
     .rst_ni        (rst_ni),
     .cmd_valid_i   (cmd_valid_i),
     .cmd_ready_o   (cmd_ready_o),
-    .cmd_rows_i    (cmd_rows_i),
-    .cmd_kv_i      (cmd_kv_i),
-    .cmd_nv_i      (cmd_nv_i),
-    .cmd_addr_i    (cmd_addr_i),
-    .cmd_acc_i     (cmd_acc_i),
-    .cmd_bcast_i   (cmd_bcast_i),
-    .cmd_src_i     (cmd_src_i),
-    .cmd_load_w_i  (cmd_load_w_i),
+    .cmd_i         (cmd_i),
     .w_valid_i     (w_valid_i),
     .w_ready_o     (w_ready_o),
     .w_data_i      (w_data_i),

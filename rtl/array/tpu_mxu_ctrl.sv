@@ -3,10 +3,10 @@
 //
 // A tile operation (one command) multiplies `rows` rows of A (one beat of a_data_i each) by a
 // Rows × Cols weight tile (kv × nv of it valid) and writes the results to accumulator rows
-// addr .. addr+rows-1, starting from +0 (cmd_acc_i = 0, overwrite), from the stored value
-// (cmd_acc_i = 1, accumulate) or, for every row, from accumulator row cmd_src_i (cmd_bcast_i = 1,
-// a bias broadcast; the caller keeps src outside the command's rows and cmd_acc_i at 0). With
-// cmd_load_w_i the command first loads a new weight tile
+// addr .. addr+rows-1, starting from +0 (cmd.acc = 0, overwrite), from the stored value
+// (cmd.acc = 1, accumulate) or, for every row, from accumulator row cmd.src (cmd.bcast = 1,
+// a bias broadcast; the caller keeps src outside the command's rows and cmd.acc at 0). With
+// cmd.load_w the command first loads a new weight tile
 // (kv beats of w_data_i, rows 0..kv-1); without it, it reuses the weights loaded last, and must
 // then have the kv and nv they were loaded with (error bit 5 otherwise).
 //
@@ -32,6 +32,7 @@
 // and once in exactly one cause: busy (a row issued), weight stall (no row ready because a
 // weight tile is still loading), starved (a row ready but no activation beat), hazard (the row
 // waits for an earlier row's write), drain (nothing left to issue, results still in flight).
+`include "tpu_channels.svh"
 module tpu_mxu_ctrl #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -43,21 +44,15 @@ module tpu_mxu_ctrl #(
   localparam int unsigned KvW     = $clog2(Rows + 1),
   localparam int unsigned NvW     = $clog2(Cols + 1),
   localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1,
-  localparam int unsigned ErrW    = 6
+  localparam int unsigned ErrW    = 6,
+  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AddrW)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
   // Commands
   input  logic                cmd_valid_i,
   output logic                cmd_ready_o,
-  input  logic [CntW-1:0]     cmd_rows_i,
-  input  logic [KvW-1:0]      cmd_kv_i,
-  input  logic [NvW-1:0]      cmd_nv_i,
-  input  logic [AddrW-1:0]    cmd_addr_i,
-  input  logic                cmd_acc_i,
-  input  logic                cmd_bcast_i,
-  input  logic [AddrW-1:0]    cmd_src_i,
-  input  logic                cmd_load_w_i,
+  input  logic [CmdW-1:0]     cmd_i,         // mxu_cmd (rtl/channels.json)
   // Weight rows (element c = column c)
   input  logic                w_valid_i,
   output logic                w_ready_o,
@@ -99,6 +94,10 @@ module tpu_mxu_ctrl #(
                                               // stall, 3 starved, 4 hazard, 5 drain
 );
 
+  typedef `TPU_MXU_CMD_T(CntW, KvW, NvW, AddrW) mxu_cmd_t;
+  mxu_cmd_t cmd;
+  assign cmd = cmd_i;
+
   if (Rows < 1 || Cols < 1 || AccDepth < 2) begin : gen_bad_params
     $error("tpu_mxu_ctrl: need Rows >= 1, Cols >= 1, AccDepth >= 2");
   end
@@ -113,11 +112,8 @@ module tpu_mxu_ctrl #(
   // Command check and the loader
   // ---------------------------------------------------------------------------------------------
   logic             ld_busy_q, ld_busy_d;
-  logic [CntW-1:0]  ld_rows_q;
-  logic [KvW-1:0]   ld_kv_q;
-  logic [NvW-1:0]   ld_nv_q;
-  logic [AddrW-1:0] ld_addr_q, ld_src_q;
-  logic             ld_acc_q, ld_bcast_q, ld_load_q, ld_bank_q;
+  mxu_cmd_t         ld_cmd_q;                 // the command the loader holds
+  logic             ld_bank_q;                // the bank its weights are in
   logic [RowW-1:0]  ld_row_q, ld_row_d;
   logic             cur_bank_q, cur_bank_d;   // bank of the weights loaded last
   logic             have_w_q, have_w_d;       // a weight tile has been loaded since reset
@@ -153,39 +149,39 @@ module tpu_mxu_ctrl #(
   // kv > Rows (nv > Cols) is only possible when the field can hold more than Rows (Cols).
   logic kv_big, nv_big;
   if ((2 ** KvW) - 1 > Rows) begin : gen_kv_big
-    assign kv_big = 32'(cmd_kv_i) > Rows;
+    assign kv_big = 32'(cmd.kv) > Rows;
   end else begin : gen_kv_fits
     assign kv_big = 1'b0;
   end
   if ((2 ** NvW) - 1 > Cols) begin : gen_nv_big
-    assign nv_big = 32'(cmd_nv_i) > Cols;
+    assign nv_big = 32'(cmd.nv) > Cols;
   end else begin : gen_nv_fits
     assign nv_big = 1'b0;
   end
   always_comb begin
     cmd_err    = '0;
-    cmd_err[0] = (cmd_rows_i == '0);
+    cmd_err[0] = (cmd.rows == '0);
     // In 32 bits: addr + rows must not wrap (rows may be as wide as AccDepth itself).
-    cmd_err[1] = (32'(cmd_addr_i) + 32'(cmd_rows_i)) > AccDepth;
-    cmd_err[2] = (cmd_kv_i == '0) || kv_big;
-    cmd_err[3] = (cmd_nv_i == '0) || nv_big;
-    cmd_err[4] = !cmd_load_w_i && !have_w_q;
-    cmd_err[5] = !cmd_load_w_i && have_w_q && ((cmd_kv_i != cur_kv_q) || (cmd_nv_i != cur_nv_q));
+    cmd_err[1] = (32'(cmd.addr) + 32'(cmd.rows)) > AccDepth;
+    cmd_err[2] = (cmd.kv == '0) || kv_big;
+    cmd_err[3] = (cmd.nv == '0) || nv_big;
+    cmd_err[4] = !cmd.load_w && !have_w_q;
+    cmd_err[5] = !cmd.load_w && have_w_q && ((cmd.kv != cur_kv_q) || (cmd.nv != cur_nv_q));
   end
 
   logic ld_need_beat, ld_last_row, ld_inject, q_space;
-  assign ld_need_beat = 32'(ld_row_q) < 32'(ld_kv_q);
+  assign ld_need_beat = 32'(ld_row_q) < 32'(ld_cmd_q.kv);
   assign ld_last_row  = ld_row_q == RowW'(Rows - 1);
   // Space for a push: fewer than 2 queued. (Not "or the head leaves this cycle": that would make
   // the command and weight readies depend on the activation valid. A load never waits for it,
   // since a full queue holds the bank the loader wants; only a reuse command may, for a cycle.)
   assign q_space      = (q_cnt_q != 2'd2);
-  assign ld_inject    = ld_busy_q && ld_load_q && !bank_busy
+  assign ld_inject    = ld_busy_q && ld_cmd_q.load_w && !bank_busy
                      && (!ld_need_beat || w_valid_i) && (!ld_last_row || q_space);
 
   // The loader takes the next command in the cycle it hands its current one to the queue.
   logic ld_done;
-  assign ld_done     = ld_busy_q && (ld_load_q ? (ld_inject && ld_last_row) : q_space);
+  assign ld_done     = ld_busy_q && (ld_cmd_q.load_w ? (ld_inject && ld_last_row) : q_space);
   assign cmd_ready_o = !ld_busy_q || ld_done;
   assign cmd_take    = cmd_valid_i && cmd_ready_o && (cmd_err == '0);
   assign w_ready_o   = ld_inject && ld_need_beat;
@@ -197,8 +193,8 @@ module tpu_mxu_ctrl #(
     cur_bank_d = cur_bank_q;
     have_w_d   = have_w_q;
     err_d      = err_q;
-    q_in       = {ld_rows_q, ld_kv_q, ld_nv_q, ld_addr_q, ld_src_q, ld_bcast_q, ld_acc_q,
-                  ld_bank_q};
+    q_in       = {ld_cmd_q.rows, ld_cmd_q.kv, ld_cmd_q.nv, ld_cmd_q.addr, ld_cmd_q.src,
+                  ld_cmd_q.bcast, ld_cmd_q.acc, ld_bank_q};
     if (ld_inject) ld_row_d = ld_row_q + 1'b1;
     if (ld_done)   ld_busy_d = 1'b0;
     if (cmd_valid_i && cmd_ready_o) begin
@@ -206,7 +202,7 @@ module tpu_mxu_ctrl #(
       if (cmd_take) begin
         ld_busy_d = 1'b1;
         ld_row_d  = '0;
-        if (cmd_load_w_i) begin
+        if (cmd.load_w) begin
           cur_bank_d = !cur_bank_q;
           have_w_d   = 1'b1;
         end
@@ -218,7 +214,7 @@ module tpu_mxu_ctrl #(
   logic [Cols*InW-1:0] w_masked;
   always_comb begin
     for (int unsigned c = 0; c < Cols; c++) begin
-      w_masked[c*InW +: InW] = (ld_need_beat && (c < 32'(ld_nv_q))) ? w_data_i[c*InW +: InW]
+      w_masked[c*InW +: InW] = (ld_need_beat && (c < 32'(ld_cmd_q.nv))) ? w_data_i[c*InW +: InW]
                                                                       : '0;
     end
   end
@@ -237,9 +233,9 @@ module tpu_mxu_ctrl #(
       ld_row_q   <= ld_row_d;
       cur_bank_q <= cur_bank_d;
       have_w_q   <= have_w_d;
-      if (cmd_take && cmd_load_w_i) begin
-        cur_kv_q <= cmd_kv_i;
-        cur_nv_q <= cmd_nv_i;
+      if (cmd_take && cmd.load_w) begin
+        cur_kv_q <= cmd.kv;
+        cur_nv_q <= cmd.nv;
       end
       err_q      <= err_d;
     end
@@ -247,15 +243,8 @@ module tpu_mxu_ctrl #(
 
   always_ff @(posedge clk_i) begin
     if (cmd_take) begin
-      ld_rows_q <= cmd_rows_i;
-      ld_kv_q   <= cmd_kv_i;
-      ld_nv_q   <= cmd_nv_i;
-      ld_addr_q <= cmd_addr_i;
-      ld_acc_q  <= cmd_acc_i;
-      ld_bcast_q <= cmd_bcast_i;
-      ld_src_q  <= cmd_src_i;
-      ld_load_q <= cmd_load_w_i;
-      ld_bank_q <= cmd_load_w_i ? !cur_bank_q : cur_bank_q;
+      ld_cmd_q  <= cmd;
+      ld_bank_q <= cmd.load_w ? !cur_bank_q : cur_bank_q;
     end
   end
 
@@ -468,17 +457,15 @@ module tpu_mxu_ctrl #(
   // a beat would silently lose data.
   a_cmd_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                cmd_valid_i && !cmd_ready_o
-                               |=> cmd_valid_i && $stable({cmd_rows_i, cmd_kv_i, cmd_nv_i,
-                                                           cmd_addr_i, cmd_acc_i, cmd_bcast_i,
-                                                           cmd_src_i, cmd_load_w_i}))
+                               |=> cmd_valid_i && $stable(cmd_i))
     else $error("tpu_mxu_ctrl: command dropped or changed while waiting for ready");
   // A broadcast reads a row outside the command's own (the decoder's rule): else a later row
   // would read an earlier row's result instead of the initial value.
   a_bcast_src: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                cmd_take && cmd_bcast_i |-> !cmd_acc_i &&
-                                (32'(cmd_src_i) < 32'(cmd_addr_i) ||
-                                 32'(cmd_src_i) >= 32'(cmd_addr_i) + 32'(cmd_rows_i)))
-    else $error("tpu_mxu_ctrl: broadcast from row %0d inside the command's rows", cmd_src_i);
+                                cmd_take && cmd.bcast |-> !cmd.acc &&
+                                (32'(cmd.src) < 32'(cmd.addr) ||
+                                 32'(cmd.src) >= 32'(cmd.addr) + 32'(cmd.rows)))
+    else $error("tpu_mxu_ctrl: broadcast from row %0d inside the command's rows", cmd.src);
   a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                              w_valid_i && !w_ready_o |=> w_valid_i && $stable(w_data_i))
     else $error("tpu_mxu_ctrl: weight beat dropped or changed while waiting for ready");

@@ -15,6 +15,7 @@
 //   AddrMap 1 ("RoBaBgCo"): block, bank group, bank, row: a stream stays in one row of one bank
 //       (all row hits, but nCCDL-bound).
 `include "tpu_axi.svh"
+`include "tpu_channels.svh"
 module tpu_hbm_axi_port #(
   parameter int unsigned AddrBits = 32,
   parameter int unsigned IdBits   = 6,
@@ -27,36 +28,28 @@ module tpu_hbm_axi_port #(
   localparam int unsigned TagBits  = $clog2(RetDepth),
   localparam int unsigned BankBits = BgBits + BaBits,
   localparam int unsigned BlkBits  = ColBits - 1,
-  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits
+  localparam int unsigned CapBits  = 5 + ColBits + BankBits + RowBits,
+  `TPU_HBM_PORT_WIDTHS(BankBits, RowBits, BlkBits, TagBits)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
   // AXI4 slave port (the controller's pseudo-channel, port-local addresses).
   `TPU_AXI_SLAVE_PORTS(, 1, IdBits, AddrBits),
-  // Block requests to the controller.
+  // Block requests to the controller (hbm_rd_req, hbm_wr_req: rtl/channels.json).
   output logic                rd_valid_o,
   input  logic                rd_ready_i,
-  output logic [BankBits-1:0] rd_bank_o,
-  output logic [RowBits-1:0]  rd_row_o,
-  output logic [BlkBits-1:0]  rd_blk_o,
-  output logic [1:0]          rd_beats_o,
-  output logic [TagBits-1:0]  rd_tag_o,
+  output logic [HbmRdReqW-1:0] rd_req_o,
   output logic                wr_valid_o,
   input  logic                wr_ready_i,
-  output logic [BankBits-1:0] wr_bank_o,
-  output logic [RowBits-1:0]  wr_row_o,
-  output logic [BlkBits-1:0]  wr_blk_o,
-  output logic [511:0]        wr_data_o,
-  output logic [63:0]         wr_strb_o,
-  // Read data from the controller.
+  output logic [HbmWrReqW-1:0] wr_req_o,
+  // Read data from the controller (hbm_rdata, hbm_fwd).
   input  logic                rdata_valid_i,
-  input  logic [TagBits-1:0]  rdata_tag_i,
-  input  logic                rdata_beat_i,
-  input  logic [255:0]        rdata_data_i,
+  input  logic [HbmRdataW-1:0] rdata_i,
   input  logic                fwd_valid_i,
-  input  logic [TagBits-1:0]  fwd_tag_i,
-  input  logic [511:0]        fwd_data_i
+  input  logic [HbmFwdW-1:0]  fwd_i
 );
+
+  `TPU_HBM_PORT_TYPEDEFS(BankBits, RowBits, BlkBits, TagBits)
 
   if (AddrBits < CapBits || AddrBits > 64) begin : gen_bad_addr
     $error("tpu_hbm_axi_port: AddrBits (%0d) must be in %0d..64", AddrBits, CapBits);
@@ -120,11 +113,13 @@ module tpu_hbm_axi_port #(
                       w_state_q == WDrain;
   assign wr_valid_o = pc_full_q;
   // The bank number: bank group high, bank address low.
-  assign wr_bank_o  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};
-  assign wr_blk_o   = pc_addr_q[BlkBase +: BlkBits];
-  assign wr_row_o   = pc_addr_q[BankBits + BlkBits +: RowBits];
-  assign wr_data_o  = pc_data_q;
-  assign wr_strb_o  = pc_strb_q;
+  hbm_wr_req_t wr_req;
+  assign wr_req_o     = wr_req;
+  assign wr_req.bank  = {pc_addr_q[BgBase +: BgBits], pc_addr_q[BaBase +: BaBits]};
+  assign wr_req.blk   = pc_addr_q[BlkBase +: BlkBits];
+  assign wr_req.row   = pc_addr_q[BankBits + BlkBits +: RowBits];
+  assign wr_req.data  = pc_data_q;
+  assign wr_req.strb  = pc_strb_q;
 
   logic w_fire, wr_fire;
   assign w_fire  = w_valid_i && w_ready_o;
@@ -261,11 +256,13 @@ module tpu_hbm_axi_port #(
   assign slot_free  = slot_cnt_q != (TagBits + 1)'(RetDepth);
   assign ar_ready_o = !ar_busy_q || (blk_go && blk_last);  // back to back with the last block
   assign rd_valid_o = ar_busy_q && !ar_err_q && slot_free;
-  assign rd_bank_o  = {ar_addr_q[1 + BgBase +: BgBits], ar_addr_q[1 + BaBase +: BaBits]};
-  assign rd_blk_o   = ar_addr_q[1 + BlkBase +: BlkBits];
-  assign rd_row_o   = ar_addr_q[1 + BankBits + BlkBits +: RowBits];
-  assign rd_beats_o = blk_beats;
-  assign rd_tag_o   = slot_tail_q;
+  hbm_rd_req_t rd_req;
+  assign rd_req_o     = rd_req;
+  assign rd_req.bank  = {ar_addr_q[1 + BgBase +: BgBits], ar_addr_q[1 + BaBase +: BaBits]};
+  assign rd_req.blk   = ar_addr_q[1 + BlkBase +: BlkBits];
+  assign rd_req.row   = ar_addr_q[1 + BankBits + BlkBits +: RowBits];
+  assign rd_req.beats = blk_beats;
+  assign rd_req.tag   = slot_tail_q;
   assign blk_go     = ar_busy_q && slot_free && (ar_err_q || rd_ready_i);
 
   // R channel: the head slot once every beat it asked for has arrived.
@@ -291,6 +288,11 @@ module tpu_hbm_axi_port #(
   logic r_fire, r_free;
   assign r_fire = r_valid_o && r_ready_i;
   assign r_free = r_fire && r_slot_done;
+
+  hbm_rdata_t rdata;  // read data from the controller
+  hbm_fwd_t   fwd;    // a block forwarded from its write queue
+  assign rdata = rdata_i;
+  assign fwd   = fwd_i;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -329,9 +331,9 @@ module tpu_hbm_axi_port #(
       end
       // Arrivals (after the allocation above: a forwarded block arrives in its allocation cycle).
       if (rdata_valid_i) begin
-        slot_arrived_q[rdata_tag_i][rdata_beat_i] <= 1'b1;
+        slot_arrived_q[rdata.tag][rdata.beat] <= 1'b1;
       end
-      if (fwd_valid_i) slot_arrived_q[fwd_tag_i] <= 2'b11;
+      if (fwd_valid_i) slot_arrived_q[fwd.tag] <= 2'b11;
       if (r_fire) r_sent_q <= r_slot_done ? 2'b00 : (r_sent_q | (r_beat ? 2'b10 : 2'b01));
       if (r_free) slot_head_q <= slot_head_q + 1'b1;
       slot_cnt_q <= slot_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
@@ -340,10 +342,10 @@ module tpu_hbm_axi_port #(
 
   always_ff @(posedge clk_i) begin
     if (rdata_valid_i) begin
-      if (rdata_beat_i) slot_data_q[rdata_tag_i][511:256] <= rdata_data_i;
-      else              slot_data_q[rdata_tag_i][255:0]   <= rdata_data_i;
+      if (rdata.beat) slot_data_q[rdata.tag][511:256] <= rdata.data;
+      else            slot_data_q[rdata.tag][255:0]   <= rdata.data;
     end
-    if (fwd_valid_i) slot_data_q[fwd_tag_i] <= fwd_data_i;
+    if (fwd_valid_i) slot_data_q[fwd.tag] <= fwd.data;
   end
 
   // ----------------------------------------------------------------------------------------------

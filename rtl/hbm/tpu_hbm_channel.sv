@@ -10,6 +10,7 @@
 `include "tpu_hbm_timing.svh"
 
 `include "tpu_axi.svh"
+`include "tpu_channels.svh"
 module tpu_hbm_channel #(
   parameter int unsigned Preset         = 0,
   parameter int unsigned AddrBits       = 32,
@@ -66,16 +67,11 @@ module tpu_hbm_channel #(
   logic [Pcs*ColBits-1:0]                  col_col;
 
   for (genvar p = 0; p < Pcs; p++) begin : gen_pc
-    logic                rd_valid, rd_ready, wr_valid, wr_ready;
-    logic [BankBits-1:0] rd_bank, wr_bank;
-    logic [RowBits-1:0]  rd_row, wr_row;
-    logic [BlkBits-1:0]  rd_blk, wr_blk;
-    logic [1:0]          rd_beats;
-    logic [TagBits-1:0]  rd_tag, rdata_tag, fwd_tag;
-    logic [511:0]        wr_data, fwd_data;
-    logic [63:0]         wr_strb;
-    logic                rdata_valid, rdata_beat, fwd_valid;
-    logic [255:0]        rdata_data;
+    logic rd_valid, rd_ready, wr_valid, wr_ready, rdata_valid, fwd_valid;
+    logic [`TPU_HBM_RD_REQ_W(BankBits, RowBits, BlkBits, TagBits)-1:0] rd_req;
+    logic [`TPU_HBM_WR_REQ_W(BankBits, RowBits, BlkBits)-1:0]          wr_req;
+    logic [`TPU_HBM_RDATA_W(TagBits)-1:0]                              rdata;
+    logic [`TPU_HBM_FWD_W(TagBits)-1:0]                                fwd;
     logic [$clog2(RdQDepth + 1)-1:0] rq_count;
     logic [$clog2(WrQDepth + 1)-1:0] wq_count;
 
@@ -85,13 +81,9 @@ module tpu_hbm_channel #(
     ) u_port (
       .clk_i(clk_i), .rst_ni(rst_ni),
       `TPU_AXI_SLAVE_LANES(, , p, 1, IdBits, AddrBits),
-      .rd_valid_o(rd_valid), .rd_ready_i(rd_ready), .rd_bank_o(rd_bank), .rd_row_o(rd_row),
-      .rd_blk_o(rd_blk), .rd_beats_o(rd_beats), .rd_tag_o(rd_tag),
-      .wr_valid_o(wr_valid), .wr_ready_i(wr_ready), .wr_bank_o(wr_bank), .wr_row_o(wr_row),
-      .wr_blk_o(wr_blk), .wr_data_o(wr_data), .wr_strb_o(wr_strb),
-      .rdata_valid_i(rdata_valid), .rdata_tag_i(rdata_tag), .rdata_beat_i(rdata_beat),
-      .rdata_data_i(rdata_data), .fwd_valid_i(fwd_valid), .fwd_tag_i(fwd_tag),
-      .fwd_data_i(fwd_data)
+      .rd_valid_o(rd_valid), .rd_ready_i(rd_ready), .rd_req_o(rd_req),
+      .wr_valid_o(wr_valid), .wr_ready_i(wr_ready), .wr_req_o(wr_req),
+      .rdata_valid_i(rdata_valid), .rdata_i(rdata), .fwd_valid_i(fwd_valid), .fwd_i(fwd)
     );
 
     tpu_hbm_pc_ctrl #(
@@ -102,13 +94,9 @@ module tpu_hbm_channel #(
       `TPU_HBM_TIMING_PASS
     ) u_ctrl (
       .clk_i(clk_i), .rst_ni(rst_ni),
-      .rd_valid_i(rd_valid), .rd_ready_o(rd_ready), .rd_bank_i(rd_bank), .rd_row_i(rd_row),
-      .rd_blk_i(rd_blk), .rd_beats_i(rd_beats), .rd_tag_i(rd_tag),
-      .wr_valid_i(wr_valid), .wr_ready_o(wr_ready), .wr_bank_i(wr_bank), .wr_row_i(wr_row),
-      .wr_blk_i(wr_blk), .wr_data_i(wr_data), .wr_strb_i(wr_strb),
-      .rdata_valid_o(rdata_valid), .rdata_tag_o(rdata_tag), .rdata_beat_o(rdata_beat),
-      .rdata_data_o(rdata_data), .fwd_valid_o(fwd_valid), .fwd_tag_o(fwd_tag),
-      .fwd_data_o(fwd_data),
+      .rd_valid_i(rd_valid), .rd_ready_o(rd_ready), .rd_req_i(rd_req),
+      .wr_valid_i(wr_valid), .wr_ready_o(wr_ready), .wr_req_i(wr_req),
+      .rdata_valid_o(rdata_valid), .rdata_o(rdata), .fwd_valid_o(fwd_valid), .fwd_o(fwd),
       .row_req_o(row_req[p]),
       .row_cmd_o(row_cmd[p*tpu_pkg::HbmRowCmdBits +: tpu_pkg::HbmRowCmdBits]),
       .row_bank_o(row_bank[p*BankBits +: BankBits]), .row_row_o(row_row[p*RowBits +: RowBits]),

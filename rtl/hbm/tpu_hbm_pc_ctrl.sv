@@ -23,6 +23,7 @@
 // row hit first, else the oldest ready row command); a request whose age reaches AgeCap is served
 // before any other of its queue.
 `include "tpu_hbm_timing.svh"
+`include "tpu_channels.svh"
 
 module tpu_hbm_pc_ctrl #(
   parameter int unsigned RowBits        = 16,
@@ -45,35 +46,24 @@ module tpu_hbm_pc_ctrl #(
   localparam int unsigned Banks    = 1 << BankBits,
   localparam int unsigned BlkBits  = ColBits - 1,
   localparam int unsigned RqBits   = $clog2(RdQDepth + 1),
-  localparam int unsigned WqBits   = $clog2(WrQDepth + 1)
+  localparam int unsigned WqBits   = $clog2(WrQDepth + 1),
+  `TPU_HBM_PORT_WIDTHS(BankBits, RowBits, BlkBits, TagBits)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // Read requests.
+  // Read and write requests from the port (hbm_rd_req, hbm_wr_req: rtl/channels.json).
   input  logic                rd_valid_i,
   output logic                rd_ready_o,
-  input  logic [BankBits-1:0] rd_bank_i,
-  input  logic [RowBits-1:0]  rd_row_i,
-  input  logic [BlkBits-1:0]  rd_blk_i,
-  input  logic [1:0]          rd_beats_i,
-  input  logic [TagBits-1:0]  rd_tag_i,
-  // Write requests (beats with no strobe set are not written).
+  input  logic [HbmRdReqW-1:0] rd_req_i,
   input  logic                wr_valid_i,
   output logic                wr_ready_o,
-  input  logic [BankBits-1:0] wr_bank_i,
-  input  logic [RowBits-1:0]  wr_row_i,
-  input  logic [BlkBits-1:0]  wr_blk_i,
-  input  logic [511:0]        wr_data_i,
-  input  logic [63:0]         wr_strb_i,
-  // Read data to the port: from memory one burst per cycle ...
+  input  logic [HbmWrReqW-1:0] wr_req_i,
+  // Read data to the port: from memory one burst per cycle (hbm_rdata) and whole blocks
+  // answered from the write queue in the cycle the read is accepted (hbm_fwd).
   output logic                rdata_valid_o,
-  output logic [TagBits-1:0]  rdata_tag_o,
-  output logic                rdata_beat_o,
-  output logic [255:0]        rdata_data_o,
-  // ... and whole blocks answered from the write queue (in the cycle the read is accepted).
+  output logic [HbmRdataW-1:0] rdata_o,
   output logic                fwd_valid_o,
-  output logic [TagBits-1:0]  fwd_tag_o,
-  output logic [511:0]        fwd_data_o,
+  output logic [HbmFwdW-1:0]  fwd_o,
   // Command-bus requests to the channel's arbiter.
   output logic                                row_req_o,
   output logic [tpu_pkg::HbmRowCmdBits-1:0]   row_cmd_o,
@@ -97,6 +87,14 @@ module tpu_hbm_pc_ctrl #(
   output logic [3:0]          ref_debt_o,
   output logic                wr_mode_o
 );
+
+  `TPU_HBM_PORT_TYPEDEFS(BankBits, RowBits, BlkBits, TagBits)
+  hbm_rd_req_t rd_req;
+  hbm_wr_req_t wr_req;
+  hbm_rdata_t  rdata;
+  hbm_fwd_t    fwd;
+  assign rd_req = rd_req_i;
+  assign wr_req = wr_req_i;
 
   // ----------------------------------------------------------------------------------------------
   // Parameter checks
@@ -480,10 +478,12 @@ module tpu_hbm_pc_ctrl #(
     wr_m_v = 1'b0; wr_m_slot = '0;
     for (int unsigned i = 0; i < WrQDepth; i++) begin  // the youngest match wins
       if (wq_v[i] && !(wq_rm_v && i == 32'(wq_rm))) begin
-        if (wq_bank[i] == rd_bank_i && wq_row[i] == rd_row_i && wq_blk[i] == rd_blk_i) begin
+        if (wq_bank[i] == rd_req.bank && wq_row[i] == rd_req.row &&
+            wq_blk[i] == rd_req.blk) begin
           rd_m_v = 1'b1; rd_m_slot = wq_slot[i];
         end
-        if (wq_bank[i] == wr_bank_i && wq_row[i] == wr_row_i && wq_blk[i] == wr_blk_i) begin
+        if (wq_bank[i] == wr_req.bank && wq_row[i] == wr_req.row &&
+            wq_blk[i] == wr_req.blk) begin
           wr_m_v = 1'b1; wr_m_slot = wq_slot[i];
         end
       end
@@ -492,8 +492,8 @@ module tpu_hbm_pc_ctrl #(
 
   logic rd_cover;
   assign rd_cover = rd_m_v &&
-                    (!rd_beats_i[0] || &slot_strb_q[rd_m_slot][31:0]) &&
-                    (!rd_beats_i[1] || &slot_strb_q[rd_m_slot][63:32]);
+                    (!rd_req.beats[0] || &slot_strb_q[rd_m_slot][31:0]) &&
+                    (!rd_req.beats[1] || &slot_strb_q[rd_m_slot][63:32]);
 
   logic                slot_free_v;
   logic [SlotBits-1:0] slot_free;
@@ -512,12 +512,13 @@ module tpu_hbm_pc_ctrl #(
   assign rd_fire  = rd_valid_i && rd_ready_o;
   assign wr_fire  = wr_valid_i && wr_ready_o;
   assign rd_push  = rd_fire && !rd_cover;
-  assign wr_beats = {|wr_strb_i[63:32], |wr_strb_i[31:0]};
+  assign wr_beats = {|wr_req.strb[63:32], |wr_req.strb[31:0]};
   assign wr_push  = wr_fire && wr_beats != 2'b00;
 
+  assign fwd.tag     = rd_req.tag;
+  assign fwd.data    = slot_data_q[rd_m_slot];
   assign fwd_valid_o = rd_fire && rd_cover;
-  assign fwd_tag_o   = rd_tag_i;
-  assign fwd_data_o  = slot_data_q[rd_m_slot];
+  assign fwd_o       = fwd;
 
   // ----------------------------------------------------------------------------------------------
   // The queues: a column command clears its beat, an entry leaves with its last beat (the queue
@@ -537,8 +538,9 @@ module tpu_hbm_pc_ctrl #(
     .PayBits(TagBits), .SlotBits(SlotBits), .AgeBits(AgeBits), .AgeMax(AgeMax)
   ) u_read_queue (
     .clk_i, .rst_ni,
-    .push_i(rd_push), .push_bank_i(rd_bank_i), .push_row_i(rd_row_i), .push_blk_i(rd_blk_i),
-    .push_need_i(rd_beats_i), .push_pay_i(rd_tag_i), .push_dep_i(rd_m_v),
+    .push_i(rd_push), .push_bank_i(rd_req.bank), .push_row_i(rd_req.row),
+    .push_blk_i(rd_req.blk),
+    .push_need_i(rd_req.beats), .push_pay_i(rd_req.tag), .push_dep_i(rd_m_v),
     .push_dslot_i(rd_m_slot),
     .col_i(col_fire && !wr_mode_q), .col_idx_i(RqIdx'(col_sel)), .col_beat_i(col_beat),
     .rm_i(rq_rm_v), .rm_idx_i(rq_rm),
@@ -572,7 +574,8 @@ module tpu_hbm_pc_ctrl #(
     .PayBits(SlotBits), .SlotBits(SlotBits), .AgeBits(AgeBits), .AgeMax(AgeMax)
   ) u_write_queue (
     .clk_i, .rst_ni,
-    .push_i(wr_push), .push_bank_i(wr_bank_i), .push_row_i(wr_row_i), .push_blk_i(wr_blk_i),
+    .push_i(wr_push), .push_bank_i(wr_req.bank), .push_row_i(wr_req.row),
+    .push_blk_i(wr_req.blk),
     .push_need_i(wr_beats), .push_pay_i(slot_free), .push_dep_i(wr_m_v),
     .push_dslot_i(wr_m_slot),
     .col_i(col_fire && wr_mode_q), .col_idx_i(WqIdx'(col_sel)), .col_beat_i(col_beat),
@@ -614,8 +617,8 @@ module tpu_hbm_pc_ctrl #(
 
   always_ff @(posedge clk_i) begin
     if (wr_push) begin
-      slot_data_q[slot_free] <= wr_data_i;
-      slot_strb_q[slot_free] <= wr_strb_i;
+      slot_data_q[slot_free] <= wr_req.data;
+      slot_strb_q[slot_free] <= wr_req.strb;
     end
   end
 
@@ -848,10 +851,11 @@ module tpu_hbm_pc_ctrl #(
   assign wstrb_o       = wd_out_beat ? slot_strb_q[wd_out_slot][63:32]
                                      : slot_strb_q[wd_out_slot][31:0];
 
+  assign rdata.tag     = rd_tag_q[TCl-1];
+  assign rdata.beat    = rd_beat_q[TCl-1];
+  assign rdata.data    = rdata_i;
   assign rdata_valid_o = rd_v_q[TCl-1];
-  assign rdata_tag_o   = rd_tag_q[TCl-1];
-  assign rdata_beat_o  = rd_beat_q[TCl-1];
-  assign rdata_data_o  = rdata_i;
+  assign rdata_o       = rdata;
 
   assign rq_count_o = rq_cnt;
   assign wq_count_o = wq_cnt;
@@ -872,12 +876,10 @@ module tpu_hbm_pc_ctrl #(
     else $error("tpu_hbm_pc_ctrl: refresh debt %0d", ref_debt_q);
   // Requests hold while waiting.
   a_read_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_tag_i) &&
-                                $stable(rd_bank_i) && $stable(rd_row_i) && $stable(rd_blk_i))
+                                rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_req_i))
     else $error("tpu_hbm_pc_ctrl: read request changed while waiting");
   a_write_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                 wr_valid_i && !wr_ready_o |=> wr_valid_i &&
-                                 $stable(wr_bank_i) && $stable(wr_row_i) && $stable(wr_blk_i))
+                                 wr_valid_i && !wr_ready_o |=> wr_valid_i && $stable(wr_req_i))
     else $error("tpu_hbm_pc_ctrl: write request changed while waiting");
   // A granted command is one that was asked for; the row bus stays free in an ACT's second cycle.
   a_grant_requested: assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -922,7 +924,7 @@ module tpu_hbm_pc_ctrl #(
                 AgeCap);
   // A read request asks for at least one beat.
   a_read_has_beats: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                     rd_fire |-> rd_beats_i != 2'b00)
+                                     rd_fire |-> rd_req.beats != 2'b00)
     else $error("tpu_hbm_pc_ctrl: read request for no beat");
 `endif
 

@@ -17,6 +17,7 @@
 
 #include "tpu/gemm.h"
 #include "tpu/numerics.h"
+#include "tpu/tb/channels.h"
 #include "tpu/tb/fcov.h"
 #include "tpu/tb/mxu_plan.h"
 #include "tpu/tb/rng.h"
@@ -50,17 +51,31 @@ class MxuStuckError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Puts a tile operation's fields on the command port (cmd_valid_i is the caller's).
+// The widths of the command's fields (tpu_mxu's CntW, KvW, NvW, AddrW) for an array.
+inline MxuCmd::Widths CmdWidths(const ArrayConfig& a) {
+  const auto clog2 = [](int v) {
+    int b = 0;
+    while ((1 << b) < v) ++b;
+    return b;
+  };
+  return {clog2(a.acc_depth + 1), clog2(a.rows + 1), clog2(a.cols + 1),
+          a.acc_depth > 1 ? clog2(a.acc_depth) : 1};
+}
+
+// Puts a tile operation on the command port (cmd_valid_i is the caller's); throws
+// std::invalid_argument when a field does not fit (tpu/tb/channels.h).
 template <class V>
-void SetCommand(V& m, const TileOp& op) {
-  m.cmd_rows_i = op.rows;
-  m.cmd_kv_i = op.kv;
-  m.cmd_nv_i = op.nv;
-  m.cmd_addr_i = op.addr;
-  m.cmd_acc_i = op.acc;
-  m.cmd_bcast_i = op.bcast;
-  m.cmd_src_i = op.src;
-  m.cmd_load_w_i = op.load_w;
+void SetCommand(V& m, const ArrayConfig& a, const TileOp& op) {
+  MxuCmd c;
+  c.rows = static_cast<uint64_t>(op.rows);
+  c.kv = static_cast<uint64_t>(op.kv);
+  c.nv = static_cast<uint64_t>(op.nv);
+  c.addr = static_cast<uint64_t>(op.addr);
+  c.acc = op.acc;
+  c.bcast = op.bcast;
+  c.src = static_cast<uint64_t>(op.src);
+  c.load_w = op.load_w;
+  PackChannel(c, CmdWidths(a), m.cmd_i);
 }
 
 template <class V>
@@ -189,7 +204,7 @@ class MxuRunner {
         loaded_[ops_[cmd_i_].block] && !Gap(st_.cmd_gap)) {
       const TileOp& op = *ops_[cmd_i_].op;
       m.cmd_valid_i = 1;
-      SetCommand(m, op);
+      SetCommand(m, cfg_, op);
     }
     if (!m.w_valid_i && w_op_ < ops_.size() && !Gap(st_.w_gap)) {
       const TileOp& op = *ops_[w_op_].op;

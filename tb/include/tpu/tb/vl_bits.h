@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace tpu::tb {
@@ -97,6 +99,50 @@ inline void SetBeat32(T& port, int lo, const uint8_t* in) {
     for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(in[4 * w + k]) << (8 * k);
     SetLane(port, lo + 32 * w, 32, word);
   }
+}
+
+}  // namespace tpu::tb
+
+namespace tpu::tb {
+
+// A channel struct of tpu/tb/channels.h (S) onto a Verilated port and back: every field in
+// order, the first the most significant, at the widths S::FieldWidths(w) gives.
+template <class S, class P>
+void PackChannel(const S& s, const typename S::Widths& w, P& port) {
+  const auto fields = S::Fields();
+  const auto widths = S::FieldWidths(w);
+  int lsb = 0;
+  for (int i = S::kNumFields - 1; i >= 0; --i) {
+    const uint64_t v = s.*fields[i];
+    if (widths[i] < 64 && (v >> widths[i]) != 0) {
+      throw std::invalid_argument(std::string(S::kName) + "." + S::FieldNames()[i] + " = " +
+                                  std::to_string(v) + " does not fit its " +
+                                  std::to_string(widths[i]) + " bits");
+    }
+    SetBits(port, lsb, widths[i], v);
+    lsb += widths[i];
+  }
+}
+
+template <class S, class P>
+S UnpackChannel(const typename S::Widths& w, const P& port) {
+  const auto fields = S::Fields();
+  const auto widths = S::FieldWidths(w);
+  S s;
+  int lsb = 0;
+  for (int i = S::kNumFields - 1; i >= 0; --i) {
+    s.*fields[i] = GetBits(port, lsb, widths[i]);
+    lsb += widths[i];
+  }
+  return s;
+}
+
+// A channel's width in bits.
+template <class S>
+int ChannelWidth(const typename S::Widths& w) {
+  int sum = 0;
+  for (int v : S::FieldWidths(w)) sum += v;
+  return sum;
 }
 
 }  // namespace tpu::tb
