@@ -26,6 +26,7 @@
 // Exit status: 0 PASS, 1 mismatch or machine error, 2 bad usage.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -277,6 +278,13 @@ int Launch(const Config& cfg, int argc, char** argv, bool trace) {
       return 1;
     }
   }
+  // One launcher at a time brings an engine up to date: two builds of one target at once leave
+  // a broken library behind. A second launcher waits here, then finds the engine up to date.
+  const std::string lock_path = bin + "/.tpusim-" + name + ".lock";
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0 && flock(lock, LOCK_EX) != 0) {
+    fmt::print(stderr, "tpusim: cannot lock {}: {}\n", lock_path, std::strerror(errno));
+  }
   if (access(engine.c_str(), X_OK) == 0) {
     // Present: bring it up to date with the RTL and sources (quick when nothing changed).
     if (RunCommand({TPU_CMAKE_COMMAND, "--build", bin, "--target", "tpusim-" + name}, true) != 0) {
@@ -314,6 +322,7 @@ int Launch(const Config& cfg, int argc, char** argv, bool trace) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print(stderr, "tpusim: built tpusim-{} in {:.1f} s\n", name, s);
   }
+  if (lock >= 0) close(lock);
   std::vector<char*> args(argv, argv + argc);
   args[0] = const_cast<char*>(engine.c_str());
   args.push_back(nullptr);
