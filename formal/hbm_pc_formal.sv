@@ -386,38 +386,38 @@ module hbm_pc_formal #(
   if (Banks != 4 || Groups != 2 || TCwl != 2 || TCl != 3) begin : gen_bad_taps
     $error("hbm_pc_formal: the invariants' taps are written for 4 banks, 2 groups, nCWL 2, nCL 3");
   end
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[2] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_q[3] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[2] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rd_q[3] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[2] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_wr_q[3] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[2] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_pre_q[3] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[2] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_faw_q[3] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_bg_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_bg_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_bg_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_bg_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_bg_q[0] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_bg_q[1] ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_act_any_q ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_col_any_q ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_rdw_any_q ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_wrr_any_q ;
-  (* hierconn *) logic [CntW-1:0] \u_dut.c_ref_q ;
-  (* hierconn *) logic [Banks-1:0] \u_dut.open_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rd_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rd_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rd_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rd_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_wr_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_wr_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_wr_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_wr_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_pre_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_pre_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_pre_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_pre_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_faw_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_faw_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_faw_q[2] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_faw_q[3] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_col_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_col_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rdw_bg_q[0] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rdw_bg_q[1] ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_act_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_col_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_rdw_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_wrr_any_q ;
+  (* hierconn *) logic [CntW-1:0] \u_dut.u_banks.c_ref_q ;
+  (* hierconn *) logic [Banks-1:0] \u_dut.u_banks.open_q ;
   (* hierconn *) logic [1-1:0] \u_dut.wd_v_q[0] ;
   (* hierconn *) logic [1-1:0] \u_dut.wd_v_q[1] ;
   (* hierconn *) logic [1-1:0] \u_dut.rd_v_q[0] ;
@@ -425,32 +425,32 @@ module hbm_pc_formal #(
   (* hierconn *) logic [1-1:0] \u_dut.rd_v_q[2] ;
   logic [CntW-1:0] t_act[4], t_rd[4], t_wr[4], t_pre[4], t_faw[4];
   logic [CntW-1:0] t_act_bg[2], t_col_bg[2], t_rdw_bg[2];
-  assign t_act[0] = \u_dut.c_act_q[0] ;
-  assign t_act[1] = \u_dut.c_act_q[1] ;
-  assign t_act[2] = \u_dut.c_act_q[2] ;
-  assign t_act[3] = \u_dut.c_act_q[3] ;
-  assign t_rd[0] = \u_dut.c_rd_q[0] ;
-  assign t_rd[1] = \u_dut.c_rd_q[1] ;
-  assign t_rd[2] = \u_dut.c_rd_q[2] ;
-  assign t_rd[3] = \u_dut.c_rd_q[3] ;
-  assign t_wr[0] = \u_dut.c_wr_q[0] ;
-  assign t_wr[1] = \u_dut.c_wr_q[1] ;
-  assign t_wr[2] = \u_dut.c_wr_q[2] ;
-  assign t_wr[3] = \u_dut.c_wr_q[3] ;
-  assign t_pre[0] = \u_dut.c_pre_q[0] ;
-  assign t_pre[1] = \u_dut.c_pre_q[1] ;
-  assign t_pre[2] = \u_dut.c_pre_q[2] ;
-  assign t_pre[3] = \u_dut.c_pre_q[3] ;
-  assign t_faw[0] = \u_dut.c_faw_q[0] ;
-  assign t_faw[1] = \u_dut.c_faw_q[1] ;
-  assign t_faw[2] = \u_dut.c_faw_q[2] ;
-  assign t_faw[3] = \u_dut.c_faw_q[3] ;
-  assign t_act_bg[0] = \u_dut.c_act_bg_q[0] ;
-  assign t_act_bg[1] = \u_dut.c_act_bg_q[1] ;
-  assign t_col_bg[0] = \u_dut.c_col_bg_q[0] ;
-  assign t_col_bg[1] = \u_dut.c_col_bg_q[1] ;
-  assign t_rdw_bg[0] = \u_dut.c_rdw_bg_q[0] ;
-  assign t_rdw_bg[1] = \u_dut.c_rdw_bg_q[1] ;
+  assign t_act[0] = \u_dut.u_banks.c_act_q[0] ;
+  assign t_act[1] = \u_dut.u_banks.c_act_q[1] ;
+  assign t_act[2] = \u_dut.u_banks.c_act_q[2] ;
+  assign t_act[3] = \u_dut.u_banks.c_act_q[3] ;
+  assign t_rd[0] = \u_dut.u_banks.c_rd_q[0] ;
+  assign t_rd[1] = \u_dut.u_banks.c_rd_q[1] ;
+  assign t_rd[2] = \u_dut.u_banks.c_rd_q[2] ;
+  assign t_rd[3] = \u_dut.u_banks.c_rd_q[3] ;
+  assign t_wr[0] = \u_dut.u_banks.c_wr_q[0] ;
+  assign t_wr[1] = \u_dut.u_banks.c_wr_q[1] ;
+  assign t_wr[2] = \u_dut.u_banks.c_wr_q[2] ;
+  assign t_wr[3] = \u_dut.u_banks.c_wr_q[3] ;
+  assign t_pre[0] = \u_dut.u_banks.c_pre_q[0] ;
+  assign t_pre[1] = \u_dut.u_banks.c_pre_q[1] ;
+  assign t_pre[2] = \u_dut.u_banks.c_pre_q[2] ;
+  assign t_pre[3] = \u_dut.u_banks.c_pre_q[3] ;
+  assign t_faw[0] = \u_dut.u_banks.c_faw_q[0] ;
+  assign t_faw[1] = \u_dut.u_banks.c_faw_q[1] ;
+  assign t_faw[2] = \u_dut.u_banks.c_faw_q[2] ;
+  assign t_faw[3] = \u_dut.u_banks.c_faw_q[3] ;
+  assign t_act_bg[0] = \u_dut.u_banks.c_act_bg_q[0] ;
+  assign t_act_bg[1] = \u_dut.u_banks.c_act_bg_q[1] ;
+  assign t_col_bg[0] = \u_dut.u_banks.c_col_bg_q[0] ;
+  assign t_col_bg[1] = \u_dut.u_banks.c_col_bg_q[1] ;
+  assign t_rdw_bg[0] = \u_dut.u_banks.c_rdw_bg_q[0] ;
+  assign t_rdw_bg[1] = \u_dut.u_banks.c_rdw_bg_q[1] ;
 
   // The wait counter c still owes at least t - s cycles when the event was s < t cycles ago.
   function automatic logic owes(logic [CntW-1:0] c, logic [SW-1:0] s, int unsigned t);
@@ -482,17 +482,17 @@ module hbm_pc_formal #(
       n_rd_rcd       |= !owes(t_rd[k], s_act_q[k], TRcdRd);
       n_wr_rcd       |= !owes(t_wr[k], s_act_q[k], TRcdWr);
       n_act_rrdl     |= !owes(t_act_bg[k >> BaBits], s_act_q[k], TRrdL);
-      n_act_rrds     |= !owes(\u_dut.c_act_any_q , s_act_q[k], TRrdS);
-      n_ref_rrefd    |= !owes(\u_dut.c_ref_q , s_refpb_q[k], TRrefd);
+      n_act_rrds     |= !owes(\u_dut.u_banks.c_act_any_q , s_act_q[k], TRrdS);
+      n_ref_rrefd    |= !owes(\u_dut.u_banks.c_ref_q , s_refpb_q[k], TRrefd);
       for (int unsigned b = 0; b < Banks; b++) begin  // a REFpb of k, an ACT of b
         n_act_rrefd  |= !owes(t_act[b], s_refpb_q[k], TRrefd);
       end
     end
     for (int unsigned g = 0; g < Groups; g++) begin
       n_col_ccdl |= !owes(t_col_bg[g], s_col_g_q[g], TCcdL);
-      n_col_ccds |= !owes(\u_dut.c_col_any_q , s_col_g_q[g], TCcdS);
+      n_col_ccds |= !owes(\u_dut.u_banks.c_col_any_q , s_col_g_q[g], TCcdS);
       n_rd_wtrl  |= !owes(t_rdw_bg[g], s_wr_g_q[g], WrEnd + TWtrL);
-      n_rd_wtrs  |= !owes(\u_dut.c_rdw_any_q , s_wr_g_q[g], WrEnd + TWtrS);
+      n_rd_wtrs  |= !owes(\u_dut.u_banks.c_rdw_any_q , s_wr_g_q[g], WrEnd + TWtrS);
     end
     // nFAW: the j+1 newest ACTs (j < 4) of the last nFAW cycles each hold a window counter.
     for (int unsigned j = 0; j < 4; j++) begin
@@ -506,11 +506,11 @@ module hbm_pc_formal #(
 
   always_comb begin
     if (rst_ni) begin
-      i_open: assert (open_q == \u_dut.open_q );
+      i_open: assert (open_q == \u_dut.u_banks.open_q );
       i_write_pipe: assert (wd_pipe_q == {\u_dut.wd_v_q[1] , \u_dut.wd_v_q[0] });
       i_read_pipe: assert (rd_pipe_q == {\u_dut.rd_v_q[2] , \u_dut.rd_v_q[1] , \u_dut.rd_v_q[0] });
-      i_ref_rfc: assert (owes(\u_dut.c_ref_q , s_refab_q, TRfc));
-      i_rtw: assert (owes(\u_dut.c_wrr_any_q , s_rd_any_q, TRtw));
+      i_ref_rfc: assert (owes(\u_dut.u_banks.c_ref_q , s_refab_q, TRfc));
+      i_rtw: assert (owes(\u_dut.u_banks.c_wrr_any_q , s_rd_any_q, TRtw));
       i_apend_closed: assert (!n_apend_closed);
       i_apend_act: assert (!n_apend_act);
       i_act_rc: assert (!n_act_rc);

@@ -22,6 +22,9 @@ rtl/array/tpu_accumulators.sv
 rtl/array/tpu_mxu_ctrl.sv
 rtl/array/tpu_mxu.sv
 rtl/hbm/tpu_hbm_req_queue.sv
+rtl/hbm/tpu_hbm_bank_timers.sv
+rtl/hbm/tpu_hbm_refresh.sv
+rtl/hbm/tpu_hbm_scheduler.sv
 rtl/hbm/tpu_hbm_pc_ctrl.sv
 rtl/hbm/tpu_hbm_axi_port.sv
 rtl/hbm/tpu_hbm_channel.sv
@@ -40,5 +43,6 @@ rtl/accel/tpu_accel_load.sv
 rtl/accel/tpu_accel_compute.sv
 rtl/accel/tpu_accel_store.sv
 rtl/accel/tpu_accel_cmd.sv
+rtl/accel/tpu_accel_counters.sv
 rtl/accel/tpu_accel_regs.sv
 rtl/accel/tpu_accel.sv

@@ -66,21 +66,29 @@ def gen_sv(d):
         name = f"Timing{f['sv']}".ljust(w)
         out.append(f"  localparam int unsigned {name} = {str(i) + ';':<3}  // {f['doc']}")
     out.append(f"  localparam int unsigned {'NumTimings'.ljust(w)} = {len(fields)};")
-    for p in presets:
-        fn = f"timing_{p['name']}"
-        out += ["", f"  // Preset {p['name']}: {p['label']}.",
-                f"  function automatic int unsigned {fn}(input int unsigned field);",
-                "    case (field)"]
-        for f, v in zip(fields, p["values"]):
-            out.append(f"      {('Timing' + f['sv'] + ':').ljust(w + 1)} {fn} = {v};")
-        out += [f"      {'default:'.ljust(w + 1)} {fn} = 0;", "    endcase", "  endfunction"]
-    out += ["", "  // Value `field` of preset `preset` (an unknown preset: the first one's; an unknown",
+    out += ["", "  // The presets' values, 16 bits each: preset p's field f at [(p * NumTimings + f) * 16 +: 16]",
+            "  // (a concatenation lists the last preset's last field first).",
+            "  localparam logic [NumPresets*NumTimings*16-1:0] TimingTable = {"]
+    for k, p in enumerate(reversed(presets)):
+        vals = [f"16'd{v}" for v in reversed(p["values"])]
+        out.append(f"    // {p['name']}: {p['label']}, {fields[-1]['sv']} down to {fields[0]['sv']}")
+        lines, cur = [], "   "
+        for v in vals:
+            if len(cur) + len(v) + 2 > 98:
+                lines.append(cur.rstrip())
+                cur = "   "
+            cur += f" {v},"
+        lines.append(cur.rstrip())
+        if k == len(presets) - 1:
+            lines[-1] = lines[-1].rstrip(",")
+        out += lines
+    out += ["  };", "",
+            "  // Value `field` of preset `preset` (an unknown preset: the first one's; an unknown",
             "  // field: 0).",
             "  function automatic int unsigned timing(input int unsigned preset, input int unsigned field);",
-            "    case (preset)"]
-    for p in presets[1:]:
-        out.append(f"      Preset{camel(p['name'])}: timing = timing_{p['name']}(field);")
-    out += [f"      default: timing = timing_{presets[0]['name']}(field);", "    endcase",
+            "    int unsigned p;",
+            "    p = (preset < NumPresets) ? preset : 0;",
+            "    timing = (field < NumTimings) ? 32'(TimingTable[(p * NumTimings + field) * 16 +: 16]) : 0;",
             "  endfunction", "", "endpackage", ""]
     return "\n".join(out)
 

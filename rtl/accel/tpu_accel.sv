@@ -16,10 +16,7 @@
 //
 // The DMA moves Lanes = min(Channels, beats of the widest row) 32-byte beats a cycle each way;
 // with one channel that is one beat, as a single port carries.
-// Performance counters (register COUNTERS + 8*i, cleared by start; the list is
-// rtl/accel/isa.json, as tpu_isa_pkg::Cnt*): cycles while busy, six stall classes (busy, weight,
-// input, accumulator hazard, store, idle: every busy cycle counts in exactly one), useful MACs,
-// DMA bytes read and written (32 per beat), instructions consumed (HEADER and END included).
+// Performance counters: tpu_accel_counters.
 `include "tpu_axi.svh"
 `include "tpu_hbm_mem.svh"
 `include "tpu_channels.svh"
@@ -414,75 +411,17 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   // Performance counters
   // ---------------------------------------------------------------------------------------------
-  // The stall class of a busy cycle (a counter index, tpu_isa_pkg::CntBusy .. CntIdle): the
-  // matrix unit's class while it works, else why the compute module is not feeding it.
-  logic [2:0] cls;
-  always_comb begin
-    case (mxu_class)
-      tpu_pkg::MxuClassBusy:       cls = 3'(tpu_isa_pkg::CntBusy);
-      tpu_pkg::MxuClassWeightLoad: cls = 3'(tpu_isa_pkg::CntWeightStall);
-      tpu_pkg::MxuClassStarved:    cls = 3'(tpu_isa_pkg::CntInputStall);
-      tpu_pkg::MxuClassHazard:     cls = 3'(tpu_isa_pkg::CntAccHazard);
-      default: begin  // inactive or draining
-        if (cp_wait_store)     cls = 3'(tpu_isa_pkg::CntStoreStall);
-        else if (cp_wait_load) cls = cp_head_loadw ? 3'(tpu_isa_pkg::CntWeightStall)
-                                                   : 3'(tpu_isa_pkg::CntInputStall);
-        else if (cp_acc_load)  cls = 3'(tpu_isa_pkg::CntInputStall);
-        else                   cls = 3'(tpu_isa_pkg::CntIdle);
-      end
-    endcase
-  end
-
-  // Counter i's 64 bits in cnt_q and counters.
-  function automatic int unsigned cnt_lsb(input int unsigned i);
-    cnt_lsb = 64 * i;
-  endfunction
-
-  // Beats the clients take this cycle (one client at a time: the oldest burst's).
-  logic [LCntW-1:0] r_taken;
-  always_comb begin
-    r_taken = '0;
-    for (int unsigned c = 0; c < 3; c++) r_taken = r_taken | c_r_take[c*LCntW +: LCntW];
-  end
-
-  logic [NCnt*64-1:0] cnt_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      cnt_q <= '0;
-    end else if (perf_clear) begin
-      cnt_q <= '0;
-    end else if (busy) begin
-      cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] <=
-          cnt_q[cnt_lsb(tpu_isa_pkg::CntCycles) +: 64] + 64'd1;
-      cnt_q[cnt_lsb(32'(cls)) +: 64] <= cnt_q[cnt_lsb(32'(cls)) +: 64] + 64'd1;
-      cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] <=
-          cnt_q[cnt_lsb(tpu_isa_pkg::CntReadBytes) +: 64] + 64'(r_taken) * 64'd32;
-      if (w_fire) begin
-        cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] <=
-            cnt_q[cnt_lsb(tpu_isa_pkg::CntWriteBytes) +: 64] + 64'(w_count) * 64'd32;
-      end
-      if (instr) begin
-        cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] <=
-            cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] + 64'd1;
-      end
-      // The instructions each module takes from its queue (END included).
-      for (int unsigned m = 0; m < 3; m++) begin
-        if (q_pop[m]) begin
-          cnt_q[cnt_lsb(tpu_isa_pkg::CntLoadInstructions + m) +: 64] <=
-              cnt_q[cnt_lsb(tpu_isa_pkg::CntLoadInstructions + m) +: 64] + 64'd1;
-        end
-      end
-    end
-  end
-  always_comb begin
-    counters = cnt_q;
-    counters[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64] = mxu_macs;
-  end
+  tpu_accel_counters #(.Lanes(Lanes)) u_counters (
+    .clk_i, .rst_ni, .clear_i(perf_clear), .busy_i(busy), .mxu_class_i(mxu_class),
+    .wait_store_i(cp_wait_store), .wait_load_i(cp_wait_load), .head_loadw_i(cp_head_loadw),
+    .acc_load_i(cp_acc_load), .r_take_i(c_r_take), .w_fire_i(w_fire), .w_count_i(w_count),
+    .instr_i(instr), .pop_i(q_pop), .macs_i(mxu_macs), .counters_o(counters)
+  );
 
   assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);
 
   logic unused;
-  assign unused = ^{ref_debt, wr_mode, cnt_q[cnt_lsb(tpu_isa_pkg::CntMacs) +: 64]};
+  assign unused = ^{ref_debt, wr_mode};
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// HBM2 pseudo-channel controller: read and write queues, FR-FCFS scheduling with an age cap,
-// open- or close-page policy, timing counters for every rule of docs/hbm.md, write
-// draining between two watermarks, all-bank or per-bank refresh, write data at WL, read data at
-// RL, and reads served from the write queue when a queued write covers every byte they ask for.
+// HBM2 pseudo-channel controller: read and write queues, FR-FCFS scheduling with an age cap, page
+// policies, timing counters for every rule of docs/hbm.md, write draining between watermarks,
+// refresh, write data at WL, read data at RL, and reads answered from the write queue.
 //
 // Requests are 64-byte blocks (two 32-byte bursts of one row, `beats` says which halves) already
 // mapped to (bank, row, block) by the port in front (tpu_hbm_axi_port). Each cycle the controller
@@ -11,17 +10,13 @@
 // grant. The memory side is burst-level: a burst's 32 bytes travel as one word on the first of
 // its nBL data cycles.
 //
-// Page policy: open (0) keeps a row open until a queued request needs another row of its bank;
-// close (1) auto-precharges (RDA/WRA) on the last burst of a request when no other queued request
-// hits that row; adaptive (2, default) does the same only when some queued request waits for a
-// row command, i.e. when the channel's row bus is the scarce resource (random traffic), and
-// otherwise behaves as open page (sequential streams keep their rows).
+// Page policy (PagePolicy) and ordering: tpu_hbm_scheduler. Writes to one block issue in arrival
+// order; a read waits for every queued write to its block unless the youngest of them covers all
+// its bytes (then it is answered from the write queue at once).
 //
-// Ordering: writes to one block issue in arrival order; a read waits for every queued write to
-// its block unless the youngest of them covers all its bytes (then it is answered from the
-// write queue at once). Reads and writes otherwise reorder freely (FR-FCFS: the oldest ready
-// row hit first, else the oldest ready row command); a request whose age reaches AgeCap is served
-// before any other of its queue.
+// Inside: tpu_hbm_req_queue (the read and write queues), tpu_hbm_scheduler (the mode and the
+// commands), tpu_hbm_bank_timers (the banks' state and timing counters), tpu_hbm_refresh (the
+// refresh debt); this module takes the requests in, keeps the write data and moves the data.
 `include "tpu_hbm_timing.svh"
 `include "tpu_channels.svh"
 
@@ -104,6 +99,7 @@ module tpu_hbm_pc_ctrl #(
   localparam int unsigned SlotBits = $clog2(Slots);
   localparam int unsigned RqIdx    = $clog2(RdQDepth);
   localparam int unsigned WqIdx    = $clog2(WrQDepth);
+  localparam int unsigned SelBits  = $clog2((RdQDepth > WrQDepth) ? RdQDepth : WrQDepth);
   // Service bound of a head past the age cap: one refresh and two services (its own, and the
   // other queue's starved head's turn), each a precharge, an activate and a burst.
   localparam int unsigned StarveLimit =
@@ -113,25 +109,10 @@ module tpu_hbm_pc_ctrl #(
   localparam int unsigned AgeMax   = AgeCap + (WrQDepth + 2) * StarveLimit;
   localparam int unsigned AgeBits  = $clog2(AgeMax + 1);
   localparam int unsigned CntW     = 10;
-  localparam int unsigned Groups   = 1 << BgBits;
-  localparam int unsigned TRtw     = TCl + TBl + 2 - TCwl;
-  // Refresh due: per PC every nREFI (all-bank), or 16 per nREFI (per-bank), exactly: an
-  // accumulator adds 1 (or Banks) per cycle and a refresh falls due each time it passes nREFI.
-  // (nREFIsb = nREFI / 16 rounded would drift: 16 x 243 = 3888 < 3900.)
-  localparam int unsigned RefAdd   = (PerBankRefresh != 0) ? (1 << (BgBits + BaBits)) : 1;
-  localparam int unsigned RefIntW  = $clog2(TRefi + RefAdd + 1);
 
   if (RdQDepth < 2 || WrQDepth < 2) begin : gen_bad_depth
     $error("tpu_hbm_pc_ctrl: queue depths must be >= 2 (RdQDepth %0d, WrQDepth %0d)",
            RdQDepth, WrQDepth);
-  end
-  if (WrLow >= WrHigh || WrHigh > WrQDepth) begin : gen_bad_wm
-    $error("tpu_hbm_pc_ctrl: watermarks need WrLow < WrHigh <= WrQDepth (%0d, %0d, %0d)",
-           WrLow, WrHigh, WrQDepth);
-  end
-  if (RefUrgent < 1 || RefUrgent > 6) begin : gen_bad_urgent
-    $error("tpu_hbm_pc_ctrl: RefUrgent must be 1..6 so the refresh debt stays below 8 (got %0d)",
-           RefUrgent);
   end
   if (TCl < 2 || TCwl < 1 || TCl > 63 || TCwl > 31 || TRfc >= (1 << CntW) - 64 ||
       TCl + TBl + 2 <= TCwl) begin : gen_bad_t
@@ -150,20 +131,9 @@ module tpu_hbm_pc_ctrl #(
     $error("tpu_hbm_pc_ctrl: TRefiSb (%0d) must be TRefi / banks (%0d)", TRefiSb,
            TRefi / (1 << (BgBits + BaBits)));
   end
-  if (AgeCap < 1) begin : gen_bad_age
-    $error("tpu_hbm_pc_ctrl: AgeCap must be >= 1");
-  end
-  if (PagePolicy > 2) begin : gen_bad_page
-    $error("tpu_hbm_pc_ctrl: PagePolicy must be 0 (open), 1 (close) or 2 (adaptive), got %0d",
-           PagePolicy);
-  end
   if (ColBits < 2) begin : gen_bad_col
     $error("tpu_hbm_pc_ctrl: ColBits must be >= 2 (a row holds at least two 64-byte blocks)");
   end
-
-  function automatic logic [CntW-1:0] cmax(logic [CntW-1:0] a, logic [CntW-1:0] b);
-    cmax = (a > b) ? a : b;
-  endfunction
 
   // ----------------------------------------------------------------------------------------------
   // State
@@ -171,37 +141,21 @@ module tpu_hbm_pc_ctrl #(
   // The read and write queues (tpu_hbm_req_queue, instantiated below), entry by entry; index 0
   // is the oldest. A write's data lives in a slot that stays put (wq_slot).
   logic                rq_v    [RdQDepth];
-  logic [BankBits-1:0] rq_bank [RdQDepth];
-  logic [RowBits-1:0]  rq_row  [RdQDepth];
-  logic [BlkBits-1:0]  rq_blk  [RdQDepth];
-  logic [1:0]          rq_need [RdQDepth];
   logic [TagBits-1:0]  rq_tag  [RdQDepth];
-  logic                rq_dep  [RdQDepth];
   logic [AgeBits-1:0]  rq_age  [RdQDepth];
   logic [RqBits-1:0]   rq_cnt;
   logic                wq_v    [WrQDepth];
   logic [BankBits-1:0] wq_bank [WrQDepth];
   logic [RowBits-1:0]  wq_row  [WrQDepth];
   logic [BlkBits-1:0]  wq_blk  [WrQDepth];
-  logic [1:0]          wq_need [WrQDepth];
   logic [SlotBits-1:0] wq_slot [WrQDepth];
-  logic                wq_dep  [WrQDepth];
   logic [AgeBits-1:0]  wq_age  [WrQDepth];
   logic [WqBits-1:0]   wq_cnt;
   logic [511:0]        slot_data_q[Slots];
   logic [63:0]         slot_strb_q[Slots];
   logic [Slots-1:0]    slot_busy_q;
-  // Banks.
-  logic [Banks-1:0]    open_q;
-  logic [RowBits-1:0]  open_row_q[Banks];
-  logic [CntW-1:0]     c_act_q[Banks], c_rd_q[Banks], c_wr_q[Banks], c_pre_q[Banks];
-  logic [CntW-1:0]     c_act_bg_q[Groups], c_col_bg_q[Groups], c_rdw_bg_q[Groups];
-  logic [CntW-1:0]     c_act_any_q, c_col_any_q, c_rdw_any_q, c_wrr_any_q, c_ref_q;
-  logic [CntW-1:0]     c_faw_q[4];
-  // Refresh.
-  logic [RefIntW-1:0]  ref_tick_q;
-  logic [3:0]          ref_debt_q;
-  logic [BankBits-1:0] ref_bank_q;
+  // Banks (tpu_hbm_bank_timers): open or not.
+  logic [Banks-1:0]    bank_open;
   // Scheduling mode.
   logic                wr_mode_q;
   // Write-data and read-data delay lines.
@@ -214,243 +168,53 @@ module tpu_hbm_pc_ctrl #(
   logic                rd_beat_q[TCl];
 
   // ----------------------------------------------------------------------------------------------
-  // Bank readiness
+  // Scheduler (tpu_hbm_scheduler), the banks' readiness (tpu_hbm_bank_timers) and refresh
+  // (tpu_hbm_refresh)
   // ----------------------------------------------------------------------------------------------
-  logic [Banks-1:0] hit_pend;   // some request of the active queue hits the bank's open row
-  logic [Banks-1:0] hit_pend_rq, hit_pend_wq;
-  logic [Banks-1:0] act_ok, rd_ok, wr_ok, pre_t_ok;
-  logic [Banks-1:0] act_block, col_block;
-  logic             faw_ok;
-  logic             ref_want, ref_urgent;
+  logic [Banks-1:0]             act_ok, rd_ok, wr_ok, pre_t_ok, act_block, col_block;
+  logic                         pre_all_ok, ref_ab_ok, ref_pb_ok, ref_want, ref_urgent;
+  logic [BankBits-1:0]          ref_bank;
+  logic [3:0]                   ref_debt;
+  logic [Banks*RowBits-1:0]     bank_row_all;
+  logic [RdQDepth-1:0]          rq_valid_all, rq_dep_all;
+  logic [RdQDepth*BankBits-1:0] rq_bank_all;
+  logic [RdQDepth*RowBits-1:0]  rq_row_all;
+  logic [RdQDepth*BlkBits-1:0]  rq_blk_all;
+  logic [RdQDepth*2-1:0]        rq_need_all;
+  logic [RdQDepth*TagBits-1:0]  rq_tag_all;
+  logic [RdQDepth*AgeBits-1:0]  rq_age_all;
+  logic [WrQDepth-1:0]          wq_valid_all, wq_dep_all;
+  logic [WrQDepth*BankBits-1:0] wq_bank_all;
+  logic [WrQDepth*RowBits-1:0]  wq_row_all;
+  logic [WrQDepth*BlkBits-1:0]  wq_blk_all;
+  logic [WrQDepth*2-1:0]        wq_need_all;
+  logic [WrQDepth*SlotBits-1:0] wq_slot_all;
+  logic [WrQDepth*AgeBits-1:0]  wq_age_all;
+  logic [SelBits-1:0]           col_sel;
+  logic                         col_beat, col_last, col_auto, rq_starved, wq_starved;
 
-  // Only the active queue's hits hold a row open: hits of the other queue must not block the
-  // precharge a request of the active queue needs (that would stall the mode it is in).
-  always_comb begin
-    hit_pend_rq = '0;
-    hit_pend_wq = '0;
-    for (int unsigned i = 0; i < RdQDepth; i++) begin
-      if (rq_v[i] && open_q[rq_bank[i]] && open_row_q[rq_bank[i]] == rq_row[i]) begin
-        hit_pend_rq[rq_bank[i]] = 1'b1;
-      end
-    end
-    for (int unsigned i = 0; i < WrQDepth; i++) begin
-      if (wq_v[i] && open_q[wq_bank[i]] && open_row_q[wq_bank[i]] == wq_row[i]) begin
-        hit_pend_wq[wq_bank[i]] = 1'b1;
-      end
-    end
-    hit_pend = wr_mode_q ? hit_pend_wq : hit_pend_rq;
-  end
-
-  always_comb begin
-    faw_ok = 1'b0;
-    for (int unsigned k = 0; k < 4; k++) if (c_faw_q[k] == '0) faw_ok = 1'b1;
-  end
-
-  // Refresh wants the bank(s) when debt is due; urgent refresh also stops column commands.
-  assign ref_want   = (ref_debt_q >= 4'(RefUrgent)) ||
-                      (ref_debt_q != '0 &&
-                       (PerBankRefresh != 0 || (rq_cnt == '0 && wq_cnt == '0)));
-  assign ref_urgent = ref_debt_q >= 4'(RefUrgent);
-
-  always_comb begin
-    act_block = '0;
-    col_block = '0;
-    if (ref_want) begin
-      if (PerBankRefresh != 0) begin
-        act_block[ref_bank_q] = 1'b1;
-        col_block[ref_bank_q] = ref_urgent;
-      end else begin
-        act_block = '1;
-        col_block = '1;
-      end
-    end
-  end
-
-  always_comb begin
-    for (int unsigned b = 0; b < Banks; b++) begin
-      logic [BgBits-1:0] g;
-      g = BgBits'(b >> BaBits);
-      act_ok[b]   = !open_q[b] && c_act_q[b] == '0 && c_act_bg_q[g] == '0 && c_act_any_q == '0 &&
-                    faw_ok && !act_block[b];
-      rd_ok[b]    = open_q[b] && c_rd_q[b] == '0 && c_col_bg_q[g] == '0 && c_col_any_q == '0 &&
-                    c_rdw_bg_q[g] == '0 && c_rdw_any_q == '0 && !col_block[b];
-      wr_ok[b]    = open_q[b] && c_wr_q[b] == '0 && c_col_bg_q[g] == '0 && c_col_any_q == '0 &&
-                    c_wrr_any_q == '0 && !col_block[b];
-      pre_t_ok[b] = open_q[b] && c_pre_q[b] == '0;
-    end
-  end
-
-  // ----------------------------------------------------------------------------------------------
-  // Scheduler: mode, candidates, FR-FCFS pick
-  // ----------------------------------------------------------------------------------------------
-  logic rq_dep_any;
-  logic rq_starved, wq_starved;
-  always_comb begin
-    rq_dep_any = 1'b0;
-    for (int unsigned i = 0; i < RdQDepth; i++) rq_dep_any |= rq_v[i] && rq_dep[i];
-  end
-  // A starved head that waits for a write is handled by write mode (rq_dep_any) instead.
-  assign rq_starved = rq_v[0] && rq_age[0] >= AgeBits'(AgeCap) && !rq_dep[0];
-  assign wq_starved = wq_v[0] && wq_age[0] >= AgeBits'(AgeCap) && !wq_dep[0];
-
-  // Mode: a queue head past the age cap wins (both queues' starved heads take turns); otherwise
-  // drain writes from the high watermark down to the low one, when reads wait for queued writes,
-  // when reads run out with at least half-way between the watermarks queued (a batch worth a bus
-  // turnaround), or when no read has come for 31 cycles.
-  logic wr_mode_d;
-  logic starve_turn_q;  // with both heads starved: 0 serves the read, 1 the write
-  logic [4:0] rq_empty_cnt_q;  // cycles the read queue has been empty (saturating)
-  logic rd_idle;  // the read queue has been empty for 31 cycles or more
-  assign rd_idle = rq_empty_cnt_q == 5'd31;
-  always_comb begin
-    if (rq_starved && wq_starved) begin
-      wr_mode_d = starve_turn_q;
-    end else if (rq_starved) begin
-      wr_mode_d = 1'b0;
-    end else if (wq_starved) begin
-      wr_mode_d = 1'b1;
-    end else if (!wr_mode_q) begin
-      // With no reads queued, drain only a batch worth a bus turnaround, or when idle a while.
-      wr_mode_d = wq_cnt >= WqBits'(WrHigh) || rq_dep_any ||
-                  (rq_cnt == '0 && (wq_cnt >= WqBits'((WrHigh + WrLow) / 2) ||
-                                    (wq_cnt != '0 && rd_idle)));
-    end else begin
-      wr_mode_d = !(wq_cnt == '0 ||
-                    (wq_cnt <= WqBits'(WrLow) && rq_cnt != '0 && !rq_dep_any));
-    end
-  end
-
-  // Candidates of the active queue (the write queue in write mode). Row hits take column
-  // commands; misses take PRE (only when no queued request hits the open row) or ACT.
-  localparam int unsigned QMax = (RdQDepth > WrQDepth) ? RdQDepth : WrQDepth;
-  logic                q_v    [QMax];
-  logic [BankBits-1:0] q_bank [QMax];
-  logic [RowBits-1:0]  q_row  [QMax];
-  logic [1:0]          q_need [QMax];
-  logic                q_dep  [QMax];
-  logic                starved;
-  logic [QMax-1:0]     col_cand, row_cand;
-  logic                miss_pend;  // a request of the active queue waits for a row command
-
-  always_comb begin
-    for (int unsigned i = 0; i < QMax; i++) begin
-      q_v[i] = 1'b0; q_bank[i] = '0; q_row[i] = '0; q_need[i] = '0; q_dep[i] = 1'b0;
-      if (wr_mode_q) begin
-        if (i < WrQDepth) begin
-          q_v[i] = wq_v[i]; q_bank[i] = wq_bank[i]; q_row[i] = wq_row[i];
-          q_need[i] = wq_need[i]; q_dep[i] = wq_dep[i];
-        end
-      end else if (i < RdQDepth) begin
-        q_v[i] = rq_v[i]; q_bank[i] = rq_bank[i]; q_row[i] = rq_row[i];
-        q_need[i] = rq_need[i]; q_dep[i] = rq_dep[i];
-      end
-    end
-    starved = wr_mode_q ? wq_starved : rq_starved;
-    miss_pend = 1'b0;
-    for (int unsigned i = 0; i < QMax; i++) begin
-      logic hit, live;
-      hit  = open_q[q_bank[i]] && open_row_q[q_bank[i]] == q_row[i];
-      miss_pend |= q_v[i] && !hit && !q_dep[i] && !act_block[q_bank[i]];
-      // A starved head has its bank to itself; the others still get commands to other banks
-      // (the head wins any tie as the oldest).
-      live = q_v[i] && !q_dep[i] && (!starved || i == 0 || q_bank[i] != q_bank[0]);
-      col_cand[i] = live && hit && (wr_mode_q ? wr_ok[q_bank[i]] : rd_ok[q_bank[i]]);
-      row_cand[i] = live && !hit &&
-                    ((!open_q[q_bank[i]] && act_ok[q_bank[i]]) ||
-                     (pre_t_ok[q_bank[i]] && (!hit_pend[q_bank[i]] || (starved && i == 0)) &&
-                      !col_block[q_bank[i]]));
-    end
-  end
-
-  // Oldest candidate of each kind.
-  logic              col_sel_v, row_sel_v;
-  logic [$clog2(QMax)-1:0] col_sel, row_sel;
-  always_comb begin
-    col_sel_v = 1'b0; col_sel = '0;
-    row_sel_v = 1'b0; row_sel = '0;
-    for (int i = QMax - 1; i >= 0; i--) begin
-      if (col_cand[i]) begin col_sel_v = 1'b1; col_sel = ($clog2(QMax))'(i); end
-      if (row_cand[i]) begin row_sel_v = 1'b1; row_sel = ($clog2(QMax))'(i); end
-    end
-  end
-
-  // Column command: the lower needed beat of the picked entry; auto-precharge (close page) on its
-  // last beat when no other queued request hits that row.
-  logic             col_beat, col_last, col_auto;
-  logic [BankBits-1:0] csel_bank;
-  always_comb begin
-    csel_bank = q_bank[col_sel];
-    col_beat  = !q_need[col_sel][0];
-    col_last  = q_need[col_sel] != 2'b11;
-    col_auto  = 1'b0;
-    if ((PagePolicy == 1 || (PagePolicy == 2 && miss_pend)) && col_last) begin
-      col_auto = 1'b1;
-      for (int unsigned i = 0; i < RdQDepth; i++) begin
-        if (rq_v[i] && rq_bank[i] == csel_bank && rq_row[i] == open_row_q[csel_bank] &&
-            !(!wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
-      end
-      for (int unsigned i = 0; i < WrQDepth; i++) begin
-        if (wq_v[i] && wq_bank[i] == csel_bank && wq_row[i] == open_row_q[csel_bank] &&
-            !(wr_mode_q && i == 32'(col_sel))) col_auto = 1'b0;
-      end
-    end
-  end
-
-  assign col_req_o  = col_sel_v;
-  assign col_bank_o = csel_bank;
-  assign col_col_o  = {(wr_mode_q ? wq_blk[WqIdx'(col_sel)] : rq_blk[RqIdx'(col_sel)]),
-                       col_beat};
-  assign col_cmd_o  = wr_mode_q ? (col_auto ? tpu_pkg::HbmWra : tpu_pkg::HbmWr)
-                                : (col_auto ? tpu_pkg::HbmRda : tpu_pkg::HbmRd);
-
-  // Row command: refresh first, then the oldest ready ACT/PRE.
-  logic pre_all_ready, act_all_idle;  // PREA may close every open bank; no bank waits for ACT
-  always_comb begin
-    pre_all_ready = 1'b1;
-    act_all_idle  = 1'b1;
-    for (int unsigned b = 0; b < Banks; b++) begin
-      if (open_q[b] && c_pre_q[b] != '0) pre_all_ready = 1'b0;
-      if (c_act_q[b] != '0) act_all_idle = 1'b0;
-    end
-  end
-  logic                ref_cmd_v;
-  logic [2:0]          ref_cmd;
-  always_comb begin
-    ref_cmd_v = 1'b0; ref_cmd = tpu_pkg::HbmPre;
-    if (ref_want) begin
-      if (PerBankRefresh != 0) begin
-        if (open_q[ref_bank_q]) begin
-          ref_cmd_v = pre_t_ok[ref_bank_q] && (!hit_pend[ref_bank_q] || ref_urgent);
-        end else begin
-          ref_cmd_v = c_act_q[ref_bank_q] == '0 && c_act_any_q == '0 && c_ref_q == '0;
-          ref_cmd   = tpu_pkg::HbmRefPb;
-        end
-      end else begin
-        if (open_q != '0) begin
-          ref_cmd_v = pre_all_ready;
-          ref_cmd   = tpu_pkg::HbmPreA;
-        end else begin
-          ref_cmd_v = act_all_idle && c_ref_q == '0;
-          ref_cmd   = tpu_pkg::HbmRefAb;
-        end
-      end
-    end
-  end
-
-  always_comb begin
-    row_req_o  = 1'b0;
-    row_cmd_o  = tpu_pkg::HbmAct;
-    row_bank_o = q_bank[row_sel];
-    row_row_o  = q_row[row_sel];
-    if (ref_cmd_v) begin
-      row_req_o  = 1'b1;
-      row_cmd_o  = ref_cmd;
-      row_bank_o = ref_bank_q;
-    end else if (row_sel_v) begin
-      row_req_o = 1'b1;
-      row_cmd_o = open_q[q_bank[row_sel]] ? tpu_pkg::HbmPre : tpu_pkg::HbmAct;
-    end
-  end
+  tpu_hbm_scheduler #(
+    .RowBits(RowBits), .BgBits(BgBits), .BaBits(BaBits), .ColBits(ColBits), .RdQDepth(RdQDepth),
+    .WrQDepth(WrQDepth), .PagePolicy(PagePolicy), .PerBankRefresh(PerBankRefresh),
+    .AgeCap(AgeCap), .AgeBits(AgeBits), .WrHigh(WrHigh), .WrLow(WrLow)
+  ) u_sched (
+    .clk_i, .rst_ni,
+    .rq_valid_i(rq_valid_all), .rq_bank_i(rq_bank_all), .rq_row_i(rq_row_all),
+    .rq_blk_i(rq_blk_all), .rq_need_i(rq_need_all), .rq_dep_i(rq_dep_all), .rq_age_i(rq_age_all),
+    .rq_count_i(rq_cnt),
+    .wq_valid_i(wq_valid_all), .wq_bank_i(wq_bank_all), .wq_row_i(wq_row_all),
+    .wq_blk_i(wq_blk_all), .wq_need_i(wq_need_all), .wq_dep_i(wq_dep_all), .wq_age_i(wq_age_all),
+    .wq_count_i(wq_cnt),
+    .bank_open_i(bank_open), .bank_row_i(bank_row_all), .act_ok_i(act_ok), .rd_ok_i(rd_ok),
+    .wr_ok_i(wr_ok), .pre_ok_i(pre_t_ok), .pre_all_ok_i(pre_all_ok),
+    .ref_ab_ok_i(ref_ab_ok), .ref_pb_ok_i(ref_pb_ok), .ref_want_i(ref_want),
+    .ref_urgent_i(ref_urgent), .ref_bank_i(ref_bank), .act_block_i(act_block),
+    .col_block_i(col_block),
+    .row_req_o, .row_cmd_o, .row_bank_o, .row_row_o, .col_req_o, .col_cmd_o, .col_bank_o,
+    .col_col_o, .col_gnt_i, .col_sel_o(col_sel), .col_beat_o(col_beat), .col_last_o(col_last),
+    .col_auto_o(col_auto), .wr_mode_o(wr_mode_q), .rq_starved_o(rq_starved),
+    .wq_starved_o(wq_starved)
+  );
 
   logic row_fire, col_fire;
   assign row_fire = row_req_o && row_gnt_i;
@@ -525,14 +289,6 @@ module tpu_hbm_pc_ctrl #(
   // collapses over it), a write's dependants are released when its last beat issues, ages grow,
   // a new request is appended.
   // ----------------------------------------------------------------------------------------------
-  logic [RdQDepth-1:0]          rq_valid_all, rq_dep_all;
-  logic [RdQDepth*BankBits-1:0] rq_bank_all;
-  logic [RdQDepth*RowBits-1:0]  rq_row_all;
-  logic [RdQDepth*BlkBits-1:0]  rq_blk_all;
-  logic [RdQDepth*2-1:0]        rq_need_all;
-  logic [RdQDepth*TagBits-1:0]  rq_tag_all;
-  logic [RdQDepth*AgeBits-1:0]  rq_age_all;
-
   tpu_hbm_req_queue #(
     .Depth(RdQDepth), .BankBits(BankBits), .RowBits(RowBits), .BlkBits(BlkBits),
     .PayBits(TagBits), .SlotBits(SlotBits), .AgeBits(AgeBits), .AgeMax(AgeMax)
@@ -552,22 +308,9 @@ module tpu_hbm_pc_ctrl #(
 
   for (genvar i = 0; i < RdQDepth; i++) begin : gen_read_entry
     assign rq_v[i]     = rq_valid_all[i];
-    assign rq_bank[i]  = rq_bank_all[i*BankBits +: BankBits];
-    assign rq_row[i]   = rq_row_all[i*RowBits +: RowBits];
-    assign rq_blk[i]   = rq_blk_all[i*BlkBits +: BlkBits];
-    assign rq_need[i]  = rq_need_all[i*2 +: 2];
     assign rq_tag[i]   = rq_tag_all[i*TagBits +: TagBits];
-    assign rq_dep[i]   = rq_dep_all[i];
     assign rq_age[i]   = rq_age_all[i*AgeBits +: AgeBits];
   end
-
-  logic [WrQDepth-1:0]          wq_valid_all, wq_dep_all;
-  logic [WrQDepth*BankBits-1:0] wq_bank_all;
-  logic [WrQDepth*RowBits-1:0]  wq_row_all;
-  logic [WrQDepth*BlkBits-1:0]  wq_blk_all;
-  logic [WrQDepth*2-1:0]        wq_need_all;
-  logic [WrQDepth*SlotBits-1:0] wq_slot_all;
-  logic [WrQDepth*AgeBits-1:0]  wq_age_all;
 
   tpu_hbm_req_queue #(
     .Depth(WrQDepth), .BankBits(BankBits), .RowBits(RowBits), .BlkBits(BlkBits),
@@ -591,9 +334,7 @@ module tpu_hbm_pc_ctrl #(
     assign wq_bank[i]  = wq_bank_all[i*BankBits +: BankBits];
     assign wq_row[i]   = wq_row_all[i*RowBits +: RowBits];
     assign wq_blk[i]   = wq_blk_all[i*BlkBits +: BlkBits];
-    assign wq_need[i]  = wq_need_all[i*2 +: 2];
     assign wq_slot[i]  = wq_slot_all[i*SlotBits +: SlotBits];
-    assign wq_dep[i]   = wq_dep_all[i];
     assign wq_age[i]   = wq_age_all[i*AgeBits +: AgeBits];
   end
 
@@ -623,198 +364,29 @@ module tpu_hbm_pc_ctrl #(
   end
 
   // ----------------------------------------------------------------------------------------------
-  // Bank state and timing counters: each counter holds the cycles still to wait before a command
-  // of its kind; it counts down to 0 and a command raises it to the wait that command imposes.
+  // The banks: state and timing counters; refresh
   // ----------------------------------------------------------------------------------------------
-  function automatic logic [CntW-1:0] dec(logic [CntW-1:0] c);
-    dec = (c == '0) ? c : c - 1'b1;
-  endfunction
+  tpu_hbm_bank_timers #(
+    .RowBits(RowBits), .BgBits(BgBits), .BaBits(BaBits), .CntW(CntW), .Preset(Preset),
+    `TPU_HBM_TIMING_PASS
+  ) u_banks (
+    .clk_i, .rst_ni,
+    .row_fire_i(row_fire), .row_cmd_i(row_cmd_o), .row_bank_i(row_bank_o), .row_row_i(row_row_o),
+    .col_fire_i(col_fire), .col_write_i(wr_mode_q), .col_auto_i(col_auto),
+    .col_bank_i(col_bank_o), .act_block_i(act_block), .col_block_i(col_block),
+    .ref_bank_i(ref_bank), .open_o(bank_open), .open_row_o(bank_row_all), .act_ok_o(act_ok),
+    .rd_ok_o(rd_ok), .wr_ok_o(wr_ok), .pre_ok_o(pre_t_ok), .pre_all_ok_o(pre_all_ok),
+    .ref_ab_ok_o(ref_ab_ok), .ref_pb_ok_o(ref_pb_ok)
+  );
 
-  // The wait before an ACT after an auto-precharge: the precharge starts once `after` cycles and
-  // the bank's pending precharge wait (nRAS) have passed, then nRP.
-  function automatic logic [CntW-1:0] auto_pre_act(logic [CntW-1:0] pre_wait, int unsigned after);
-    auto_pre_act = CntW'(((32'(pre_wait) > after) ? 32'(pre_wait) : after) + TRp - 1);
-  endfunction
-
-  logic [Banks-1:0]  open_d;
-  logic [CntW-1:0]   c_act_d[Banks], c_rd_d[Banks], c_wr_d[Banks], c_pre_d[Banks];
-  logic [CntW-1:0]   c_act_bg_d[Groups], c_col_bg_d[Groups], c_rdw_bg_d[Groups];
-  logic [CntW-1:0]   c_faw_d[4];
-  logic [CntW-1:0]   c_act_any_d, c_col_any_d, c_rdw_any_d, c_wrr_any_d, c_ref_d;
-  logic [BgBits-1:0] row_group, col_group;
-  logic              faw_loaded;
-
-  always_comb begin
-    row_group = row_bank_o[BankBits-1:BaBits];
-    col_group = col_bank_o[BankBits-1:BaBits];
-    for (int unsigned b = 0; b < Banks; b++) begin
-      c_act_d[b] = dec(c_act_q[b]);
-      c_rd_d[b]  = dec(c_rd_q[b]);
-      c_wr_d[b]  = dec(c_wr_q[b]);
-      c_pre_d[b] = dec(c_pre_q[b]);
-    end
-    for (int unsigned g = 0; g < Groups; g++) begin
-      c_act_bg_d[g] = dec(c_act_bg_q[g]);
-      c_col_bg_d[g] = dec(c_col_bg_q[g]);
-      c_rdw_bg_d[g] = dec(c_rdw_bg_q[g]);
-    end
-    for (int unsigned k = 0; k < 4; k++) c_faw_d[k] = dec(c_faw_q[k]);
-    c_act_any_d = dec(c_act_any_q);
-    c_col_any_d = dec(c_col_any_q);
-    c_rdw_any_d = dec(c_rdw_any_q);
-    c_wrr_any_d = dec(c_wrr_any_q);
-    c_ref_d     = dec(c_ref_q);
-    open_d      = open_q;
-    faw_loaded  = 1'b0;
-
-    if (row_fire) begin
-      unique case (row_cmd_o)
-        tpu_pkg::HbmAct: begin
-          open_d[row_bank_o]    = 1'b1;
-          c_act_d[row_bank_o]   = cmax(c_act_d[row_bank_o], CntW'(TRc - 1));
-          c_rd_d[row_bank_o]    = cmax(c_rd_d[row_bank_o], CntW'(TRcdRd - 1));
-          c_wr_d[row_bank_o]    = cmax(c_wr_d[row_bank_o], CntW'(TRcdWr - 1));
-          c_pre_d[row_bank_o]   = cmax(c_pre_d[row_bank_o], CntW'(TRas - 1));
-          c_act_any_d           = cmax(c_act_any_d, CntW'(TRrdS - 1));
-          c_act_bg_d[row_group] = cmax(c_act_bg_d[row_group], CntW'(TRrdL - 1));
-          for (int unsigned k = 0; k < 4; k++) begin
-            if (!faw_loaded && c_faw_q[k] == '0) begin
-              c_faw_d[k] = CntW'(TFaw - 1);
-              faw_loaded = 1'b1;
-            end
-          end
-        end
-        tpu_pkg::HbmPre: begin
-          open_d[row_bank_o]  = 1'b0;
-          c_act_d[row_bank_o] = cmax(c_act_d[row_bank_o], CntW'(TRp - 1));
-        end
-        tpu_pkg::HbmPreA: begin
-          open_d = '0;
-          for (int unsigned b = 0; b < Banks; b++) c_act_d[b] = cmax(c_act_d[b], CntW'(TRp - 1));
-        end
-        tpu_pkg::HbmRefAb: begin
-          for (int unsigned b = 0; b < Banks; b++) c_act_d[b] = cmax(c_act_d[b], CntW'(TRfc - 1));
-          c_ref_d = cmax(c_ref_d, CntW'(TRfc - 1));
-        end
-        tpu_pkg::HbmRefPb: begin
-          for (int unsigned b = 0; b < Banks; b++) begin
-            c_act_d[b] = cmax(c_act_d[b],
-                              CntW'((BankBits'(b) == row_bank_o) ? TRfcSb - 1 : TRrefd - 1));
-          end
-          c_ref_d = cmax(c_ref_d, CntW'(TRrefd - 1));
-        end
-        /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // row commands are 0..4
-      endcase
-    end
-
-    if (col_fire) begin
-      c_col_any_d           = cmax(c_col_any_d, CntW'(TCcdS - 1));
-      c_col_bg_d[col_group] = cmax(c_col_bg_d[col_group], CntW'(TCcdL - 1));
-      if (!wr_mode_q) begin
-        c_pre_d[col_bank_o] = cmax(c_pre_d[col_bank_o], CntW'(TRtp - 1));
-        c_wrr_any_d         = cmax(c_wrr_any_d, CntW'(TRtw - 1));
-        if (col_auto) begin
-          open_d[col_bank_o]  = 1'b0;
-          c_act_d[col_bank_o] = cmax(c_act_d[col_bank_o], auto_pre_act(c_pre_q[col_bank_o], TRtp));
-        end
-      end else begin
-        c_pre_d[col_bank_o]   = cmax(c_pre_d[col_bank_o], CntW'(TCwl + TBl + TWr - 1));
-        c_rdw_any_d           = cmax(c_rdw_any_d, CntW'(TCwl + TBl + TWtrS - 1));
-        c_rdw_bg_d[col_group] = cmax(c_rdw_bg_d[col_group], CntW'(TCwl + TBl + TWtrL - 1));
-        if (col_auto) begin
-          open_d[col_bank_o]  = 1'b0;
-          c_act_d[col_bank_o] = cmax(c_act_d[col_bank_o],
-                                     auto_pre_act(c_pre_q[col_bank_o], TCwl + TBl + TWr));
-        end
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      open_q      <= '0;
-      c_act_any_q <= '0;
-      c_col_any_q <= '0;
-      c_rdw_any_q <= '0;
-      c_wrr_any_q <= '0;
-      c_ref_q     <= '0;
-      for (int unsigned b = 0; b < Banks; b++) begin
-        open_row_q[b] <= '0;
-        c_act_q[b]    <= '0;
-        c_rd_q[b]     <= '0;
-        c_wr_q[b]     <= '0;
-        c_pre_q[b]    <= '0;
-      end
-      for (int unsigned g = 0; g < Groups; g++) begin
-        c_act_bg_q[g] <= '0;
-        c_col_bg_q[g] <= '0;
-        c_rdw_bg_q[g] <= '0;
-      end
-      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= '0;
-    end else begin
-      open_q      <= open_d;
-      c_act_any_q <= c_act_any_d;
-      c_col_any_q <= c_col_any_d;
-      c_rdw_any_q <= c_rdw_any_d;
-      c_wrr_any_q <= c_wrr_any_d;
-      c_ref_q     <= c_ref_d;
-      if (row_fire && row_cmd_o == tpu_pkg::HbmAct) open_row_q[row_bank_o] <= row_row_o;
-      for (int unsigned b = 0; b < Banks; b++) begin
-        c_act_q[b] <= c_act_d[b];
-        c_rd_q[b]  <= c_rd_d[b];
-        c_wr_q[b]  <= c_wr_d[b];
-        c_pre_q[b] <= c_pre_d[b];
-      end
-      for (int unsigned g = 0; g < Groups; g++) begin
-        c_act_bg_q[g] <= c_act_bg_d[g];
-        c_col_bg_q[g] <= c_col_bg_d[g];
-        c_rdw_bg_q[g] <= c_rdw_bg_d[g];
-      end
-      for (int unsigned k = 0; k < 4; k++) c_faw_q[k] <= c_faw_d[k];
-    end
-  end
-
-  // ----------------------------------------------------------------------------------------------
-  // Refresh debt: +1 per refresh due (every nREFI, or 16 per nREFI), -1 per refresh; the mode
-  // and the starvation turn
-  // ----------------------------------------------------------------------------------------------
-  logic                ref_done, ref_tick, starve_turn_d;
-  logic [RefIntW-1:0]  ref_acc, ref_tick_d;
-  logic [3:0]          ref_debt_d;
-  logic [BankBits-1:0] ref_bank_d;
-  logic [4:0]          rq_empty_cnt_d;
-
-  always_comb begin
-    ref_done   = row_fire && (row_cmd_o == tpu_pkg::HbmRefAb || row_cmd_o == tpu_pkg::HbmRefPb);
-    ref_acc    = ref_tick_q + RefIntW'(RefAdd);
-    ref_tick   = ref_acc >= RefIntW'(TRefi);
-    ref_tick_d = ref_tick ? ref_acc - RefIntW'(TRefi) : ref_acc;
-    ref_debt_d = ref_debt_q + (ref_tick ? 4'd1 : 4'd0) - (ref_done ? 4'd1 : 4'd0);
-    ref_bank_d = ref_done ? ref_bank_q + 1'b1 : ref_bank_q;
-    rq_empty_cnt_d = (rq_cnt != '0) ? 5'd0 : (rd_idle ? rq_empty_cnt_q : rq_empty_cnt_q + 5'd1);
-    starve_turn_d  = starve_turn_q;
-    if (!rq_starved && !wq_starved) starve_turn_d = 1'b0;  // a fresh contest starts with reads
-    if (rq_rm_v && rq_rm == '0 && rq_starved) starve_turn_d = 1'b1;
-    if (wq_rm_v && wq_rm == '0 && wq_starved) starve_turn_d = 1'b0;
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ref_tick_q     <= '0;
-      ref_debt_q     <= '0;
-      ref_bank_q     <= '0;
-      wr_mode_q      <= 1'b0;
-      starve_turn_q  <= 1'b0;
-      rq_empty_cnt_q <= '0;
-    end else begin
-      ref_tick_q     <= ref_tick_d;
-      ref_debt_q     <= ref_debt_d;
-      ref_bank_q     <= ref_bank_d;
-      wr_mode_q      <= wr_mode_d;
-      starve_turn_q  <= starve_turn_d;
-      rq_empty_cnt_q <= rq_empty_cnt_d;
-    end
-  end
+  tpu_hbm_refresh #(
+    .BgBits(BgBits), .BaBits(BaBits), .PerBankRefresh(PerBankRefresh), .RefUrgent(RefUrgent),
+    .TRefi(TRefi)
+  ) u_refresh (
+    .clk_i, .rst_ni, .row_fire_i(row_fire), .row_cmd_i(row_cmd_o),
+    .idle_i(rq_cnt == '0 && wq_cnt == '0), .want_o(ref_want), .urgent_o(ref_urgent),
+    .bank_o(ref_bank), .act_block_o(act_block), .col_block_o(col_block), .debt_o(ref_debt)
+  );
 
   // ----------------------------------------------------------------------------------------------
   // Data: write bursts at WL, read bursts at RL
@@ -859,7 +431,7 @@ module tpu_hbm_pc_ctrl #(
 
   assign rq_count_o = rq_cnt;
   assign wq_count_o = wq_cnt;
-  assign ref_debt_o = ref_debt_q;
+  assign ref_debt_o = ref_debt;
   assign wr_mode_o  = wr_mode_q;
 
   // ----------------------------------------------------------------------------------------------
@@ -871,9 +443,6 @@ module tpu_hbm_pc_ctrl #(
                                       rdata_valid_i == rdata_valid_o)
     else $error("tpu_hbm_pc_ctrl: read data %s at RL",
                 rdata_valid_i ? "without a read" : "missing");
-  // Refresh debt never reaches the spec's bound.
-  a_refresh_debt: assert property (@(posedge clk_i) disable iff (!rst_ni) ref_debt_q < 4'd8)
-    else $error("tpu_hbm_pc_ctrl: refresh debt %0d", ref_debt_q);
   // Requests hold while waiting.
   a_read_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                 rd_valid_i && !rd_ready_o |=> rd_valid_i && $stable(rd_req_i))
@@ -915,7 +484,7 @@ module tpu_hbm_pc_ctrl #(
                 rq_starve_cnt >= StarveLimit ? "read" : "write", AgeCap,
                 rq_starve_cnt > wq_starve_cnt ? rq_starve_cnt : wq_starve_cnt,
                 wr_mode_q ? "write" : "read", rq_cnt, wq_cnt, rq_age[0], wq_age[0],
-                ref_debt_q);
+                ref_debt);
   logic head_too_old;  // (Verilator 5.006 cannot take unpacked-array selects in an assertion)
   assign head_too_old = (rq_v[0] && rq_age[0] == AgeBits'(AgeMax)) ||
                         (wq_v[0] && wq_age[0] == AgeBits'(AgeMax));

@@ -37,101 +37,26 @@ package tpu_hbm_pkg;
   localparam int unsigned TimingRrefd  = 21;  // nRREFD
   localparam int unsigned NumTimings   = 22;
 
-  // Preset 2000: 2.0 Gb/s.
-  function automatic int unsigned timing_2000(input int unsigned field);
-    case (field)
-      TimingCl:     timing_2000 = 14;
-      TimingCwl:    timing_2000 = 5;
-      TimingBl:     timing_2000 = 2;
-      TimingRcdRd:  timing_2000 = 14;
-      TimingRcdWr:  timing_2000 = 12;
-      TimingRp:     timing_2000 = 14;
-      TimingRas:    timing_2000 = 34;
-      TimingRc:     timing_2000 = 48;
-      TimingCcdS:   timing_2000 = 2;
-      TimingCcdL:   timing_2000 = 4;
-      TimingRrdS:   timing_2000 = 4;
-      TimingRrdL:   timing_2000 = 4;
-      TimingFaw:    timing_2000 = 15;
-      TimingWr:     timing_2000 = 16;
-      TimingRtp:    timing_2000 = 5;
-      TimingWtrS:   timing_2000 = 6;
-      TimingWtrL:   timing_2000 = 8;
-      TimingRfc:    timing_2000 = 350;
-      TimingRfcSb:  timing_2000 = 160;
-      TimingRefi:   timing_2000 = 3900;
-      TimingRefiSb: timing_2000 = 243;
-      TimingRrefd:  timing_2000 = 8;
-      default:      timing_2000 = 0;
-    endcase
-  endfunction
-
-  // Preset 2400: 2.4 Gb/s.
-  function automatic int unsigned timing_2400(input int unsigned field);
-    case (field)
-      TimingCl:     timing_2400 = 17;
-      TimingCwl:    timing_2400 = 6;
-      TimingBl:     timing_2400 = 2;
-      TimingRcdRd:  timing_2400 = 17;
-      TimingRcdWr:  timing_2400 = 14;
-      TimingRp:     timing_2400 = 17;
-      TimingRas:    timing_2400 = 40;
-      TimingRc:     timing_2400 = 57;
-      TimingCcdS:   timing_2400 = 2;
-      TimingCcdL:   timing_2400 = 4;
-      TimingRrdS:   timing_2400 = 5;
-      TimingRrdL:   timing_2400 = 5;
-      TimingFaw:    timing_2400 = 19;
-      TimingWr:     timing_2400 = 19;
-      TimingRtp:    timing_2400 = 6;
-      TimingWtrS:   timing_2400 = 8;
-      TimingWtrL:   timing_2400 = 10;
-      TimingRfc:    timing_2400 = 421;
-      TimingRfcSb:  timing_2400 = 193;
-      TimingRefi:   timing_2400 = 4682;
-      TimingRefiSb: timing_2400 = 292;
-      TimingRrefd:  timing_2400 = 10;
-      default:      timing_2400 = 0;
-    endcase
-  endfunction
-
-  // Preset test: checker-test timing.
-  function automatic int unsigned timing_test(input int unsigned field);
-    case (field)
-      TimingCl:     timing_test = 14;
-      TimingCwl:    timing_test = 5;
-      TimingBl:     timing_test = 2;
-      TimingRcdRd:  timing_test = 14;
-      TimingRcdWr:  timing_test = 12;
-      TimingRp:     timing_test = 14;
-      TimingRas:    timing_test = 34;
-      TimingRc:     timing_test = 52;
-      TimingCcdS:   timing_test = 2;
-      TimingCcdL:   timing_test = 4;
-      TimingRrdS:   timing_test = 4;
-      TimingRrdL:   timing_test = 6;
-      TimingFaw:    timing_test = 24;
-      TimingWr:     timing_test = 16;
-      TimingRtp:    timing_test = 5;
-      TimingWtrS:   timing_test = 6;
-      TimingWtrL:   timing_test = 8;
-      TimingRfc:    timing_test = 350;
-      TimingRfcSb:  timing_test = 160;
-      TimingRefi:   timing_test = 3900;
-      TimingRefiSb: timing_test = 243;
-      TimingRrefd:  timing_test = 8;
-      default:      timing_test = 0;
-    endcase
-  endfunction
+  // The presets' values, 16 bits each: preset p's field f at [(p * NumTimings + f) * 16 +: 16]
+  // (a concatenation lists the last preset's last field first).
+  localparam logic [NumPresets*NumTimings*16-1:0] TimingTable = {
+    // test: checker-test timing, Rrefd down to Cl
+    16'd8, 16'd243, 16'd3900, 16'd160, 16'd350, 16'd8, 16'd6, 16'd5, 16'd16, 16'd24, 16'd6, 16'd4,
+    16'd4, 16'd2, 16'd52, 16'd34, 16'd14, 16'd12, 16'd14, 16'd2, 16'd5, 16'd14,
+    // 2400: 2.4 Gb/s, Rrefd down to Cl
+    16'd10, 16'd292, 16'd4682, 16'd193, 16'd421, 16'd10, 16'd8, 16'd6, 16'd19, 16'd19, 16'd5,
+    16'd5, 16'd4, 16'd2, 16'd57, 16'd40, 16'd17, 16'd14, 16'd17, 16'd2, 16'd6, 16'd17,
+    // 2000: 2.0 Gb/s, Rrefd down to Cl
+    16'd8, 16'd243, 16'd3900, 16'd160, 16'd350, 16'd8, 16'd6, 16'd5, 16'd16, 16'd15, 16'd4, 16'd4,
+    16'd4, 16'd2, 16'd48, 16'd34, 16'd14, 16'd12, 16'd14, 16'd2, 16'd5, 16'd14
+  };
 
   // Value `field` of preset `preset` (an unknown preset: the first one's; an unknown
   // field: 0).
   function automatic int unsigned timing(input int unsigned preset, input int unsigned field);
-    case (preset)
-      Preset2400: timing = timing_2400(field);
-      PresetTest: timing = timing_test(field);
-      default: timing = timing_2000(field);
-    endcase
+    int unsigned p;
+    p = (preset < NumPresets) ? preset : 0;
+    timing = (field < NumTimings) ? 32'(TimingTable[(p * NumTimings + field) * 16 +: 16]) : 0;
   endfunction
 
 endpackage
