@@ -214,6 +214,25 @@ std::string NotChecked(bool check) {
                : "done (not checked: --no-check)";
 }
 
+// The table of the passes after a run: jobs, MACs, cycles, MACs per cycle and utilisation of the
+// forward, backward and evaluation passes, and the host's time for the update.
+void PrintPasses(const TrainRunner& runner, const Config& cfg, bool timed, double host_seconds) {
+  static const char* const kPass[] = {"forward", "backward", "evaluation"};
+  fmt::print("\n{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", "pass", "jobs", "MACs", "cycles",
+             "MACs/cycle", "util");
+  for (int p = 0; p < TrainRunner::kPasses; ++p) {
+    const NetStepStats& s = runner.pass(p);
+    const double mpc = s.perf.cycles ? double(s.perf.macs) / double(s.perf.cycles) : 0.0;
+    fmt::print("{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", kPass[p], s.jobs, Num(s.perf.macs),
+               timed ? Num(s.perf.cycles) : "-", timed ? fmt::format("{:.1f}", mpc) : "-",
+               timed ? fmt::format("{:.1f}%", 100.0 * mpc / cfg.PeakMacsPerCycle()) : "-");
+  }
+  fmt::print(
+      "{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}  ({:.2f} s on the host: loss, masks, "
+      "bias gradients, SGD)\n",
+      "update", "-", "-", "0", "-", "-", host_seconds);
+}
+
 int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, JobPool& pool, bool check,
              bool quiet, const std::string& backend) {
   const num::Mode mode = cfg.machine.mode;
@@ -305,22 +324,7 @@ int RunTrain(const TrainOptions& o, const Config& cfg, TrainJob& j, JobPool& poo
     failure = e.what();
     fmt::print(stderr, "tpusim: error: {}\n", failure);
   }
-  static const char* const kPass[] = {"forward", "backward", "evaluation"};
-  if (!quiet && !json_out) {
-    fmt::print("\n{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", "pass", "jobs", "MACs", "cycles",
-               "MACs/cycle", "util");
-    for (int p = 0; p < TrainRunner::kPasses; ++p) {
-      const NetStepStats& s = runner.pass(p);
-      const double mpc = s.perf.cycles ? double(s.perf.macs) / double(s.perf.cycles) : 0.0;
-      fmt::print("{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}\n", kPass[p], s.jobs, Num(s.perf.macs),
-                 timed ? Num(s.perf.cycles) : "-", timed ? fmt::format("{:.1f}", mpc) : "-",
-                 timed ? fmt::format("{:.1f}%", 100.0 * mpc / cfg.PeakMacsPerCycle()) : "-");
-    }
-    fmt::print(
-        "{:<11} {:>6} {:>15} {:>13} {:>11} {:>8}  ({:.2f} s on the host: loss, masks, "
-        "bias gradients, SGD)\n",
-        "update", "-", "-", "0", "-", "-", host_seconds);
-  }
+  if (!quiet && !json_out) PrintPasses(runner, cfg, timed, host_seconds);
   if (pass && !quiet && !json_out) {
     const NetStepStats t = Sum({runner.pass(0), runner.pass(1), runner.pass(2)});
     if (check && timed) {
