@@ -1051,6 +1051,66 @@ uint32_t RandFp32(tb::Rng& rng) {
   }
 }
 
+// Where RunGemmCase puts a case in HBM: A by K-tiles (row m of tile kt = A[m][k0 .. k0+kv-1]),
+// B by (kt, nt) tiles, C0 and the output by N-tiles, the bias by N-tiles of one row; every row
+// 32-byte aligned (pa, pb, pc, po: the row pitches of A, B, C0 and the output).
+struct GemmLayout {
+  uint64_t pa, pb, pc, po;
+  uint64_t base_a, base_b, base_c0, base_bias, base_o, base_prog;
+};
+
+GemmLayout LayOut(const GemmCase& gc) {
+  const int M = gc.s.m, K = gc.s.k, N = gc.s.n, R = gc.cfg.r, C = gc.cfg.c;
+  const int KT = (K + R - 1) / R, NT = (N + C - 1) / C;
+  GemmLayout l;
+  l.pa = Round32(R * 2);
+  l.pb = Round32(C * 2);
+  l.pc = Round32(C * 4);
+  l.po = Round32(uint64_t(C) * (gc.bf16 ? 2 : 4));
+  l.base_a = 0x100000;
+  l.base_b = l.base_a + Round32(KT * M * l.pa) + 0x1000;
+  l.base_c0 = l.base_b + Round32(uint64_t(KT) * NT * R * l.pb) + 0x1000;
+  l.base_bias = l.base_c0 + uint64_t(NT) * M * l.pc + 0x1000;
+  l.base_o = l.base_bias + NT * l.pc + 0x1000;
+  l.base_prog = l.base_o + uint64_t(NT) * M * l.po + 0x1000;
+  return l;
+}
+
+struct GemmOperands {
+  const std::vector<uint16_t>& a;     // M x K bf16
+  const std::vector<uint16_t>& b;     // K x N bf16
+  const std::vector<uint32_t>& c0;    // M x N fp32 (Init::kC0)
+  const std::vector<uint32_t>& bias;  // N fp32 (the bias inits), else empty
+};
+
+// Writes a case's operands into HBM at `l`.
+void WriteOperands(Machine& mach, const GemmCase& gc, const GemmLayout& l, const GemmOperands& d) {
+  const int M = gc.s.m, K = gc.s.k, N = gc.s.n, R = gc.cfg.r, C = gc.cfg.c;
+  const int KT = (K + R - 1) / R, NT = (N + C - 1) / C;
+  for (int kt = 0; kt < KT; ++kt) {
+    const int k0 = kt * R, kv = std::min(R, K - k0);
+    for (int m = 0; m < M; ++m) {
+      mach.WriteHbm(l.base_a + (uint64_t(kt) * M + m) * l.pa, &d.a[size_t(m) * K + k0], kv * 2);
+    }
+    for (int nt = 0; nt < NT; ++nt) {
+      const int n0 = nt * C, nv = std::min(C, N - n0);
+      for (int k = 0; k < kv; ++k) {
+        mach.WriteHbm(l.base_b + ((uint64_t(kt) * NT + nt) * R + k) * l.pb,
+                      &d.b[size_t(k0 + k) * N + n0], nv * 2);
+      }
+    }
+  }
+  for (int nt = 0; nt < NT; ++nt) {
+    const int n0 = nt * C, nv = std::min(C, N - n0);
+    if (gc.init == Init::kC0) {
+      for (int m = 0; m < M; ++m) {
+        mach.WriteHbm(l.base_c0 + (uint64_t(nt) * M + m) * l.pc, &d.c0[size_t(m) * N + n0], nv * 4);
+      }
+    }
+    if (!d.bias.empty()) mach.WriteHbm(l.base_bias + nt * l.pc, &d.bias[size_t(n0)], nv * 4);
+  }
+}
+
 // Builds the program and data, runs them on the model and compares with tpu::gemm::Gemm.
 void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
   const auto& cfg = gc.cfg;
@@ -1078,38 +1138,10 @@ void RunGemmCase(const GemmCase& gc, tb::Rng& rng) {
   }
 
   Machine mach(cfg);
-  // HBM layout: A by K-tiles (row m of tile kt = A[m][k0 .. k0+kv-1]), B by (kt, nt) tiles, C0
-  // and the output by N-tiles, the bias by N-tiles of one row; every row 32-byte aligned.
+  const GemmLayout lay = LayOut(gc);
+  const auto [pa, pb, pc, po, base_a, base_b, base_c0, base_bias, base_o, base_prog] = lay;
+  WriteOperands(mach, gc, lay, {a, b, c0, bias});
   const int osize = gc.bf16 ? 2 : 4;
-  const uint64_t pa = Round32(R * 2), pb = Round32(C * 2), pc = Round32(C * 4),
-                 po = Round32(uint64_t(C) * osize);
-  const uint64_t base_a = 0x100000, base_b = base_a + Round32(KT * M * pa) + 0x1000;
-  const uint64_t base_c0 = base_b + Round32(uint64_t(KT) * NT * R * pb) + 0x1000;
-  const uint64_t base_bias = base_c0 + uint64_t(NT) * M * pc + 0x1000;
-  const uint64_t base_o = base_bias + NT * pc + 0x1000;
-  const uint64_t base_prog = base_o + uint64_t(NT) * M * po + 0x1000;
-  for (int kt = 0; kt < KT; ++kt) {
-    const int k0 = kt * R, kv = std::min(R, K - k0);
-    for (int m = 0; m < M; ++m) {
-      mach.WriteHbm(base_a + (uint64_t(kt) * M + m) * pa, &a[size_t(m) * K + k0], kv * 2);
-    }
-    for (int nt = 0; nt < NT; ++nt) {
-      const int n0 = nt * C, nv = std::min(C, N - n0);
-      for (int k = 0; k < kv; ++k) {
-        mach.WriteHbm(base_b + ((uint64_t(kt) * NT + nt) * R + k) * pb, &b[size_t(k0 + k) * N + n0],
-                      nv * 2);
-      }
-    }
-  }
-  for (int nt = 0; nt < NT; ++nt) {
-    const int n0 = nt * C, nv = std::min(C, N - n0);
-    if (gc.init == Init::kC0) {
-      for (int m = 0; m < M; ++m) {
-        mach.WriteHbm(base_c0 + (uint64_t(nt) * M + m) * pc, &c0[size_t(m) * N + n0], nv * 4);
-      }
-    }
-    if (!bias.empty()) mach.WriteHbm(base_bias + nt * pc, &bias[size_t(n0)], nv * 4);
-  }
 
   // The program (see the token scheme in the comments).
   std::vector<Instr> prog{isa::Header{}};
