@@ -139,15 +139,8 @@ TEST(MxuCmdLayoutTest, PacksFieldsMostSignificantFirst) {
   EXPECT_EQ(w.addr_w, 12);
   ASSERT_EQ(tb::ChannelWidth<tb::MxuCmd>(w), 13 + 5 + 5 + 12 + 1 + 1 + 12 + 1);
 
-  tb::MxuCmd c;
-  c.rows = 4096;
-  c.kv = 16;
-  c.nv = 3;
-  c.addr = 0xabc;
-  c.acc = 1;
-  c.bcast = 0;
-  c.src = 0x123;
-  c.load_w = 1;
+  // rows, kv, nv, addr, acc, bcast, src, load_w
+  tb::MxuCmd c{4096, 16, 3, 0xabc, 1, 0, 0x123, 1};
   uint64_t port = 0;
   tb::PackChannel(c, w, port);
   // load_w at bit 0, src above it, then bcast, acc, addr, nv, kv, rows at the top.

@@ -66,15 +66,9 @@ inline MxuCmd::Widths CmdWidths(const ArrayConfig& a) {
 // std::invalid_argument when a field does not fit (tpu/tb/channels.h).
 template <class V>
 void SetCommand(V& m, const ArrayConfig& a, const TileOp& op) {
-  MxuCmd c;
-  c.rows = static_cast<uint64_t>(op.rows);
-  c.kv = static_cast<uint64_t>(op.kv);
-  c.nv = static_cast<uint64_t>(op.nv);
-  c.addr = static_cast<uint64_t>(op.addr);
-  c.acc = op.acc;
-  c.bcast = op.bcast;
-  c.src = static_cast<uint64_t>(op.src);
-  c.load_w = op.load_w;
+  const auto u = [](int v) { return static_cast<uint64_t>(v); };  // a negative value: too wide
+  const MxuCmd c{u(op.rows), u(op.kv), u(op.nv),  u(op.addr),
+                 op.acc,     op.bcast, u(op.src), op.load_w};
   PackChannel(c, CmdWidths(a), m.cmd_i);
 }
 
