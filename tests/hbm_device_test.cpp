@@ -128,7 +128,9 @@ std::ostream& operator<<(std::ostream& os, const RuleCase& r) {
 
 const Timing kT = Timing::PresetTest();
 
-std::vector<RuleCase> RuleCases() {
+// The rules of a bank and of a pseudo-channel: activation, row cycle, column and precharge
+// spacing, PREA, auto-precharge.
+std::vector<RuleCase> BankRuleCases() {
   const Timing& T = kT;
   const int wend = T.cwl + T.bl;  // WR to end of write data
   std::vector<RuleCase> r = {
@@ -192,6 +194,14 @@ std::vector<RuleCase> RuleCases() {
        [=](Script& s, int d) { s.Act(0, 0).Wra(30, 0).Act(30 + wend + T.wr + T.rp + d, 0); }},
       {"AutoPre_WRA_REFpb", "nRP (auto-precharge)", Cmd::kRefPb, 0, T.rp, T.rp - 1,
        [=](Script& s, int d) { s.Act(0, 0).Wra(30, 0).RefPb(30 + wend + T.wr + T.rp + d, 0); }},
+  };
+  return r;
+}
+
+// Refresh (spacing and debt), the shared command buses, bank states and write data.
+std::vector<RuleCase> RefreshAndBusRuleCases() {
+  const Timing& T = kT;
+  std::vector<RuleCase> r = {
       // Refresh
       {"nRFC_ACT", "nRFC", Cmd::kAct, 0, T.rfc, T.rfc - 1,
        [=](Script& s, int d) { s.RefAb(0).Act(T.rfc + d, 0); }},
@@ -306,6 +316,12 @@ std::vector<RuleCase> RuleCases() {
       }};
   below_pb.until = T.refi + 2;
   for (auto* c : {&above, &below, &above_pb, &below_pb}) r.push_back(*c);
+  return r;
+}
+
+std::vector<RuleCase> RuleCases() {
+  std::vector<RuleCase> r = BankRuleCases();
+  for (auto& c : RefreshAndBusRuleCases()) r.push_back(std::move(c));
   return r;
 }
 
