@@ -1109,17 +1109,140 @@ TYPED_TEST_P(AccelTest, IllegalProgramsTokens) {
   this->RunCases(cases);
 }
 
+// Bytes written at the top of HBM for LegalEdgeCases (see there).
+constexpr uint64_t kTopBytes = 8192;
+
+// The instruction stream's edges (part of LegalEdgeCases): a newer minor version, bytes after END,
+// a full dispatcher, 255 pushes never popped, tokens in flight, the end state after many steps.
+inline void AddStreamEdgeCases(const MachineConfig& c, std::vector<Case>& cases) {
+  const int q = c.queue_depth;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto A = uint16_t(c.act_depth), Acc = uint16_t(c.acc_depth);
+  const Instr ld_act = Ld(isa::kBufAct, 0, 1, R);             // act row 0
+  const Instr ld_wgt = Ld(isa::kBufWgt, 0, R, C, kPushNext);  // weight rows 0 .. R-1, token
+  auto add = [&](std::string name, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), ErrorCode::kOk, std::move(prog)});
+  };
+  // A newer minor version; bytes after END are not fetched; a token left at END.
+  {
+    auto p = Program(
+        c, {ld_act, ld_wgt, G(1, R, C, true, kPopPrev), G(1, R, C, false, kPushNext, 0, 0, 1),
+            G(1, R, C, false, kPushNext), St(0, 2, C, kPopPrev)});
+    p[0][10] = 7;                            // minor version 7
+    p.push_back(With(isa::End{}, 0, 0xEE));  // junk after END, inside the length
+    p[0][16] += 1;
+    add("minor 7, junk after END, a token left", p);
+  }
+  // QueueDepth GEMMs waiting for the LOADs that follow them: the dispatcher fits them all. (The
+  // tokens order each LOAD before its GEMM against program order, so what the GEMMs compute is
+  // undefined: nothing is stored.)
+  {
+    std::vector<Instr> b;
+    const int n = std::min(q, int(Acc));
+    for (int i = 0; i < n; ++i) {
+      b.push_back(G(1, R, C, true, kPopPrev, 0, 0, uint16_t(i)));
+    }
+    for (int i = 0; i < n; ++i) {
+      b.push_back(ld_act);
+      b.push_back(ld_wgt);
+    }
+    add(fmt::format("{} GEMMs before their LOADs (QueueDepth {})", n, q), Program(c, b));
+  }
+  // 255 pushes never popped.
+  add("255 tokens left", Program(c, std::vector<Instr>(255, Ld(isa::kBufAct, 0, 1, 1, kPushNext))));
+  // 300 steps paced by a token back every 100 GEMMs: never more than 100 tokens in flight.
+  {
+    std::vector<Instr> b;
+    for (int i = 0; i < 300; ++i) {
+      b.push_back(Ld(isa::kBufAct, 0, 1, R, D(false, i >= 100 && i % 100 == 0, false, false)));
+      b.push_back(ld_wgt);
+      b.push_back(G(1, R, C, true, D(true, false, i % 100 == 99 && i < 200, i == 299), 0, 0,
+                    uint16_t(i % Acc), i >= Acc));
+    }
+    b.push_back(St(0, uint16_t(std::min<int>(Acc, 8)), C, kPopPrev));
+    add("300 steps paced by tokens", Program(c, b));
+  }
+  // Hundreds of instructions of each kind with tokens through all four queues, some left in each
+  // at the end (load->compute 3, compute->load 1, compute->store 2, store->compute 2): the end
+  // state (register TOKENS, the counters of each module) must be the golden model's. Step i:
+  // the weights, activation row i (after GEMM i-1's token), GEMM i (after LOAD i, and after
+  // STORE i-2 frees its accumulators), STORE i. Then three LOADs into a row no GEMM reads and two
+  // GEMMs into an accumulator row no STORE reads, whose tokens nobody takes.
+  if (A >= 2 && Acc >= 3) {
+    const int n = 150;
+    const auto act_rows = uint16_t(A - 1), acc_rows = uint16_t(Acc - 1);
+    std::vector<Instr> b;
+    for (int i = 0; i < n; ++i) {
+      b.push_back(Ld(isa::kBufWgt, 0, R, C));
+      b.push_back(Ld(isa::kBufAct, uint16_t(i % act_rows), 1, R, D(false, i >= 1, false, true),
+                     kDataAddr + uint64_t(i % 16) * 64));
+      b.push_back(G(1, R, C, true, D(true, i >= 2, true, true), uint16_t(i % act_rows), 0,
+                    uint16_t(i % acc_rows)));
+      b.push_back(St(uint16_t(i % acc_rows), 1, C, D(true, false, true, false),
+                     kOutAddr + uint64_t(i % 64) * 64));
+    }
+    for (int i = 0; i < 3; ++i) b.push_back(Ld(isa::kBufAct, act_rows, 1, R, kPushNext));
+    for (int i = 0; i < 2; ++i) b.push_back(G(1, R, C, false, kPushNext, 0, 0, acc_rows));
+    add(fmt::format("{} steps of each kind, tokens left in every queue", n), Program(c, b));
+  }
+}
+
+// Transposing LOADs (version 1.3; part of LegalEdgeCases). Into both buffers with fewer rows than
+// the buffer's width (the rest of each written row +0, over rows holding other data first), the
+// activation tile at the end of its buffer, a plain LOAD overwriting a row of a transposed tile
+// right after it (the buffers' writes stay in program order), and tiles back to back (both of the
+// transposer's tiles busy, a plain LOAD waiting behind them), each GEMM reading them.
+inline void AddTransposeEdgeCases(const MachineConfig& c, std::vector<Case>& cases) {
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
+  const uint64_t top = c.hbm_bytes;
+  auto add = [&](std::string name, std::vector<Bytes> prog) {
+    cases.push_back({std::move(name), ErrorCode::kOk, std::move(prog)});
+  };
+  const auto S = std::max(R, C);
+  auto stride = [](int elems) { return RowBytes(elems, 2); };
+  const int fit = int(kOutBytes / std::max(64u, RowBytes(C, 4)));  // stored rows
+  const auto m = uint16_t(std::min<int>({S, A, Acc, fit}));  // GEMM rows = the act LOAD's elems
+  const auto ar = uint16_t(std::max(1, R - 1)), wr = uint16_t(std::max(1, C - 1));
+  const uint16_t adst = uint16_t(A - m);
+  const auto kv = uint16_t(std::min<int>(R, W));
+  std::vector<Instr> b = {Ld(isa::kBufAct, adst, m, R, {}, top - kTopBytes, 0),  // other data first
+                          Ld(isa::kBufWgt, 0, kv, C, {}, top - kTopBytes, 0),
+                          Tr(Ld(isa::kBufAct, adst, ar, m, {}, kDataAddr, stride(m))),
+                          Tr(Ld(isa::kBufWgt, 0, wr, kv, kPushNext, kDataAddr + 4096, stride(kv))),
+                          G(m, kv, C, true, D(true, false, false, true), adst),
+                          St(0, m, C, kPopPrev, kOutAddr)};
+  add("transposing LOADs into both buffers", Program(c, b));
+  if (m > 1) {
+    b[3] = Tr(Ld(isa::kBufWgt, 0, wr, kv, {}, kDataAddr + 4096, stride(kv)));
+    b.insert(b.begin() + 4,
+             Ld(isa::kBufAct, uint16_t(adst + 1), 1, R, kPushNext, kDataAddr + 8192, 0));
+    add("a plain LOAD right after a transposing one", Program(c, b));
+  }
+  // Four transposing LOADs back to back into consecutive tiles of e rows, then a plain one
+  // over the second tile's first row; one GEMM over the 4e rows.
+  const auto e = uint16_t(std::max(1, std::min<int>({S, A / 4, Acc / 4, fit / 4})));
+  std::vector<Instr> q;
+  for (int t = 0; t < 4; ++t) {
+    q.push_back(Tr(Ld(isa::kBufAct, uint16_t(t * e), uint16_t(std::max(1, R - t / 2)), e, {},
+                      kDataAddr + 1024 * uint64_t(t), stride(e))));
+  }
+  q.push_back(Ld(isa::kBufAct, e, 1, R, {}, kDataAddr + 8192, 0));
+  q.push_back(Ld(isa::kBufWgt, 0, kv, C, kPushNext, kDataAddr + 12288, 32));
+  q.push_back(G(uint16_t(4 * e), kv, C, true, D(true, false, false, true)));
+  q.push_back(St(0, uint16_t(4 * e), C, kPopPrev, kOutAddr));
+  add("transposing LOADs back to back", Program(c, q));
+}
+
 // Legal programs at the edges of the rules (LegalEdgePrograms), with the data their LOADs read:
 // `data` at kDataAddr and `topdata` at the top of HBM (top - kTopBytes). Each program writes every
 // buffer row it reads (buffers are not assumed to survive between programs), ordered by tokens;
 // rewriting a row with the same bytes is the only race.
-constexpr uint64_t kTopBytes = 8192;
 struct EdgeCases {
   std::vector<Case> cases;
   std::vector<uint8_t> data, topdata;
 };
 inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
-  const int q = c.queue_depth;
   const auto R = uint16_t(c.r), C = uint16_t(c.c);
   const auto A = uint16_t(c.act_depth), W = uint16_t(c.wgt_depth), Acc = uint16_t(c.acc_depth);
   const uint64_t top = c.hbm_bytes;
@@ -1245,109 +1368,8 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
                     Ld(isa::kBufAcc, uint16_t(Acc - 1), 1, C, {}, kDataAddr + 2048, 0), g3,
                     St(0, rows, C, kPopPrev)}));
   }
-  // Transposing LOADs (version 1.3). Into both buffers with fewer rows than the buffer's width
-  // (the rest of each written row +0, over rows holding other data first), the activation
-  // tile at the end of its buffer, a plain LOAD overwriting a row of a transposed tile right
-  // after it (the buffers' writes stay in program order), and tiles back to back (both of the
-  // transposer's tiles busy, a plain LOAD waiting behind them), each GEMM reading them.
-  {
-    const auto S = std::max(R, C);
-    auto stride = [](int elems) { return RowBytes(elems, 2); };
-    const int fit = int(kOutBytes / std::max(64u, RowBytes(C, 4)));  // stored rows
-    const auto m = uint16_t(std::min<int>({S, A, Acc, fit}));  // GEMM rows = the act LOAD's elems
-    const auto ar = uint16_t(std::max(1, R - 1)), wr = uint16_t(std::max(1, C - 1));
-    const uint16_t adst = uint16_t(A - m);
-    const auto kv = uint16_t(std::min<int>(R, W));
-    std::vector<Instr> b = {
-        Ld(isa::kBufAct, adst, m, R, {}, top - kTopBytes, 0),  // other data first
-        Ld(isa::kBufWgt, 0, kv, C, {}, top - kTopBytes, 0),
-        Tr(Ld(isa::kBufAct, adst, ar, m, {}, kDataAddr, stride(m))),
-        Tr(Ld(isa::kBufWgt, 0, wr, kv, kPushNext, kDataAddr + 4096, stride(kv))),
-        G(m, kv, C, true, D(true, false, false, true), adst),
-        St(0, m, C, kPopPrev, kOutAddr)};
-    add("transposing LOADs into both buffers", Program(c, b));
-    if (m > 1) {
-      b[3] = Tr(Ld(isa::kBufWgt, 0, wr, kv, {}, kDataAddr + 4096, stride(kv)));
-      b.insert(b.begin() + 4,
-               Ld(isa::kBufAct, uint16_t(adst + 1), 1, R, kPushNext, kDataAddr + 8192, 0));
-      add("a plain LOAD right after a transposing one", Program(c, b));
-    }
-    // Four transposing LOADs back to back into consecutive tiles of e rows, then a plain one
-    // over the second tile's first row; one GEMM over the 4e rows.
-    const auto e = uint16_t(std::max(1, std::min<int>({S, A / 4, Acc / 4, fit / 4})));
-    std::vector<Instr> q;
-    for (int t = 0; t < 4; ++t) {
-      q.push_back(Tr(Ld(isa::kBufAct, uint16_t(t * e), uint16_t(std::max(1, R - t / 2)), e, {},
-                        kDataAddr + 1024 * uint64_t(t), stride(e))));
-    }
-    q.push_back(Ld(isa::kBufAct, e, 1, R, {}, kDataAddr + 8192, 0));
-    q.push_back(Ld(isa::kBufWgt, 0, kv, C, kPushNext, kDataAddr + 12288, 32));
-    q.push_back(G(uint16_t(4 * e), kv, C, true, D(true, false, false, true)));
-    q.push_back(St(0, uint16_t(4 * e), C, kPopPrev, kOutAddr));
-    add("transposing LOADs back to back", Program(c, q));
-  }
-  // A newer minor version; bytes after END are not fetched; a token left at END.
-  {
-    auto p = Program(
-        c, {ld_act, ld_wgt, G(1, R, C, true, kPopPrev), G(1, R, C, false, kPushNext, 0, 0, 1),
-            G(1, R, C, false, kPushNext), St(0, 2, C, kPopPrev)});
-    p[0][10] = 7;                            // minor version 7
-    p.push_back(With(isa::End{}, 0, 0xEE));  // junk after END, inside the length
-    p[0][16] += 1;
-    add("minor 7, junk after END, a token left", p);
-  }
-  // QueueDepth GEMMs waiting for the LOADs that follow them: the dispatcher fits them all. (The
-  // tokens order each LOAD before its GEMM against program order, so what the GEMMs compute is
-  // undefined: nothing is stored.)
-  {
-    std::vector<Instr> b;
-    const int n = std::min(q, int(Acc));
-    for (int i = 0; i < n; ++i) {
-      b.push_back(G(1, R, C, true, kPopPrev, 0, 0, uint16_t(i)));
-    }
-    for (int i = 0; i < n; ++i) {
-      b.push_back(ld_act);
-      b.push_back(ld_wgt);
-    }
-    add(fmt::format("{} GEMMs before their LOADs (QueueDepth {})", n, q), Program(c, b));
-  }
-  // 255 pushes never popped.
-  add("255 tokens left", Program(c, std::vector<Instr>(255, Ld(isa::kBufAct, 0, 1, 1, kPushNext))));
-  // 300 steps paced by a token back every 100 GEMMs: never more than 100 tokens in flight.
-  {
-    std::vector<Instr> b;
-    for (int i = 0; i < 300; ++i) {
-      b.push_back(Ld(isa::kBufAct, 0, 1, R, D(false, i >= 100 && i % 100 == 0, false, false)));
-      b.push_back(ld_wgt);
-      b.push_back(G(1, R, C, true, D(true, false, i % 100 == 99 && i < 200, i == 299), 0, 0,
-                    uint16_t(i % Acc), i >= Acc));
-    }
-    b.push_back(St(0, uint16_t(std::min<int>(Acc, 8)), C, kPopPrev));
-    add("300 steps paced by tokens", Program(c, b));
-  }
-  // Hundreds of instructions of each kind with tokens through all four queues, some left in each
-  // at the end (load->compute 3, compute->load 1, compute->store 2, store->compute 2): the end
-  // state (register TOKENS, the counters of each module) must be the golden model's. Step i:
-  // the weights, activation row i (after GEMM i-1's token), GEMM i (after LOAD i, and after
-  // STORE i-2 frees its accumulators), STORE i. Then three LOADs into a row no GEMM reads and two
-  // GEMMs into an accumulator row no STORE reads, whose tokens nobody takes.
-  if (A >= 2 && Acc >= 3) {
-    const int n = 150;
-    const auto act_rows = uint16_t(A - 1), acc_rows = uint16_t(Acc - 1);
-    std::vector<Instr> b;
-    for (int i = 0; i < n; ++i) {
-      b.push_back(Ld(isa::kBufWgt, 0, R, C));
-      b.push_back(Ld(isa::kBufAct, uint16_t(i % act_rows), 1, R, D(false, i >= 1, false, true),
-                     kDataAddr + uint64_t(i % 16) * 64));
-      b.push_back(G(1, R, C, true, D(true, i >= 2, true, true), uint16_t(i % act_rows), 0,
-                    uint16_t(i % acc_rows)));
-      b.push_back(St(uint16_t(i % acc_rows), 1, C, D(true, false, true, false),
-                     kOutAddr + uint64_t(i % 64) * 64));
-    }
-    for (int i = 0; i < 3; ++i) b.push_back(Ld(isa::kBufAct, act_rows, 1, R, kPushNext));
-    for (int i = 0; i < 2; ++i) b.push_back(G(1, R, C, false, kPushNext, 0, 0, acc_rows));
-    add(fmt::format("{} steps of each kind, tokens left in every queue", n), Program(c, b));
-  }
+  AddTransposeEdgeCases(c, cases);
+  AddStreamEdgeCases(c, cases);
 
   return {std::move(cases), std::move(data), std::move(topdata)};
 }
