@@ -160,6 +160,98 @@ BuildCost ColdBuild(const std::string& name) {
 
 }  // namespace
 
+// The utilisation table (unless --no-util left it out; the rows are printed and written to the CSV
+// file regardless). Returns whether every row was bit-exact (or unchecked).
+bool PrintUtilization(const std::vector<Row>& rows, bool no_util, bool no_check,
+                      std::ofstream& csv) {
+  if (!no_util) {  // --no-util: no empty table
+    fmt::print(
+        "\nUtilization = useful MACs / (R·C·cycles); P = 1, accumulators 4096 rows/column.\n");
+    fmt::print("limit = R + F·M + (F−1)·max(0,R−M) + P·R + C − 2; SCALE-Sim = F·(2R+C+M−2) − 1\n");
+    fmt::print(
+        "lost cycles by cause: wload = waiting for a weight tile (first load, folds shorter "
+        "than R), hazard = accumulator read-after-write, starve = no operand, drain = "
+        "pipeline emptying at the end\n\n");
+    fmt::print(
+        "| array | M×K×N | cycles | limit | SCALE-Sim | util | util SCALE-Sim | cycles/limit "
+        "| wload | hazard | starve | drain | results |\n");
+    fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  }
+  bool ok = true;
+  for (const Row& r : rows) {
+    const double rc = double(r.cfg.rows) * r.cfg.cols;
+    const double macs = double(r.shape.m) * r.shape.k * r.shape.n;
+    fmt::print("| {}×{} | {} | {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {} | {} |\n",
+               r.cfg.rows, r.cfg.cols, tb::ShapeName(r.shape), r.perf.cycles, r.limit, r.scalesim,
+               Pct(double(r.perf.macs) / (rc * double(r.perf.cycles))),
+               Pct(macs / (rc * double(r.scalesim))), double(r.perf.cycles) / double(r.limit),
+               r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.check);
+    ok = ok && (no_check || r.check == "bit-exact");
+    if (csv.is_open()) {
+      csv << fmt::format(
+          "{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.6f},{},{},{},{},{:.3f},{}\n", r.cfg.rows,
+          r.cfg.cols, r.shape.m, r.shape.k, r.shape.n, r.perf.macs, r.perf.cycles, r.limit,
+          r.scalesim, 100.0 * double(r.perf.macs) / (rc * double(r.perf.cycles)),
+          100.0 * macs / (rc * double(r.scalesim)), double(r.perf.cycles) / double(r.limit),
+          r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.seconds, r.check);
+    }
+  }
+  if (csv.is_open()) csv.flush();
+  return ok;
+}
+
+// Simulation speed and build cost per array size: one thread (and the threaded build where
+// there is one), the same 512³ GEMM on each, one run at a time. Clears `ok` on a result that is
+// not bit-exact; returns false when a build fails.
+bool SpeedTable(const std::vector<Array>& arrays, const std::function<bool(int)>& want,
+                uint64_t seed, bool no_check, bool no_build, std::ofstream& csv, bool& ok) {
+  const gemm::Shape s{512, 512, 512};
+  tb::Rng rng(seed);
+  Case c{s, tb::RandomGemm(rng, s, tb::GemmData::kModerate, false), {}};
+  if (!no_check) c.golden = gemm::Gemm(s, c.ops.a, c.ops.b, {}, num::Mode::kIeee);
+  fmt::print("\nSimulation speed ({} GEMM, checked: {}) and cold build (ccache off, 2 cores):\n\n",
+             tb::ShapeName(s), no_check ? "no" : "bit for bit");
+  fmt::print(
+      "| array | cycles | cycles/s | million MACs/s | 2 threads: million MACs/s "
+      "| cold build | C++ generated | results |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---:|---|\n");
+  for (const Array& a : arrays) {
+    if (a.n < kSpeedMin || !want(a.n)) continue;
+    const Row r = a.run(c);
+    std::string threaded = "-";
+    if (a.run_threaded) {
+      const Row t = a.run_threaded(c);
+      threaded = fmt::format("{:.2f}", double(t.perf.macs) / t.seconds / 1e6);
+      if (t.check != "bit-exact" && !no_check) ok = false;
+      if (csv.is_open()) {
+        csv << fmt::format("# speed_{0}x{0}_t2_seconds={1:.3f}\n", a.n, t.seconds);
+      }
+    }
+    const BuildCost b = no_build ? BuildCost{} : ColdBuild(a.model);
+    if (!no_build && b.seconds < 0) {
+      fmt::print("  {0}x{0}: build FAILED\n", a.n);
+      return 1;
+    }
+    fmt::print("| {0}×{0} | {1} | {2:.0f} | {3:.2f} | {4} | {5} | {6} | {7} |\n", a.n,
+               r.perf.cycles, double(r.perf.cycles) / r.seconds,
+               double(r.perf.macs) / r.seconds / 1e6, threaded,
+               no_build ? "-" : fmt::format("{:.1f} s", b.seconds),
+               no_build ? "-" : fmt::format("{:.1f} MB", b.cpp_mb), r.check);
+    if (r.check != "bit-exact" && !no_check) ok = false;
+    if (csv.is_open()) {
+      csv << fmt::format("# speed_{0}x{0}_cycles={1}\n# speed_{0}x{0}_macs={2}\n", a.n,
+                         r.perf.cycles, r.perf.macs);
+      csv << fmt::format("# speed_{0}x{0}_seconds={1:.3f}\n", a.n, r.seconds);
+      if (!no_build) {
+        csv << fmt::format("# cold_build_{0}x{0}_seconds={1:.1f}\n", a.n, b.seconds);
+        csv << fmt::format("# cpp_{0}x{0}_mb={1:.1f}\n", a.n, b.cpp_mb);
+      }
+      csv.flush();
+    }
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "Matrix-unit benchmark: utilization against the pipelined limit and SCALE-Sim, "
@@ -287,88 +379,9 @@ int main(int argc, char** argv) {
     return ix < iy;
   });
 
-  if (!no_util) {  // --no-util: no empty table
-    fmt::print(
-        "\nUtilization = useful MACs / (R·C·cycles); P = 1, accumulators 4096 rows/column.\n");
-    fmt::print("limit = R + F·M + (F−1)·max(0,R−M) + P·R + C − 2; SCALE-Sim = F·(2R+C+M−2) − 1\n");
-    fmt::print(
-        "lost cycles by cause: wload = waiting for a weight tile (first load, folds shorter "
-        "than R), hazard = accumulator read-after-write, starve = no operand, drain = "
-        "pipeline emptying at the end\n\n");
-    fmt::print(
-        "| array | M×K×N | cycles | limit | SCALE-Sim | util | util SCALE-Sim | cycles/limit "
-        "| wload | hazard | starve | drain | results |\n");
-    fmt::print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-  }
-  bool ok = true;
-  for (const Row& r : rows) {
-    const double rc = double(r.cfg.rows) * r.cfg.cols;
-    const double macs = double(r.shape.m) * r.shape.k * r.shape.n;
-    fmt::print("| {}×{} | {} | {} | {} | {} | {} | {} | {:.4f} | {} | {} | {} | {} | {} |\n",
-               r.cfg.rows, r.cfg.cols, tb::ShapeName(r.shape), r.perf.cycles, r.limit, r.scalesim,
-               Pct(double(r.perf.macs) / (rc * double(r.perf.cycles))),
-               Pct(macs / (rc * double(r.scalesim))), double(r.perf.cycles) / double(r.limit),
-               r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.check);
-    ok = ok && (no_check || r.check == "bit-exact");
-    if (csv.is_open()) {
-      csv << fmt::format(
-          "{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{:.6f},{},{},{},{},{:.3f},{}\n", r.cfg.rows,
-          r.cfg.cols, r.shape.m, r.shape.k, r.shape.n, r.perf.macs, r.perf.cycles, r.limit,
-          r.scalesim, 100.0 * double(r.perf.macs) / (rc * double(r.perf.cycles)),
-          100.0 * macs / (rc * double(r.scalesim)), double(r.perf.cycles) / double(r.limit),
-          r.perf.wstall, r.perf.hazard, r.perf.starve, r.perf.drain, r.seconds, r.check);
-    }
-  }
-  if (csv.is_open()) csv.flush();
+  bool ok = PrintUtilization(rows, no_util, no_check, csv);
 
-  // Simulation speed and build cost per array size: one thread (and the threaded build where
-  // there is one), the same 512³ GEMM on each, one run at a time.
-  if (!no_speed) {
-    const gemm::Shape s{512, 512, 512};
-    tb::Rng rng(seed);
-    Case c{s, tb::RandomGemm(rng, s, tb::GemmData::kModerate, false), {}};
-    if (!no_check) c.golden = gemm::Gemm(s, c.ops.a, c.ops.b, {}, num::Mode::kIeee);
-    fmt::print(
-        "\nSimulation speed ({} GEMM, checked: {}) and cold build (ccache off, 2 cores):\n\n",
-        tb::ShapeName(s), no_check ? "no" : "bit for bit");
-    fmt::print(
-        "| array | cycles | cycles/s | million MACs/s | 2 threads: million MACs/s "
-        "| cold build | C++ generated | results |\n");
-    fmt::print("|---|---:|---:|---:|---:|---:|---:|---|\n");
-    for (const Array& a : arrays) {
-      if (a.n < kSpeedMin || !want(a.n)) continue;
-      const Row r = a.run(c);
-      std::string threaded = "-";
-      if (a.run_threaded) {
-        const Row t = a.run_threaded(c);
-        threaded = fmt::format("{:.2f}", double(t.perf.macs) / t.seconds / 1e6);
-        if (t.check != "bit-exact" && !no_check) ok = false;
-        if (csv.is_open()) {
-          csv << fmt::format("# speed_{0}x{0}_t2_seconds={1:.3f}\n", a.n, t.seconds);
-        }
-      }
-      const BuildCost b = no_build ? BuildCost{} : ColdBuild(a.model);
-      if (!no_build && b.seconds < 0) {
-        fmt::print("  {0}x{0}: build FAILED\n", a.n);
-        return 1;
-      }
-      fmt::print("| {0}×{0} | {1} | {2:.0f} | {3:.2f} | {4} | {5} | {6} | {7} |\n", a.n,
-                 r.perf.cycles, double(r.perf.cycles) / r.seconds,
-                 double(r.perf.macs) / r.seconds / 1e6, threaded,
-                 no_build ? "-" : fmt::format("{:.1f} s", b.seconds),
-                 no_build ? "-" : fmt::format("{:.1f} MB", b.cpp_mb), r.check);
-      if (r.check != "bit-exact" && !no_check) ok = false;
-      if (csv.is_open()) {
-        csv << fmt::format("# speed_{0}x{0}_cycles={1}\n# speed_{0}x{0}_macs={2}\n", a.n,
-                           r.perf.cycles, r.perf.macs);
-        csv << fmt::format("# speed_{0}x{0}_seconds={1:.3f}\n", a.n, r.seconds);
-        if (!no_build) {
-          csv << fmt::format("# cold_build_{0}x{0}_seconds={1:.1f}\n", a.n, b.seconds);
-          csv << fmt::format("# cpp_{0}x{0}_mb={1:.1f}\n", a.n, b.cpp_mb);
-        }
-        csv.flush();
-      }
-    }
-  }
+  // Simulation speed and build cost per array size.
+  if (!no_speed && !SpeedTable(arrays, want, seed, no_check, no_build, csv, ok)) return 1;
   return ok ? 0 : 1;
 }
