@@ -49,6 +49,14 @@ check '\{\s*(<<|>>)' "no streaming operators (Yosys 0.23 syntax error)"
 check '^\s*return\b' "no return in functions (assign to the function name)"
 check '\]\s*\[[^]]*:[^]]*\]\s*\w+\s*[;,=]' "no 2-D packed arrays (logic [a:b][c:d])"
 
+echo "Registers (conventions, Registers):"
+if out=$(/usr/bin/python3 scripts/lint_ff.py "${files[@]}"); then
+  printf '  ok    no case or arithmetic inside an always_ff\n'
+else
+  printf '  FAIL  next state inside an always_ff\n%s\n' "$out"
+  fail=1
+fi
+
 echo "RTL lines (conventions):"
 long=$(for f in "${files[@]}"; do
          /usr/bin/python3 -c 'import sys

@@ -20,6 +20,7 @@
 `include "tpu_axi.svh"
 `include "tpu_hbm_mem.svh"
 `include "tpu_channels.svh"
+`include "tpu_ff.svh"
 module tpu_accel #(
   parameter int unsigned Rows           = 16,
   parameter int unsigned Cols           = 16,
@@ -188,7 +189,7 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   logic [3:0]   tok_push, tok_pop, tok_avail, tok_over;
   logic [127:0] tok_pc;
-  logic [31:0]  tok_cnt_q;
+  logic [31:0]  tok_cnt_q, tok_cnt_d;
 
   logic        ld_pop_next, ld_push_next, cp_pop_prev, cp_pop_next, cp_push_prev, cp_push_next;
   logic        st_pop_prev, st_push_prev;
@@ -209,12 +210,10 @@ module tpu_accel #(
     assign cnt          = tok_cnt_q[8*t +: 8];
     assign tok_avail[t] = cnt != 8'd0;
     assign tok_over[t]  = tok_push[t] && !tok_pop[t] && cnt == 8'd255;
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni)      tok_cnt_q[8*t +: 8] <= '0;
-      else if (flush)   tok_cnt_q[8*t +: 8] <= '0;
-      else if (!tok_over[t]) tok_cnt_q[8*t +: 8] <= cnt + 8'(tok_push[t]) - 8'(tok_pop[t]);
-    end
+    assign tok_cnt_d[8*t +: 8] = flush       ? '0  :
+                                 tok_over[t] ? cnt : cnt + 8'(tok_push[t]) - 8'(tok_pop[t]);
   end
+  `TPU_FF(tok_cnt_q, tok_cnt_d, '0)
 
   // Runtime errors this cycle: the lowest pc wins.
   logic        ld_err, cp_err, st_err;

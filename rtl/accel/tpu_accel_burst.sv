@@ -4,6 +4,7 @@
 // memory (stride = bpr*32, or a single row) form one region and share bursts, so a tiled tensor
 // streams in long bursts; other strides give one region per row. once_i moves only the first row
 // (the accumulator path re-uses it for a broadcast, stride 0).
+`include "tpu_ff.svh"
 module tpu_accel_burst #(
   parameter int unsigned AddrW    = 31,
   parameter int unsigned MaxBurst = 16
@@ -25,12 +26,12 @@ module tpu_accel_burst #(
   output logic             req_last_o   // the transfer's last burst
 );
 
-  logic             busy_q;
-  logic [AddrW-1:0] cur_q, base_q;
-  logic [31:0]      stride_q;
-  logic [19:0]      left_q;      // beats left in the current region
-  logic [15:0]      regions_q;   // regions left, the current one included
-  logic [4:0]       bpr_q;
+  logic             busy_q, busy_d;
+  logic [AddrW-1:0] cur_q, cur_d, base_q, base_d;
+  logic [31:0]      stride_q, stride_d;
+  logic [19:0]      left_q, left_d;      // beats left in the current region
+  logic [15:0]      regions_q, regions_d;   // regions left, the current one included
+  logic [4:0]       bpr_q, bpr_d;
   logic [8:0]       to_4k, len;
 
   assign to_4k = 9'((13'd4096 - 13'(cur_q[11:0])) >> 5);
@@ -46,47 +47,53 @@ module tpu_accel_burst #(
   assign req_len_o   = 8'(len - 9'd1);
   assign req_last_o  = (20'(len) == left_q) && (regions_q == 16'd1);
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      busy_q    <= 1'b0;
-      cur_q     <= '0;
-      base_q    <= '0;
-      stride_q  <= '0;
-      left_q    <= '0;
-      regions_q <= '0;
-      bpr_q     <= '0;
-    end else if (flush_i) begin
-      busy_q <= 1'b0;
+  always_comb begin
+    busy_d    = busy_q;
+    cur_d     = cur_q;
+    base_d    = base_q;
+    stride_d  = stride_q;
+    left_d    = left_q;
+    regions_d = regions_q;
+    bpr_d     = bpr_q;
+    if (flush_i) begin
+      busy_d = 1'b0;
     end else if (start_i && !busy_q) begin
-      busy_q   <= 1'b1;
-      cur_q    <= addr_i;
-      base_q   <= addr_i;
-      stride_q <= stride_i;
-      bpr_q    <= bpr_i;
+      busy_d   = 1'b1;
+      cur_d    = addr_i;
+      base_d   = addr_i;
+      stride_d = stride_i;
+      bpr_d    = bpr_i;
       if (once_i) begin
-        left_q    <= 20'(bpr_i);
-        regions_q <= 16'd1;
+        left_d    = 20'(bpr_i);
+        regions_d = 16'd1;
       end else if (rows_i == 16'd1 || stride_i == 32'(bpr_i) * 32'd32) begin
-        left_q    <= 20'(rows_i) * 20'(bpr_i);
-        regions_q <= 16'd1;
+        left_d    = 20'(rows_i) * 20'(bpr_i);
+        regions_d = 16'd1;
       end else begin
-        left_q    <= 20'(bpr_i);
-        regions_q <= rows_i;
+        left_d    = 20'(bpr_i);
+        regions_d = rows_i;
       end
     end else if (busy_q && req_ready_i) begin
       if (20'(len) != left_q) begin
-        cur_q  <= cur_q + AddrW'({len, 5'd0});
-        left_q <= left_q - 20'(len);
+        cur_d  = cur_q + AddrW'({len, 5'd0});
+        left_d = left_q - 20'(len);
       end else if (regions_q != 16'd1) begin
-        base_q    <= base_q + AddrW'(stride_q);
-        cur_q     <= base_q + AddrW'(stride_q);
-        left_q    <= 20'(bpr_q);
-        regions_q <= regions_q - 16'd1;
+        base_d    = base_q + AddrW'(stride_q);
+        cur_d     = base_q + AddrW'(stride_q);
+        left_d    = 20'(bpr_q);
+        regions_d = regions_q - 16'd1;
       end else begin
-        busy_q <= 1'b0;
+        busy_d = 1'b0;
       end
     end
   end
+  `TPU_FF(busy_q, busy_d, 1'b0)
+  `TPU_FF(cur_q, cur_d, '0)
+  `TPU_FF(base_q, base_d, '0)
+  `TPU_FF(stride_q, stride_d, '0)
+  `TPU_FF(left_q, left_d, '0)
+  `TPU_FF(regions_q, regions_d, '0)
+  `TPU_FF(bpr_q, bpr_d, '0)
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

@@ -14,6 +14,7 @@
 //    head blocked on a token.
 // After an error the modules start nothing new (halt); when nothing is in flight the machine
 // flushes its queues and tokens and reports done with the error.
+`include "tpu_ff.svh"
 module tpu_accel_cmd #(
   parameter int unsigned Rows        = 16,
   parameter int unsigned Cols        = 16,
@@ -69,19 +70,19 @@ module tpu_accel_cmd #(
   typedef enum logic [1:0] {SIdle, SRun, SFinish} state_e;
 
   state_e      state_q, state_d;
-  logic [63:0] addr_q;
-  logic [31:0] count_q;
-  logic        done_q;
-  logic        final_q, pend_q, ended_q;
-  logic [3:0]  code_q, pcode_q;
-  logic [31:0] pc_q, ppc_q;
+  logic [63:0] addr_q, addr_d;
+  logic [31:0] count_q, count_d;
+  logic        done_q, done_d;
+  logic        final_q, final_d, pend_q, pend_d, ended_q, ended_d;
+  logic [3:0]  code_q, code_d, pcode_q, pcode_d;
+  logic [31:0] pc_q, pc_d, ppc_q, ppc_d;
 
   // ---------------------------------------------------------------------------------------------
   // Fetch
   // ---------------------------------------------------------------------------------------------
-  logic [32:0]      fpc_q;          // next instruction to request
-  logic             beyond_q;       // the next instruction lies beyond HbmBytes
-  logic [FCntW-1:0] ob_q, f_cnt;    // beats requested and not yet returned; beats queued
+  logic [32:0]      fpc_q, fpc_d;          // next instruction to request
+  logic             beyond_q, beyond_d;       // the next instruction lies beyond HbmBytes
+  logic [FCntW-1:0] ob_q, ob_d, f_cnt;    // beats requested and not yet returned; beats queued
   logic [65:0]      faddr;
   logic [8:0]       to_4k, flen;
   logic [32:0]      f_left;
@@ -126,9 +127,9 @@ module tpu_accel_cmd #(
   // ---------------------------------------------------------------------------------------------
   // Decode, check, dispatch
   // ---------------------------------------------------------------------------------------------
-  logic [31:0] dpc_q;       // the instruction at the head
-  logic        w_loaded_q;
-  logic [15:0] w_kv_q, w_nv_q;
+  logic [31:0] dpc_q, dpc_d;       // the instruction at the head
+  logic        w_loaded_q, w_loaded_d;
+  logic [15:0] w_kv_q, w_kv_d, w_nv_q, w_nv_d;
   logic [3:0]  derr;
   logic [1:0]  unit;
   logic        checking, head_valid, is_end, is_gemm, room, disp_blocked;
@@ -239,92 +240,105 @@ module tpu_accel_cmd #(
   assign err_code_o = code_q;
   assign err_pc_o   = pc_q;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q    <= SIdle;
-      addr_q     <= '0;
-      count_q    <= '0;
-      done_q     <= 1'b0;
-      final_q    <= 1'b0;
-      pend_q     <= 1'b0;
-      ended_q    <= 1'b0;
-      code_q     <= '0;
-      pc_q       <= '0;
-      pcode_q    <= '0;
-      ppc_q      <= '0;
-      fpc_q      <= '0;
-      beyond_q   <= 1'b0;
-      ob_q       <= '0;
-      dpc_q      <= '0;
-      w_loaded_q <= 1'b0;
-      w_kv_q     <= '0;
-      w_nv_q     <= '0;
-    end else begin
-      state_q <= state_d;
-      // Fetch bookkeeping.
-      ob_q <= ob_q + (ar_fire ? FCntW'(flen) : '0) - FCntW'(r_valid_i);
-      if (ar_fire) fpc_q <= fpc_q + 33'(flen);
-      if (state_q == SRun && !f_stop && faddr >= (66'd1 << HbmAddrBits)) beyond_q <= 1'b1;
-      if (consume) begin
-        dpc_q <= dpc_q + 32'd1;
-        if (is_gemm && fhead[tpu_isa_pkg::GemmLoadWeightsBit]) begin
-          w_loaded_q <= 1'b1;
-          w_kv_q     <= tpu_isa_pkg::gemm_kv(fhead[255:0]);
-          w_nv_q     <= tpu_isa_pkg::gemm_nv(fhead[255:0]);
-        end
-        if (is_end && !pend_q) begin
-          ended_q <= 1'b1;
-          pc_q    <= dpc_q;   // reported with code 0 on success, as the golden model does
+  always_comb begin
+    addr_d     = addr_q;
+    count_d    = count_q;
+    done_d     = done_q;
+    final_d    = final_q;
+    pend_d     = pend_q;
+    ended_d    = ended_q;
+    code_d     = code_q;
+    pc_d       = pc_q;
+    pcode_d    = pcode_q;
+    ppc_d      = ppc_q;
+    fpc_d      = fpc_q;
+    beyond_d   = beyond_q;
+    ob_d       = ob_q;
+    dpc_d      = dpc_q;
+    w_loaded_d = w_loaded_q;
+    w_kv_d     = w_kv_q;
+    w_nv_d     = w_nv_q;
+    // Fetch bookkeeping.
+    ob_d = ob_q + (ar_fire ? FCntW'(flen) : '0) - FCntW'(r_valid_i);
+    if (ar_fire) fpc_d = fpc_q + 33'(flen);
+    if (state_q == SRun && !f_stop && faddr >= (66'd1 << HbmAddrBits)) beyond_d = 1'b1;
+    if (consume) begin
+      dpc_d = dpc_q + 32'd1;
+      if (is_gemm && fhead[tpu_isa_pkg::GemmLoadWeightsBit]) begin
+        w_loaded_d = 1'b1;
+        w_kv_d     = tpu_isa_pkg::gemm_kv(fhead[255:0]);
+        w_nv_d     = tpu_isa_pkg::gemm_nv(fhead[255:0]);
+      end
+      if (is_end && !pend_q) begin
+        ended_d = 1'b1;
+        pc_d    = dpc_q;   // reported with code 0 on success, as the golden model does
+      end
+    end
+    case (state_q)
+      SIdle: if (start_i) begin
+        addr_d     = prog_addr_i;
+        count_d    = count_i;
+        done_d     = 1'b0;
+        pend_d     = 1'b0;
+        ended_d    = 1'b0;
+        fpc_d      = '0;
+        beyond_d   = 1'b0;
+        dpc_d      = '0;
+        w_loaded_d = 1'b0;
+        pc_d       = '0;
+        code_d     = ErrOk;
+        final_d    = 1'b0;
+        if (count_i == 32'd0) begin
+          final_d = 1'b1;
+          code_d  = ErrHeader;
+        end else if (prog_addr_i[4:0] != 5'd0) begin
+          final_d = 1'b1;
+          code_d  = ErrHbm;
         end
       end
-      case (state_q)
-        SIdle: if (start_i) begin
-          addr_q     <= prog_addr_i;
-          count_q    <= count_i;
-          done_q     <= 1'b0;
-          pend_q     <= 1'b0;
-          ended_q    <= 1'b0;
-          fpc_q      <= '0;
-          beyond_q   <= 1'b0;
-          dpc_q      <= '0;
-          w_loaded_q <= 1'b0;
-          pc_q       <= '0;
-          code_q     <= ErrOk;
-          final_q    <= 1'b0;
-          if (count_i == 32'd0) begin
-            final_q <= 1'b1;
-            code_q  <= ErrHeader;
-          end else if (prog_addr_i[4:0] != 5'd0) begin
-            final_q <= 1'b1;
-            code_q  <= ErrHbm;
+      SRun: if (!final_q) begin
+        if (dfail) begin
+          final_d = 1'b1;
+          code_d  = dcode;
+          pc_d    = dpc;
+        end else if (!pend_q && (rt_err_i || deadlock)) begin
+          // Runtime error: final at once when END has been dispatched (nothing left to
+          // check), or is dispatched in this cycle (a pending error would never be taken up:
+          // only END in check-only mode does that), else pending while the rest of the
+          // program is checked.
+          if (ended_q || (consume && is_end)) begin
+            final_d = 1'b1;
+            code_d  = rt_err_i ? rt_code_i : ErrDeadlock;
+            pc_d    = rt_err_i ? rt_pc_i : dl_pc;
+          end else begin
+            pend_d  = 1'b1;
+            pcode_d = rt_err_i ? rt_code_i : ErrDeadlock;
+            ppc_d   = rt_err_i ? rt_pc_i : dl_pc;
           end
         end
-        SRun: if (!final_q) begin
-          if (dfail) begin
-            final_q <= 1'b1;
-            code_q  <= dcode;
-            pc_q    <= dpc;
-          end else if (!pend_q && (rt_err_i || deadlock)) begin
-            // Runtime error: final at once when END has been dispatched (nothing left to
-            // check), or is dispatched in this cycle (a pending error would never be taken up:
-            // only END in check-only mode does that), else pending while the rest of the
-            // program is checked.
-            if (ended_q || (consume && is_end)) begin
-              final_q <= 1'b1;
-              code_q  <= rt_err_i ? rt_code_i : ErrDeadlock;
-              pc_q    <= rt_err_i ? rt_pc_i : dl_pc;
-            end else begin
-              pend_q  <= 1'b1;
-              pcode_q <= rt_err_i ? rt_code_i : ErrDeadlock;
-              ppc_q   <= rt_err_i ? rt_pc_i : dl_pc;
-            end
-          end
-        end
-        SFinish: if (state_d == SIdle) done_q <= 1'b1;
-        /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // 3-state enum
-      endcase
-    end
+      end
+      SFinish: if (state_d == SIdle) done_d = 1'b1;
+      /*verilator coverage_off*/ default: ; /*verilator coverage_on*/  // 3-state enum
+    endcase
   end
+  `TPU_FF(state_q, state_d, SIdle)
+  `TPU_FF(addr_q, addr_d, '0)
+  `TPU_FF(count_q, count_d, '0)
+  `TPU_FF(done_q, done_d, 1'b0)
+  `TPU_FF(final_q, final_d, 1'b0)
+  `TPU_FF(pend_q, pend_d, 1'b0)
+  `TPU_FF(ended_q, ended_d, 1'b0)
+  `TPU_FF(code_q, code_d, '0)
+  `TPU_FF(pc_q, pc_d, '0)
+  `TPU_FF(pcode_q, pcode_d, '0)
+  `TPU_FF(ppc_q, ppc_d, '0)
+  `TPU_FF(fpc_q, fpc_d, '0)
+  `TPU_FF(beyond_q, beyond_d, 1'b0)
+  `TPU_FF(ob_q, ob_d, '0)
+  `TPU_FF(dpc_q, dpc_d, '0)
+  `TPU_FF(w_loaded_q, w_loaded_d, 1'b0)
+  `TPU_FF(w_kv_q, w_kv_d, '0)
+  `TPU_FF(w_nv_q, w_nv_d, '0)
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

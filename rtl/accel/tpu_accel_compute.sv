@@ -14,6 +14,7 @@
 // values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
 // hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
 `include "tpu_channels.svh"
+`include "tpu_ff.svh"
 module tpu_accel_compute #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -102,7 +103,7 @@ module tpu_accel_compute #(
   logic [7:0]  op;
   logic        is_gemm, is_accld, is_end, need_prev, need_next, toks_ok, loadw;
   logic        fin_q, done_full, done_empty, wjob_full, ajob_full, wbusy, abusy;
-  logic        acc_busy_q, in_flight, gemm_go, accld_go, end_go;
+  logic        acc_busy_q, acc_busy_d, in_flight, gemm_go, accld_go, end_go;
   logic [15:0] g_act, g_wgt, g_acc, g_rows, g_kv, g_nv;
 
   assign op        = tpu_isa_pkg::instr_opcode(head_instr_i);
@@ -199,11 +200,12 @@ module tpu_accel_compute #(
   // ---------------------------------------------------------------------------------------------
   // LOAD to the accumulators
   // ---------------------------------------------------------------------------------------------
-  logic [15:0]       l_dst_q, l_rows_q, l_elems_q, l_row_q;
-  logic [4:0]        l_bpr_q, l_chunk_q, bpr;  // an fp32 row of 128: 16 beats
+  logic [15:0]       l_dst_q, l_dst_d, l_rows_q, l_rows_d, l_elems_q, l_elems_d, l_row_q, l_row_d;
+  logic [4:0]        l_bpr_q, l_bpr_d, l_chunk_q, l_chunk_d, bpr;  // an fp32 row of 128: 16 beats
   logic [4:0]        l_chunk_end;
-  logic              l_once_q, l_pprev_q, l_pnext_q, row_full_q, beat, l_last_chunk, ld_fire;
-  logic [31:0]       l_pc_q;
+  logic              l_once_q, l_once_d, l_pprev_q, l_pprev_d, l_pnext_q, l_pnext_d;
+  logic              row_full_q, row_full_d, beat, l_last_chunk, ld_fire;
+  logic [31:0]       l_pc_q, l_pc_d;
   logic [Cols*32-1:0] row_q;
   logic              accld_done;
 
@@ -240,50 +242,61 @@ module tpu_accel_compute #(
   assign mxu_ld_addr_o  = AccAW'(l_dst_q + l_row_q);
   assign mxu_ld_data_o  = row_q;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      acc_busy_q <= 1'b0;
-      row_full_q <= 1'b0;
-      l_dst_q    <= '0;
-      l_rows_q   <= '0;
-      l_elems_q  <= '0;
-      l_row_q    <= '0;
-      l_bpr_q    <= '0;
-      l_chunk_q  <= '0;
-      l_once_q   <= 1'b0;
-      l_pprev_q  <= 1'b0;
-      l_pnext_q  <= 1'b0;
-      l_pc_q     <= '0;
-    end else if (flush_i) begin
-      acc_busy_q <= 1'b0;
-      row_full_q <= 1'b0;
-      l_row_q    <= '0;
-      l_chunk_q  <= '0;
+  always_comb begin
+    acc_busy_d = acc_busy_q;
+    row_full_d = row_full_q;
+    l_dst_d    = l_dst_q;
+    l_rows_d   = l_rows_q;
+    l_elems_d  = l_elems_q;
+    l_row_d    = l_row_q;
+    l_bpr_d    = l_bpr_q;
+    l_chunk_d  = l_chunk_q;
+    l_once_d   = l_once_q;
+    l_pprev_d  = l_pprev_q;
+    l_pnext_d  = l_pnext_q;
+    l_pc_d     = l_pc_q;
+    if (flush_i) begin
+      acc_busy_d = 1'b0;
+      row_full_d = 1'b0;
+      l_row_d    = '0;
+      l_chunk_d  = '0;
     end else begin
       if (accld_go) begin
-        acc_busy_q <= 1'b1;
-        l_dst_q    <= tpu_isa_pkg::load_dst(head_instr_i);
-        l_rows_q   <= tpu_isa_pkg::load_rows(head_instr_i);
-        l_elems_q  <= tpu_isa_pkg::load_elems(head_instr_i);
-        l_bpr_q    <= bpr;
-        l_once_q   <= tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0;
-        l_pprev_q  <= head_instr_i[tpu_isa_pkg::FlagPushPrev];
-        l_pnext_q  <= head_instr_i[tpu_isa_pkg::FlagPushNext];
-        l_pc_q     <= head_pc_i;
-        l_row_q    <= '0;
-        l_chunk_q  <= '0;
+        acc_busy_d = 1'b1;
+        l_dst_d    = tpu_isa_pkg::load_dst(head_instr_i);
+        l_rows_d   = tpu_isa_pkg::load_rows(head_instr_i);
+        l_elems_d  = tpu_isa_pkg::load_elems(head_instr_i);
+        l_bpr_d    = bpr;
+        l_once_d   = tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0;
+        l_pprev_d  = head_instr_i[tpu_isa_pkg::FlagPushPrev];
+        l_pnext_d  = head_instr_i[tpu_isa_pkg::FlagPushNext];
+        l_pc_d     = head_pc_i;
+        l_row_d    = '0;
+        l_chunk_d  = '0;
       end
       if (beat) begin
-        l_chunk_q <= l_last_chunk ? 5'd0 : l_chunk_end;
-        if (l_last_chunk) row_full_q <= 1'b1;
+        l_chunk_d = l_last_chunk ? 5'd0 : l_chunk_end;
+        if (l_last_chunk) row_full_d = 1'b1;
       end
       if (ld_fire) begin
-        l_row_q <= l_row_q + 16'd1;
-        if (!l_once_q || accld_done) row_full_q <= 1'b0;
+        l_row_d = l_row_q + 16'd1;
+        if (!l_once_q || accld_done) row_full_d = 1'b0;
       end
-      if (accld_done) acc_busy_q <= 1'b0;
+      if (accld_done) acc_busy_d = 1'b0;
     end
   end
+  `TPU_FF(acc_busy_q, acc_busy_d, 1'b0)
+  `TPU_FF(row_full_q, row_full_d, 1'b0)
+  `TPU_FF(l_dst_q, l_dst_d, '0)
+  `TPU_FF(l_rows_q, l_rows_d, '0)
+  `TPU_FF(l_elems_q, l_elems_d, '0)
+  `TPU_FF(l_row_q, l_row_d, '0)
+  `TPU_FF(l_bpr_q, l_bpr_d, '0)
+  `TPU_FF(l_chunk_q, l_chunk_d, '0)
+  `TPU_FF(l_once_q, l_once_d, 1'b0)
+  `TPU_FF(l_pprev_q, l_pprev_d, 1'b0)
+  `TPU_FF(l_pnext_q, l_pnext_d, 1'b0)
+  `TPU_FF(l_pc_q, l_pc_d, '0)
 
   // Element e of the row comes from beat e/8 (lane e/8 - l_chunk_q of this cycle), element e%8
   // of it; the row's first beats clear the rest.
@@ -297,14 +310,11 @@ module tpu_accel_compute #(
         if (lane == 5'(l)) v = r_data_i[256*l + 32*(e%8) +: 32];
       end
     end
+    logic here, wen;
+    assign here = 32'(l_chunk_q) <= e / 8 && e / 8 < 32'(l_chunk_end);
+    assign wen  = beat && (here || l_chunk_q == 5'd0);
     always_ff @(posedge clk_i) begin
-      if (beat) begin
-        if (32'(l_chunk_q) <= e / 8 && e / 8 < 32'(l_chunk_end)) begin
-          row_q[32*e +: 32] <= (e < 32'(l_elems_q)) ? v : 32'd0;
-        end else if (l_chunk_q == 5'd0) begin
-          row_q[32*e +: 32] <= 32'd0;
-        end
-      end
+      if (wen) row_q[32*e +: 32] <= (here && e < 32'(l_elems_q)) ? v : 32'd0;
     end
   end
 

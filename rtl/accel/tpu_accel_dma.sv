@@ -23,6 +23,7 @@
 // B comes once per burst, when every piece's B is back, with the error if any piece had one.
 // Every response carries the port's SLVERR through (r_err_o per beat, b_err_o per burst).
 `include "tpu_axi.svh"
+`include "tpu_ff.svh"
 module tpu_accel_dma #(
   parameter int unsigned Ports      = 2,
   parameter int unsigned Lanes      = 1,    // beats a cycle each way, 1..Ports/2
@@ -130,8 +131,8 @@ module tpu_accel_dma #(
   logic [Ports*2-1:0]     rq_pop;               // beats taken from each port (0..2)
   for (genvar q = 0; q < Ports; q++) begin : gen_rq
     logic [256:0]     mem_q [BeatDepth];
-    logic [BPtrW-1:0] wp_q, rp_q;
-    logic [BCntW-1:0] cnt_q;
+    logic [BPtrW-1:0] wp_q, wp_d, rp_q, rp_d;
+    logic [BCntW-1:0] cnt_q, cnt_d;
     logic             push;
     assign m_r_ready_o[q] = cnt_q != BCntW'(BeatDepth);
     assign push           = m_r_valid_i[q] && m_r_ready_o[q];
@@ -143,23 +144,18 @@ module tpu_accel_dma #(
       if (push) mem_q[wp_q] <= {m_r_resp_i[2*q +: 2] == tpu_pkg::AxiRespSlvErr,
                                 m_r_data_i[256*q +: 256]};
     end
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        wp_q  <= '0;
-        rp_q  <= '0;
-        cnt_q <= '0;
-      end else begin
-        if (push) wp_q <= wp_q + BPtrW'(1);
-        rp_q  <= rp_q + BPtrW'(rq_pop[2*q +: 2]);
-        cnt_q <= cnt_q + BCntW'(push) - BCntW'(rq_pop[2*q +: 2]);
-      end
-    end
+    assign wp_d  = push ? wp_q + BPtrW'(1) : wp_q;
+    assign rp_d  = rp_q + BPtrW'(rq_pop[2*q +: 2]);
+    assign cnt_d = cnt_q + BCntW'(push) - BCntW'(rq_pop[2*q +: 2]);
+    `TPU_FF(wp_q, wp_d, '0)
+    `TPU_FF(rp_q, rp_d, '0)
+    `TPU_FF(cnt_q, cnt_d, '0)
   end
 
   // The head burst's beats k_q .. : lane i is beat g = k_q + i + off of the burst's first block,
   // piece g/2 on port p0 + g/2; it is the second beat taken from that port when the beat before
   // it (lane i - 1) is the piece's first.
-  logic [4:0]           k_q;
+  logic [4:0]           k_q, k_d;
   logic [CntW-1:0]      n_avail, take;
   logic [Lanes*PortBits-1:0] l_port;
   logic [Lanes-1:0]     l_pos;
@@ -197,11 +193,8 @@ module tpu_accel_dma #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)       k_q <= '0;
-    else if (rtrk_pop) k_q <= '0;
-    else               k_q <= k_q + 5'(take);
-  end
+  assign k_d = rtrk_pop ? '0 : k_q + 5'(take);
+  `TPU_FF(k_q, k_d, '0)
 
   // =============================================================================================
   // Writes
@@ -230,7 +223,7 @@ module tpu_accel_dma #(
   logic [PortBits-1:0] w_p0;
   logic                w_off, w_fire, w_end;
   logic [3:0]          w_len;
-  logic [4:0]          wk_q;
+  logic [4:0]          wk_q, wk_d;
   tpu_fifo #(.Width(PortBits + 5), .Depth(8)) u_wrt (
     .clk_i, .rst_ni, .flush_i(1'b0),
     .push_i(aw_take), .data_i({aw_addr_i[6 +: PortBits], aw_addr_i[5], aw_len_i[3:0]}),
@@ -274,15 +267,13 @@ module tpu_accel_dma #(
   assign w_fire    = w_valid_i && w_ready_o;
   assign w_end     = 5'(wk_q) + 5'(w_count_i) == 5'(w_len) + 5'd1;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)     wk_q <= '0;
-    else if (w_fire) wk_q <= w_end ? 5'd0 : wk_q + 5'(w_count_i);
-  end
+  assign wk_d = w_end ? 5'd0 : wk_q + 5'(w_count_i);
+  `TPU_FFL(wk_q, wk_d, w_fire, '0)
 
   for (genvar q = 0; q < Ports; q++) begin : gen_wq
     logic [288:0]     mem_q [BeatDepth];
-    logic [BPtrW-1:0] wp_q, rp_q;
-    logic [BCntW-1:0] cnt_q;
+    logic [BPtrW-1:0] wp_q, wp_d, rp_q, rp_d;
+    logic [BCntW-1:0] cnt_q, cnt_d;
     logic             push1, push2, pop;
     assign push1      = w_fire && wq_push1[q];
     assign push2      = w_fire && wq_push2[q];
@@ -296,25 +287,20 @@ module tpu_accel_dma #(
       if (push1) mem_q[wp_q]               <= wq_in1[289*q +: 289];
       if (push2) mem_q[wp_q + BPtrW'(1)]   <= wq_in2[289*q +: 289];
     end
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        wp_q  <= '0;
-        rp_q  <= '0;
-        cnt_q <= '0;
-      end else begin
-        wp_q  <= wp_q + BPtrW'(push1) + BPtrW'(push2);
-        if (pop) rp_q <= rp_q + BPtrW'(1);
-        cnt_q <= cnt_q + BCntW'(push1) + BCntW'(push2) - BCntW'(pop);
-      end
-    end
+    assign wp_d  = wp_q + BPtrW'(push1) + BPtrW'(push2);
+    assign rp_d  = pop ? rp_q + BPtrW'(1) : rp_q;
+    assign cnt_d = cnt_q + BCntW'(push1) + BCntW'(push2) - BCntW'(pop);
+    `TPU_FF(wp_q, wp_d, '0)
+    `TPU_FF(rp_q, rp_d, '0)
+    `TPU_FF(cnt_q, cnt_d, '0)
   end
 
   // B: each port's responses (their error bit) queue; the head burst's pieces take one each from
   // their ports, up to Ports pieces a cycle, in order.
   logic [Ports-1:0]    bq_empty, bq_pop, bq_err;
   logic [PortBits-1:0] b_p0;
-  logic [4:0]          b_np, bj_q, bm;
-  logic                b_done, berr_q, b_err_now;
+  logic [4:0]          b_np, bj_q, bj_d, bm;
+  logic                b_done, berr_q, berr_d, b_err_now;
   for (genvar q = 0; q < Ports; q++) begin : gen_bq
     logic full;
     tpu_fifo #(.Width(1), .Depth(BeatDepth)) u_bq (
@@ -354,18 +340,10 @@ module tpu_accel_dma #(
   assign b_valid_o = b_done;
   assign b_err_o   = berr_q || b_err_now;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      bj_q   <= '0;
-      berr_q <= 1'b0;
-    end else if (b_done) begin
-      bj_q   <= '0;
-      berr_q <= 1'b0;
-    end else begin
-      bj_q   <= bj_q + bm;
-      berr_q <= berr_q || b_err_now;
-    end
-  end
+  assign bj_d   = b_done ? '0 : bj_q + bm;
+  assign berr_d = !b_done && (berr_q || b_err_now);
+  `TPU_FF(bj_q, bj_d, '0)
+  `TPU_FF(berr_q, berr_d, 1'b0)
 
   logic unused;
   assign unused = ^{m_r_id_i, m_r_last_i, m_b_id_i, aw_len_i[7:4], ar_len_i};

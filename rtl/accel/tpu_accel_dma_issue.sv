@@ -9,6 +9,7 @@
 // distinct ports, and in order: a piece goes only with every piece before it. So each port sees
 // its pieces in global order, which is what the response side of tpu_accel_dma relies on. The
 // queues let the other ports run ahead while one is slow (a refresh), up to Depth pieces.
+`include "tpu_ff.svh"
 module tpu_accel_dma_issue #(
   parameter int unsigned Ports     = 2,
   parameter int unsigned AddrW     = 31,  // global byte address
@@ -46,7 +47,7 @@ module tpu_accel_dma_issue #(
   );
   assign h_valid = !h_empty;
 
-  logic [3:0]          j_q;      // pieces of the head burst already gone
+  logic [3:0]          j_q, j_d; // pieces of the head burst already gone
   logic [BlkW-1:0]     blk0;
   logic                off, odd_end;
   logic [4:0]          np;       // pieces of the burst, 1..9
@@ -76,11 +77,8 @@ module tpu_accel_dma_issue #(
   end
   assign h_done = h_valid && (5'(j_q) + m == np);
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)      j_q <= '0;
-    else if (h_done)  j_q <= '0;
-    else if (h_valid) j_q <= j_q + 4'(m);
-  end
+  assign j_d = h_done ? '0 : j_q + 4'(m);
+  `TPU_FFL(j_q, j_d, h_valid, '0)
 
   // Port q takes piece j_q + i_q, i_q = (q - blk0 - j_q) mod Ports, when that piece goes.
   for (genvar q = 0; q < Ports; q++) begin : gen_port

@@ -16,6 +16,7 @@
 // at or beyond `rows` +0), and the LOAD is complete with its last column. The buffers' write
 // port goes to the draining tile first: a plain LOAD's beats wait while a tile is full or
 // draining, so buffer writes and tokens stay in instruction order.
+`include "tpu_ff.svh"
 module tpu_accel_load #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -150,16 +151,16 @@ module tpu_accel_load #(
   // ---------------------------------------------------------------------------------------------
   // Returning beats -> buffer rows
   // ---------------------------------------------------------------------------------------------
-  logic [15:0] row_q;     // row of the instruction
-  logic [3:0]  chunk_q;   // first beat of the row arriving now
+  logic [15:0] row_q, row_d;     // row of the instruction
+  logic [3:0]  chunk_q, chunk_d;   // first beat of the row arriving now
   logic [4:0]  chunk_end; // one past the last
   logic [4:0]  row_left;
   logic        last_chunk;
 
   // The module takes beats (up to the row's end) unless the transposer is in the way: a
   // transposing LOAD needs its tile free, a plain one needs both tiles empty and the write port.
-  logic       fset_q, dset_q, dv_q;
-  logic [1:0] full_q;
+  logic       fset_q, fset_d, dset_q, dset_d, dv_q, dv_d;
+  logic [1:0] full_q, full_d;
   assign drain_idle = full_q == 2'b00 && !dv_q;
   assign beat       = r_valid_i && (d_tr ? !full_q[fset_q] : drain_idle);
   assign row_left   = 5'(d_bpr) - 5'(chunk_q);
@@ -168,25 +169,26 @@ module tpu_accel_load #(
   assign last_chunk = chunk_end == 5'(d_bpr);
   assign last_beat  = last_chunk && (row_q == d_rows - 16'd1);
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      row_q   <= '0;
-      chunk_q <= '0;
-    end else if (flush_i) begin
-      row_q   <= '0;
-      chunk_q <= '0;
+  always_comb begin
+    row_d   = row_q;
+    chunk_d = chunk_q;
+    if (flush_i) begin
+      row_d   = '0;
+      chunk_d = '0;
     end else if (beat) begin
       if (last_beat) begin
-        row_q   <= '0;
-        chunk_q <= '0;
+        row_d   = '0;
+        chunk_d = '0;
       end else if (last_chunk) begin
-        row_q   <= row_q + 16'd1;
-        chunk_q <= '0;
+        row_d   = row_q + 16'd1;
+        chunk_d = '0;
       end else begin
-        chunk_q <= 4'(chunk_end);
+        chunk_d = 4'(chunk_end);
       end
     end
   end
+  `TPU_FF(row_q, row_d, '0)
+  `TPU_FF(chunk_q, chunk_d, '0)
 
   // Element e of a row comes from beat e/16 (lane e/16 - chunk_q of this cycle), element e%16 of
   // it; it is written by that beat, and with the row's last beat when e lies beyond it (those
@@ -223,7 +225,7 @@ module tpu_accel_load #(
   logic            t_buf [2], t_push [2];
   logic [15:0]     t_dst [2], t_rows [2], t_elems [2];
   logic [31:0]     t_pc [2];
-  logic [15:0]     de_q;                 // the column read now
+  logic [15:0]     de_q, de_d;                 // the column read now
   logic            rd_go, rd_last;
   logic            dlast_q, dset2_q;     // the column written now: its tile and whether last
   logic [15:0]     dcol_q;
@@ -232,34 +234,38 @@ module tpu_accel_load #(
   assign rd_go   = full_q[dset_q];
   assign rd_last = de_q == t_elems[dset_q] - 16'd1;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      full_q <= '0;
-      fset_q <= 1'b0;
-      dset_q <= 1'b0;
-      de_q   <= '0;
-      dv_q   <= 1'b0;
-    end else if (flush_i) begin
-      full_q <= '0;
-      fset_q <= 1'b0;
-      dset_q <= 1'b0;
-      de_q   <= '0;
-      dv_q   <= 1'b0;
+  always_comb begin
+    full_d = full_q;
+    fset_d = fset_q;
+    dset_d = dset_q;
+    de_d   = de_q;
+    dv_d   = dv_q;
+    if (flush_i) begin
+      full_d = '0;
+      fset_d = 1'b0;
+      dset_d = 1'b0;
+      de_d   = '0;
+      dv_d   = 1'b0;
     end else begin
-      dv_q <= rd_go;
+      dv_d = rd_go;
       if (rd_go) begin
-        de_q <= rd_last ? 16'd0 : de_q + 16'd1;
+        de_d = rd_last ? 16'd0 : de_q + 16'd1;
         if (rd_last) begin
-          full_q[dset_q] <= 1'b0;
-          dset_q         <= !dset_q;
+          full_d[dset_q] = 1'b0;
+          dset_d         = !dset_q;
         end
       end
       if (beat && last_beat && d_tr) begin
-        full_q[fset_q] <= 1'b1;
-        fset_q         <= !fset_q;
+        full_d[fset_q] = 1'b1;
+        fset_d         = !fset_q;
       end
     end
   end
+  `TPU_FF(full_q, full_d, '0)
+  `TPU_FF(fset_q, fset_d, 1'b0)
+  `TPU_FF(dset_q, dset_d, 1'b0)
+  `TPU_FF(de_q, de_d, '0)
+  `TPU_FF(dv_q, dv_d, 1'b0)
   always_ff @(posedge clk_i) begin
     if (beat && last_beat && d_tr) begin
       t_buf[fset_q]   <= d_buf;

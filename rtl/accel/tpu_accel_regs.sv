@@ -6,6 +6,7 @@
 // The register map (addresses, bits, meaning) is rtl/accel/isa.json, here as tpu_isa_pkg::Reg*;
 // docs/accel.md has its table: MAGIC, VERSION, SHAPE, CHANNELS, CTRL, STATUS, ERR_CODE, ERR_PC,
 // PROG_LO, PROG_HI, PROG_LEN, and performance counter i at COUNTERS + 8*i (+4: the high word).
+`include "tpu_ff.svh"
 module tpu_accel_regs #(
   parameter int unsigned Rows     = 16,
   parameter int unsigned Cols     = 16,
@@ -42,11 +43,11 @@ module tpu_accel_regs #(
   input  logic [NCnt*64-1:0] counters_i
 );
 
-  logic        b_pend_q, r_pend_q, wr;
-  logic [31:0] rdata_q, rd;
-  logic        ftz_q;
-  logic [63:0] prog_q;
-  logic [31:0] len_q;
+  logic        b_pend_q, b_pend_d, r_pend_q, r_pend_d, wr;
+  logic [31:0] rdata_q, rdata_d, rd;
+  logic        ftz_q, ftz_d;
+  logic [63:0] prog_q, prog_d;
+  logic [31:0] len_q, len_d;
 
   // A write completes when AW and W are both there and no response is waiting.
   assign wr         = aw_valid_i && w_valid_i && !b_pend_q;
@@ -95,35 +96,38 @@ module tpu_accel_regs #(
     endcase
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      b_pend_q <= 1'b0;
-      r_pend_q <= 1'b0;
-      rdata_q  <= '0;
-      ftz_q    <= 1'b0;
-      prog_q   <= '0;
-      len_q    <= '0;
-    end else begin
-      if (wr) begin
-        b_pend_q <= 1'b1;
-        case (aw_addr_i)
-          tpu_isa_pkg::RegCtrl:    if (!busy_i) ftz_q <= w_data_i[tpu_isa_pkg::CtrlFtzBit];
-          tpu_isa_pkg::RegProgLo:  prog_q[31:0]  <= w_data_i;
-          tpu_isa_pkg::RegProgHi:  prog_q[63:32] <= w_data_i;
-          tpu_isa_pkg::RegProgLen: len_q <= w_data_i;
-          default: ;
-        endcase
-      end else if (b_ready_i) begin
-        b_pend_q <= 1'b0;
-      end
-      if (ar_valid_i && ar_ready_o) begin
-        r_pend_q <= 1'b1;
-        rdata_q  <= rd;
-      end else if (r_ready_i) begin
-        r_pend_q <= 1'b0;
-      end
+  always_comb begin
+    b_pend_d = b_pend_q;
+    r_pend_d = r_pend_q;
+    rdata_d  = rdata_q;
+    ftz_d    = ftz_q;
+    prog_d   = prog_q;
+    len_d    = len_q;
+    if (wr) begin
+      b_pend_d = 1'b1;
+      case (aw_addr_i)
+        tpu_isa_pkg::RegCtrl:    if (!busy_i) ftz_d = w_data_i[tpu_isa_pkg::CtrlFtzBit];
+        tpu_isa_pkg::RegProgLo:  prog_d[31:0]  = w_data_i;
+        tpu_isa_pkg::RegProgHi:  prog_d[63:32] = w_data_i;
+        tpu_isa_pkg::RegProgLen: len_d = w_data_i;
+        default: ;
+      endcase
+    end else if (b_ready_i) begin
+      b_pend_d = 1'b0;
+    end
+    if (ar_valid_i && ar_ready_o) begin
+      r_pend_d = 1'b1;
+      rdata_d  = rd;
+    end else if (r_ready_i) begin
+      r_pend_d = 1'b0;
     end
   end
+  `TPU_FF(b_pend_q, b_pend_d, 1'b0)
+  `TPU_FF(r_pend_q, r_pend_d, 1'b0)
+  `TPU_FF(rdata_q, rdata_d, '0)
+  `TPU_FF(ftz_q, ftz_d, 1'b0)
+  `TPU_FF(prog_q, prog_d, '0)
+  `TPU_FF(len_q, len_d, '0)
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

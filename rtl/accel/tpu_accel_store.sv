@@ -10,6 +10,7 @@
 // only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
 // complete when every burst's write response is back; then it pushes its token (push_prev:
 // store->compute, the accumulators may be overwritten).
+`include "tpu_ff.svh"
 module tpu_accel_store #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned AccDepth = 4096,
@@ -133,27 +134,30 @@ module tpu_accel_store #(
   // Write responses come back in order. Bursts are numbered as they go out; an instruction's
   // descriptor (token flag, pc, the number of its last burst) is queued with its last burst, and
   // the instruction is complete at that burst's response.
-  logic [31:0] aw_seq_q, b_seq_q;
-  logic        cur_push_q;
-  logic [31:0] cur_pc_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      aw_seq_q   <= '0;
-      b_seq_q    <= '0;
-      cur_push_q <= 1'b0;
-      cur_pc_q   <= '0;
-    end else if (flush_i) begin
-      aw_seq_q <= '0;
-      b_seq_q  <= '0;
+  logic [31:0] aw_seq_q, aw_seq_d, b_seq_q, b_seq_d;
+  logic        cur_push_q, cur_push_d;
+  logic [31:0] cur_pc_q, cur_pc_d;
+  always_comb begin
+    aw_seq_d   = aw_seq_q;
+    b_seq_d    = b_seq_q;
+    cur_push_d = cur_push_q;
+    cur_pc_d   = cur_pc_q;
+    if (flush_i) begin
+      aw_seq_d = '0;
+      b_seq_d  = '0;
     end else begin
       if (start) begin
-        cur_push_q <= head_instr_i[tpu_isa_pkg::FlagPushPrev];
-        cur_pc_q   <= head_pc_i;
+        cur_push_d = head_instr_i[tpu_isa_pkg::FlagPushPrev];
+        cur_pc_d   = head_pc_i;
       end
-      if (aw_fire)   aw_seq_q <= aw_seq_q + 32'd1;
-      if (b_valid_i) b_seq_q  <= b_seq_q + 32'd1;
+      if (aw_fire)   aw_seq_d = aw_seq_q + 32'd1;
+      if (b_valid_i) b_seq_d  = b_seq_q + 32'd1;
     end
   end
+  `TPU_FF(aw_seq_q, aw_seq_d, '0)
+  `TPU_FF(b_seq_q, b_seq_d, '0)
+  `TPU_FF(cur_push_q, cur_push_d, 1'b0)
+  `TPU_FF(cur_pc_q, cur_pc_d, '0)
 
   logic [64:0] bdesc;
   logic        b_last;
@@ -171,18 +175,15 @@ module tpu_accel_store #(
 
   logic [7:0] blen;
   logic       w_fire, w_burst_end;
-  logic [7:0] wbeat_q;
+  logic [7:0] wbeat_q, wbeat_d;
   tpu_fifo #(.Width(8), .Depth(8)) u_blen (
     .clk_i, .rst_ni, .flush_i,
     .push_i(aw_fire), .data_i(aw_len_o), .full_o(blen_full),
     .pop_i (w_fire && w_burst_end), .data_o(blen), .empty_o(blen_empty), .count_o()
   );
   assign w_burst_end = 9'(wbeat_q) + 9'(w_count_o) == 9'(blen) + 9'd1;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)      wbeat_q <= '0;
-    else if (flush_i) wbeat_q <= '0;
-    else if (w_fire)  wbeat_q <= w_burst_end ? 8'd0 : wbeat_q + 8'(w_count_o);
-  end
+  assign wbeat_d = (flush_i || w_burst_end) ? 8'd0 : wbeat_q + 8'(w_count_o);
+  `TPU_FFL(wbeat_q, wbeat_d, flush_i || w_fire, '0)
 
   // ---------------------------------------------------------------------------------------------
   // Data side: accumulator rows -> converted, packed rows -> beats
@@ -203,36 +204,40 @@ module tpu_accel_store #(
 
   // Row reads: one per cycle while the row queue has room for it.
   localparam int unsigned RCntW = $clog2(RowDepth + 1);
-  logic [15:0]      s_row_q;
-  logic             rd_pending_q, rfifo_empty;
+  logic [15:0]      s_row_q, s_row_d;
+  logic             rd_pending_q, rd_pending_d, rfifo_empty;
   logic [RCntW-1:0] rcnt;
-  logic             rd_bf16_q, rd_relu_q;
-  logic [9:0]       rd_bytes_q;
+  logic             rd_bf16_q, rd_bf16_d, rd_relu_q, rd_relu_d;
+  logic [9:0]       rd_bytes_q, rd_bytes_d;
 
   assign st_valid_o = !wdesc_empty && (32'(rcnt) + 32'(rd_pending_q) < RowDepth);
   assign st_addr_o  = AccAW'(s_acc + s_row_q);
   assign rd_take    = st_valid_o && (s_row_q == s_rows - 16'd1);
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      s_row_q      <= '0;
-      rd_pending_q <= 1'b0;
-      rd_bf16_q    <= 1'b0;
-      rd_relu_q    <= 1'b0;
-      rd_bytes_q   <= '0;
-    end else if (flush_i) begin
-      s_row_q      <= '0;
-      rd_pending_q <= 1'b0;
+  always_comb begin
+    s_row_d      = s_row_q;
+    rd_pending_d = rd_pending_q;
+    rd_bf16_d    = rd_bf16_q;
+    rd_relu_d    = rd_relu_q;
+    rd_bytes_d   = rd_bytes_q;
+    if (flush_i) begin
+      s_row_d      = '0;
+      rd_pending_d = 1'b0;
     end else begin
-      rd_pending_q <= st_valid_o;
+      rd_pending_d = st_valid_o;
       if (st_valid_o) begin
-        s_row_q    <= rd_take ? 16'd0 : s_row_q + 16'd1;
-        rd_bf16_q  <= s_bf16;
-        rd_relu_q  <= s_relu;
-        rd_bytes_q <= s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4;
+        s_row_d    = rd_take ? 16'd0 : s_row_q + 16'd1;
+        rd_bf16_d  = s_bf16;
+        rd_relu_d  = s_relu;
+        rd_bytes_d = s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4;
       end
     end
   end
+  `TPU_FF(s_row_q, s_row_d, '0)
+  `TPU_FF(rd_pending_q, rd_pending_d, 1'b0)
+  `TPU_FF(rd_bf16_q, rd_bf16_d, 1'b0)
+  `TPU_FF(rd_relu_q, rd_relu_d, 1'b0)
+  `TPU_FF(rd_bytes_q, rd_bytes_d, '0)
 
   // Conversion of the row that arrives (st_valid_i, one cycle after its read).
   logic [Cols*32-1:0] relu_row;
@@ -259,7 +264,7 @@ module tpu_accel_store #(
 
   // Beats of the head row: as many as the lanes, the row and the burst allow (a burst may hold
   // several rows, a row may be cut into bursts at 4 KB).
-  logic [3:0]  rbeat_q;
+  logic [3:0]  rbeat_q, rbeat_d;
   logic [9:0]  rbytes;
   logic        row_last_beat;
   logic [10:0] beat_off;
@@ -287,11 +292,8 @@ module tpu_accel_store #(
     assign w_strb_o[b] = (beat_off + 11'(b)) < 11'(rbytes);
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni)      rbeat_q <= '0;
-    else if (flush_i) rbeat_q <= '0;
-    else if (w_fire)  rbeat_q <= row_last_beat ? 4'd0 : rbeat_q + 4'(n);
-  end
+  assign rbeat_d = (flush_i || row_last_beat) ? 4'd0 : rbeat_q + 4'(n);
+  `TPU_FFL(rbeat_q, rbeat_d, flush_i || w_fire, '0)
 
   assign wside_busy = rd_pending_q || !rfifo_empty;
 

@@ -11,6 +11,7 @@
 // outside the band (zero padding). The walk is incremental: per row ow + 1 and iw + stride, at the
 // end of an output row ow = 0, iw = dw, r + stride and the row base + stride·width; the products
 // are formed once, when the job starts.
+`include "tpu_ff.svh"
 module tpu_accel_stream #(
   parameter int unsigned AW        = 11,
   parameter int unsigned W         = 256,
@@ -40,9 +41,9 @@ module tpu_accel_stream #(
   localparam int unsigned JW    = AW + 16 + 1 + 120;
 
   logic [JW-1:0]  job;
-  logic           job_empty, act_q, rd_q, take, d_empty, step, pad, pad_q;
-  logic [AW-1:0]  addr_q;
-  logic [15:0]    left_q;
+  logic           job_empty, act_q, act_d, rd_q, rd_d, take, d_empty, step, pad, pad_q, pad_d;
+  logic [AW-1:0]  addr_q, addr_d;
+  logic [15:0]    left_q, left_d;
   logic [DCntW-1:0] d_cnt;
 
   tpu_fifo #(.Width(JW), .Depth(JobDepth)) u_jobs (
@@ -53,11 +54,11 @@ module tpu_accel_stream #(
   );
 
   // The window walk (constant 0 without Window).
-  logic               win_q;
-  logic signed [31:0] r_q, iw_q, dw_q;
-  logic [31:0]        base_q, sw_q, waddr;
-  logic [15:0]        ow_q, ow_last_q, width_q, band_rows_q;
-  logic [7:0]         stride_q;
+  logic               win_q, win_d;
+  logic signed [31:0] r_q, r_d, iw_q, iw_d, dw_q, dw_d;
+  logic [31:0]        base_q, base_d, sw_q, sw_d, waddr;
+  logic [15:0]        ow_q, ow_d, ow_last_q, ow_last_d, width_q, width_d, band_rows_q, band_rows_d;
+  logic [7:0]         stride_q, stride_d;
   logic               j_win;
   logic [255:0]       jf;  // the job's window fields at their place in a GEMM instruction
   logic [15:0]        j_act;
@@ -81,63 +82,78 @@ module tpu_accel_stream #(
   assign raddr_o = win_q ? AW'(waddr) : addr_q;
   assign take    = !job_empty && (!act_q || (step && left_q == 16'd1));
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      act_q       <= 1'b0;
-      rd_q        <= 1'b0;
-      pad_q       <= 1'b0;
-      addr_q      <= '0;
-      left_q      <= '0;
-      win_q       <= 1'b0;
-      r_q         <= '0;
-      iw_q        <= '0;
-      dw_q        <= '0;
-      base_q      <= '0;
-      sw_q        <= '0;
-      ow_q        <= '0;
-      ow_last_q   <= '0;
-      width_q     <= '0;
-      band_rows_q <= '0;
-      stride_q    <= '0;
-    end else if (flush_i) begin
-      act_q <= 1'b0;
-      rd_q  <= 1'b0;
-      pad_q <= 1'b0;
-      win_q <= 1'b0;
+  always_comb begin
+    act_d       = act_q;
+    rd_d        = rd_q;
+    pad_d       = pad_q;
+    addr_d      = addr_q;
+    left_d      = left_q;
+    win_d       = win_q;
+    r_d         = r_q;
+    iw_d        = iw_q;
+    dw_d        = dw_q;
+    base_d      = base_q;
+    sw_d        = sw_q;
+    ow_d        = ow_q;
+    ow_last_d   = ow_last_q;
+    width_d     = width_q;
+    band_rows_d = band_rows_q;
+    stride_d    = stride_q;
+    if (flush_i) begin
+      act_d = 1'b0;
+      rd_d  = 1'b0;
+      pad_d = 1'b0;
+      win_d = 1'b0;
     end else begin
-      rd_q  <= step;
-      pad_q <= pad;
+      rd_d  = step;
+      pad_d = pad;
       if (take) begin
-        act_q       <= 1'b1;
-        addr_q      <= job[JW-1 -: AW];
-        left_q      <= job[JW-AW-1 -: 16];
-        win_q       <= j_win;
-        r_q         <= j_r;
-        iw_q        <= j_iw;
-        dw_q        <= 32'($signed(tpu_isa_pkg::gemm_dw(jf)));
-        base_q      <= 32'(j_act) + 32'(j_r) * 32'(tpu_isa_pkg::gemm_width(jf));
-        sw_q        <= 32'(tpu_isa_pkg::gemm_stride(jf)) * 32'(tpu_isa_pkg::gemm_width(jf));
-        ow_q        <= tpu_isa_pkg::gemm_out_col(jf);
-        ow_last_q   <= tpu_isa_pkg::gemm_out_width(jf) - 16'd1;
-        width_q     <= tpu_isa_pkg::gemm_width(jf);
-        band_rows_q <= tpu_isa_pkg::gemm_band_rows(jf);
-        stride_q    <= tpu_isa_pkg::gemm_stride(jf);
+        act_d       = 1'b1;
+        addr_d      = job[JW-1 -: AW];
+        left_d      = job[JW-AW-1 -: 16];
+        win_d       = j_win;
+        r_d         = j_r;
+        iw_d        = j_iw;
+        dw_d        = 32'($signed(tpu_isa_pkg::gemm_dw(jf)));
+        base_d      = 32'(j_act) + 32'(j_r) * 32'(tpu_isa_pkg::gemm_width(jf));
+        sw_d        = 32'(tpu_isa_pkg::gemm_stride(jf)) * 32'(tpu_isa_pkg::gemm_width(jf));
+        ow_d        = tpu_isa_pkg::gemm_out_col(jf);
+        ow_last_d   = tpu_isa_pkg::gemm_out_width(jf) - 16'd1;
+        width_d     = tpu_isa_pkg::gemm_width(jf);
+        band_rows_d = tpu_isa_pkg::gemm_band_rows(jf);
+        stride_d    = tpu_isa_pkg::gemm_stride(jf);
       end else if (step) begin
-        addr_q <= addr_q + 1'b1;
-        left_q <= left_q - 16'd1;
-        if (left_q == 16'd1) act_q <= 1'b0;
+        addr_d = addr_q + 1'b1;
+        left_d = left_q - 16'd1;
+        if (left_q == 16'd1) act_d = 1'b0;
         if (ow_q == ow_last_q) begin
-          ow_q   <= '0;
-          iw_q   <= dw_q;
-          r_q    <= r_q + $signed(32'(stride_q));
-          base_q <= base_q + sw_q;
+          ow_d   = '0;
+          iw_d   = dw_q;
+          r_d    = r_q + $signed(32'(stride_q));
+          base_d = base_q + sw_q;
         end else begin
-          ow_q <= ow_q + 16'd1;
-          iw_q <= iw_q + $signed(32'(stride_q));
+          ow_d = ow_q + 16'd1;
+          iw_d = iw_q + $signed(32'(stride_q));
         end
       end
     end
   end
+  `TPU_FF(act_q, act_d, 1'b0)
+  `TPU_FF(rd_q, rd_d, 1'b0)
+  `TPU_FF(pad_q, pad_d, 1'b0)
+  `TPU_FF(addr_q, addr_d, '0)
+  `TPU_FF(left_q, left_d, '0)
+  `TPU_FF(win_q, win_d, 1'b0)
+  `TPU_FF(r_q, r_d, '0)
+  `TPU_FF(iw_q, iw_d, '0)
+  `TPU_FF(dw_q, dw_d, '0)
+  `TPU_FF(base_q, base_d, '0)
+  `TPU_FF(sw_q, sw_d, '0)
+  `TPU_FF(ow_q, ow_d, '0)
+  `TPU_FF(ow_last_q, ow_last_d, '0)
+  `TPU_FF(width_q, width_d, '0)
+  `TPU_FF(band_rows_q, band_rows_d, '0)
+  `TPU_FF(stride_q, stride_d, '0)
 
   tpu_fifo #(.Width(W), .Depth(DataDepth)) u_data (
     .clk_i, .rst_ni, .flush_i,

@@ -2,6 +2,7 @@
 // The project's one FIFO: a synchronous first-in first-out queue with a fall-through head (data_o
 // shows the oldest entry while empty_o is low). Pushing into a full queue or popping an empty one
 // is a caller error (asserted). flush_i empties the queue.
+`include "tpu_ff.svh"
 module tpu_fifo #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 4,
@@ -21,8 +22,8 @@ module tpu_fifo #(
 );
 
   logic [Width-1:0] mem_q [Depth];
-  logic [PtrW-1:0]  wr_q, rd_q;
-  logic [CntW-1:0]  cnt_q;
+  logic [PtrW-1:0]  wr_q, wr_d, rd_q, rd_d;
+  logic [CntW-1:0]  cnt_q, cnt_d;
 
   function automatic logic [PtrW-1:0] next_ptr(input logic [PtrW-1:0] p);
     next_ptr = (32'(p) == Depth - 1) ? '0 : p + 1'b1;
@@ -33,21 +34,21 @@ module tpu_fifo #(
   assign count_o = cnt_q;
   assign data_o  = mem_q[rd_q];
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      wr_q  <= '0;
-      rd_q  <= '0;
-      cnt_q <= '0;
-    end else if (flush_i) begin
-      wr_q  <= '0;
-      rd_q  <= '0;
-      cnt_q <= '0;
-    end else begin
-      if (push_i) wr_q <= next_ptr(wr_q);
-      if (pop_i)  rd_q <= next_ptr(rd_q);
-      cnt_q <= cnt_q + CntW'(push_i) - CntW'(pop_i);
+  always_comb begin
+    wr_d  = wr_q;
+    rd_d  = rd_q;
+    cnt_d = cnt_q + CntW'(push_i) - CntW'(pop_i);
+    if (push_i) wr_d = next_ptr(wr_q);
+    if (pop_i)  rd_d = next_ptr(rd_q);
+    if (flush_i) begin
+      wr_d  = '0;
+      rd_d  = '0;
+      cnt_d = '0;
     end
   end
+  `TPU_FF(wr_q, wr_d, '0)
+  `TPU_FF(rd_q, rd_d, '0)
+  `TPU_FF(cnt_q, cnt_d, '0)
 
   always_ff @(posedge clk_i) begin
     if (push_i && !flush_i) mem_q[wr_q] <= data_i;

@@ -4,6 +4,7 @@
 // the requester after the granted one, so every requester is served within N grants.
 // With Sticky = 1 a grant that was not taken stays with its requester in the next cycle (an
 // AXI request must hold until its handshake); with Sticky = 0 the choice is made every cycle.
+`include "tpu_ff.svh"
 module tpu_rr_arbiter #(
   parameter int unsigned N      = 2,
   parameter bit          Sticky = 1'b0,
@@ -21,7 +22,7 @@ module tpu_rr_arbiter #(
     $error("tpu_rr_arbiter: N must be at least 1 (got %0d)", N);
   end
 
-  logic [IdxW-1:0] ptr_q, held_q, pick;
+  logic [IdxW-1:0] ptr_q, ptr_d, held_q, pick;
   logic            hold_q;
   logic [IdxW:0]   cand;   // pointer + offset < 2N, wrapped by one subtraction (no divider)
 
@@ -38,17 +39,10 @@ module tpu_rr_arbiter #(
   assign valid_o = |req_i;
   assign idx_o   = (Sticky && hold_q) ? held_q : pick;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ptr_q  <= '0;
-      held_q <= '0;
-      hold_q <= 1'b0;
-    end else begin
-      if (take_i) ptr_q <= (32'(idx_o) == N - 1) ? '0 : idx_o + 1'b1;
-      held_q <= idx_o;
-      hold_q <= valid_o && !take_i;
-    end
-  end
+  assign ptr_d = (32'(idx_o) == N - 1) ? '0 : idx_o + 1'b1;
+  `TPU_FFL(ptr_q, ptr_d, take_i, '0)
+  `TPU_FF(held_q, idx_o, '0)
+  `TPU_FF(hold_q, valid_o && !take_i, 1'b0)
 
   // ---------------------------------------------------------------------------------------------
   // Assertions

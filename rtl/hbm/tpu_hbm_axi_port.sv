@@ -16,6 +16,7 @@
 //       (all row hits, but nCCDL-bound).
 `include "tpu_axi.svh"
 `include "tpu_channels.svh"
+`include "tpu_ff.svh"
 module tpu_hbm_axi_port #(
   parameter int unsigned AddrBits = 32,
   parameter int unsigned IdBits   = 6,
@@ -83,23 +84,23 @@ module tpu_hbm_axi_port #(
   // Write path
   // ----------------------------------------------------------------------------------------------
   typedef enum logic [1:0] {WIdle, WData, WDrain} w_state_e;
-  w_state_e            w_state_q;
-  logic [IdBits-1:0]   w_id_q;
-  logic [BeatBits-1:0] w_addr_q;   // beat address of the next beat
-  logic [8:0]          w_left_q;   // beats still to come
-  logic                w_err_q;
-  logic [511:0]        pc_data_q;  // the block being assembled
-  logic [63:0]         pc_strb_q;
-  logic                pc_full_q;  // assembled, waiting for the controller
-  logic                pc_last_q;  // ... and it ends the burst
-  logic [BlockBits-1:0] pc_addr_q;
+  w_state_e            w_state_q, w_state_d;
+  logic [IdBits-1:0]   w_id_q, w_id_d;
+  logic [BeatBits-1:0] w_addr_q, w_addr_d;   // beat address of the next beat
+  logic [8:0]          w_left_q, w_left_d;   // beats still to come
+  logic                w_err_q, w_err_d;
+  logic [511:0]        pc_data_q, pc_data_d;  // the block being assembled
+  logic [63:0]         pc_strb_q, pc_strb_d;
+  logic                pc_full_q, pc_full_d;  // assembled, waiting for the controller
+  logic                pc_last_q, pc_last_d;  // ... and it ends the burst
+  logic [BlockBits-1:0] pc_addr_q, pc_addr_d;
 
   // B responses, in burst order.
   localparam int unsigned BDepth = 4;
   logic [IdBits-1:0] bq_id_q  [BDepth];
   logic [1:0]        bq_resp_q[BDepth];
-  logic [1:0]        bq_rd_q, bq_wr_q;
-  logic [2:0]        bq_cnt_q;
+  logic [1:0]        bq_rd_q, bq_rd_d, bq_wr_q, bq_wr_d;
+  logic [2:0]        bq_cnt_q, bq_cnt_d;
   logic              b_push;
   logic [1:0]        b_push_resp;
 
@@ -136,82 +137,90 @@ module tpu_hbm_axi_port #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      w_state_q <= WIdle;
-      w_id_q    <= '0;
-      w_addr_q  <= '0;
-      w_left_q  <= '0;
-      w_err_q   <= 1'b0;
-      pc_data_q <= '0;
-      pc_strb_q <= '0;
-      pc_full_q <= 1'b0;
-      pc_last_q <= 1'b0;
-      pc_addr_q <= '0;
-    end else begin
-      unique case (w_state_q)
-        WIdle: ;
-        WData: begin
-          if (wr_fire) begin  // first: a beat taken in the same cycle refills the block
-            pc_full_q <= 1'b0;
-            pc_strb_q <= '0;
-            if (pc_last_q) w_state_q <= WIdle;
+  always_comb begin
+    w_state_d = w_state_q;
+    w_id_d    = w_id_q;
+    w_addr_d  = w_addr_q;
+    w_left_d  = w_left_q;
+    w_err_d   = w_err_q;
+    pc_data_d = pc_data_q;
+    pc_strb_d = pc_strb_q;
+    pc_full_d = pc_full_q;
+    pc_last_d = pc_last_q;
+    pc_addr_d = pc_addr_q;
+    unique case (w_state_q)
+      WIdle: ;
+      WData: begin
+        if (wr_fire) begin  // first: a beat taken in the same cycle refills the block
+          pc_full_d = 1'b0;
+          pc_strb_d = '0;
+          if (pc_last_q) w_state_d = WIdle;
+        end
+        if (w_fire) begin
+          if (w_addr_q[0]) begin
+            pc_data_d[511:256] = w_data_i;
+            pc_strb_d[63:32]   = w_strb_i;
+          end else begin
+            pc_data_d[255:0] = w_data_i;
+            pc_strb_d[31:0]  = w_strb_i;
           end
-          if (w_fire) begin
-            if (w_addr_q[0]) begin
-              pc_data_q[511:256] <= w_data_i;
-              pc_strb_q[63:32]   <= w_strb_i;
-            end else begin
-              pc_data_q[255:0] <= w_data_i;
-              pc_strb_q[31:0]  <= w_strb_i;
-            end
-            pc_addr_q <= w_addr_q[BeatBits-1:1];
-            w_addr_q  <= w_addr_q + 1'b1;
-            w_left_q  <= w_left_q - 9'd1;
-            if (w_last_i != (w_left_q == 9'd1)) w_err_q <= 1'b1;
-            if (w_addr_q[0] || w_left_q == 9'd1) begin
-              pc_full_q <= 1'b1;
-              pc_last_q <= w_left_q == 9'd1;
-            end
+          pc_addr_d = w_addr_q[BeatBits-1:1];
+          w_addr_d  = w_addr_q + 1'b1;
+          w_left_d  = w_left_q - 9'd1;
+          if (w_last_i != (w_left_q == 9'd1)) w_err_d = 1'b1;
+          if (w_addr_q[0] || w_left_q == 9'd1) begin
+            pc_full_d = 1'b1;
+            pc_last_d = w_left_q == 9'd1;
           end
         end
-        WDrain: begin
-          if (w_fire) begin
-            w_left_q <= w_left_q - 9'd1;
-            if (w_left_q == 9'd1) w_state_q <= WIdle;
-          end
-        end
-        // A 3-state enum: the default is unreachable.
-        /*verilator coverage_off*/ default: w_state_q <= WIdle; /*verilator coverage_on*/
-      endcase
-      // A new burst (possibly in the cycle the previous one's last block goes).
-      if (aw_valid_i && aw_ready_o) begin
-        w_id_q    <= aw_id_i;
-        w_addr_q  <= aw_addr_i[5 +: BeatBits];
-        w_left_q  <= {1'b0, aw_len_i} + 9'd1;
-        w_err_q   <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
-        w_state_q <= bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i) ? WDrain : WData;
       end
+      WDrain: begin
+        if (w_fire) begin
+          w_left_d = w_left_q - 9'd1;
+          if (w_left_q == 9'd1) w_state_d = WIdle;
+        end
+      end
+      // A 3-state enum: the default is unreachable.
+      /*verilator coverage_off*/ default: w_state_d = WIdle; /*verilator coverage_on*/
+    endcase
+    // A new burst (possibly in the cycle the previous one's last block goes).
+    if (aw_valid_i && aw_ready_o) begin
+      w_id_d    = aw_id_i;
+      w_addr_d  = aw_addr_i[5 +: BeatBits];
+      w_left_d  = {1'b0, aw_len_i} + 9'd1;
+      w_err_d   = bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i);
+      w_state_d = bad_burst(aw_addr_i, aw_len_i, aw_size_i, aw_burst_i) ? WDrain : WData;
     end
   end
+  `TPU_FF(w_state_q, w_state_d, WIdle)
+  `TPU_FF(w_id_q, w_id_d, '0)
+  `TPU_FF(w_addr_q, w_addr_d, '0)
+  `TPU_FF(w_left_q, w_left_d, '0)
+  `TPU_FF(w_err_q, w_err_d, 1'b0)
+  `TPU_FF(pc_data_q, pc_data_d, '0)
+  `TPU_FF(pc_strb_q, pc_strb_d, '0)
+  `TPU_FF(pc_full_q, pc_full_d, 1'b0)
+  `TPU_FF(pc_last_q, pc_last_d, 1'b0)
+  `TPU_FF(pc_addr_q, pc_addr_d, '0)
 
+  always_comb begin
+    bq_wr_d  = b_push ? bq_wr_q + 1'b1 : bq_wr_q;
+    bq_rd_d  = bq_rd_q;
+    if (b_valid_o && b_ready_i) bq_rd_d = bq_rd_q + 1'b1;
+    bq_cnt_d = bq_cnt_q + (b_push ? 3'd1 : 3'd0) - ((b_valid_o && b_ready_i) ? 3'd1 : 3'd0);
+  end
+  `TPU_FF(bq_rd_q, bq_rd_d, '0)
+  `TPU_FF(bq_wr_q, bq_wr_d, '0)
+  `TPU_FF(bq_cnt_q, bq_cnt_d, '0)
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      bq_rd_q  <= '0;
-      bq_wr_q  <= '0;
-      bq_cnt_q <= '0;
       for (int unsigned i = 0; i < BDepth; i++) begin
         bq_id_q[i]   <= '0;
         bq_resp_q[i] <= '0;
       end
-    end else begin
-      if (b_push) begin
-        bq_id_q[bq_wr_q]   <= w_id_q;
-        bq_resp_q[bq_wr_q] <= b_push_resp;
-        bq_wr_q            <= bq_wr_q + 1'b1;
-      end
-      if (b_valid_o && b_ready_i) bq_rd_q <= bq_rd_q + 1'b1;
-      bq_cnt_q <= bq_cnt_q + (b_push ? 3'd1 : 3'd0) - ((b_valid_o && b_ready_i) ? 3'd1 : 3'd0);
+    end else if (b_push) begin
+      bq_id_q[bq_wr_q]   <= w_id_q;
+      bq_resp_q[bq_wr_q] <= b_push_resp;
     end
   end
 
@@ -222,11 +231,11 @@ module tpu_hbm_axi_port #(
   // ----------------------------------------------------------------------------------------------
   // Read path: split into blocks, one return-buffer slot per block, answered in slot order
   // ----------------------------------------------------------------------------------------------
-  logic                ar_busy_q;
-  logic [IdBits-1:0]   ar_id_q;
-  logic [BeatBits-1:0] ar_addr_q;
-  logic [8:0]          ar_left_q;
-  logic                ar_err_q;
+  logic                ar_busy_q, ar_busy_d;
+  logic [IdBits-1:0]   ar_id_q, ar_id_d;
+  logic [BeatBits-1:0] ar_addr_q, ar_addr_d;
+  logic [8:0]          ar_left_q, ar_left_d;
+  logic                ar_err_q, ar_err_d;
 
   logic [IdBits-1:0]   slot_id_q     [RetDepth];
   logic [1:0]          slot_beats_q  [RetDepth];
@@ -234,9 +243,9 @@ module tpu_hbm_axi_port #(
   logic                slot_err_q    [RetDepth];
   logic                slot_last_q   [RetDepth];
   logic [511:0]        slot_data_q   [RetDepth];
-  logic [TagBits-1:0]  slot_head_q, slot_tail_q;
-  logic [TagBits:0]    slot_cnt_q;
-  logic [1:0]          r_sent_q;   // beats of the head slot already sent
+  logic [TagBits-1:0]  slot_head_q, slot_head_d, slot_tail_q, slot_tail_d;
+  logic [TagBits:0]    slot_cnt_q, slot_cnt_d;
+  logic [1:0]          r_sent_q, r_sent_d;   // beats of the head slot already sent
 
   // The next block of the current burst.
   logic [1:0] blk_beats;
@@ -294,17 +303,45 @@ module tpu_hbm_axi_port #(
   assign rdata = rdata_i;
   assign fwd   = fwd_i;
 
+  always_comb begin
+    ar_busy_d   = ar_busy_q;
+    ar_id_d     = ar_id_q;
+    ar_addr_d   = ar_addr_q;
+    ar_left_d   = ar_left_q;
+    ar_err_d    = ar_err_q;
+    slot_tail_d = blk_go ? slot_tail_q + 1'b1 : slot_tail_q;
+    slot_head_d = r_free ? slot_head_q + 1'b1 : slot_head_q;
+    slot_cnt_d  = slot_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
+    r_sent_d    = r_sent_q;
+    if (blk_go) begin
+      ar_addr_d = ar_addr_q + BeatBits'((blk_beats == 2'b11) ? 2 : 1);
+      ar_left_d = ar_left_q - ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
+      if (blk_last) ar_busy_d = 1'b0;
+    end
+    // A new burst, after the block above (it may be the previous burst's last).
+    if (ar_valid_i && ar_ready_o) begin
+      ar_busy_d = 1'b1;
+      ar_id_d   = ar_id_i;
+      ar_addr_d = ar_addr_i[5 +: BeatBits];
+      ar_left_d = {1'b0, ar_len_i} + 9'd1;
+      ar_err_d  = bad_burst(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
+    end
+    if (r_fire) r_sent_d = r_slot_done ? 2'b00 : (r_sent_q | (r_beat ? 2'b10 : 2'b01));
+  end
+  `TPU_FF(ar_busy_q, ar_busy_d, 1'b0)
+  `TPU_FF(ar_id_q, ar_id_d, '0)
+  `TPU_FF(ar_addr_q, ar_addr_d, '0)
+  `TPU_FF(ar_left_q, ar_left_d, '0)
+  `TPU_FF(ar_err_q, ar_err_d, 1'b0)
+  `TPU_FF(slot_head_q, slot_head_d, '0)
+  `TPU_FF(slot_tail_q, slot_tail_d, '0)
+  `TPU_FF(slot_cnt_q, slot_cnt_d, '0)
+  `TPU_FF(r_sent_q, r_sent_d, '0)
+
+  // The return slots: written at allocation, then as their beats arrive (after the allocation:
+  // a forwarded block arrives in its allocation cycle).
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      ar_busy_q <= 1'b0;
-      ar_id_q   <= '0;
-      ar_addr_q <= '0;
-      ar_left_q <= '0;
-      ar_err_q  <= 1'b0;
-      slot_head_q <= '0;
-      slot_tail_q <= '0;
-      slot_cnt_q  <= '0;
-      r_sent_q  <= '0;
       for (int unsigned i = 0; i < RetDepth; i++) begin
         slot_id_q[i] <= '0; slot_beats_q[i] <= '0; slot_arrived_q[i] <= '0; slot_err_q[i] <= 1'b0;
         slot_last_q[i] <= 1'b0;
@@ -316,27 +353,11 @@ module tpu_hbm_axi_port #(
         slot_arrived_q[slot_tail_q] <= 2'b00;
         slot_err_q[slot_tail_q]     <= ar_err_q;
         slot_last_q[slot_tail_q]    <= blk_last;
-        slot_tail_q               <= slot_tail_q + 1'b1;
-        ar_addr_q <= ar_addr_q + BeatBits'((blk_beats == 2'b11) ? 2 : 1);
-        ar_left_q <= ar_left_q - ((blk_beats == 2'b11) ? 9'd2 : 9'd1);
-        if (blk_last) ar_busy_q <= 1'b0;
       end
-      // A new burst, after the block above (it may be the previous burst's last).
-      if (ar_valid_i && ar_ready_o) begin
-        ar_busy_q <= 1'b1;
-        ar_id_q   <= ar_id_i;
-        ar_addr_q <= ar_addr_i[5 +: BeatBits];
-        ar_left_q <= {1'b0, ar_len_i} + 9'd1;
-        ar_err_q  <= bad_burst(ar_addr_i, ar_len_i, ar_size_i, ar_burst_i);
-      end
-      // Arrivals (after the allocation above: a forwarded block arrives in its allocation cycle).
       if (rdata_valid_i) begin
         slot_arrived_q[rdata.tag][rdata.beat] <= 1'b1;
       end
       if (fwd_valid_i) slot_arrived_q[fwd.tag] <= 2'b11;
-      if (r_fire) r_sent_q <= r_slot_done ? 2'b00 : (r_sent_q | (r_beat ? 2'b10 : 2'b01));
-      if (r_free) slot_head_q <= slot_head_q + 1'b1;
-      slot_cnt_q <= slot_cnt_q + (TagBits + 1)'(blk_go) - (TagBits + 1)'(r_free);
     end
   end
 

@@ -35,6 +35,7 @@
 // does not match its AWLEN is written as counted (the pieces carry their own WLAST) and answered
 // SLVERR. B never comes before the burst's last W beat was taken.
 `include "tpu_axi.svh"
+`include "tpu_ff.svh"
 module tpu_hbm_interleave #(
   parameter int unsigned Ports          = 16,  // master ports (power of two, 1..32)
   parameter int unsigned AddrBits       = 40,  // global (slave-side) byte address width
@@ -112,8 +113,8 @@ module tpu_hbm_interleave #(
   logic [PortIdxBits-1:0] w_route_port;
   logic [7:0]             w_route_beats;
   logic [RouteW-1:0]      w_route_head;
-  logic [7:0]             w_count_q;           // beats of the head piece taken
-  logic                   w_err_q;             // a WLAST mismatch earlier in the current burst
+  logic [7:0]             w_count_q, w_count_d; // beats of the head piece taken
+  logic                   w_err_q, w_err_d;     // a WLAST mismatch earlier in the current burst
   logic                   w_piece_end, w_burst_end, w_mismatch, w_fire;
   logic                   port_w_ready;        // the head piece's port takes a beat
 
@@ -155,15 +156,10 @@ module tpu_hbm_interleave #(
     assign m_w_last_o[p]             = w_piece_end;
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      w_count_q <= '0;
-      w_err_q   <= 1'b0;
-    end else if (w_fire) begin
-      w_count_q <= w_piece_end ? 8'd0 : w_count_q + 8'd1;
-      w_err_q   <= w_burst_end ? 1'b0 : (w_err_q || w_mismatch);
-    end
-  end
+  assign w_count_d = w_piece_end ? 8'd0 : w_count_q + 8'd1;
+  assign w_err_d   = w_burst_end ? 1'b0 : (w_err_q || w_mismatch);
+  `TPU_FFL(w_count_q, w_count_d, w_fire, '0)
+  `TPU_FFL(w_err_q, w_err_d, w_fire, 1'b0)
 
   // WLAST errors of bursts whose data is all taken, in burst order (at most one per burst in the
   // B tracker, so MaxOutstanding entries never overflow).
@@ -276,7 +272,7 @@ module tpu_hbm_interleave #(
   // ----------------------------------------------------------------------------------------------
   localparam int unsigned RTrackW = PortIdxBits + IdBits + 10;
 
-  logic [7:0]             r_count_q;                   // beats of the head piece sent
+  logic [7:0]             r_count_q, r_count_d;                 // beats of the head piece sent
   logic                   r_track_empty, r_track_valid, r_track_local, r_track_last, r_track_pop;
   logic                   r_piece_end, r_fire, port_r_valid, port_r_last;
   logic [PortIdxBits-1:0] r_track_port;
@@ -332,13 +328,8 @@ module tpu_hbm_interleave #(
                             r_track_port == PortIdxBits'(p);
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      r_count_q <= '0;
-    end else if (r_fire) begin
-      r_count_q <= r_piece_end ? 8'd0 : r_count_q + 8'd1;
-    end
-  end
+  assign r_count_d = r_piece_end ? 8'd0 : r_count_q + 8'd1;
+  `TPU_FFL(r_count_q, r_count_d, r_fire, '0)
 
   // The ports' B IDs are not needed (the tracker knows the burst); the assertions check them.
   logic unused_b_id;

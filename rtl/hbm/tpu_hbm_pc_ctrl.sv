@@ -20,6 +20,7 @@
 `include "tpu_hbm_timing.svh"
 `include "tpu_channels.svh"
 
+`include "tpu_ff.svh"
 module tpu_hbm_pc_ctrl #(
   parameter int unsigned RowBits        = 16,
   parameter int unsigned BgBits         = 2,   // bank groups = 2^BgBits
@@ -455,27 +456,19 @@ module tpu_hbm_pc_ctrl #(
                                       !(row_gnt_i && !row_req_o) && !(col_gnt_i && !col_req_o))
     else $error("tpu_hbm_pc_ctrl: grant without a request");
   logic row_busy_q;  // second cycle of an ACT this PC issued
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) row_busy_q <= 1'b0;
-    else         row_busy_q <= row_fire && row_cmd_o == tpu_pkg::HbmAct;
-  end
+  `TPU_FF(row_busy_q, row_fire && row_cmd_o == tpu_pkg::HbmAct, 1'b0)
   a_act_holds_row_bus: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                         row_busy_q |-> !row_gnt_i)
     else $error("tpu_hbm_pc_ctrl: row command granted in an ACT's second cycle");
   // No request stays past the age cap for long: once a queue's head reaches it, it is served
   // within StarveLimit. (A read that waits for a queued write to its block is bounded by the
   // writes ahead of it instead: no head reaches AgeMax.)
-  int unsigned rq_starve_cnt, wq_starve_cnt;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rq_starve_cnt <= 0;
-      wq_starve_cnt <= 0;
-    end else begin
-      // Counts per request: restarts when the head leaves.
-      rq_starve_cnt <= (rq_starved && !(rq_rm_v && rq_rm == '0)) ? rq_starve_cnt + 1 : 0;
-      wq_starve_cnt <= (wq_starved && !(wq_rm_v && wq_rm == '0)) ? wq_starve_cnt + 1 : 0;
-    end
-  end
+  // Counts per request: restarts when the head leaves.
+  int unsigned rq_starve_cnt, wq_starve_cnt, rq_starve_d, wq_starve_d;
+  assign rq_starve_d = (rq_starved && !(rq_rm_v && rq_rm == '0)) ? rq_starve_cnt + 1 : 0;
+  assign wq_starve_d = (wq_starved && !(wq_rm_v && wq_rm == '0)) ? wq_starve_cnt + 1 : 0;
+  `TPU_FF(rq_starve_cnt, rq_starve_d, 0)
+  `TPU_FF(wq_starve_cnt, wq_starve_d, 0)
   a_starved_served: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                      rq_starve_cnt < StarveLimit && wq_starve_cnt < StarveLimit)
     else $error({"tpu_hbm_pc_ctrl: a %s older than the age cap (%0d) waited %0d more cycles ",

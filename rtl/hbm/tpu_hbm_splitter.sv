@@ -10,6 +10,7 @@
 // Each issued piece (piece_o) is described to the trackers by piece_port_o, piece_two_o (two
 // beats), piece_last_o (it ends the burst; always set for a refused burst), piece_err_o (refused)
 // and piece_left_o (the beats still to split, before this piece), piece_id_o.
+`include "tpu_ff.svh"
 module tpu_hbm_splitter #(
   parameter int unsigned Ports        = 16,  // master ports (power of two, 1..32)
   parameter int unsigned AddrBits     = 40,  // global (slave-side) byte address width
@@ -75,11 +76,11 @@ module tpu_hbm_splitter #(
   // ----------------------------------------------------------------------------------------------
   // The burst being split
   // ----------------------------------------------------------------------------------------------
-  logic                   busy_q;
-  logic                   err_q;
-  logic [IdBits-1:0]      id_q;
-  logic [BeatBits-1:0]    addr_q;      // beat address of the next piece
-  logic [8:0]             left_q;      // beats still to split
+  logic                   busy_q, busy_d;
+  logic                   err_q, err_d;
+  logic [IdBits-1:0]      id_q, id_d;
+  logic [BeatBits-1:0]    addr_q, addr_d;    // beat address of the next piece
+  logic [8:0]             left_q, left_d;    // beats still to split
   logic                   two;         // the next piece has two beats
   logic                   last;        // ... and ends the burst
   logic [PortIdxBits-1:0] port;
@@ -108,28 +109,30 @@ module tpu_hbm_splitter #(
   assign piece_left_o = left_q;
   assign piece_id_o   = id_q;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      busy_q <= 1'b0;
-      err_q  <= 1'b0;
-      id_q   <= '0;
-      addr_q <= '0;
-      left_q <= '0;
-    end else begin
-      if (go) begin
-        addr_q <= addr_q + BeatBits'(two ? 2 : 1);
-        left_q <= left_q - (two ? 9'd2 : 9'd1);
-        if (err_q || last) busy_q <= 1'b0;
-      end
-      if (s_valid_i && s_ready_o) begin
-        busy_q <= 1'b1;
-        err_q  <= bad_burst(s_addr_i, s_len_i, s_size_i, s_burst_i);
-        id_q   <= s_id_i;
-        addr_q <= s_addr_i[AddrBits-1:5];
-        left_q <= {1'b0, s_len_i} + 9'd1;
-      end
+  always_comb begin
+    busy_d = busy_q;
+    err_d  = err_q;
+    id_d   = id_q;
+    addr_d = addr_q;
+    left_d = left_q;
+    if (go) begin
+      addr_d = addr_q + BeatBits'(two ? 2 : 1);
+      left_d = left_q - (two ? 9'd2 : 9'd1);
+      if (err_q || last) busy_d = 1'b0;
+    end
+    if (s_valid_i && s_ready_o) begin
+      busy_d = 1'b1;
+      err_d  = bad_burst(s_addr_i, s_len_i, s_size_i, s_burst_i);
+      id_d   = s_id_i;
+      addr_d = s_addr_i[AddrBits-1:5];
+      left_d = {1'b0, s_len_i} + 9'd1;
     end
   end
+  `TPU_FF(busy_q, busy_d, 1'b0)
+  `TPU_FF(err_q, err_d, 1'b0)
+  `TPU_FF(id_q, id_d, '0)
+  `TPU_FF(addr_q, addr_d, '0)
+  `TPU_FF(left_q, left_d, '0)
 
   // ----------------------------------------------------------------------------------------------
   // One request register per master port
