@@ -18,20 +18,16 @@ namespace tpu {
 namespace accel_suite {
 namespace {
 
-struct Accel16x16 {
-  using Model = Vaccel_16x16_1ch;
+struct Accel16x16 : Build<Accel16x16, Vaccel_16x16_1ch> {
   static constexpr const char* kName = "accel_16x16_1ch";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromName("16x16_1ch"); }
   // GEMMs up to 300 x 200 x 200 (several K- and N-tiles, M blocks), convolutions up to 16x16
   // inputs with 24 channels, MLPs with hidden layers up to 96.
   static Limits TestLimits() { return {60, 300, 200, 200, 16, 24, 96}; }
 };
 
-struct Accel128x128 {
-  using Model = Vaccel_128x128_8ch;
+struct Accel128x128 : Build<Accel128x128, Vaccel_128x128_8ch, 3> {
   static constexpr const char* kName = "accel_128x128_8ch";
-  static constexpr int kOnChipParts = 3;  // accel::OnChip parts read (OnChipStateRead)
   static Config MakeConfig() { return accel::ConfigFromName("128x128_8ch"); }
   // One round of every kind (about 1,000 cycles/s here): GEMMs up to 300 x 300 x 300 (K- and
   // N-tiles of 128 with ragged edges), convolutions up to 12x12 inputs with 16 channels, MLPs
@@ -45,11 +41,8 @@ struct Accel128x128 {
 // the RTL's equal bit for bit (accel_test). Issue 13 found a Yosys mis-sizing that only a
 // warning revealed; a netlist that computes, stalls or reports differently fails here. The
 // on-chip comparison is skipped (a netlist has no memories to read: OnChip::missing).
-struct GateLevel4x4 {
-  using Model = Vgl_accel_4x4;
+struct GateLevel4x4 : Build<GateLevel4x4, Vgl_accel_4x4, 0> {
   static constexpr const char* kName = "gl_accel_4x4";
-  static constexpr int kOnChipParts = 0;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {2, 40, 24, 24, 6, 6, 16}; }
 };
 

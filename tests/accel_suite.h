@@ -433,7 +433,15 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
 
 // ---------------------------------------------------------------------------------------------
 // The suite, typed over a configuration: T::Model (the Verilated class), T::MakeConfig() (its
-// accel::Config), T::kName, T::TestLimits().
+// accel::Config), T::kName, T::TestLimits(), T::kOnChipParts. A configuration derives from Build,
+// which gives all but kName and TestLimits: the build's parameters from rtl/builds.json.
+
+template <class Self, class ModelT, int OnChipParts = 4>
+struct Build {
+  using Model = ModelT;
+  static constexpr int kOnChipParts = OnChipParts;  // accel::OnChip parts read (OnChipStateRead)
+  static Config MakeConfig() { return accel::ConfigFromBuild(Self::kName); }
+};
 
 template <class T>
 class AccelTest : public ::testing::Test {

@@ -25,49 +25,34 @@ namespace {
 
 // Each build's configuration is its parameters in rtl/builds.json (accel::ConfigFromBuild).
 
-struct Accel4x4Q4 {
-  using Model = Vaccel_4x4_q4;
+struct Accel4x4Q4 : Build<Accel4x4Q4, Vaccel_4x4_q4> {
   static constexpr const char* kName = "accel_4x4_q4";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 80, 40, 40, 9, 8, 24}; }
 };
 
-struct Accel3x5 {
-  using Model = Vaccel_3x5;
+struct Accel3x5 : Build<Accel3x5, Vaccel_3x5> {
   static constexpr const char* kName = "accel_3x5";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {30, 60, 30, 30, 8, 7, 20}; }
 };
 
-struct Accel8x8 {
-  using Model = Vaccel_8x8;
+struct Accel8x8 : Build<Accel8x8, Vaccel_8x8> {
   static constexpr const char* kName = "accel_8x8";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {15, 100, 64, 64, 10, 12, 40}; }
 };
 
 // Activation rows of 36 elements (72 bytes: up to three beats, the last partial), plain and
 // through the transposer (36 x 36 tiles), weight rows transposed from 36-element source rows,
 // and dispatch queues of 5 (not a power of two).
-struct Accel36x4 {
-  using Model = Vaccel_36x4;
+struct Accel36x4 : Build<Accel36x4, Vaccel_36x4> {
   static constexpr const char* kName = "accel_36x4";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {3, 40, 48, 12, 6, 8, 24}; }
 };
 
 // Two rows of the TPU's 128 columns on the whole stack: rows of 128 elements in the buffers, fp32
 // rows of 512 B (16-beat LOADs to the accumulators and STOREs), N-tiles of 128, and the DMA over
 // 16 ports moving 8 beats a cycle.
-struct Accel2x128 {
-  using Model = Vaccel_2x128;
+struct Accel2x128 : Build<Accel2x128, Vaccel_2x128> {
   static constexpr const char* kName = "accel_2x128";
-  static constexpr int kOnChipParts = 4;  // accel::OnChip parts read (OnChipStateRead)
-  static Config MakeConfig() { return accel::ConfigFromBuild(kName); }
   static Limits TestLimits() { return {4, 24, 12, 300, 5, 4, 140}; }
 };
 
