@@ -4,8 +4,13 @@
 
   scripts/builds.py synth     one synthesis configuration a line: name top min_cells Param=Value...
   scripts/builds.py models    one Verilated model a line: name top Param=Value...
-  scripts/builds.py check     the accelerator defaults equal tpu_accel.sv's parameter defaults,
-                              and every parameter a build sets is one its top module declares
+  scripts/builds.py accel-defaults
+                              tpu_accel's parameters and their defaults as Name=Value, one a line,
+                              read from tpu_accel.sv (the one place they are written): CMake turns
+                              them into builds::kAccelDefault<Name> and the engines' parameters
+  scripts/builds.py check     every parameter a build sets is one its top module declares, every
+                              row of accel_params is a parameter of tpu_accel with its default in
+                              range, and every engine preset's parameter is one of tpu_accel's
 
 A malformed file, a duplicate name or a missing field is a one-line error (exit 2).
 """
@@ -71,6 +76,17 @@ def macro_text(name):
     return ""
 
 
+def accel_defaults():
+    """tpu_accel's parameters (name -> default), each an integer literal, in declaration order."""
+    res = {}
+    for name, value in module_params("tpu_accel").items():
+        if not re.fullmatch(r"\d+", value.strip()):
+            sys.exit(f"builds.py: tpu_accel's parameter {name} defaults to '{value.strip()}', "
+                     "not a number: the C++ side needs a number (write the literal)")
+        res[name] = int(value.strip())
+    return res
+
+
 def check(d):
     bad = []
     for key in ("models", "synth"):
@@ -83,25 +99,35 @@ def check(d):
                 if name not in declared:
                     bad.append(f"{key} {b['name']}: {b['top']} has no parameter {name}")
     accel = module_params("tpu_accel")
-    for p in d.get("accel_defaults", []):
-        name, value = p.split("=", 1)
-        if name not in accel:
-            bad.append(f"accel_defaults: tpu_accel has no parameter {name}")
-        elif accel[name].strip() != value:
-            bad.append(f"accel_defaults: {name}={value}, but tpu_accel.sv's default is "
-                       f"{accel[name].strip()}")
+    keys = set()
+    for row in d.get("accel_params", []):
+        what = f"accel_params {row.get('verilog', row)}"
+        if set(row) != {"verilog", "key", "kind", "lo", "hi", "help"}:
+            bad.append(f"{what}: the fields are verilog, key, kind, lo, hi, help")
+        elif row["verilog"] not in accel:
+            bad.append(f"{what}: tpu_accel has no such parameter")
+        elif row["kind"] not in ("int", "channels", "preset", "bool"):
+            bad.append(f"{what}: kind '{row['kind']}' is not int, channels, preset or bool")
+        elif row["key"] in keys or not re.fullmatch(r"[a-z][a-z0-9_]*", row["key"]):
+            bad.append(f"{what}: key '{row['key']}' repeats or is not lower_snake_case")
+        elif row["kind"] != "preset" and not row["lo"] <= int(accel[row["verilog"]]) <= row["hi"]:
+            bad.append(f"{what}: tpu_accel.sv's default {accel[row['verilog']].strip()} is "
+                       f"outside {row['lo']}..{row['hi']}")
+        keys.add(row.get("key"))
     for engine, params in d.get("engine_presets", {}).items():
         if engine not in d.get("tpusim_engines", []):
             bad.append(f"engine_presets: {engine} is not one of tpusim_engines")
         for p in params:
             name = p.split("=", 1)[0]
-            if name not in ("ActDepth", "WgtDepth", "AccDepth", "QueueDepth"):
-                bad.append(f"engine_presets {engine}: {name} is not a buffer or queue depth")
+            if name not in accel or name in ("Rows", "Cols", "Channels"):
+                bad.append(f"engine_presets {engine}: {name} is not a tpu_accel parameter "
+                           "besides Rows, Cols and Channels (the engine's name)")
     for line in bad:
         print(f"builds.py: {line}", file=sys.stderr)
     if not bad:
-        print(f"builds.py: {sum(len(d[k]) for k in ('models', 'synth'))} builds and "
-              f"{len(d.get('accel_defaults', []))} accelerator defaults agree with the RTL")
+        print(f"builds.py: {sum(len(d[k]) for k in ('models', 'synth'))} builds, "
+              f"{len(d.get('accel_params', []))} accelerator parameters and "
+              f"{len(d.get('engine_presets', {}))} engine presets agree with the RTL")
     return 1 if bad else 0
 
 
@@ -114,10 +140,13 @@ def main():
     elif what == "models":
         for b in d["models"]:
             print(f"{b['name']} {b['top']} {params(b)}".rstrip())
+    elif what == "accel-defaults":
+        for name, value in accel_defaults().items():
+            print(f"{name}={value}")
     elif what == "check":
         return check(d)
     else:
-        sys.exit("usage: scripts/builds.py synth|models|check")
+        sys.exit("usage: scripts/builds.py synth|models|accel-defaults|check")
     return 0
 
 

@@ -498,6 +498,15 @@ struct Commands {
 Commands DefineCommands(CLI::App& app, Options& o) {
   Commands c;
   app.require_subcommand(1);
+  // The configuration keys (rtl/builds.json's accel_params), printed as the flag is read.
+  app.add_flag_callback(
+         "--config-keys",
+         [] {
+           fmt::print("{}", ParamsTable());
+           throw CLI::Success();
+         },
+         "list the keys of --config FILE.json: Verilog parameter, default, range, meaning")
+      ->trigger_on_parse();
   auto* gemm = c.gemm = app.add_subcommand("gemm", "C = A·B (+ C0) with random bf16 operands");
   gemm->add_option("--m", o.m, "rows of A and C")->required()->check(CLI::Range(1, 1 << 22));
   gemm->add_option("--k", o.k, "columns of A, rows of B")

@@ -258,7 +258,7 @@ TEST_F(WorkloadsTest, ConfigNames) {
 
 TEST_F(WorkloadsTest, ConfigFromBuildReadsTheBuildsFile) {
   // accel_3x5 in rtl/builds.json: Rows=3 Cols=5 ActDepth=32 WgtDepth=24 AccDepth=40
-  // QueueDepth=8 Channels=4, the rest at accel_defaults.
+  // QueueDepth=8 Channels=4, the rest at tpu_accel.sv's defaults.
   const Config c = accel::ConfigFromBuild("accel_3x5");
   EXPECT_EQ(c.machine.r, 3);
   EXPECT_EQ(c.machine.c, 5);
@@ -342,10 +342,11 @@ TEST_F(WorkloadsTest, ConfigJson) {
 // covered here without a line of test.
 TEST_F(WorkloadsTest, EveryParameterRowIsParsedCheckedAndPassedOn) {
   const Config base = accel::ConfigFromJson("{}");
-  for (const accel::Param& p : accel::kParams) {
+  for (const accel::Param& p : accel::Params()) {
     SCOPED_TRACE(p.key);
     EXPECT_NE(accel::ConfigKeys().find(p.key), std::string::npos);
-    EXPECT_EQ(p.get(base), p.def);
+    EXPECT_EQ(p.Get(base), p.def);
+    EXPECT_NE(accel::ParamsTable().find(p.key), std::string::npos);
     // A legal value other than the default: the range's other end, or for channels 2 or 1.
     const int v = p.kind == accel::Param::Kind::kChannels ? (p.def == 1 ? 2 : 1)
                   : p.def == p.Hi()                       ? p.lo
@@ -353,7 +354,7 @@ TEST_F(WorkloadsTest, EveryParameterRowIsParsedCheckedAndPassedOn) {
     const std::string value =
         p.kind == accel::Param::Kind::kBool ? (v ? "true" : "false") : std::to_string(v);
     const Config c = accel::ConfigFromJson(fmt::format(R"({{"{}": {}}})", p.key, value));
-    EXPECT_EQ(p.get(c), v);
+    EXPECT_EQ(p.Get(c), v);
     const auto params = accel::VerilogParams(c);
     EXPECT_NE(std::find(params.begin(), params.end(), fmt::format("{}={}", p.verilog, v)),
               params.end());

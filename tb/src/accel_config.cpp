@@ -55,17 +55,63 @@ void ForEachParam(const char* list, const std::function<void(const std::string&,
   }
 }
 
+// Where a parameter the golden model reads lives in a Config (nullptr for the others, which
+// live in Config::rtl_params).
+struct Field {
+  const char* verilog;
+  int (*get)(const Config&);
+  void (*set)(Config&, int);
+};
+const Field kFields[] = {
+    {"Rows", [](const Config& c) { return c.machine.r; },
+     [](Config& c, int v) { c.machine.r = v; }},
+    {"Cols", [](const Config& c) { return c.machine.c; },
+     [](Config& c, int v) { c.machine.c = v; }},
+    {"Channels", [](const Config& c) { return c.channels; },
+     [](Config& c, int v) { c.channels = v; }},
+    {"ActDepth", [](const Config& c) { return c.machine.act_depth; },
+     [](Config& c, int v) { c.machine.act_depth = v; }},
+    {"WgtDepth", [](const Config& c) { return c.machine.wgt_depth; },
+     [](Config& c, int v) { c.machine.wgt_depth = v; }},
+    {"AccDepth", [](const Config& c) { return c.machine.acc_depth; },
+     [](Config& c, int v) { c.machine.acc_depth = v; }},
+    {"QueueDepth", [](const Config& c) { return c.machine.queue_depth; },
+     [](Config& c, int v) { c.machine.queue_depth = v; }},
+    {"Preset", [](const Config& c) { return c.preset; }, [](Config& c, int v) { c.preset = v; }},
+    {"PerBankRefresh", [](const Config& c) { return c.per_bank_refresh ? 1 : 0; },
+     [](Config& c, int v) { c.per_bank_refresh = v != 0; }},
+};
+
+const Field* FieldOf(const char* verilog) {
+  for (const Field& f : kFields) {
+    if (std::string(verilog) == f.verilog) return &f;
+  }
+  return nullptr;
+}
+
+Param::Kind KindOf(const builds::AccelParam& a) {
+  const std::string k = a.kind;
+  if (k == "int") return Param::Kind::kInt;
+  if (k == "channels") return Param::Kind::kChannels;
+  if (k == "preset") return Param::Kind::kPreset;
+  if (k == "bool") return Param::Kind::kBool;
+  Bad(
+      fmt::format("rtl/builds.json: accel_params {} has the kind '{}' (int, channels, preset, "
+                  "bool)",
+                  a.verilog, k));
+}
+
 const Param* FindVerilog(const std::string& name) {
-  for (const Param& p : kParams) {
+  for (const Param& p : Params()) {
     if (name == p.verilog) return &p;
   }
   return nullptr;
 }
 
-// Every parameter at its default (kParams), then R, C and N; unchecked.
+// Every parameter at its default (Params()), then R, C and N; unchecked.
 Config Defaults(int rows, int cols, int channels) {
   Config c;
-  for (const Param& p : kParams) p.set(c, p.def);
+  for (const Param& p : Params()) p.Set(c, p.def);
   c.machine.r = rows;
   c.machine.c = cols;
   c.channels = channels;
@@ -81,7 +127,7 @@ Config Named(int rows, int cols, int channels) {
   for (const builds::Preset& pr : builds::kPresets) {
     if (name != pr.name) continue;
     ForEachParam(pr.params, [&](const std::string& key, int v) {
-      if (const Param* p = FindVerilog(key)) p->set(c, v);
+      if (const Param* p = FindVerilog(key)) p->Set(c, v);
     });
   }
   return c;
@@ -95,8 +141,8 @@ void Finish(Config& c) {
 
 bool AllDefault(const Config& c, bool with_mode) {
   const Config d = Named(c.machine.r, c.machine.c, c.channels);
-  for (const Param& p : kParams) {
-    if (p.get(c) != p.get(d)) return false;
+  for (const Param& p : Params()) {
+    if (p.Get(c) != p.Get(d)) return false;
   }
   return !with_mode || c.machine.mode == num::Mode::kIeee;
 }
@@ -106,7 +152,7 @@ std::string Hashed(const Config& c, bool with_mode) {
   const std::string base = fmt::format("{}x{}_{}ch", m.r, m.c, c.channels);
   if (AllDefault(c, with_mode)) return base;
   std::string fields;
-  for (const Param& p : kParams) fields += fmt::format("{}={};", p.key, p.get(c));
+  for (const Param& p : Params()) fields += fmt::format("{}={};", p.key, p.Get(c));
   fields += fmt::format("mode={}", with_mode ? ModeKey(m.mode) : "ieee");
   uint32_t h = 0x811C9DC5u;  // FNV-1a, 32 bits
   for (unsigned char ch : fields) h = (h ^ ch) * 0x01000193u;
@@ -115,9 +161,50 @@ std::string Hashed(const Config& c, bool with_mode) {
 
 }  // namespace
 
+const std::vector<Param>& Params() {
+  static const std::vector<Param> params = [] {
+    std::vector<Param> v;
+    for (const builds::AccelParam& a : builds::kAccelParams) {
+      v.push_back({a.verilog, a.key, KindOf(a), a.lo, a.hi, a.def, a.help});
+    }
+    return v;
+  }();
+  return params;
+}
+
+int Param::Get(const Config& c) const {
+  if (const Field* f = FieldOf(verilog)) return f->get(c);
+  const auto it = c.rtl_params.find(verilog);
+  return it == c.rtl_params.end() ? def : it->second;
+}
+
+void Param::Set(Config& c, int v) const {
+  if (const Field* f = FieldOf(verilog)) {
+    f->set(c, v);
+  } else {
+    c.rtl_params[verilog] = v;
+  }
+}
+
+std::string ParamsTable() {
+  std::string s = fmt::format("{:<18} {:<16} {:>8} {:>12}  {}\n", "key", "Verilog", "default",
+                              "range", "meaning");
+  for (const Param& p : Params()) {
+    const std::string range = p.kind == Param::Kind::kChannels ? "1,2,4,8"
+                              : p.kind == Param::Kind::kBool   ? "true,false"
+                                                             : fmt::format("{}..{}", p.lo, p.Hi());
+    const std::string def = p.kind == Param::Kind::kBool     ? (p.def ? "true" : "false")
+                            : p.kind == Param::Kind::kPreset ? hbm::kPresets[p.def].name
+                                                             : std::to_string(p.def);
+    s += fmt::format("{:<18} {:<16} {:>8} {:>12}  {}\n", p.key, p.verilog, def, range, p.help);
+  }
+  return s + fmt::format("{:<18} {:<16} {:>8} {:>12}  {}\n", "mode", "(register)", "ieee",
+                         "ieee,ftz", "numerics mode");
+}
+
 void Validate(const Config& c) {
   const std::string what = "config";
-  for (const Param& p : kParams) Check(p, what, p.key, p.get(c));
+  for (const Param& p : Params()) Check(p, what, p.key, p.Get(c));
   if (c.machine.hbm_bytes != kHbmBytesPerChannel * uint64_t(c.channels)) {
     Bad(fmt::format("config: hbm_bytes = {} must be 2^31 * channels = {}", c.machine.hbm_bytes,
                     kHbmBytesPerChannel * uint64_t(c.channels)));
@@ -136,11 +223,11 @@ Config ConfigFromBuild(const std::string& model) {
     if (std::string(m.top) != "tpu_accel") {
       Bad(fmt::format("build '{}' is a {}, not an accelerator (rtl/builds.json)", model, m.top));
     }
-    // The RTL's defaults are accel_defaults: start there, and take the parameters the machine's
-    // configuration knows (the others, such as FetchDepth, are not visible to programs).
+    // The RTL's defaults: start there, and take the build's parameters that accel_params has
+    // (the others, such as DmaBeats, are not a configuration's).
     Config c = MakeConfig(16, 16, 1);
     ForEachParam(m.params, [&](const std::string& key, int v) {
-      if (const Param* p = FindVerilog(key)) p->set(c, v);
+      if (const Param* p = FindVerilog(key)) p->Set(c, v);
     });
     Finish(c);
     return c;
@@ -187,7 +274,7 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
   };
   for (const auto& [key, v] : j.items()) {
     const Param* p = nullptr;
-    for (const Param& q : kParams) {
+    for (const Param& q : Params()) {
       if (key == q.key) p = &q;
     }
     if (key == "mode") {
@@ -205,13 +292,13 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
       if (!v.is_boolean()) {
         Bad(fmt::format("{}: {} must be true or false, got {}", what, key, v.dump()));
       }
-      p->set(c, v.get<bool>() ? 1 : 0);
+      p->Set(c, v.get<bool>() ? 1 : 0);
     } else if (p->kind == Param::Kind::kChannels) {
       if (!v.is_number_integer()) {
         Bad(fmt::format("{}: {} must be one of 1, 2, 4, 8, got {}", what, key, v.dump()));
       }
       CheckChannels(what, p->key, v.get<long long>());
-      p->set(c, v.get<int>());
+      p->Set(c, v.get<int>());
     } else if (p->kind == Param::Kind::kPreset && v.is_string()) {
       // A preset by its name (the table's `name` column).
       int found = -1;
@@ -221,9 +308,9 @@ Config ConfigFromJson(const std::string& text, const std::string& what) {
         names += fmt::format("{}\"{}\"", i ? ", " : "", hbm::kPresets[i].name);
       }
       if (found < 0) Bad(fmt::format("{}: preset {} is not one of {}", what, v.dump(), names));
-      p->set(c, found);
+      p->Set(c, found);
     } else {
-      p->set(c, integer(key, v, p->lo, p->Hi()));
+      p->Set(c, integer(key, v, p->lo, p->Hi()));
     }
   }
   Finish(c);
@@ -249,7 +336,7 @@ Config ResolveConfig(const std::string& name_or_file) {
 
 std::string ConfigKeys() {
   std::string keys;
-  for (const Param& p : kParams) keys += fmt::format("{}, ", p.key);
+  for (const Param& p : Params()) keys += fmt::format("{}, ", p.key);
   return keys + "mode";
 }
 
@@ -263,7 +350,7 @@ std::string EngineName(const Config& cfg) {
 
 std::vector<std::string> VerilogParams(const Config& cfg) {
   std::vector<std::string> v;
-  for (const Param& p : kParams) v.push_back(fmt::format("{}={}", p.verilog, p.get(cfg)));
+  for (const Param& p : Params()) v.push_back(fmt::format("{}={}", p.verilog, p.Get(cfg)));
   return v;
 }
 

@@ -6,8 +6,8 @@
 // at its default. A JSON file holds an object with any of these keys (every other key is an
 // error):
 //
-//   the keys of kParams below (rows, cols, channels, act_depth, wgt_depth, acc_depth, queue_depth,
-//   preset, per_bank_refresh: each row gives its range, default and meaning), and
+//   the keys of Params() below (rtl/builds.json's accel_params; `tpusim --config-keys` lists
+//   them with their ranges, defaults and meanings), and
 //   mode              "ieee" / "ftz"        "ieee"   numerics mode (a register, not a parameter)
 //
 // The HBM address space behind the port is 2^31 bytes per channel. Bad input throws
@@ -28,11 +28,14 @@ inline constexpr uint64_t kHbmBytesPerChannel = uint64_t(1) << 31;
 // larger than 32x32 build hierarchically (sim/CMakeLists.txt, docs/accel.md).
 inline constexpr int kMaxArrayDim = 128;
 
-// The accelerator's parameters, one row each: tpu_accel's Verilog name, the configuration file's
-// key, the range, the default (rtl/builds.json's accel_defaults, which builds_match_rtl checks
-// against tpu_accel.sv), a description and where the value lives in a Config. This table drives
-// parsing (names, files, builds), checking, the canonical and engine names and VerilogParams, so
-// a new parameter is the RTL plus one row here (and its default in accel_defaults).
+// The accelerator's parameters a configuration sets, one row each, from rtl/builds.json's
+// accel_params (through tpu/builds.h): tpu_accel's Verilog name, the configuration file's key,
+// the kind, the range, the default (tpu_accel.sv's own, which CMake reads from the RTL) and a
+// description. This table drives parsing (names, files, builds), checking, the canonical and
+// engine names, VerilogParams (the engines' and the SystemC model's parameters) and tpusim's
+// --config-keys, so a new parameter is the RTL plus one row of accel_params. A parameter the
+// golden model reads lives in a field of Config (FieldOf in accel_config.cpp says which); every
+// other one, which only the RTL sees (FetchDepth, LoadDepth, ...), in Config::rtl_params.
 struct Param {
   enum class Kind { kInt, kChannels, kPreset, kBool };
   const char* verilog;  // "ActDepth"
@@ -42,37 +45,12 @@ struct Param {
   int lo, hi;           // the range (kPreset: 0 .. hbm::kNumPresets - 1, from Hi())
   int def;
   const char* help;
-  int (*get)(const Config&);
-  void (*set)(Config&, int);
   int Hi() const { return kind == Kind::kPreset ? hbm::kNumPresets - 1 : hi; }
+  int Get(const Config& c) const;
+  void Set(Config& c, int v) const;
 };
-inline const Param kParams[] = {
-    {"Rows", "rows", Param::Kind::kInt, 1, kMaxArrayDim, 16, "array rows (R)",
-     [](const Config& c) { return c.machine.r; }, [](Config& c, int v) { c.machine.r = v; }},
-    {"Cols", "cols", Param::Kind::kInt, 1, kMaxArrayDim, 16, "array columns (C)",
-     [](const Config& c) { return c.machine.c; }, [](Config& c, int v) { c.machine.c = v; }},
-    {"Channels", "channels", Param::Kind::kChannels, 1, 8, 1, "HBM2 channels behind the port",
-     [](const Config& c) { return c.channels; }, [](Config& c, int v) { c.channels = v; }},
-    {"ActDepth", "act_depth", Param::Kind::kInt, 1, 65535, builds::kAccelDefaultActDepth,
-     "activation-buffer rows of R bf16", [](const Config& c) { return c.machine.act_depth; },
-     [](Config& c, int v) { c.machine.act_depth = v; }},
-    {"WgtDepth", "wgt_depth", Param::Kind::kInt, 1, 65535, builds::kAccelDefaultWgtDepth,
-     "weight-buffer rows of C bf16", [](const Config& c) { return c.machine.wgt_depth; },
-     [](Config& c, int v) { c.machine.wgt_depth = v; }},
-    {"AccDepth", "acc_depth", Param::Kind::kInt, 1, 65535, builds::kAccelDefaultAccDepth,
-     "accumulator rows of C fp32", [](const Config& c) { return c.machine.acc_depth; },
-     [](Config& c, int v) { c.machine.acc_depth = v; }},
-    {"QueueDepth", "queue_depth", Param::Kind::kInt, 1, 1024, builds::kAccelDefaultQueueDepth,
-     "per-module dispatch queues", [](const Config& c) { return c.machine.queue_depth; },
-     [](Config& c, int v) { c.machine.queue_depth = v; }},
-    {"Preset", "preset", Param::Kind::kPreset, 0, 0, builds::kAccelDefaultPreset,
-     "HBM timing preset: a row of rtl/hbm/hbm_presets.json, by index or name",
-     [](const Config& c) { return c.preset; }, [](Config& c, int v) { c.preset = v; }},
-    {"PerBankRefresh", "per_bank_refresh", Param::Kind::kBool, 0, 1,
-     builds::kAccelDefaultPerBankRefresh, "16 REFpb per nREFI (true) or one REFab (false)",
-     [](const Config& c) { return c.per_bank_refresh ? 1 : 0; },
-     [](Config& c, int v) { c.per_bank_refresh = v != 0; }},
-};
+// The rows, in accel_params' order.
+const std::vector<Param>& Params();
 
 // The default configuration of an R×C array with N channels (checks the ranges).
 Config MakeConfig(int rows, int cols, int channels);
@@ -89,6 +67,9 @@ Config ResolveConfig(const std::string& name_or_file);
 
 // The keys a configuration file may have: "rows, cols, ..., per_bank_refresh, mode".
 std::string ConfigKeys();
+// Every key with its Verilog name, default, range and meaning, one a line (tpusim
+// --config-keys).
+std::string ParamsTable();
 
 // Throws std::invalid_argument naming the field when a value is out of range.
 void Validate(const Config& cfg);
@@ -101,7 +82,7 @@ std::string CanonicalName(const Config& cfg);
 // also a suffix for C identifiers (`accel_<engine name>`).
 std::string EngineName(const Config& cfg);
 
-// The parameters of `tpu_accel` as "Name=Value" (kParams' order), and the same as Verilator's
+// The parameters of `tpu_accel` as "Name=Value" (Params()' order), and the same as Verilator's
 // "-GName=Value".
 std::vector<std::string> VerilogParams(const Config& cfg);
 std::vector<std::string> VerilogArgs(const Config& cfg);

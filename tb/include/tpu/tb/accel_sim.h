@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct Config {
   int channels = 1;                // HBM2 channels behind the accelerator's port
   int preset = 0;                  // HBM timing preset (0 = 2.0 Gb/s)
   bool per_bank_refresh = true;
+  // tpu_accel's parameters that only the RTL sees (the golden model does not: FetchDepth,
+  // LoadDepth, ...), by Verilog name; one that is absent is at its default (accel::Params()).
+  std::map<std::string, int> rtl_params;
   // The DMA's 32-byte beats per cycle each way (tpu_accel's Lanes): min(channels, beats of the
   // widest row, an fp32 accumulator row of C or a bf16 row of R).
   int DmaLanes() const {
