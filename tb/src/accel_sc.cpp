@@ -115,17 +115,6 @@ class PinAdapter : public sc_core::sc_module {
   sc_signal<sc_bv<kPorts * kBeatBits>>& rdata_;
 };
 
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    const size_t e = std::min(s.find(sep, b), s.size());
-    out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 // Everything owned by the system, constructed in AccelSc's constructor (so the SystemC objects
@@ -174,33 +163,9 @@ struct AccelSc::Impl {
 };
 
 Config AccelSc::ModelConfig() {
-  int v[9] = {};
-  static const char* const kNames[9] = {"Rows",       "Cols",     "Channels",
-                                        "ActDepth",   "WgtDepth", "AccDepth",
-                                        "QueueDepth", "Preset",   "PerBankRefresh"};
-  const std::vector<std::string> params = Split(TPU_ACCEL_SC_PARAMS, ',');
-  if (params.size() != 9) {
-    throw std::logic_error(
-        fmt::format("TPU_ACCEL_SC_PARAMS '{}': 9 parameters expected", TPU_ACCEL_SC_PARAMS));
-  }
-  for (int i = 0; i < 9; ++i) {
-    const std::string want = std::string(kNames[i]) + "=";
-    if (params[i].compare(0, want.size(), want) != 0) {
-      throw std::logic_error(fmt::format("TPU_ACCEL_SC_PARAMS '{}': parameter {} is not {}...",
-                                         TPU_ACCEL_SC_PARAMS, i, want));
-    }
-    v[i] = std::stoi(params[i].substr(want.size()));
-  }
-  Config c = MakeConfig(v[0], v[1], v[2]);
-  c.machine.act_depth = v[3];
-  c.machine.wgt_depth = v[4];
-  c.machine.acc_depth = v[5];
-  c.machine.queue_depth = v[6];
-  c.preset = v[7];
-  c.per_bank_refresh = v[8] != 0;
-  Validate(c);
-  c.name = CanonicalName(c);
-  return c;
+  // The build's parameters over tpu_accel's defaults, through the one table of parameters
+  // (rtl/builds.json's accel_params): a parameter the build leaves out is at its default.
+  return ConfigFromBuild("accel_sc_4x4");
 }
 
 AccelSc::AccelSc(sc_core::sc_module_name name, const Config& cfg, HostProgram host)
@@ -210,11 +175,12 @@ AccelSc::AccelSc(sc_core::sc_module_name name, const Config& cfg, HostProgram ho
                  const Options& opt)
     : sc_core::sc_module(name), cfg_(cfg), host_(std::move(host)), opt_(opt) {
   const std::string params = fmt::format("{}", fmt::join(VerilogParams(cfg), ","));
-  if (params != TPU_ACCEL_SC_PARAMS) {
+  const std::string built = fmt::format("{}", fmt::join(VerilogParams(ModelConfig()), ","));
+  if (params != built) {
     throw std::invalid_argument(
         fmt::format("AccelSc: configuration {} has the parameters {}, but the SystemC model was "
-                    "built with {} (rtl/builds.json, accel_sc_4x4)",
-                    cfg.name, params, TPU_ACCEL_SC_PARAMS));
+                    "built with {} (rtl/builds.json, accel_sc_4x4: {})",
+                    cfg.name, params, built, TPU_ACCEL_SC_PARAMS));
   }
   if (!host_) throw std::invalid_argument("AccelSc: no host program");
   tpu::hbm::Org org;
