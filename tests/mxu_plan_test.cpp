@@ -165,6 +165,20 @@ TEST(MxuCmdLayoutTest, PacksFieldsMostSignificantFirst) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "mxu_cmd.kv = 32 does not fit its 5 bits");
   }
+  // A field wider than the uint64_t that holds it (or of no width) is refused both ways.
+  for (const int bad : {65, 0}) {
+    auto wide_w = w;
+    wide_w.addr_w = bad;
+    const std::string msg =
+        "mxu_cmd.addr is " + std::to_string(bad) + " bits wide: a C++ channel field holds 1 to 64";
+    try {
+      tb::PackChannel(c, wide_w, wide);
+      FAIL() << "packed with a field of " << bad << " bits";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(e.what(), msg);
+    }
+    EXPECT_THROW(tb::UnpackChannel<tb::MxuCmd>(wide_w, wide), std::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -105,12 +105,27 @@ inline void SetBeat32(T& port, int lo, const uint8_t* in) {
 
 namespace tpu::tb {
 
+// The field widths of channel S at the widths w, each 1..64 bits (a field is a uint64_t):
+// std::invalid_argument naming the field otherwise.
+template <class S>
+auto ChannelFieldWidths(const typename S::Widths& w) {
+  const auto widths = S::FieldWidths(w);
+  for (int i = 0; i < S::kNumFields; ++i) {
+    if (widths[i] < 1 || widths[i] > 64) {
+      throw std::invalid_argument(std::string(S::kName) + "." + S::FieldNames()[i] + " is " +
+                                  std::to_string(widths[i]) +
+                                  " bits wide: a C++ channel field holds 1 to 64");
+    }
+  }
+  return widths;
+}
+
 // A channel struct of tpu/tb/channels.h (S) onto a Verilated port and back: every field in
 // order, the first the most significant, at the widths S::FieldWidths(w) gives.
 template <class S, class P>
 void PackChannel(const S& s, const typename S::Widths& w, P& port) {
   const auto fields = S::Fields();
-  const auto widths = S::FieldWidths(w);
+  const auto widths = ChannelFieldWidths<S>(w);
   int lsb = 0;
   for (int i = S::kNumFields - 1; i >= 0; --i) {
     const uint64_t v = s.*fields[i];
@@ -127,7 +142,7 @@ void PackChannel(const S& s, const typename S::Widths& w, P& port) {
 template <class S, class P>
 S UnpackChannel(const typename S::Widths& w, const P& port) {
   const auto fields = S::Fields();
-  const auto widths = S::FieldWidths(w);
+  const auto widths = ChannelFieldWidths<S>(w);
   S s;
   int lsb = 0;
   for (int i = S::kNumFields - 1; i >= 0; --i) {
