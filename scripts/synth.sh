@@ -4,7 +4,10 @@
 # prints cells, flip-flops and the longest combinational path (logic levels) of each.
 #   scripts/synth.sh [--out DIR] [NAME ...]     (default: every configuration, into build/synth)
 # Fails on a Yosys error, an inferred latch, or a top below its configured minimum cell count
-# (a design that synthesized to nearly nothing). Writes DIR/NAME.v (module NAME), DIR/NAME.log.
+# (a design that synthesized to nearly nothing). Writes DIR/NAME.v (module NAME), DIR/NAME.log,
+# and a line per configuration in DIR/stamp.tsv (name, commit, date, Yosys seconds) from which
+# scripts/synth_table.py writes docs/mac.md's table; the commit ends in "+" when the RTL had
+# uncommitted changes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/build/synth"
@@ -17,6 +20,14 @@ mapfile -t srcs < <(grep -v '^\s*//' "$root/rtl/rtl.f" | grep -v '^\s*$' | grep 
 mapfile -t incs < <(sed -n "s|^+incdir+\(.*\)|-I$root/\1|p" "$root/rtl/rtl.f")
 
 mapfile -t configs < <(/usr/bin/python3 "$root/scripts/builds.py" synth)
+commit=$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$root" status --porcelain -- rtl/rtl.f rtl/include "${srcs[@]}" 2>/dev/null)" ]
+then
+  commit="$commit+"
+fi
+today=$(date -u +%Y-%m-%d)
+stamp="$out/stamp.tsv"
+touch "$stamp"
 [ ${#configs[@]} -gt 0 ] || exit 2
 selected=("$@")
 fail=0
@@ -68,6 +79,12 @@ for line in "${configs[@]}"; do
     fi
   fi
   [ "$status" = ok ] || fail=1
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
+  if [ "$status" = ok ]; then
+    grep -v "^$name	" "$stamp" > "$stamp.new" || true
+    printf '%s\t%s\t%s\t%s\n' "$name" "$commit" "$today" "$secs" >> "$stamp.new"
+    mv "$stamp.new" "$stamp"
+  fi
   printf '%-14s %-18s %8s %6s %7s %7.1fs  %s\n' "$name" "$top" "${cells:-?}" "${ffs:-?}" \
     "${levels:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$status"
 done
