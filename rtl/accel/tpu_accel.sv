@@ -215,9 +215,23 @@ module tpu_accel #(
   end
   `TPU_FF(tok_cnt_q, tok_cnt_d, '0)
 
+  // The modules' status (accel_status: rtl/channels.json), load, compute, store.
+  localparam int unsigned StatusW = `TPU_ACCEL_STATUS_W(32);
+  typedef `TPU_ACCEL_STATUS_T(32) accel_status_t;
+  logic [3*StatusW-1:0] status;
+  accel_status_t        ld_status, cp_status, st_status;
+  logic [2:0]           mod_err;
+  logic [95:0]          mod_err_pc;
+  // (Three variables, not a generate loop: Yosys 0.23 cannot resolve a struct declared in one.)
+  assign {st_status, cp_status, ld_status} = status;
+  assign fin        = {st_status.fin, cp_status.fin, ld_status.fin};
+  assign stuck      = {st_status.stuck, cp_status.stuck, ld_status.stuck};
+  assign blocked    = {st_status.blocked, cp_status.blocked, ld_status.blocked};
+  assign head_pc    = {st_status.head_pc, cp_status.head_pc, ld_status.head_pc};
+  assign mod_err    = {st_status.err, cp_status.err, ld_status.err};
+  assign mod_err_pc = {st_status.err_pc, cp_status.err_pc, ld_status.err_pc};
+
   // Runtime errors this cycle: the lowest pc wins.
-  logic        ld_err, cp_err, st_err;
-  logic [31:0] ld_err_pc, cp_err_pc, st_err_pc;
   always_comb begin
     rt_err  = 1'b0;
     rt_code = tpu_isa_pkg::ErrOk;
@@ -232,14 +246,10 @@ module tpu_accel #(
     // Coverage waiver: unreachable, the HBM never answers these DMAs with an error (the decoder
     // checks every LOAD/STORE range and alignment, tpu_accel_burst splits at 4 KB).
     /*verilator coverage_off*/
-    if (ld_err && ld_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = ld_err_pc;
-    end
-    if (cp_err && cp_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = cp_err_pc;
-    end
-    if (st_err && st_err_pc <= rt_pc) begin
-      rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = st_err_pc;
+    for (int unsigned m = 0; m < 3; m++) begin
+      if (mod_err[m] && mod_err_pc[32*m +: 32] <= rt_pc) begin
+        rt_err = 1'b1; rt_code = tpu_isa_pkg::ErrHbm; rt_pc = mod_err_pc[32*m +: 32];
+      end
     end
     /*verilator coverage_on*/
   end
@@ -276,8 +286,7 @@ module tpu_accel #(
     .head_pop_o(q_pop[0]),
     .tok_next_i(tok_avail[1]), .pop_next_o(ld_pop_next), .push_next_o(ld_push_next),
     .push_pc_o(ld_push_pc),
-    .fin_o(fin[0]), .stuck_o(stuck[0]), .blocked_o(blocked[0]), .head_pc_o(head_pc[0 +: 32]),
-    .err_o(ld_err), .err_pc_o(ld_err_pc),
+    .status_o(status[0 +: StatusW]),
     .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_addr_o(c_ar_addr[AW +: AW]),
     .ar_len_o(c_ar_len[8 +: 8]),
     .r_valid_i(c_r_valid_c[1]), .r_count_i(r_count_c), .r_take_o(c_r_take[LCntW +: LCntW]),
@@ -309,8 +318,7 @@ module tpu_accel #(
     .tok_prev_i(tok_avail[0]), .tok_next_i(tok_avail[3]),
     .pop_prev_o(cp_pop_prev), .pop_next_o(cp_pop_next),
     .push_prev_o(cp_push_prev), .push_next_o(cp_push_next), .push_pc_o(cp_push_pc),
-    .fin_o(fin[1]), .stuck_o(stuck[1]), .blocked_o(blocked[1]), .head_pc_o(head_pc[32 +: 32]),
-    .err_o(cp_err), .err_pc_o(cp_err_pc),
+    .status_o(status[StatusW +: StatusW]),
     .wait_load_o(cp_wait_load), .wait_store_o(cp_wait_store), .head_loadw_o(cp_head_loadw),
     .acc_load_o(cp_acc_load),
     .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]), .ar_addr_o(c_ar_addr[2*AW +: AW]),
@@ -342,8 +350,7 @@ module tpu_accel #(
     .head_pop_o(q_pop[2]),
     .tok_prev_i(tok_avail[2]), .pop_prev_o(st_pop_prev), .push_prev_o(st_push_prev),
     .push_pc_o(st_push_pc),
-    .fin_o(fin[2]), .stuck_o(stuck[2]), .blocked_o(blocked[2]), .head_pc_o(head_pc[64 +: 32]),
-    .err_o(st_err), .err_pc_o(st_err_pc),
+    .status_o(status[2*StatusW +: StatusW]),
     .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_addr_o(aw_addr), .aw_len_o(aw_len),
     .w_valid_o(w_valid), .w_ready_i(w_ready), .w_count_o(w_count), .w_data_o(w_data),
     .w_strb_o(w_strb), .w_lanes_i(lane_wr_q), .b_valid_i(b_valid), .b_resp_err_i(b_err),

@@ -50,13 +50,8 @@ module tpu_accel_compute #(
   output logic                push_prev_o,
   output logic                push_next_o,
   output logic [31:0]         push_pc_o,
-  // Status
-  output logic                fin_o,
-  output logic                stuck_o,
-  output logic                blocked_o,
-  output logic [31:0]         head_pc_o,
-  output logic                err_o,
-  output logic [31:0]         err_pc_o,
+  // Status for the command processor (accel_status: rtl/channels.json)
+  output logic [`TPU_ACCEL_STATUS_W(32)-1:0] status_o,
   // For the stall breakdown
   output logic                wait_load_o,   // the head waits for a load->compute token
   output logic                wait_store_o,  // the head waits for a store->compute token
@@ -133,10 +128,15 @@ module tpu_accel_compute #(
   assign head_pop_o    = gemm_go || accld_go || end_go;
   assign pop_prev_o = (gemm_go || accld_go) && need_prev;
   assign pop_next_o = (gemm_go || accld_go) && need_next;
-  assign fin_o      = fin_q;
-  assign head_pc_o  = head_pc_i;
-  assign blocked_o  = head_valid_i && !is_end && !toks_ok;
-  assign stuck_o    = !in_flight && (!head_valid_i || blocked_o || halt_i || fin_q);
+  typedef `TPU_ACCEL_STATUS_T(32) accel_status_t;
+  accel_status_t status;
+  assign status_o = status;
+  assign status.fin     = fin_q;
+  assign status.head_pc = head_pc_i;
+  logic blocked;  // the head waits for its token
+  assign blocked        = head_valid_i && !is_end && !toks_ok;
+  assign status.blocked = blocked;
+  assign status.stuck   = !in_flight && (!head_valid_i || blocked || halt_i || fin_q);
 
   assign wait_load_o  = head_valid_i && !is_end && need_prev && !tok_prev_i;
   assign wait_store_o = head_valid_i && !is_end && need_next && !tok_next_i;
@@ -328,8 +328,8 @@ module tpu_accel_compute #(
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = LCntW'(i) < r_take_o;
   end
-  assign err_o       = beat && |(r_err_i & lane_on);
-  assign err_pc_o    = l_pc_q;
+  assign status.err    = beat && |(r_err_i & lane_on);
+  assign status.err_pc = l_pc_q;
 
 `ifndef SYNTHESIS
   a_done_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)

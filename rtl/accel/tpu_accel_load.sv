@@ -16,6 +16,7 @@
 // at or beyond `rows` +0), and the LOAD is complete with its last column. The buffers' write
 // port goes to the draining tile first: a plain LOAD's beats wait while a tile is full or
 // draining, so buffer writes and tokens stay in instruction order.
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_load #(
   parameter int unsigned Rows     = 16,
@@ -45,13 +46,8 @@ module tpu_accel_load #(
   output logic                pop_next_o,
   output logic                push_next_o,
   output logic [31:0]         push_pc_o,
-  // Status
-  output logic                fin_o,        // END reached
-  output logic                stuck_o,      // nothing in flight and the head cannot start
-  output logic                blocked_o,    // ... because its token is missing
-  output logic [31:0]         head_pc_o,
-  output logic                err_o,        // a read answered with an error (pulse)
-  output logic [31:0]         err_pc_o,
+  // Status for the command processor (accel_status: rtl/channels.json)
+  output logic [`TPU_ACCEL_STATUS_W(32)-1:0] status_o,
   // Read client of tpu_accel_dma (takes the offered beats up to the row's end)
   output logic                ar_valid_o,
   input  logic                ar_ready_i,
@@ -98,11 +94,16 @@ module tpu_accel_load #(
 
   assign head_pop_o    = start || end_go;
   assign pop_next_o = start && need_tok;
-  assign fin_o      = fin_q;
-  assign head_pc_o  = head_pc_i;
-  assign blocked_o  = head_valid_i && !is_end && need_tok && !tok_next_i;
-  assign stuck_o    = !gen_busy && desc_empty && drain_idle &&
-                      (!head_valid_i || blocked_o || halt_i || fin_q);
+  typedef `TPU_ACCEL_STATUS_T(32) accel_status_t;
+  accel_status_t status;
+  assign status_o = status;
+  assign status.fin     = fin_q;
+  assign status.head_pc = head_pc_i;
+  logic blocked;  // the head waits for its token
+  assign blocked        = head_valid_i && !is_end && need_tok && !tok_next_i;
+  assign status.blocked = blocked;
+  assign status.stuck   = !gen_busy && desc_empty && drain_idle &&
+                          (!head_valid_i || blocked || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)       fin_q <= 1'b0;
@@ -317,8 +318,8 @@ module tpu_accel_load #(
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = CntW'(i) < r_take_o;
   end
-  assign err_o       = beat && |(r_err_i & lane_on);
-  assign err_pc_o    = d_pc;
+  assign status.err    = beat && |(r_err_i & lane_on);
+  assign status.err_pc = d_pc;
 
 `ifndef SYNTHESIS
   a_beat_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)

@@ -10,6 +10,7 @@
 // only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
 // complete when every burst's write response is back; then it pushes its token (push_prev:
 // store->compute, the accumulators may be overwritten).
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_store #(
   parameter int unsigned Cols     = 16,
@@ -38,13 +39,8 @@ module tpu_accel_store #(
   output logic                pop_prev_o,
   output logic                push_prev_o,
   output logic [31:0]         push_pc_o,
-  // Status
-  output logic                fin_o,
-  output logic                stuck_o,
-  output logic                blocked_o,
-  output logic [31:0]         head_pc_o,
-  output logic                err_o,
-  output logic [31:0]         err_pc_o,
+  // Status for the command processor (accel_status: rtl/channels.json)
+  output logic [`TPU_ACCEL_STATUS_W(32)-1:0] status_o,
   // The write client of tpu_accel_dma
   output logic                aw_valid_o,
   input  logic                aw_ready_i,
@@ -96,10 +92,15 @@ module tpu_accel_store #(
 
   assign head_pop_o    = start || end_go;
   assign pop_prev_o = start && need_tok;
-  assign fin_o      = fin_q;
-  assign head_pc_o  = head_pc_i;
-  assign blocked_o  = head_valid_i && !is_end && need_tok && !tok_prev_i;
-  assign stuck_o    = !in_flight && (!head_valid_i || blocked_o || halt_i || fin_q);
+  typedef `TPU_ACCEL_STATUS_T(32) accel_status_t;
+  accel_status_t status;
+  assign status_o = status;
+  assign status.fin     = fin_q;
+  assign status.head_pc = head_pc_i;
+  logic blocked;  // the head waits for its token
+  assign blocked        = head_valid_i && !is_end && need_tok && !tok_prev_i;
+  assign status.blocked = blocked;
+  assign status.stuck   = !in_flight && (!head_valid_i || blocked || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      fin_q <= 1'b0;
@@ -170,8 +171,8 @@ module tpu_accel_store #(
   assign b_last      = !bdesc_empty && (b_seq_q == bdesc[63:32]);
   assign push_prev_o = b_valid_i && b_last && bdesc[64];
   assign push_pc_o   = bdesc[31:0];
-  assign err_o       = b_valid_i && b_resp_err_i;
-  assign err_pc_o    = bdesc_empty ? cur_pc_q : bdesc[31:0];
+  assign status.err    = b_valid_i && b_resp_err_i;
+  assign status.err_pc = bdesc_empty ? cur_pc_q : bdesc[31:0];
 
   logic [7:0] blen;
   logic       w_fire, w_burst_end;

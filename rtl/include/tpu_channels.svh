@@ -11,6 +11,25 @@
 `ifndef TPU_CHANNELS_SVH
 `define TPU_CHANNELS_SVH
 
+// accel_status (tpu_accel_load, tpu_accel_compute, tpu_accel_store -> tpu_accel_cmd): A module's
+// state for the command processor: completion, deadlock and error.
+//   fin      1    END reached
+//   stuck    1    nothing in flight and the head cannot start
+//   blocked  1    ... because its token is missing
+//   head_pc  PcW  the pc of the instruction at the head
+//   err      1    an access answered with an error (a pulse)
+//   err_pc   PcW  the pc of that access's instruction
+`define TPU_ACCEL_STATUS_W(PcW) \
+  (1 + 1 + 1 + (PcW) + 1 + (PcW))
+`define TPU_ACCEL_STATUS_T(PcW) struct packed { \
+  logic fin; \
+  logic stuck; \
+  logic blocked; \
+  logic [(PcW)-1:0] head_pc; \
+  logic err; \
+  logic [(PcW)-1:0] err_pc; \
+}
+
 // mxu_cmd (tpu_accel_compute -> tpu_mxu, tpu_mxu_ctrl): A tile operation of the matrix unit
 // (tpu_mxu_ctrl's header says what each field does).
 //   rows    CntW   activation rows (1..AccDepth)
