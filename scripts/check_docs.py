@@ -11,7 +11,14 @@ Fails, naming file and line, when a Markdown file of the repository
   - or when any tracked text file points outside the repository (at the spec folder handed to the
     project beside it, which a user's clone does not have; OUTSIDE_DIR below),
   - or when docs/architecture.md's table of the C++ layers differs from what scripts/layers.py
-    reads from the CMake files.
+    reads from the CMake files,
+  - or when a figure the docs state in several places has two values. Such a figure is tagged
+    where it stands, `800,480<!-- fig:make_run_cycles -->` (the comment is invisible in the
+    rendered page), and every tag of one name across README.md and docs/ must follow the same
+    text. (Better still, state a figure once and link to it; generated tables carry their own
+    stamp: scripts/synth_table.py.)
+
+  scripts/check_docs.py --self-test    the figure rule on samples (the fast test check_docs_self_test)
 """
 import os
 import re
@@ -55,7 +62,40 @@ def tracked_files(root):
     return res.stdout.split()
 
 
+FIGURE = re.compile(r"(\S+?)<!-- fig:([a-z0-9_]+) -->")
+
+
+def figure_conflicts(texts):
+    """{name: {value: [place, ...]}} of the tagged figures with more than one value, over
+    {path: text}."""
+    seen = {}
+    for path, text in texts.items():
+        for i, line in enumerate(text.split("\n"), 1):
+            for value, name in FIGURE.findall(line):
+                value = value.strip("*_`(")
+                seen.setdefault(name, {}).setdefault(value, []).append(f"{path}:{i}")
+    return {n: v for n, v in seen.items() if len(v) > 1}
+
+
+def figure_errors(texts):
+    return [f"figure {name} has {len(vals)} values: " +
+            "; ".join(f"{v} at {', '.join(places)}" for v, places in sorted(vals.items()))
+            for name, vals in sorted(figure_conflicts(texts).items())]
+
+
+def self_test():
+    same = {"a.md": "x 800,480<!-- fig:cycles --> y", "b.md": "**800,480**<!-- fig:cycles -->"}
+    two = {"a.md": "800,480<!-- fig:cycles -->", "b.md": "\n800,090<!-- fig:cycles -->"}
+    errs = figure_errors(two)
+    ok = (figure_errors(same) == [] and len(errs) == 1 and "800,090 at b.md:2" in errs[0]
+          and "800,480 at a.md:1" in errs[0])
+    print(f"check_docs self-test: {'ok' if ok else 'FAILED'} ({errs})")
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), ".."))
     errors = []
@@ -95,6 +135,9 @@ def main():
                     continue
                 if anchor and dest.endswith(".md") and anchor not in anchors(dest):
                     errors.append(f"{rel}:{i}: no heading for anchor: {target}")
+    docs = {rel: open(os.path.join(root, rel), encoding="utf-8").read() for rel in files
+            if rel.endswith(".md") and (rel == "README.md" or rel.startswith("docs/"))}
+    errors += figure_errors(docs)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import layers  # noqa: E402 (this folder)
     want = layers.table(root)
