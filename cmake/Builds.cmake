@@ -207,6 +207,7 @@ function(tpu_builds_header)
     foreach(f verilog key kind lo hi help)
       string(JSON ${f} GET "${TPU_BUILDS_JSON}" accel_params ${i} ${f})
     endforeach()
+    string(REPLACE "\\" "\\\\" help "${help}")
     string(REPLACE "\"" "\\\"" help "${help}")
     string(APPEND text "    {\"${verilog}\", \"${key}\", \"${kind}\", ${lo}, ${hi}, "
                        "${TPU_ACCEL_DEFAULT_${verilog}}, \"${help}\"},\n")

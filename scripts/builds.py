@@ -100,6 +100,7 @@ def check(d):
                     bad.append(f"{key} {b['name']}: {b['top']} has no parameter {name}")
     accel = module_params("tpu_accel")
     keys = set()
+    keyed = {row.get("verilog") for row in d.get("accel_params", [])}
     for row in d.get("accel_params", []):
         what = f"accel_params {row.get('verilog', row)}"
         if set(row) != {"verilog", "key", "kind", "lo", "hi", "help"}:
@@ -119,9 +120,10 @@ def check(d):
             bad.append(f"engine_presets: {engine} is not one of tpusim_engines")
         for p in params:
             name = p.split("=", 1)[0]
-            if name not in accel or name in ("Rows", "Cols", "Channels"):
-                bad.append(f"engine_presets {engine}: {name} is not a tpu_accel parameter "
-                           "besides Rows, Cols and Channels (the engine's name)")
+            if name not in keyed or name in ("Rows", "Cols", "Channels"):
+                bad.append(f"engine_presets {engine}: {name} is not a row of accel_params "
+                           "besides Rows, Cols and Channels (the engine's name gives those; "
+                           "CMake and the C++ side apply only accel_params' parameters)")
     for line in bad:
         print(f"builds.py: {line}", file=sys.stderr)
     if not bad:

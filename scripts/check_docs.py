@@ -13,12 +13,12 @@ Fails, naming file and line, when a Markdown file of the repository
   - or when docs/architecture.md's table of the C++ layers differs from what scripts/layers.py
     reads from the CMake files,
   - or when a figure the docs state in several places has two values. Such a figure is tagged
-    where it stands, `800,480<!-- fig:make_run_cycles -->` (the comment is invisible in the
-    rendered page), and every tag of one name across README.md and docs/ must follow the same
-    text. (Better still, state a figure once and link to it; generated tables carry their own
+    right after its number, `800,480<!-- fig:make_run_cycles --> cycles` (the comment is
+    invisible in the rendered page); every tag of one name across README.md and docs/ must follow
+    the same number, a tag must follow a number, and a name must be tagged at least twice. (Better still, state a figure once and link to it; generated tables carry their own
     stamp: scripts/synth_table.py.)
 
-  scripts/check_docs.py --self-test    the figure rule on samples (the fast test check_docs_self_test)
+  scripts/check_docs.py --self-test    the figure rule on samples (fast test check_docs_self_test)
 """
 import os
 import re
@@ -62,35 +62,56 @@ def tracked_files(root):
     return res.stdout.split()
 
 
-FIGURE = re.compile(r"(\S+?)<!-- fig:([a-z0-9_]+) -->")
+TAG = re.compile(r"<!-- fig:([a-z0-9_]+) -->")
+# The figure a tag follows: a number (digits, separators, a decimal point, a percent sign),
+# possibly bold, directly before the tag.
+FIGURE = re.compile(r"([0-9][0-9,.]*%?)\**$")
 
 
-def figure_conflicts(texts):
-    """{name: {value: [place, ...]}} of the tagged figures with more than one value, over
-    {path: text}."""
-    seen = {}
+def figure_values(texts):
+    """({name: {value: [place, ...]}}, [error, ...]) of the tagged figures over {path: text}."""
+    seen, errors = {}, []
     for path, text in texts.items():
         for i, line in enumerate(text.split("\n"), 1):
-            for value, name in FIGURE.findall(line):
-                value = value.strip("*_`(")
-                seen.setdefault(name, {}).setdefault(value, []).append(f"{path}:{i}")
-    return {n: v for n, v in seen.items() if len(v) > 1}
+            for m in TAG.finditer(line):
+                value = FIGURE.search(line[:m.start()])
+                if not value:
+                    errors.append(f"{path}:{i}: the tag fig:{m.group(1)} follows no number "
+                                  "(write it right after the figure: 12.1<!-- fig:name --> s)")
+                    continue
+                seen.setdefault(m.group(1), {}).setdefault(value.group(1), []).append(
+                    f"{path}:{i}")
+    return seen, errors
 
 
 def figure_errors(texts):
-    return [f"figure {name} has {len(vals)} values: " +
-            "; ".join(f"{v} at {', '.join(places)}" for v, places in sorted(vals.items()))
-            for name, vals in sorted(figure_conflicts(texts).items())]
+    seen, errors = figure_values(texts)
+    for name, vals in sorted(seen.items()):
+        places = [p for ps in vals.values() for p in ps]
+        if len(vals) > 1:
+            errors.append(f"figure {name} has {len(vals)} values: " +
+                          "; ".join(f"{v} at {', '.join(ps)}" for v, ps in sorted(vals.items())))
+        elif len(places) == 1:
+            errors.append(f"{places[0]}: figure {name} is tagged once (a tag marks a figure "
+                          "stated in several places; is the name misspelt?)")
+    return errors
 
 
 def self_test():
     same = {"a.md": "x 800,480<!-- fig:cycles --> y", "b.md": "**800,480**<!-- fig:cycles -->"}
     two = {"a.md": "800,480<!-- fig:cycles -->", "b.md": "\n800,090<!-- fig:cycles -->"}
-    errs = figure_errors(two)
-    ok = (figure_errors(same) == [] and len(errs) == 1 and "800,090 at b.md:2" in errs[0]
-          and "800,480 at a.md:1" in errs[0])
-    print(f"check_docs self-test: {'ok' if ok else 'FAILED'} ({errs})")
-    return 0 if ok else 1
+    unit = {"a.md": "12.1<!-- fig:t --> s", "b.md": "(17.5<!-- fig:t --> s)"}
+    bad = {"a.md": "12.1 s<!-- fig:t -->", "b.md": "one<!-- fig:u -->, 3<!-- fig:v -->"}
+    checks = [
+        figure_errors(same) == [],
+        len(figure_errors(two)) == 1 and "800,090 at b.md:2" in figure_errors(two)[0]
+        and "800,480 at a.md:1" in figure_errors(two)[0],
+        len(figure_errors(unit)) == 1 and "12.1 at a.md:1; 17.5 at b.md:1" in figure_errors(unit)[0],
+        sorted(e.split(": ", 1)[1][:19] for e in figure_errors(bad)) ==
+        sorted(["the tag fig:t follo", "the tag fig:u follo", "figure v is tagged "]),
+    ]
+    print(f"check_docs self-test: {sum(checks)}/{len(checks)} cases right")
+    return 0 if all(checks) else 1
 
 
 def main():

@@ -5,8 +5,10 @@
 Next state is computed in `always_comb` (or an `assign`) as `*_d`; an `always_ff` holds the
 reset, enables (`if`) and plain copies. This check rejects a `case` or an arithmetic operator
 (+ - * / % << >>) inside an `always_ff`, outside index expressions, `for` headers, strings and
-comments. Blocks that only assert (simulation checks, `assert ... else`) are not registers and
-are skipped. Prints one line per offending block; exits 1 if there is any.
+comments, and an arithmetic operator in the next-state argument of `TPU_FF / `TPU_FFL
+(rtl/include/tpu_ff.svh). Code between `ifndef SYNTHESIS and its `endif (assertions and their
+counters: checkers, not hardware) is skipped. Prints one line per offending block; exits 1 if
+there is any.
 
     scripts/lint_ff.py FILE...
     scripts/lint_ff.py --self-test    (the fast test rtl_register_rule: the rule on samples,
@@ -17,6 +19,25 @@ import sys
 
 TOKENS = re.compile(r'\b(begin|end|case|casez|casex|endcase)\b')
 ARITH = re.compile(r'(\+|(?<![<=!])-(?!>)|\*|/|%|<<(?!=)|>>)')
+
+
+def hardware(lines):
+    """The lines with comments, strings and the `ifndef SYNTHESIS regions blanked (same count)."""
+    text = re.sub(r'/\*.*?\*/', lambda m: re.sub(r'[^\n]', ' ', m.group(0)), '\n'.join(lines),
+                  flags=re.S)
+    out, depth, sim = [], 0, 0
+    for line in text.split('\n'):
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', re.sub(r'//.*', '', line))
+        if re.match(r'\s*`ifn?def\b', code):
+            depth += 1
+            if re.match(r'\s*`ifndef\s+SYNTHESIS\b', code) and not sim:
+                sim = depth
+        elif re.match(r'\s*`endif\b', code):
+            if sim == depth:
+                sim = 0
+            depth -= 1
+        out.append('' if sim else code)
+    return out
 
 
 def blocks(lines):
@@ -56,13 +77,20 @@ def strip(text):
         text = new
 
 
+MACRO = re.compile(r'`TPU_FFL?\(([^,]+),([^\n]*)\)\s*$')
+
+
 def check(path, text=None):
-    lines = (open(path, encoding='utf-8').read() if text is None else text).split('\n')
+    lines = hardware((open(path, encoding='utf-8').read() if text is None else text).split('\n'))
     bad = []
+    for i, line in enumerate(lines):
+        m = MACRO.search(line)
+        if m and ARITH.search(strip(m.group(2).replace('<=', ' '))):
+            macro = line.split("(")[0].strip()
+            bad.append(f'{path}:{i + 1}: arithmetic in the next state of {macro} '
+                       '(compute it as *_d)')
     for first, last in blocks(lines):
-        text = strip('\n'.join(re.sub(r'//.*', '', l) for l in lines[first:last + 1]))
-        if re.search(r'\bassert\b', text):
-            continue
+        text = strip('\n'.join(lines[first:last + 1]))
         text = text.replace('<=', ' ')
         why = []
         if re.search(r'\bcase[zx]?\b', text):
@@ -85,8 +113,13 @@ SAMPLES = [  # (text, offending?)
      "  else if (en) cnt_q <= cnt_d;\nend", False),
     ("always_ff @(posedge clk_i) begin\n  for (int i = 1; i < N; i++) d_q[i] <= d_q[i-1];\n"
      "  m_q[8*k +: 8] <= w; // a - b\nend", False),
-    ("always_ff @(posedge clk_i) begin\n  if (rst_ni) a_x: assert (a == b - 1)\n"
-     "    else $error(\"a - b\");\nend", False),
+    ("`ifndef SYNTHESIS\nalways_ff @(posedge clk_i) begin\n  if (rst_ni) a_x: assert (a == b - 1)\n"
+     "    else $error(\"a - b\");\nend\n`endif", False),
+    ("always_ff @(posedge clk_i) begin\n  n_q <= n_q + 1;\n  a_x: assert (n_q < 9);\nend", True),
+    ("`TPU_FF(cnt_q, cnt_q + 1'b1, '0)", True),
+    ("`TPU_FFL(ptr_q, ptr_d, take_i && v[i-1], '0)", False),
+    ("/* always_ff begin */ always_ff @(posedge clk_i) begin\n  x_q <= \"end\" ;\n"
+     "  y_q <= y_q - 1;\nend", True),
     ("always_ff @(posedge clk_i) v_q <= a_q <= b_q;", False),
 ]
 
