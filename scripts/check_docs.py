@@ -122,6 +122,7 @@ def main():
     errors = []
     files = tracked_files(root)
     me = os.path.relpath(os.path.abspath(__file__), root)
+    docs = {}  # README.md and docs/*.md, for the figure rule
     for rel in files:
         path = os.path.join(root, rel)
         if rel == me or not os.path.isfile(path):
@@ -136,6 +137,8 @@ def main():
                 errors.append(f"{rel}:{i}: points outside the repository: {line.strip()[:80]}")
         if not rel.endswith(".md"):
             continue
+        if rel == "README.md" or rel.startswith("docs/"):
+            docs[rel] = "".join(lines)
         in_code = False
         for i, line in enumerate(lines, 1):
             if line.startswith("```"):
@@ -156,8 +159,6 @@ def main():
                     continue
                 if anchor and dest.endswith(".md") and anchor not in anchors(dest):
                     errors.append(f"{rel}:{i}: no heading for anchor: {target}")
-    docs = {rel: open(os.path.join(root, rel), encoding="utf-8").read() for rel in files
-            if rel.endswith(".md") and (rel == "README.md" or rel.startswith("docs/"))}
     errors += figure_errors(docs)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import layers  # noqa: E402 (this folder)

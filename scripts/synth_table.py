@@ -61,13 +61,14 @@ def stamp(d):
 
 
 def table(d):
-    rows, runs = [], stamp(d)
-    for b in configs():
+    builds, stamps = configs(), stamp(d)
+    rows = []
+    for b in builds:
         cells, ffs, levels = figures(d, b["name"])
         rows.append([f"`{b['name']}`", b.get("what", ""), f"{cells:,}", f"{ffs:,}", levels])
-    runs = [runs.get(b["name"]) for b in configs()]
+    runs = [stamps.get(b["name"]) for b in builds]
     if None in runs:
-        missing = [b["name"] for b, r in zip(configs(), runs) if r is None]
+        missing = [b["name"] for b, r in zip(builds, runs) if r is None]
         sys.exit(f"synth_table.py: {d}/stamp.tsv has no run of {', '.join(missing)}: "
                  "synthesize them with scripts/synth.sh")
     commits = sorted({r[0] for r in runs})
