@@ -285,11 +285,28 @@ TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
     }
     return a;
   };
+  // The golden rounds a matrix product's activations to bf16 (the second conv's input, the
+  // fully connected layer's input) and differentiates through that rounding as if it were the
+  // identity. The binary64 network does the same: it adds the rounding error taken at the
+  // unperturbed parameters (the first call) as a constant, so that it computes the golden's
+  // forward values there and stays smooth for the differences. Without it, a BatchNormalization
+  // whose channel varies little against its mean magnifies that rounding into gradients that
+  // differ by up to 3 times the bound below (seed 35: bn2.s, c2.w; 39 of 1,000 seeds failed).
+  V r_off, f_off;
+  auto straight_through = [](double v, V& off, size_t i) {
+    if (off.size() == i) off.push_back(double(Bf16Round(float(v))) - v);
+    return v + off.at(i);
+  };
+  V c1_shift(size_t(N * 3 * 25), 0.0);  // added to the first conv's output
   auto loss = [&]() {
     V x64(x.begin(), x.end());
-    V r = bn(conv(x64, 2, p["c1.w"], &p["c1.b"], 3), p["bn1.s"], p["bn1.b"]);
+    V c1 = conv(x64, 2, p["c1.w"], &p["c1.b"], 3);
+    for (size_t i = 0; i < c1.size(); ++i) c1[i] += c1_shift[i];
+    V r = bn(c1, p["bn1.s"], p["bn1.b"]);
     for (auto& e : r) e = std::max(0.0, e);
-    V s2 = bn(conv(r, 3, p["c2.w"], nullptr, 3), p["bn2.s"], p["bn2.b"]);
+    V rb(r.size());
+    for (size_t i = 0; i < r.size(); ++i) rb[i] = straight_through(r[i], r_off, i);
+    V s2 = bn(conv(rb, 3, p["c2.w"], nullptr, 3), p["bn2.s"], p["bn2.b"]);
     for (size_t i = 0; i < s2.size(); ++i) s2[i] = std::max(0.0, s2[i] + r[i]);
     double total = 0;
     for (int n = 0; n < N; ++n) {
@@ -304,7 +321,7 @@ TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
                 m = std::max(m, s2[size_t(((n * 3 + c) * 5 + 2 * i + u) * 5 + 2 * j + v)]);
             sum += m;
           }
-        feat[c] = sum / 4;
+        feat[c] = straight_through(sum / 4, f_off, size_t(n * 3 + c));
       }
       double z[4], mx = -1e300, se = 0;
       for (int o = 0; o < 4; ++o) {
@@ -317,24 +334,39 @@ TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
     }
     return total / N;
   };
-  EXPECT_NEAR(gr.result.loss, loss(), 0.02 * loss());
-  const double h = 1e-4;
+  const double loss0 = loss();  // the first call: it takes the rounding errors
+  EXPECT_NEAR(gr.result.loss, loss0, 0.02 * loss0);
+  // A small step: a larger one (1e-4) crosses a Relu's or a MaxPool's switch often enough
+  // (seed 849) to measure a slope the golden rightly does not have; the differences' own
+  // rounding error is still below 1e-9 here.
+  const double h = 1e-6;
+  auto central = [&](double& v) {
+    const double keep = v;
+    v = keep + h;
+    const double up = loss();
+    v = keep - h;
+    const double down = loss();
+    v = keep;
+    return (up - down) / (2 * h);
+  };
   std::map<std::string, V> fds;
   double global = 0;
   const char* const kParams[] = {"c1.w",  "c1.b",  "bn1.s", "bn1.b", "c2.w",
                                  "bn2.s", "bn2.b", "fc.w",  "fc.b"};
   for (const char* name : kParams) {
-    V& q = p[name];
-    for (size_t i = 0; i < q.size(); ++i) {
-      const double keep = q[i];
-      q[i] = keep + h;
-      const double up = loss();
-      q[i] = keep - h;
-      const double down = loss();
-      q[i] = keep;
-      fds[name].push_back((up - down) / (2 * h));
+    for (double& v : p[name]) {
+      fds[name].push_back(central(v));
       global = std::max(global, std::fabs(fds[name].back()));
     }
+  }
+  // The first conv's bias comes before a BatchNormalization: its exact gradient is 0 and the
+  // golden's is only the rounding of the gradient G at the conv's output to bf16 before the sum
+  // (ColumnSums), at most 2^-8 of each |G| (one half ulp at 8 significant bits). The bound is
+  // that sum of |G| per channel, G from differences too, with a quarter more for the golden's
+  // own G being rounded on its way.
+  V bias_noise(3, 0.0);
+  for (size_t i = 0; i < c1_shift.size(); ++i) {
+    bias_noise[i / 25 % 3] += 1.25 * std::ldexp(std::fabs(central(c1_shift[i])), -8);
   }
   for (const char* name : kParams) {
     SCOPED_TRACE(name);
@@ -342,18 +374,21 @@ TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
     const std::vector<float>& got = gr.d.at(name);
     const V& fd = fds.at(name);
     ASSERT_EQ(got.size(), fd.size());
-    double worst = 0, scale = 0;
+    double scale = 0;
+    for (double v : fd) scale = std::max(scale, std::fabs(v));
+    // bf16 activations and gradients: a few parts in a thousand of the gradients' size.
+    const bool noise_only = std::string(name) == "c1.b";
+    double worst = 0;  // the largest error as a share of its bound
     std::string where;
     for (size_t i = 0; i < fd.size(); ++i) {
-      scale = std::max(scale, std::fabs(fd[i]));
-      if (std::fabs(got[i] - fd[i]) > worst) {
-        worst = std::fabs(got[i] - fd[i]);
-        where = fmt::format("[{}]: golden {:.6g}, finite differences {:.6g}", i, got[i], fd[i]);
+      const double bound = noise_only ? bias_noise[i] : 0.05 * scale + 0.005 * global;
+      if (std::fabs(got[i] - fd[i]) / bound > worst) {
+        worst = std::fabs(got[i] - fd[i]) / bound;
+        where = fmt::format("[{}]: golden {:.6g}, finite differences {:.6g}, bound {:.3g}", i,
+                            got[i], fd[i], bound);
       }
     }
-    // bf16 activations and gradients: a few parts in a thousand of the gradients' size (the
-    // conv bias before a BatchNormalization has none in exact arithmetic: only that noise).
-    EXPECT_LE(worst, 0.05 * scale + 0.005 * global) << "worst " << where;
+    EXPECT_LE(worst, 1.0) << "worst " << where;
   }
   // BatchNormalization's running averages after a step: m·(0, 1) + (1 - m)·(the batch's mean,
   // its unbiased variance), m = 0.9 (ONNX's momentum).
