@@ -35,8 +35,23 @@ def snake(param):
 
 
 def terms(width):
-    """A field width as its terms: "CntW" -> ["CntW"], "2" -> [2], "A + B" -> ["A", "B"]."""
-    return [int(t) if t.isdigit() else t for t in (s.strip() for s in width.split("+"))]
+    """A field width as its terms: "CntW" -> ["CntW"], "2" -> [2], "A + B" -> ["A", "B"],
+    "256*Lanes" -> [(256, "Lanes")] (a number times a param)."""
+    out = []
+    for s in (s.strip() for s in width.split("+")):
+        k, _, p = s.partition("*")
+        if s.isdigit():
+            out.append(int(s))
+        elif p and k.strip().isdigit():
+            out.append((int(k), p.strip()))
+        else:
+            out.append(s)  # a param, or something check() refuses by name
+    return out
+
+
+def param_of(t):
+    """The param a non-number term names."""
+    return t[1] if isinstance(t, tuple) else t
 
 
 def check(d):
@@ -59,14 +74,15 @@ def check(d):
                          "lower_snake")
             names.add(f["name"])
             for t in terms(f["width"]):
+                number = t if isinstance(t, int) else t[0] if isinstance(t, tuple) else 1
+                if number < 1:
+                    sys.exit(f"gen_channels: channel {n}: field {f['name']} has width {t}")
                 if isinstance(t, int):
-                    if t < 1:
-                        sys.exit(f"gen_channels: channel {n}: field {f['name']} has width {t}")
-                elif t not in params:
-                    sys.exit(f"gen_channels: channel {n}: field {f['name']}'s width names '{t}', "
-                             f"not one of its params {params}")
-                else:
-                    used.add(t)
+                    continue
+                if param_of(t) not in params:
+                    sys.exit(f"gen_channels: channel {n}: field {f['name']}'s width names "
+                             f"'{param_of(t)}', not one of its params {params}")
+                used.add(param_of(t))
             if c["cpp"] and sum(t for t in terms(f["width"]) if isinstance(t, int)) > 64:
                 sys.exit(f"gen_channels: channel {n}: field {f['name']} is wider than 64 bits, "
                          "which the C++ layout (uint64_t fields) cannot hold")
@@ -94,7 +110,9 @@ def wrap(text):
 
 def sv_width(f):
     """The field's width as a SystemVerilog expression of the macro's arguments."""
-    return " + ".join(str(t) if isinstance(t, int) else f"({t})" for t in terms(f["width"]))
+    return " + ".join(str(t) if isinstance(t, int) else
+                      f"{t[0]} * ({t[1]})" if isinstance(t, tuple) else f"({t})"
+                      for t in terms(f["width"]))
 
 
 def gen_sv(d):
@@ -157,7 +175,9 @@ def gen_sv(d):
 
 
 def cpp_width(f):
-    return " + ".join(str(t) if isinstance(t, int) else f"w.{snake(t)}" for t in terms(f["width"]))
+    return " + ".join(str(t) if isinstance(t, int) else
+                      f"{t[0]} * w.{snake(t[1])}" if isinstance(t, tuple) else f"w.{snake(t)}"
+                      for t in terms(f["width"]))
 
 
 def gen_cpp(d):

@@ -120,14 +120,21 @@ module tpu_accel #(
   );
   assign irq_o = done;
 
-  // Read clients of the DMA: 0 fetch, 1 load, 2 accumulator loads.
-  logic [2:0]           c_ar_valid, c_ar_ready, c_r_valid;
-  logic [3*AW-1:0]      c_ar_addr;
-  logic [23:0]          c_ar_len;
-  logic [3*LCntW-1:0]   c_r_take;
-  logic [LCntW-1:0]     r_count;
-  logic [Lanes*256-1:0] r_data;
-  logic [Lanes-1:0]     r_err;
+  // Read clients of the DMA: 0 fetch, 1 load, 2 accumulator loads (their bursts and beats:
+  // dma_burst, dma_rd_beats in rtl/channels.json).
+  localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AW);
+  localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(LCntW, Lanes);
+  localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(LCntW, Lanes);
+  typedef `TPU_DMA_RD_BEATS_T(LCntW, Lanes) dma_rd_beats_t;
+  typedef `TPU_DMA_WR_BEATS_T(LCntW, Lanes) dma_wr_beats_t;
+  logic [2:0]             c_ar_valid, c_ar_ready, c_r_valid;
+  logic [3*DmaBurstW-1:0] c_ar;
+  logic [3*LCntW-1:0]     c_r_take;
+  logic [DmaRdBeatsW-1:0] r_beats, r_beats_c;
+  dma_rd_beats_t          r, r_c;
+  logic [LCntW-1:0]       r_count;
+  assign r       = r_beats;
+  assign r_count = r.count;
 
   // Lane caps, a verification hook: no logic writes lane_rd_q or lane_wr_q, so they hold Lanes
   // from reset and synthesis keeps constants (no cap). The tests write them through Verilator's
@@ -148,6 +155,10 @@ module tpu_accel #(
   end
   assign r_count_c   = (r_count > lane_rd_q) ? lane_rd_q : r_count;
   assign c_r_valid_c = (lane_rd_q == '0) ? 3'b000 : c_r_valid;
+  assign r_c.count   = r_count_c;
+  assign r_c.data    = r.data;
+  assign r_c.err     = r.err;
+  assign r_beats_c   = r_c;
 
   logic [2:0]   q_push, q_full, q_empty, q_pop, fin, stuck, blocked;
   logic [287:0] q_data;
@@ -165,9 +176,8 @@ module tpu_accel #(
     .start_i(start), .prog_addr_i(prog_addr), .count_i(prog_len),
     .busy_o(busy), .done_o(done), .err_code_o(err_code), .err_pc_o(err_pc),
     .halt_o(halt), .flush_o(flush), .instr_o(instr),
-    .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_addr_o(c_ar_addr[0 +: AW]),
-    .ar_len_o(c_ar_len[0 +: 8]),
-    .r_valid_i(c_r_valid_c[0]), .r_data_i(r_data[255:0]), .r_resp_err_i(r_err[0]),
+    .ar_valid_o(c_ar_valid[0]), .ar_ready_i(c_ar_ready[0]), .ar_o(c_ar[0 +: DmaBurstW]),
+    .r_valid_i(c_r_valid_c[0]), .r_data_i(r.data[255:0]), .r_resp_err_i(r.err[0]),
     .queue_push_o(q_push), .queue_data_o(q_data), .queue_full_i(q_full),
     .fin_i(fin), .stuck_i(stuck), .blocked_i(blocked), .head_pc_i(head_pc),
     .rt_err_i(rt_err), .rt_code_i(rt_code), .rt_pc_i(rt_pc)
@@ -287,10 +297,8 @@ module tpu_accel #(
     .tok_next_i(tok_avail[1]), .pop_next_o(ld_pop_next), .push_next_o(ld_push_next),
     .push_pc_o(ld_push_pc),
     .status_o(status[0 +: StatusW]),
-    .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_addr_o(c_ar_addr[AW +: AW]),
-    .ar_len_o(c_ar_len[8 +: 8]),
-    .r_valid_i(c_r_valid_c[1]), .r_count_i(r_count_c), .r_take_o(c_r_take[LCntW +: LCntW]),
-    .r_data_i(r_data), .r_err_i(r_err),
+    .ar_valid_o(c_ar_valid[1]), .ar_ready_i(c_ar_ready[1]), .ar_o(c_ar[DmaBurstW +: DmaBurstW]),
+    .r_valid_i(c_r_valid_c[1]), .r_i(r_beats_c), .r_take_o(c_r_take[LCntW +: LCntW]),
     .act_we_o(act_we), .act_waddr_o(act_waddr), .act_wen_o(act_wen), .act_wdata_o(act_wdata),
     .wgt_we_o(wgt_we), .wgt_waddr_o(wgt_waddr), .wgt_wen_o(wgt_wen), .wgt_wdata_o(wgt_wdata)
   );
@@ -321,10 +329,9 @@ module tpu_accel #(
     .status_o(status[StatusW +: StatusW]),
     .wait_load_o(cp_wait_load), .wait_store_o(cp_wait_store), .head_loadw_o(cp_head_loadw),
     .acc_load_o(cp_acc_load),
-    .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]), .ar_addr_o(c_ar_addr[2*AW +: AW]),
-    .ar_len_o(c_ar_len[16 +: 8]),
-    .r_valid_i(c_r_valid_c[2]), .r_count_i(r_count_c), .r_take_o(c_r_take[2*LCntW +: LCntW]),
-    .r_data_i(r_data), .r_err_i(r_err),
+    .ar_valid_o(c_ar_valid[2]), .ar_ready_i(c_ar_ready[2]),
+    .ar_o(c_ar[2*DmaBurstW +: DmaBurstW]),
+    .r_valid_i(c_r_valid_c[2]), .r_i(r_beats_c), .r_take_o(c_r_take[2*LCntW +: LCntW]),
     .act_re_o(act_re), .act_raddr_o(act_raddr), .act_rdata_i(act_rdata),
     .wgt_re_o(wgt_re), .wgt_raddr_o(wgt_raddr), .wgt_rdata_i(wgt_rdata),
     .mxu_cmd_valid_o(mxu_cmd_valid), .mxu_cmd_ready_i(mxu_cmd_ready),
@@ -337,12 +344,13 @@ module tpu_accel #(
   );
 
   // Write path (store module only).
-  logic                 aw_valid, aw_ready, w_valid, w_ready, b_valid, b_err, w_fire;
-  logic [AW-1:0]        aw_addr;
-  logic [7:0]           aw_len;
-  logic [LCntW-1:0]     w_count;
-  logic [Lanes*256-1:0] w_data;
-  logic [Lanes*32-1:0]  w_strb;
+  logic                   aw_valid, aw_ready, w_valid, w_ready, b_valid, b_err, w_fire;
+  logic [DmaBurstW-1:0]   aw;
+  logic [DmaWrBeatsW-1:0] w_beats;
+  dma_wr_beats_t          w;
+  logic [LCntW-1:0]       w_count;
+  assign w       = w_beats;
+  assign w_count = w.count;
 
   tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW), .Lanes(Lanes)) u_store (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
@@ -351,9 +359,9 @@ module tpu_accel #(
     .tok_prev_i(tok_avail[2]), .pop_prev_o(st_pop_prev), .push_prev_o(st_push_prev),
     .push_pc_o(st_push_pc),
     .status_o(status[2*StatusW +: StatusW]),
-    .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_addr_o(aw_addr), .aw_len_o(aw_len),
-    .w_valid_o(w_valid), .w_ready_i(w_ready), .w_count_o(w_count), .w_data_o(w_data),
-    .w_strb_o(w_strb), .w_lanes_i(lane_wr_q), .b_valid_i(b_valid), .b_resp_err_i(b_err),
+    .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_o(aw),
+    .w_valid_o(w_valid), .w_ready_i(w_ready), .w_o(w_beats),
+    .w_lanes_i(lane_wr_q), .b_valid_i(b_valid), .b_resp_err_i(b_err),
     .st_valid_o(mxu_st_valid), .st_addr_o(mxu_st_addr), .st_valid_i(mxu_st_rvalid),
     .st_data_i(mxu_st_data), .w_fire_o(w_fire)
   );
@@ -390,12 +398,10 @@ module tpu_accel #(
     .IdBits(IdBits), .TrackDepth(HbmOutstanding), .BeatDepth(DmaBeats), .PieceDepth(DmaPieces)
   ) u_dma (
     .clk_i, .rst_ni,
-    .ar_valid_i(c_ar_valid), .ar_ready_o(c_ar_ready), .ar_addr_i(c_ar_addr), .ar_len_i(c_ar_len),
-    .r_valid_o(c_r_valid), .r_count_o(r_count), .r_data_o(r_data), .r_err_o(r_err),
-    .r_take_i(c_r_take),
-    .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_addr_i(aw_addr), .aw_len_i(aw_len),
-    .w_valid_i(w_valid), .w_ready_o(w_ready), .w_count_i(w_count), .w_data_i(w_data),
-    .w_strb_i(w_strb), .b_valid_o(b_valid), .b_err_o(b_err),
+    .ar_valid_i(c_ar_valid), .ar_ready_o(c_ar_ready), .ar_i(c_ar),
+    .r_valid_o(c_r_valid), .r_o(r_beats), .r_take_i(c_r_take),
+    .aw_valid_i(aw_valid), .aw_ready_o(aw_ready), .aw_i(aw),
+    .w_valid_i(w_valid), .w_ready_o(w_ready), .w_i(w_beats), .b_valid_o(b_valid), .b_err_o(b_err),
     `TPU_AXI_MASTER_TO(m_, p_)
   );
 
@@ -427,7 +433,7 @@ module tpu_accel #(
   assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);
 
   logic unused;
-  assign unused = ^{ref_debt, wr_mode};
+  assign unused = ^{ref_debt, wr_mode, w.data, w.strb};  // w: its count is counted
 
   // ---------------------------------------------------------------------------------------------
   // Assertions
@@ -446,12 +452,10 @@ module tpu_accel #(
   end
   // The DMA port: write requests and data hold while they wait.
   a_aw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              aw_valid && !aw_ready |=> aw_valid && $stable(aw_addr) &&
-                                                        $stable(aw_len))
+                              aw_valid && !aw_ready |=> aw_valid && $stable(aw))
     else $error("tpu_accel: the store DMA changed AW while waiting");
   a_w_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                             w_valid && !w_ready |=> w_valid && $stable(w_data) &&
-                                                     $stable(w_strb) && $stable(w_count))
+                             w_valid && !w_ready |=> w_valid && $stable(w_beats))
     else $error("tpu_accel: the store DMA changed W while waiting");
 `endif
 

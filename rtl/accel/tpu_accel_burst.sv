@@ -4,10 +4,12 @@
 // memory (stride = bpr*32, or a single row) form one region and share bursts, so a tiled tensor
 // streams in long bursts; other strides give one region per row. once_i moves only the first row
 // (the accumulator path re-uses it for a broadcast, stride 0).
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_burst #(
   parameter int unsigned AddrW    = 31,
-  parameter int unsigned MaxBurst = 16
+  parameter int unsigned MaxBurst = 16,
+  localparam int unsigned ReqW    = `TPU_DMA_BURST_W(AddrW)
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -21,8 +23,7 @@ module tpu_accel_burst #(
   output logic             busy_o,
   output logic             req_valid_o,
   input  logic             req_ready_i,
-  output logic [AddrW-1:0] req_addr_o,
-  output logic [7:0]       req_len_o,   // AxLEN: beats - 1
+  output logic [ReqW-1:0]  req_o,       // dma_burst (rtl/channels.json)
   output logic             req_last_o   // the transfer's last burst
 );
 
@@ -33,6 +34,8 @@ module tpu_accel_burst #(
   logic [15:0]      regions_q, regions_d;   // regions left, the current one included
   logic [4:0]       bpr_q, bpr_d;
   logic [8:0]       to_4k, len;
+  typedef `TPU_DMA_BURST_T(AddrW) dma_burst_t;
+  dma_burst_t       req;
 
   assign to_4k = 9'((13'd4096 - 13'(cur_q[11:0])) >> 5);
   always_comb begin
@@ -43,8 +46,9 @@ module tpu_accel_burst #(
 
   assign busy_o      = busy_q;
   assign req_valid_o = busy_q;
-  assign req_addr_o  = cur_q;
-  assign req_len_o   = 8'(len - 9'd1);
+  assign req.addr    = cur_q;
+  assign req.len     = 8'(len - 9'd1);
+  assign req_o       = req;
   assign req_last_o  = (20'(len) == left_q) && (regions_q == 16'd1);
 
   always_comb begin
@@ -102,14 +106,14 @@ module tpu_accel_burst #(
   // A burst request holds while it waits; no burst crosses 4 KB or exceeds MaxBurst.
   a_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                req_valid_o && !req_ready_i && !flush_i
-                               |=> req_valid_o && $stable(req_addr_o) && $stable(req_len_o))
+                               |=> req_valid_o && $stable(req_o))
     else $error("tpu_accel_burst: a burst changed while waiting for ready");
   logic [13:0] req_end;  // one past the burst's last byte, within its 4 KB page
-  assign req_end = 14'(req_addr_o[11:0]) + (14'(req_len_o) + 14'd1) * 14'd32;
+  assign req_end = 14'(req.addr[11:0]) + (14'(req.len) + 14'd1) * 14'd32;
   a_req_in_4k: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                req_valid_o |-> req_end <= 14'd4096 && 32'(req_len_o) < MaxBurst)
+                                req_valid_o |-> req_end <= 14'd4096 && 32'(req.len) < MaxBurst)
     else $error("tpu_accel_burst: burst at 0x%0h of %0d beats crosses 4 KB or is too long",
-                req_addr_o, req_len_o + 8'd1);
+                req.addr, req.len + 8'd1);
   a_start_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) start_i |-> !busy_o)
     else $error("tpu_accel_burst: a transfer started while busy");
 `endif

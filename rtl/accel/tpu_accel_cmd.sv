@@ -14,6 +14,7 @@
 //    head blocked on a token.
 // After an error the modules start nothing new (halt); when nothing is in flight the machine
 // flushes its queues and tokens and reports done with the error.
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_cmd #(
   parameter int unsigned Rows        = 16,
@@ -23,7 +24,8 @@ module tpu_accel_cmd #(
   parameter int unsigned AccDepth    = 4096,
   parameter int unsigned HbmAddrBits = 31,
   parameter int unsigned FetchDepth  = 32,
-  localparam int unsigned FCntW      = $clog2(FetchDepth + 1)
+  localparam int unsigned FCntW      = $clog2(FetchDepth + 1),
+  localparam int unsigned ArW        = `TPU_DMA_BURST_W(HbmAddrBits)
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -41,8 +43,7 @@ module tpu_accel_cmd #(
   // AXI4 read client (program fetch)
   output logic                   ar_valid_o,
   input  logic                   ar_ready_i,
-  output logic [HbmAddrBits-1:0] ar_addr_o,
-  output logic [7:0]             ar_len_o,
+  output logic [ArW-1:0]         ar_o,        // dma_burst (rtl/channels.json)
   input  logic                   r_valid_i,
   input  logic [255:0]           r_data_i,
   input  logic                   r_resp_err_i,
@@ -108,8 +109,11 @@ module tpu_accel_cmd #(
   logic ar_hold_q;
   assign ar_valid_o = ar_hold_q || (state_q == SRun && !f_stop && f_can && flen != 9'd0 &&
                                     faddr < (66'd1 << HbmAddrBits));
-  assign ar_addr_o  = faddr[HbmAddrBits-1:0];
-  assign ar_len_o   = 8'(flen - 9'd1);
+  typedef `TPU_DMA_BURST_T(HbmAddrBits) dma_burst_t;
+  dma_burst_t ar;
+  assign ar.addr    = faddr[HbmAddrBits-1:0];
+  assign ar.len     = 8'(flen - 9'd1);
+  assign ar_o       = ar;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ar_hold_q <= 1'b0;
     else         ar_hold_q <= ar_valid_o && !ar_ready_i;
@@ -355,7 +359,7 @@ module tpu_accel_cmd #(
     else $error("tpu_accel_cmd: dispatch %b into full queues %b", queue_push_o, queue_full_i);
   a_fetch_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                  ar_valid_o && !ar_ready_i
-                                 |=> ar_valid_o && $stable(ar_addr_o) && $stable(ar_len_o))
+                                 |=> ar_valid_o && $stable(ar_o))
     else $error("tpu_accel_cmd: the program fetch changed while waiting");
   a_state_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                   state_q inside {SIdle, SRun, SFinish})

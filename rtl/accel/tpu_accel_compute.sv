@@ -31,7 +31,9 @@ module tpu_accel_compute #(
   localparam int unsigned CntW    = $clog2(AccDepth + 1),
   localparam int unsigned KvW     = $clog2(Rows + 1),
   localparam int unsigned NvW     = $clog2(Cols + 1),
-  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AccAW)
+  localparam int unsigned CmdW    = `TPU_MXU_CMD_W(CntW, KvW, NvW, AccAW),
+  localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AddrW),
+  localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(LCntW, Lanes)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -58,15 +60,13 @@ module tpu_accel_compute #(
   output logic                head_loadw_o,  // the head is a GEMM that loads weights
   output logic                acc_load_o,    // a LOAD to the accumulators is running
   // Read client of tpu_accel_dma (accumulator loads)
+  // (dma_burst, dma_rd_beats: rtl/channels.json)
   output logic                ar_valid_o,
   input  logic                ar_ready_i,
-  output logic [AddrW-1:0]    ar_addr_o,
-  output logic [7:0]          ar_len_o,
+  output logic [DmaBurstW-1:0] ar_o,
   input  logic                r_valid_i,
-  input  logic [LCntW-1:0]    r_count_i,
+  input  logic [DmaRdBeatsW-1:0] r_i,
   output logic [LCntW-1:0]    r_take_o,
-  input  logic [Lanes*256-1:0] r_data_i,
-  input  logic [Lanes-1:0]    r_err_i,
   // Buffer read ports
   output logic                act_re_o,
   output logic [ActAW-1:0]    act_raddr_o,
@@ -91,6 +91,10 @@ module tpu_accel_compute #(
   input  logic                mxu_done_i,
   input  logic                mxu_idle_i
 );
+
+  `TPU_DMA_TYPEDEFS(AddrW, LCntW, Lanes)
+  dma_rd_beats_t r;
+  assign r = r_i;
 
   // ---------------------------------------------------------------------------------------------
   // Head
@@ -222,8 +226,7 @@ module tpu_accel_compute #(
     .busy_o    (),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
-    .req_addr_o(ar_addr_o),
-    .req_len_o (ar_len_o),
+    .req_o     (ar_o),
     .req_last_o()
   );
 
@@ -231,8 +234,8 @@ module tpu_accel_compute #(
   logic [4:0] l_row_left;
   assign l_row_left    = l_bpr_q - l_chunk_q;
   assign beat          = r_valid_i && !row_full_q;
-  assign r_take_o      = !beat ? '0 : (5'(r_count_i) > l_row_left) ? LCntW'(l_row_left)
-                                                                     : r_count_i;
+  assign r_take_o      = !beat ? '0 : (5'(r.count) > l_row_left) ? LCntW'(l_row_left)
+                                                                     : r.count;
   assign l_chunk_end   = l_chunk_q + 5'(r_take_o);
   assign l_last_chunk  = l_chunk_end == l_bpr_q;
   assign ld_fire       = row_full_q && mxu_ld_ready_i;
@@ -307,7 +310,7 @@ module tpu_accel_compute #(
     always_comb begin
       v = 32'd0;
       for (int unsigned l = 0; l < Lanes; l++) begin
-        if (lane == 5'(l)) v = r_data_i[256*l + 32*(e%8) +: 32];
+        if (lane == 5'(l)) v = r.data[256*l + 32*(e%8) +: 32];
       end
     end
     logic here, wen;
@@ -328,7 +331,7 @@ module tpu_accel_compute #(
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = LCntW'(i) < r_take_o;
   end
-  assign status.err    = beat && |(r_err_i & lane_on);
+  assign status.err    = beat && |(r.err & lane_on);
   assign status.err_pc = l_pc_q;
 
 `ifndef SYNTHESIS

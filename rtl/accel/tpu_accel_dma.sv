@@ -23,6 +23,7 @@
 // B comes once per burst, when every piece's B is back, with the error if any piece had one.
 // Every response carries the port's SLVERR through (r_err_o per beat, b_err_o per burst).
 `include "tpu_axi.svh"
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_dma #(
   parameter int unsigned Ports      = 2,
@@ -36,35 +37,32 @@ module tpu_accel_dma #(
   parameter int unsigned PieceDepth = 16,   // pieces queued per port and direction
   localparam int unsigned PortBits  = $clog2(Ports),
   localparam int unsigned CntW      = $clog2(Lanes + 1),
-  localparam int unsigned CliW      = (Clients > 1) ? $clog2(Clients) : 1
+  localparam int unsigned CliW      = (Clients > 1) ? $clog2(Clients) : 1,
+  `TPU_DMA_WIDTHS(AddrW, CntW, Lanes)
 ) (
   input  logic                        clk_i,
   input  logic                        rst_ni,
-  // Read clients
+  // Read clients (dma_burst, dma_rd_beats: rtl/channels.json)
   input  logic [Clients-1:0]          ar_valid_i,
   output logic [Clients-1:0]          ar_ready_o,
-  input  logic [Clients*AddrW-1:0]    ar_addr_i,
-  input  logic [Clients*8-1:0]        ar_len_i,    // beats - 1 (0..15)
+  input  logic [Clients*DmaBurstW-1:0] ar_i,
   output logic [Clients-1:0]          r_valid_o,   // the oldest burst is this client's ...
-  output logic [CntW-1:0]             r_count_o,   // ... and this many of its beats are here
-  output logic [Lanes*256-1:0]        r_data_o,    // lane i: beat i of them
-  output logic [Lanes-1:0]            r_err_o,
-  input  logic [Clients*CntW-1:0]     r_take_i,    // the client takes this many (<= r_count_o)
-  // Write client
+  output logic [DmaRdBeatsW-1:0]      r_o,         // ... and these of its beats are here
+  input  logic [Clients*CntW-1:0]     r_take_i,    // the client takes this many (<= r_o.count)
+  // Write client (dma_burst, dma_wr_beats)
   input  logic                        aw_valid_i,
   output logic                        aw_ready_o,
-  input  logic [AddrW-1:0]            aw_addr_i,
-  input  logic [7:0]                  aw_len_i,
+  input  logic [DmaBurstW-1:0]        aw_i,
   input  logic                        w_valid_i,
   output logic                        w_ready_o,
-  input  logic [CntW-1:0]             w_count_i,   // beats offered, 1..Lanes
-  input  logic [Lanes*256-1:0]        w_data_i,
-  input  logic [Lanes*32-1:0]         w_strb_i,
+  input  logic [DmaWrBeatsW-1:0]      w_i,
   output logic                        b_valid_o,   // a burst's response (always taken)
   output logic                        b_err_o,
   // Ports of tpu_hbm_subsys
   `TPU_AXI_MASTER_PORTS(m_, Ports, IdBits, MAddrBits)
 );
+
+  `TPU_DMA_TYPEDEFS(AddrW, CntW, Lanes)
 
   if (Lanes < 1 || 2 * Lanes > Ports) begin : gen_bad_lanes
     $error("tpu_accel_dma: Lanes must be in 1..Ports/2 (got %0d for %0d ports)", Lanes, Ports);
@@ -90,12 +88,14 @@ module tpu_accel_dma #(
   logic             riss_full, rtrk_full, rtrk_empty, rtrk_pop;
   logic [AddrW-1:0] g_addr;
   logic [3:0]       g_len;
+  dma_burst_t       g_ar;
 
   tpu_rr_arbiter #(.N(Clients), .Sticky(1'b1)) u_arb (
     .clk_i, .rst_ni, .req_i(ar_valid_i), .take_i(ar_take), .idx_o(gnt), .valid_o(arb_valid)
   );
-  assign g_addr  = ar_addr_i[AddrW*gnt +: AddrW];
-  assign g_len   = ar_len_i[8*gnt +: 4];
+  assign g_ar    = ar_i[DmaBurstW*gnt +: DmaBurstW];
+  assign g_addr  = g_ar.addr;
+  assign g_len   = g_ar.len[3:0];
   assign rd_room = !riss_full && !rtrk_full;
   assign ar_take = arb_valid && rd_room;
   for (genvar c = 0; c < Clients; c++) begin : gen_ar_ready
@@ -160,6 +160,8 @@ module tpu_accel_dma #(
   logic [Lanes*PortBits-1:0] l_port;
   logic [Lanes-1:0]     l_pos;
   logic                r_ok;
+  logic [Lanes*256-1:0] r_data;
+  logic [Lanes-1:0]    r_err;
   logic [5:0]          r_g;
   logic [PortBits-1:0] r_q;
   always_comb begin
@@ -172,11 +174,15 @@ module tpu_accel_dma #(
       l_pos[i] = i > 0 && r_g[0];
       r_ok = r_ok && (5'(k_q) + 5'(i) <= 5'(t_len)) && (l_pos[i] ? rq_has2[r_q] : rq_has1[r_q]);
       if (r_ok) n_avail = n_avail + CntW'(1);
-      r_data_o[256*i +: 256] = l_pos[i] ? rq_peek1[257*r_q +: 256] : rq_peek0[257*r_q +: 256];
-      r_err_o[i]             = l_pos[i] ? rq_peek1[257*r_q + 256] : rq_peek0[257*r_q + 256];
+      r_data[256*i +: 256] = l_pos[i] ? rq_peek1[257*r_q +: 256] : rq_peek0[257*r_q +: 256];
+      r_err[i]             = l_pos[i] ? rq_peek1[257*r_q + 256] : rq_peek0[257*r_q + 256];
     end
   end
-  assign r_count_o = n_avail;
+  dma_rd_beats_t r;
+  assign r.count = n_avail;
+  assign r.data  = r_data;
+  assign r.err   = r_err;
+  assign r_o     = r;
   for (genvar c = 0; c < Clients; c++) begin : gen_r_valid
     assign r_valid_o[c] = t_cli == CliW'(c) && n_avail != '0;
   end
@@ -202,15 +208,19 @@ module tpu_accel_dma #(
   logic             wiss_full, wrt_full, wrt_empty, btrk_full, btrk_empty;
   logic             aw_take;
   logic [4:0]       aw_np;
+  dma_burst_t       aw;
+  dma_wr_beats_t    w;
+  assign aw = aw_i;
+  assign w  = w_i;
 
   assign aw_ready_o = !wiss_full && !wrt_full && !btrk_full;
   assign aw_take    = aw_valid_i && aw_ready_o;
-  assign aw_np      = (5'(aw_addr_i[5]) + 5'(aw_len_i[3:0]) + 5'd2) >> 1;
+  assign aw_np      = (5'(aw.addr[5]) + 5'(aw.len[3:0]) + 5'd2) >> 1;
 
   tpu_accel_dma_issue #(
     .Ports(Ports), .AddrW(AddrW), .MAddrBits(MAddrBits), .Depth(PieceDepth)
   ) u_aw_issue (
-    .clk_i, .rst_ni, .push_i(aw_take), .addr_i(aw_addr_i), .len_i(aw_len_i[3:0]),
+    .clk_i, .rst_ni, .push_i(aw_take), .addr_i(aw.addr), .len_i(aw.len[3:0]),
     .full_o(wiss_full), .m_valid_o(m_aw_valid_o), .m_ready_i(m_aw_ready_i),
     .m_addr_o(m_aw_addr_o), .m_len_o(m_aw_len_o)
   );
@@ -226,7 +236,7 @@ module tpu_accel_dma #(
   logic [4:0]          wk_q, wk_d;
   tpu_fifo #(.Width(PortBits + 5), .Depth(8)) u_wrt (
     .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(aw_take), .data_i({aw_addr_i[6 +: PortBits], aw_addr_i[5], aw_len_i[3:0]}),
+    .push_i(aw_take), .data_i({aw.addr[6 +: PortBits], aw.addr[5], aw.len[3:0]}),
     .full_o(wrt_full),
     .pop_i(w_fire && w_end), .data_o({w_p0, w_off, w_len}), .empty_o(wrt_empty), .count_o()
   );
@@ -247,9 +257,9 @@ module tpu_accel_dma #(
     for (int unsigned i = 0; i < Lanes; i++) begin
       w_g    = 6'(wk_q) + 6'(i) + 6'(w_off);
       w_q    = port_of(w_p0, PortBits'(w_g[5:1]));
-      w_beat = {w_g[0] || (5'(wk_q) + 5'(i) == 5'(w_len)), w_strb_i[32*i +: 32],
-                w_data_i[256*i +: 256]};
-      if (CntW'(i) < w_count_i) begin
+      w_beat = {w_g[0] || (5'(wk_q) + 5'(i) == 5'(w_len)), w.strb[32*i +: 32],
+                w.data[256*i +: 256]};
+      if (CntW'(i) < w.count) begin
         if (!wq_push1[w_q]) begin
           wq_push1[w_q]          = 1'b1;
           wq_in1[289*w_q +: 289] = w_beat;
@@ -265,9 +275,9 @@ module tpu_accel_dma #(
   end
   assign w_ready_o = !wrt_empty && &wq_room;
   assign w_fire    = w_valid_i && w_ready_o;
-  assign w_end     = 5'(wk_q) + 5'(w_count_i) == 5'(w_len) + 5'd1;
+  assign w_end     = 5'(wk_q) + 5'(w.count) == 5'(w_len) + 5'd1;
 
-  assign wk_d = w_end ? 5'd0 : wk_q + 5'(w_count_i);
+  assign wk_d = w_end ? 5'd0 : wk_q + 5'(w.count);
   `TPU_FFL(wk_q, wk_d, w_fire, '0)
 
   for (genvar q = 0; q < Ports; q++) begin : gen_wq
@@ -313,7 +323,7 @@ module tpu_accel_dma #(
 
   tpu_fifo #(.Width(PortBits + 5), .Depth(TrackDepth)) u_btrk (
     .clk_i, .rst_ni, .flush_i(1'b0),
-    .push_i(aw_take), .data_i({aw_addr_i[6 +: PortBits], aw_np}), .full_o(btrk_full),
+    .push_i(aw_take), .data_i({aw.addr[6 +: PortBits], aw_np}), .full_o(btrk_full),
     .pop_i(b_done), .data_o({b_p0, b_np}), .empty_o(btrk_empty), .count_o()
   );
 
@@ -346,16 +356,16 @@ module tpu_accel_dma #(
   `TPU_FF(berr_q, berr_d, 1'b0)
 
   logic unused;
-  assign unused = ^{m_r_id_i, m_r_last_i, m_b_id_i, aw_len_i[7:4], ar_len_i};
+  assign unused = ^{m_r_id_i, m_r_last_i, m_b_id_i, aw.len[7:4], ar_i};
 
 `ifndef SYNTHESIS
   a_take: assert property (@(posedge clk_i) disable iff (!rst_ni) take <= n_avail)
     else $error("tpu_accel_dma: a client took %0d beats of %0d", take, n_avail);
   a_w_count: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              w_valid_i |-> w_count_i != '0 && 32'(w_count_i) <= Lanes &&
+                              w_valid_i |-> w.count != '0 && 32'(w.count) <= Lanes &&
                                             (wrt_empty ||
-                                             5'(wk_q) + 5'(w_count_i) <= 5'(w_len) + 5'd1))
-    else $error("tpu_accel_dma: %0d W beats offered past the burst's end", w_count_i);
+                                             5'(wk_q) + 5'(w.count) <= 5'(w_len) + 5'd1))
+    else $error("tpu_accel_dma: %0d W beats offered past the burst's end", w.count);
   // AXI on every port: AR, AW and W hold, with their payloads, until their handshake (the IDs,
   // sizes and burst types are constants).
   for (genvar q = 0; q < Ports; q++) begin : gen_axi_assert

@@ -30,7 +30,9 @@ module tpu_accel_load #(
   localparam int unsigned Side    = (Rows > Cols) ? Rows : Cols,   // the transposer's tiles
   localparam int unsigned IdxW    = (Side > 1) ? $clog2(Side) : 1,
   localparam int unsigned ActAW   = (ActDepth > 1) ? $clog2(ActDepth) : 1,
-  localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1
+  localparam int unsigned WgtAW   = (WgtDepth > 1) ? $clog2(WgtDepth) : 1,
+  localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AddrW),
+  localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(CntW, Lanes)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -49,15 +51,13 @@ module tpu_accel_load #(
   // Status for the command processor (accel_status: rtl/channels.json)
   output logic [`TPU_ACCEL_STATUS_W(32)-1:0] status_o,
   // Read client of tpu_accel_dma (takes the offered beats up to the row's end)
+  // (dma_burst, dma_rd_beats: rtl/channels.json)
   output logic                ar_valid_o,
   input  logic                ar_ready_i,
-  output logic [AddrW-1:0]    ar_addr_o,
-  output logic [7:0]          ar_len_o,
+  output logic [DmaBurstW-1:0] ar_o,
   input  logic                r_valid_i,
-  input  logic [CntW-1:0]     r_count_i,
+  input  logic [DmaRdBeatsW-1:0] r_i,
   output logic [CntW-1:0]     r_take_o,
-  input  logic [Lanes*256-1:0] r_data_i,
-  input  logic [Lanes-1:0]    r_err_i,
   // Buffer write ports
   output logic                act_we_o,
   output logic [ActAW-1:0]    act_waddr_o,
@@ -68,6 +68,10 @@ module tpu_accel_load #(
   output logic [Cols-1:0]     wgt_wen_o,
   output logic [Cols*16-1:0]  wgt_wdata_o
 );
+
+  `TPU_DMA_TYPEDEFS(AddrW, CntW, Lanes)
+  dma_rd_beats_t r;
+  assign r = r_i;
 
   // ---------------------------------------------------------------------------------------------
   // Head: start an instruction
@@ -122,8 +126,7 @@ module tpu_accel_load #(
     .busy_o    (gen_busy),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
-    .req_addr_o(ar_addr_o),
-    .req_len_o (ar_len_o),
+    .req_o     (ar_o),
     .req_last_o()
   );
 
@@ -165,7 +168,7 @@ module tpu_accel_load #(
   assign drain_idle = full_q == 2'b00 && !dv_q;
   assign beat       = r_valid_i && (d_tr ? !full_q[fset_q] : drain_idle);
   assign row_left   = 5'(d_bpr) - 5'(chunk_q);
-  assign r_take_o   = !beat ? '0 : (5'(r_count_i) > row_left) ? CntW'(row_left) : r_count_i;
+  assign r_take_o   = !beat ? '0 : (5'(r.count) > row_left) ? CntW'(row_left) : r.count;
   assign chunk_end  = 5'(chunk_q) + 5'(r_take_o);
   assign last_chunk = chunk_end == 5'(d_bpr);
   assign last_beat  = last_chunk && (row_q == d_rows - 16'd1);
@@ -206,7 +209,7 @@ module tpu_accel_load #(
     always_comb begin
       v = 16'd0;
       for (int unsigned l = 0; l < Lanes; l++) begin
-        if (lane == 5'(l)) v = r_data_i[256*l + 16*(e%16) +: 16];
+        if (lane == 5'(l)) v = r.data[256*l + 16*(e%16) +: 16];
       end
     end
     assign el_wd[16*e +: 16] = (here && e < 32'(d_elems)) ? v : 16'd0;
@@ -318,7 +321,7 @@ module tpu_accel_load #(
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = CntW'(i) < r_take_o;
   end
-  assign status.err    = beat && |(r_err_i & lane_on);
+  assign status.err    = beat && |(r.err & lane_on);
   assign status.err_pc = d_pc;
 
 `ifndef SYNTHESIS

@@ -11,6 +11,7 @@
 // complete when every burst's write response is back; then it pushes its token (push_prev:
 // store->compute, the accumulators may be overwritten).
 `include "tpu_channels.svh"
+`include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_store #(
   parameter int unsigned Cols     = 16,
@@ -22,7 +23,9 @@ module tpu_accel_store #(
   localparam int unsigned LCntW   = $clog2(Lanes + 1),
   localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
   localparam int unsigned RowBeats = (Cols * 32 + 255) / 256,   // beats of a full fp32 row
-  localparam int unsigned PackW   = RowBeats * 256
+  localparam int unsigned PackW   = RowBeats * 256,
+  localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AddrW),
+  localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(LCntW, Lanes)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -42,15 +45,13 @@ module tpu_accel_store #(
   // Status for the command processor (accel_status: rtl/channels.json)
   output logic [`TPU_ACCEL_STATUS_W(32)-1:0] status_o,
   // The write client of tpu_accel_dma
+  // (dma_burst, dma_wr_beats: rtl/channels.json)
   output logic                aw_valid_o,
   input  logic                aw_ready_i,
-  output logic [AddrW-1:0]    aw_addr_o,
-  output logic [7:0]          aw_len_o,
+  output logic [DmaBurstW-1:0] aw_o,
   output logic                w_valid_o,
   input  logic                w_ready_i,
-  output logic [LCntW-1:0]    w_count_o,
-  output logic [Lanes*256-1:0] w_data_o,
-  output logic [Lanes*32-1:0] w_strb_o,
+  output logic [DmaWrBeatsW-1:0] w_o,
   input  logic [LCntW-1:0]    w_lanes_i,   // offer at most this many beats a cycle (0: none)
   input  logic                b_valid_i,
   input  logic                b_resp_err_i,
@@ -59,9 +60,12 @@ module tpu_accel_store #(
   output logic [AccAW-1:0]    st_addr_o,
   input  logic                st_valid_i,
   input  logic [Cols*32-1:0]  st_data_i,
-  // W beats taken this cycle (w_count_o of them), for the counters
+  // W beats taken this cycle (w_o's count of them), for the counters
   output logic                w_fire_o
 );
+
+  `TPU_DMA_TYPEDEFS(AddrW, LCntW, Lanes)
+  dma_wr_beats_t w;
 
   // ---------------------------------------------------------------------------------------------
   // Head
@@ -123,11 +127,14 @@ module tpu_accel_store #(
     .busy_o    (gen_busy),
     .req_valid_o(gen_valid),
     .req_ready_i(aw_ready_i && !blen_full),
-    .req_addr_o(aw_addr_o),
-    .req_len_o (aw_len_o),
+    .req_o     (aw_o),
     .req_last_o(gen_last)
   );
   assign aw_valid_o = gen_valid && !blen_full;
+  dma_burst_t aw;
+  logic       unused;
+  assign aw     = aw_o;
+  assign unused = ^aw.addr;
 
   logic aw_fire;
   assign aw_fire = aw_valid_o && aw_ready_i;
@@ -179,11 +186,11 @@ module tpu_accel_store #(
   logic [7:0] wbeat_q, wbeat_d;
   tpu_fifo #(.Width(8), .Depth(8)) u_blen (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(aw_fire), .data_i(aw_len_o), .full_o(blen_full),
+    .push_i(aw_fire), .data_i(aw.len), .full_o(blen_full),
     .pop_i (w_fire && w_burst_end), .data_o(blen), .empty_o(blen_empty), .count_o()
   );
-  assign w_burst_end = 9'(wbeat_q) + 9'(w_count_o) == 9'(blen) + 9'd1;
-  assign wbeat_d = (flush_i || w_burst_end) ? 8'd0 : wbeat_q + 8'(w_count_o);
+  assign w_burst_end = 9'(wbeat_q) + 9'(w.count) == 9'(blen) + 9'd1;
+  assign wbeat_d = (flush_i || w_burst_end) ? 8'd0 : wbeat_q + 8'(w.count);
   `TPU_FFL(wbeat_q, wbeat_d, flush_i || w_fire, '0)
 
   // ---------------------------------------------------------------------------------------------
@@ -279,7 +286,7 @@ module tpu_accel_store #(
     if (row_left < n)   n = row_left;
     if (burst_left < n) n = burst_left;
   end
-  assign w_count_o     = LCntW'(n);
+  assign w.count       = LCntW'(n);
   assign row_last_beat = n == row_left;
   assign w_valid_o     = !rfifo_empty && !blen_empty && w_lanes_i != '0;
   assign w_fire        = w_valid_o && w_ready_i;
@@ -288,10 +295,13 @@ module tpu_accel_store #(
 
   logic [PackW+Lanes*256-1:0] shifted;
   assign shifted  = {{(Lanes*256){1'b0}}, rhead[PackW-1:0]} >> {rbeat_q, 8'd0};
-  assign w_data_o = shifted[Lanes*256-1:0];
+  logic [Lanes*32-1:0] strb;
   for (genvar b = 0; b < Lanes * 32; b++) begin : gen_strb
-    assign w_strb_o[b] = (beat_off + 11'(b)) < 11'(rbytes);
+    assign strb[b] = (beat_off + 11'(b)) < 11'(rbytes);
   end
+  assign w.data = shifted[Lanes*256-1:0];
+  assign w.strb = strb;
+  assign w_o    = w;
 
   assign rbeat_d = (flush_i || row_last_beat) ? 4'd0 : rbeat_q + 4'(n);
   `TPU_FFL(rbeat_q, rbeat_d, flush_i || w_fire, '0)

@@ -11,6 +11,44 @@
 `ifndef TPU_CHANNELS_SVH
 `define TPU_CHANNELS_SVH
 
+// dma_burst (tpu_accel_cmd, tpu_accel_load, tpu_accel_compute, tpu_accel_store -> tpu_accel_dma): A
+// burst a client of tpu_accel_dma asks for (ar_o: a read, aw_o: a write), with its valid and ready
+// beside it.
+//   addr  AddrW  the first byte, 32-byte aligned
+//   len   8      beats - 1 (0..15)
+`define TPU_DMA_BURST_W(AddrW) \
+  ((AddrW) + 8)
+`define TPU_DMA_BURST_T(AddrW) struct packed { \
+  logic [(AddrW)-1:0] addr; \
+  logic [7:0] len; \
+}
+
+// dma_rd_beats (tpu_accel_dma -> tpu_accel_load, tpu_accel_compute): The read beats offered to the
+// client whose burst is the oldest (its r_valid); it takes r_take of them, up to count.
+//   count  CntW       beats here, 1..Lanes
+//   data   256*Lanes  lane i: beat i of them
+//   err    Lanes      lane i: that beat's SLVERR
+`define TPU_DMA_RD_BEATS_W(CntW, Lanes) \
+  ((CntW) + 256 * (Lanes) + (Lanes))
+`define TPU_DMA_RD_BEATS_T(CntW, Lanes) struct packed { \
+  logic [(CntW)-1:0] count; \
+  logic [256 * (Lanes)-1:0] data; \
+  logic [(Lanes)-1:0] err; \
+}
+
+// dma_wr_beats (tpu_accel_store -> tpu_accel_dma): The write beats the client offers (with w_valid;
+// all are taken with w_ready), in its bursts' order.
+//   count  CntW       beats offered, 1..Lanes
+//   data   256*Lanes  lane i: beat i
+//   strb   32*Lanes   lane i: its byte strobes
+`define TPU_DMA_WR_BEATS_W(CntW, Lanes) \
+  ((CntW) + 256 * (Lanes) + 32 * (Lanes))
+`define TPU_DMA_WR_BEATS_T(CntW, Lanes) struct packed { \
+  logic [(CntW)-1:0] count; \
+  logic [256 * (Lanes)-1:0] data; \
+  logic [32 * (Lanes)-1:0] strb; \
+}
+
 // accel_status (tpu_accel_load, tpu_accel_compute, tpu_accel_store -> tpu_accel_cmd): A module's
 // state for the command processor: completion, deadlock and error.
 //   fin      1    END reached
@@ -123,5 +161,17 @@
   typedef `TPU_HBM_WR_REQ_T(BankBits, RowBits, BlkBits) hbm_wr_req_t; \
   typedef `TPU_HBM_RDATA_T(TagBits) hbm_rdata_t; \
   typedef `TPU_HBM_FWD_T(TagBits) hbm_fwd_t;
+
+// dma: the channels dma_burst, dma_rd_beats, dma_wr_beats; their widths (DmaBurstW, DmaRdBeatsW,
+// DmaWrBeatsW) as localparams of a parameter list, their structs (dma_burst_t, dma_rd_beats_t,
+// dma_wr_beats_t) as typedefs.
+`define TPU_DMA_WIDTHS(AddrW, CntW, Lanes) \
+  localparam int unsigned DmaBurstW = `TPU_DMA_BURST_W(AddrW), \
+  localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(CntW, Lanes), \
+  localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(CntW, Lanes)
+`define TPU_DMA_TYPEDEFS(AddrW, CntW, Lanes) \
+  typedef `TPU_DMA_BURST_T(AddrW) dma_burst_t; \
+  typedef `TPU_DMA_RD_BEATS_T(CntW, Lanes) dma_rd_beats_t; \
+  typedef `TPU_DMA_WR_BEATS_T(CntW, Lanes) dma_wr_beats_t;
 
 `endif  // TPU_CHANNELS_SVH
