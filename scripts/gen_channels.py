@@ -76,7 +76,7 @@ def check(d):
             for t in terms(f["width"]):
                 number = t if isinstance(t, int) else t[0] if isinstance(t, tuple) else 1
                 if number < 1:
-                    sys.exit(f"gen_channels: channel {n}: field {f['name']} has width {t}")
+                    sys.exit(f"gen_channels: channel {n}: field {f['name']} has width {f['width']}")
                 if isinstance(t, int):
                     continue
                 if param_of(t) not in params:

@@ -94,7 +94,9 @@ module tpu_accel_compute #(
 
   `TPU_DMA_TYPEDEFS(AddrW, LCntW, Lanes)
   dma_rd_beats_t r;
-  assign r = r_i;
+  dma_burst_t    ar;  // by field in the waves
+  assign r    = r_i;
+  assign ar_o = ar;
 
   // ---------------------------------------------------------------------------------------------
   // Head
@@ -226,7 +228,7 @@ module tpu_accel_compute #(
     .busy_o    (),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
-    .req_o     (ar_o),
+    .req_o     (ar),
     .req_last_o()
   );
 

@@ -71,7 +71,9 @@ module tpu_accel_load #(
 
   `TPU_DMA_TYPEDEFS(AddrW, CntW, Lanes)
   dma_rd_beats_t r;
-  assign r = r_i;
+  dma_burst_t    ar;  // by field in the waves
+  assign r    = r_i;
+  assign ar_o = ar;
 
   // ---------------------------------------------------------------------------------------------
   // Head: start an instruction
@@ -126,7 +128,7 @@ module tpu_accel_load #(
     .busy_o    (gen_busy),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
-    .req_o     (ar_o),
+    .req_o     (ar),
     .req_last_o()
   );
 
