@@ -59,21 +59,8 @@ module tpu_accel #(
 ) (
   input  logic                                        clk_i,
   input  logic                                        rst_ni,
-  // Host: AXI4-Lite
-  input  logic                                        s_aw_valid_i,
-  output logic                                        s_aw_ready_o,
-  input  logic [11:0]                                 s_aw_addr_i,
-  input  logic                                        s_w_valid_i,
-  output logic                                        s_w_ready_o,
-  input  logic [31:0]                                 s_w_data_i,
-  output logic                                        s_b_valid_o,
-  input  logic                                        s_b_ready_i,
-  input  logic                                        s_ar_valid_i,
-  output logic                                        s_ar_ready_o,
-  input  logic [11:0]                                 s_ar_addr_i,
-  output logic                                        s_r_valid_o,
-  input  logic                                        s_r_ready_i,
-  output logic [31:0]                                 s_r_data_o,
+  // Host: AXI4-Lite (tpu_axi.svh)
+  `TPU_AXIL_SLAVE_PORTS(s_),
   output logic                                        irq_o,   // done (level, until start)
   output logic                                        hbm_busy_o,  // requests still queued in
                                                                    // the HBM controllers
@@ -109,11 +96,7 @@ module tpu_accel #(
 
   tpu_accel_regs #(.Rows(Rows), .Cols(Cols), .Channels(Channels), .NCnt(NCnt)) u_regs (
     .clk_i, .rst_ni,
-    .aw_valid_i(s_aw_valid_i), .aw_ready_o(s_aw_ready_o), .aw_addr_i(s_aw_addr_i),
-    .w_valid_i (s_w_valid_i),  .w_ready_o (s_w_ready_o),  .w_data_i (s_w_data_i),
-    .b_valid_o (s_b_valid_o),  .b_ready_i (s_b_ready_i),
-    .ar_valid_i(s_ar_valid_i), .ar_ready_o(s_ar_ready_o), .ar_addr_i(s_ar_addr_i),
-    .r_valid_o (s_r_valid_o),  .r_ready_i (s_r_ready_i),  .r_data_o (s_r_data_o),
+    `TPU_AXIL_SLAVE_TO(, s_),
     .start_o(start), .ftz_o(ftz), .perf_clear_o(perf_clear), .prog_addr_o(prog_addr),
     .prog_len_o(prog_len), .busy_i(busy), .done_i(done), .err_code_i(err_code),
     .err_pc_i(err_pc), .tokens_i(tok_end_q), .counters_i(counters)

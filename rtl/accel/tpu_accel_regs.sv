@@ -6,6 +6,7 @@
 // The register map (addresses, bits, meaning) is rtl/accel/isa.json, here as tpu_isa_pkg::Reg*;
 // docs/accel.md has its table: MAGIC, VERSION, SHAPE, CHANNELS, CTRL, STATUS, ERR_CODE, ERR_PC,
 // PROG_LO, PROG_HI, PROG_LEN, and performance counter i at COUNTERS + 8*i (+4: the high word).
+`include "tpu_axi.svh"
 `include "tpu_ff.svh"
 module tpu_accel_regs #(
   parameter int unsigned Rows     = 16,
@@ -15,20 +16,7 @@ module tpu_accel_regs #(
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
-  input  logic               aw_valid_i,
-  output logic               aw_ready_o,
-  input  logic [11:0]        aw_addr_i,
-  input  logic               w_valid_i,
-  output logic               w_ready_o,
-  input  logic [31:0]        w_data_i,
-  output logic               b_valid_o,
-  input  logic               b_ready_i,
-  input  logic               ar_valid_i,
-  output logic               ar_ready_o,
-  input  logic [11:0]        ar_addr_i,
-  output logic               r_valid_o,
-  input  logic               r_ready_i,
-  output logic [31:0]        r_data_o,
+  `TPU_AXIL_SLAVE_PORTS(),  // the host (tpu_axi.svh)
   // To the machine
   output logic               start_o,
   output logic               ftz_o,

@@ -8,6 +8,7 @@
 //   u_x (`TPU_AXI_SLAVE_TO(s_, bus_), ...)                           .s_aw_valid_i(bus_aw_valid)
 //   u_x (`TPU_AXI_SLAVE_LANES(s_, , L, N, IdBits, AddrBits), ...)     lanes L .. L+N-1 of the
 //                                                                    module's own slave ports
+// And the accelerator's AXI4-Lite register port (TPU_AXIL_SLAVE_PORTS, TPU_AXIL_SLAVE_TO), last.
 `ifndef TPU_AXI_SVH
 `define TPU_AXI_SVH
 
@@ -235,5 +236,37 @@
   .PORT``r_data_o(SIG``r_data_o[(L)*(256) +: (N)*(256)]), \
   .PORT``r_resp_o(SIG``r_resp_o[(L)*(2) +: (N)*(2)]), \
   .PORT``r_last_o(SIG``r_last_o[(L) +: (N)])
+
+// The host's AXI4-Lite register port of the accelerator (tpu_accel_regs says what it does):
+// 12-bit byte addresses, 32-bit data, no strobes, no protection bits, responses always OKAY.
+//   module m (`TPU_AXIL_SLAVE_PORTS(s_), ...)      ports s_aw_valid_i, ...
+//   u_x (`TPU_AXIL_SLAVE_TO(, s_), ...)           .aw_valid_i(s_aw_valid_i), ...
+`define TPU_AXIL_SLAVE_PORTS(P) \
+  input  logic P``aw_valid_i, \
+  output logic P``aw_ready_o, \
+  input  logic [11:0] P``aw_addr_i, \
+  input  logic P``w_valid_i, \
+  output logic P``w_ready_o, \
+  input  logic [31:0] P``w_data_i, \
+  output logic P``b_valid_o, \
+  input  logic P``b_ready_i, \
+  input  logic P``ar_valid_i, \
+  output logic P``ar_ready_o, \
+  input  logic [11:0] P``ar_addr_i, \
+  output logic P``r_valid_o, \
+  input  logic P``r_ready_i, \
+  output logic [31:0] P``r_data_o
+
+// Connects a module's AXI4-Lite port PORT to the signals (or ports) SIG.
+`define TPU_AXIL_SLAVE_TO(PORT, SIG) \
+  .PORT``aw_valid_i(SIG``aw_valid_i), .PORT``aw_ready_o(SIG``aw_ready_o), \
+  .PORT``aw_addr_i(SIG``aw_addr_i), \
+  .PORT``w_valid_i(SIG``w_valid_i), .PORT``w_ready_o(SIG``w_ready_o), \
+  .PORT``w_data_i(SIG``w_data_i), \
+  .PORT``b_valid_o(SIG``b_valid_o), .PORT``b_ready_i(SIG``b_ready_i), \
+  .PORT``ar_valid_i(SIG``ar_valid_i), .PORT``ar_ready_o(SIG``ar_ready_o), \
+  .PORT``ar_addr_i(SIG``ar_addr_i), \
+  .PORT``r_valid_o(SIG``r_valid_o), .PORT``r_ready_i(SIG``r_ready_i), \
+  .PORT``r_data_o(SIG``r_data_o)
 
 `endif
