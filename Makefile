@@ -68,6 +68,7 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_bench
 	@$(BUILD)/sim/tpu_golden_bench --csv $(BUILD)/bench/golden.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp golden
 	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS) --csv $(BUILD)/bench/mxu.csv
 	@echo
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
@@ -77,6 +78,7 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 bench-golden: build ## the golden GEMM's MACs/s on one thread per kernel (exact, scalar FMA, AVX2, AVX-512), both modes (~1 min)
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_golden_bench $(if $(SEED),--seed $(SEED)) --csv $(BUILD)/bench/golden.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp golden
 
 bench-jobs: configure ## --jobs N: the digits CNN over 450 images on 16x16_1ch with 1, 2, ... engine processes: wall time, speed-up, outputs identical (~1 min); scripts/bench_jobs.py --help for ResNet-50 at batch 8
 	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch -- --no-print-directory 2>&1 \
