@@ -31,6 +31,11 @@ TOOL = "bench_table"
 DOC = "docs/benchmarks.md"
 
 
+def ratio(x):
+    """A speed ratio: one decimal below 100×, none above."""
+    return f"{x:.1f}×" if x < 100 else f"{x:,.0f}×"
+
+
 def golden_rows(rows):
     """The golden GEMM: one row a kernel, both modes side by side."""
     names = {"exact": "exact (`num::Mac`, integer)", "scalar": "scalar (`std::fma`)",
@@ -45,8 +50,7 @@ def golden_rows(rows):
                 sys.exit(f"bench_table.py: golden.csv has kernel {k} without mode {mode}: "
                          "run make bench-golden again")
             cells += [f"{float(r['macs_per_s']) / 1e6:,.{1 if k == 'exact' else 0}f}",
-                      f"{float(r['vs_exact']):,.1f}×" if k == "exact" else
-                      f"{float(r['vs_exact']):,.0f}×"]
+                      ratio(float(r["vs_exact"]))]
         out.append(cells)
     shapes = sorted({f"{r['m']}×{r['k']}×{r['n']}" for r in rows}, key=len)
     return out, f"one thread, shapes {', '.join(shapes)}"
