@@ -37,6 +37,30 @@ def replace_marked(tool, text, name, table, path):
     return pat.sub(lambda m: m.group(1) + table + "\n" + m.group(2), text)
 
 
+def read_stamps(d):
+    """{name: [field, ...]} of d/stamp.tsv, the tab-separated file the measuring scripts write
+    (synth.sh: commit, date, seconds; bench_table.py stamp: commit, date, CPU); {} if absent."""
+    res = {}
+    path = os.path.join(d, "stamp.tsv")
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            f = line.rstrip("\n").split("\t")
+            if len(f) == 4:
+                res[f[0]] = f[1:]
+    return res
+
+
+def stamp_problem(block, generated_by, what, redo):
+    """None when `block` (a generated table and its note) carries the stamp "<generated_by> at
+    commit C" of committed code (C without a trailing +); else the problem, naming `what`."""
+    st = re.search(re.escape(generated_by) + r" at commit ([0-9a-f]+)(\+?)", block)
+    if not st:
+        return f"{what} has no stamp (commit, date): regenerate it"
+    if st.group(2):
+        return f"{what} was measured on uncommitted code ({st.group(1)}+): {redo}"
+    return None
+
+
 def marked_docs(tool, docs):
     """{path: text} of each doc in `docs` ({path: {name: table}}) with its tables replaced."""
     res = {}
