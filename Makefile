@@ -8,7 +8,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help deps configure build run test test-long lint synth bench bench-golden bench-accel bench-tpu bench-hbm bench-models bench-train bench-jobs models verify-exhaustive mutants clean
+.PHONY: help deps configure build run test test-long lint synth bench bench-golden bench-mxu bench-accel bench-tpu bench-hbm bench-models bench-train bench-jobs models verify-exhaustive mutants clean
 
 help: ## list the targets
 	@echo "TPU-style bf16 matrix accelerator: RTL, golden models and verification."
@@ -70,8 +70,10 @@ bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerat
 	@$(BUILD)/sim/tpu_golden_bench --csv $(BUILD)/bench/golden.csv
 	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp golden
 	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS) --csv $(BUILD)/bench/mxu.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp mxu
 	@echo
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp hbm
 	@echo
 	@$(MAKE) --no-print-directory bench-accel
 
@@ -80,10 +82,18 @@ bench-golden: build ## the golden GEMM's MACs/s on one thread per kernel (exact,
 	@$(BUILD)/sim/tpu_golden_bench $(if $(SEED),--seed $(SEED)) --csv $(BUILD)/bench/golden.csv
 	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp golden
 
+bench-mxu: configure ## only the matrix-unit part of make bench: utilization on 4x4 .. 128x128, then simulation speed and cold builds (~35 min; BENCH_ARGS=--sizes 4,8,...,256 adds TPU v1's array)
+	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench -- --no-print-directory 2>&1 \
+	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/sim/tpu_mxu_bench $(BENCH_ARGS) --csv $(BUILD)/bench/mxu.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp mxu
+
 bench-jobs: configure ## --jobs N: the digits CNN over 450 images on 16x16_1ch with 1, 2, ... engine processes: wall time, speed-up, outputs identical (~1 min); scripts/bench_jobs.py --help for ResNet-50 at batch 8
 	@cmake --build $(BUILD) -j $(JOBS) --target tpusim tpusim-16x16_1ch -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@/usr/bin/python3 scripts/bench_jobs.py --build $(BUILD)
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp jobs
 
 bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 16x16_1ch: cycles, utilization, HBM traffic, layer classes (~40 min)
 	@scripts/deps.sh models
@@ -131,6 +141,7 @@ bench-hbm: configure ## only the HBM part of make bench: 5 traffic classes x 2 r
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/sim/tpu_hbm_replay --bench $(if $(SEED),--seed $(SEED)) $(HBM_BENCH_ARGS) --csv $(BUILD)/bench/hbm.csv
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp hbm
 
 verify-exhaustive: build ## the 2^32 sweeps: golden vs host oracles, RTL vs golden (~20 min, 2 cores)
 	@$(BUILD)/sim/tpu_sweep --all $(if $(SEED),--seed $(SEED))

@@ -18,6 +18,7 @@ A count above the cores the machine has measures contention, not scaling: the de
 stop at the core count.
 """
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -84,7 +85,7 @@ def main():
     subprocess.run([tpusim, "onnx", model, "--input", x, "--config", a.config, "--backend",
                     a.backend, "--quiet", "--no-check", "--max-cycles", "1"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rows, first, host = [], None, []
+    rows, data, first, host = [], [], None, []
     with tempfile.TemporaryDirectory(prefix="bench_jobs_") as d:
         # Every count runs a copy of that engine, so that a source tree edited during a long run
         # (hours for ResNet-50 on 128x128_8ch) cannot make the launcher rebuild it in between.
@@ -119,9 +120,14 @@ def main():
             if first is None:
                 first = (outs, wall)
             same = outs == first[0]
+            hbm = tot["perf"]["hbm_read_bytes"] + tot["perf"]["hbm_write_bytes"]
+            data.append({"jobs": n, "wall_s": f"{wall:.2f}", "speedup": f"{first[1] / wall:.3f}",
+                         "jobs_run": tot["jobs"], "programs": tot["programs"],
+                         "cycles": tot["perf"]["cycles"], "hbm_bytes": hbm,
+                         "checked_elements": tot["checked_elements"],
+                         "same_as_1": "yes" if same else "NO"})
             rows.append([n, f"{wall:.1f}", f"{first[1] / wall:.2f}x", tot["jobs"],
-                         tot["programs"], f"{tot['perf']['cycles']:,}",
-                         f"{tot['perf']['hbm_read_bytes'] + tot['perf']['hbm_write_bytes']:,}",
+                         tot["programs"], f"{tot['perf']['cycles']:,}", f"{hbm:,}",
                          f"{tot['checked_elements']:,}", "yes" if same else "NO"])
             print(f"--jobs {n}: {wall:.1f} s, {first[1] / wall:.2f}x", flush=True)
             if not same:
@@ -136,10 +142,15 @@ def main():
     print(f"\n{title}\n\n{table}\n\n{where}")
     with open(os.path.join(a.build, "bench", "jobs.md"), "w") as f:
         f.write(f"{title}\n\n{table}\n\n{where}\n")
-    with open(os.path.join(a.build, "bench", "jobs.csv"), "w") as f:
-        f.write(",".join(head) + "\n")
-        for r in rows:
-            f.write(",".join(str(c).replace(",", "") for c in r) + "\n")
+    # The CSV scripts/bench_table.py jobs reads: the run's facts in '# key=value' lines (as the
+    # C++ benches' CsvFile writes them), then one row a --jobs count.
+    with open(os.path.join(a.build, "bench", "jobs.csv"), "w", newline="") as f:
+        for k, v in (("tool", "bench_jobs.py"), ("model", a.model), ("batch", rows_in),
+                     ("config", a.config), ("backend", a.backend), ("cores", cores)):
+            f.write(f"# {k}={v}\n")
+        w = csv.DictWriter(f, fieldnames=list(data[0]))
+        w.writeheader()
+        w.writerows(data)
 
 
 if __name__ == "__main__":
