@@ -82,7 +82,7 @@ bench-golden: build ## the golden GEMM's MACs/s on one thread per kernel (exact,
 	@$(BUILD)/sim/tpu_golden_bench $(if $(SEED),--seed $(SEED)) --csv $(BUILD)/bench/golden.csv
 	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp golden
 
-bench-mxu: configure ## only the matrix-unit part of make bench: utilization on 4x4 .. 128x128, then simulation speed and cold builds (~35 min; BENCH_ARGS=--sizes 4,8,...,256 adds TPU v1's array)
+bench-mxu: configure ## only the matrix-unit part of make bench: utilization on 4x4 .. 128x128, then simulation speed and cold builds (~13 min once built; BENCH_ARGS=--sizes 4,8,...,256 adds TPU v1's array)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
 	@mkdir -p $(BUILD)/bench

@@ -138,7 +138,7 @@ def hbm_rows(rows, meta):
                         goals.get(mode, ""), refs if mode == "perbank" else "",
                         f"{float(r['avg_read_latency']):.1f} / {r['max_read_latency']}",
                         f"{float(r['row_hit_pct']):.1f}%", f"{int(r['act']):,}", refs_n,
-                        r["violations"]])
+                        r["violations"], f"{int(r['cycles']) / float(r['seconds']):,.0f}"])
     scale = meta.get("requests_scale", "1")
     return out, (f"seed {meta.get('seed', '?')}" +
                  ("" if scale == "1" else f", requests scaled by {scale}"))
@@ -157,10 +157,11 @@ TABLES = {
             ["left", "left"] + ["right"] * 10 + ["left"], mxu_rows),
     "hbm": ("make bench-hbm", ["traffic", "refresh", "pct_peak", "peak_channels",
                                "avg_read_latency", "max_read_latency", "row_hit_pct", "act",
-                               "refab", "refpb", "violations"],
+                               "refab", "refpb", "violations", "cycles", "seconds"],
             ["traffic", "refresh", "bandwidth", "goal", "DRAMSim3 / Ramulator 2.1",
-             "avg / max read latency (cycles)", "row hits", "ACTs", "refreshes", "violations"],
-            ["left", "left"] + ["right"] * 8, hbm_rows),
+             "avg / max read latency (cycles)", "row hits", "ACTs", "refreshes", "violations",
+             "simulated cycles/s"],
+            ["left", "left"] + ["right"] * 9, hbm_rows),
     "jobs": ("make bench-jobs", ["jobs", "wall_s", "speedup", "jobs_run", "programs", "cycles",
                                  "hbm_bytes", "checked_elements", "same_as_1"],
              ["`--jobs`", "wall s", "speed-up", "jobs", "programs", "cycles (summed)", "HBM bytes",
