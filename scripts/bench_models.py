@@ -77,13 +77,18 @@ def summarize(name, config, j, wall):
     }
 
 
+def class_summary(r):
+    """Each layer class's share of the cycles and, in brackets, its MAC utilization."""
+    return "; ".join(
+        f"{k} {100 * v['cycles'] / r['cycles']:.0f}% ({100 * v['macs'] / (v['cycles'] * r['peak']):.0f}%)"
+        for k, v in sorted(r["classes"].items(), key=lambda kv: -kv[1]["cycles"]) if v["cycles"])
+
+
 def markdown(rows):
     """The Markdown table of `rows` (summarize()'s dicts)."""
     cells = []
     for r in rows:
-        cls = "; ".join(
-            f"{k} {100 * v['cycles'] / r['cycles']:.0f}% ({100 * v['macs'] / (v['cycles'] * r['peak']):.0f}%)"
-            for k, v in sorted(r["classes"].items(), key=lambda kv: -kv[1]["cycles"]) if v["cycles"])
+        cls = class_summary(r)
         cells.append([r["model"], r["config"], f"{r['macs']:,}", f"{r['cycles']:,}",
                       f"{100 * r['util']:.1f}%", f"{r['hbm_read']:,}", f"{r['hbm_write']:,}",
                       f"{r['bytes_per_cycle']:.1f}", cls, f"{r['host_steps']} of {r['steps']}",
@@ -127,12 +132,14 @@ def main():
         w = csv.writer(f)
         w.writerow(["model", "config", "macs", "cycles", "mac_utilization", "hbm_read_bytes",
                     "hbm_write_bytes", "host_steps", "steps", "host_operator_seconds",
-                    "step_seconds", "sim_seconds", "check_seconds", "wall_seconds"])
+                    "step_seconds", "sim_seconds", "check_seconds", "wall_seconds",
+                    "layer_classes"])
         for r in rows:
             w.writerow([r["model"], r["config"], r["macs"], r["cycles"], f"{r['util']:.4f}",
                         r["hbm_read"], r["hbm_write"], r["host_steps"], r["steps"],
                         f"{r['host_op_seconds']:.3f}", f"{r['step_seconds']:.1f}",
-                        f"{r['sim_seconds']:.1f}", f"{r['check_seconds']:.1f}", f"{r['wall']:.1f}"])
+                        f"{r['sim_seconds']:.1f}", f"{r['check_seconds']:.1f}", f"{r['wall']:.1f}",
+                        class_summary(r)])
     return 0
 
 

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -66,6 +68,110 @@ TEST_P(GoldenVsHostTest, DirectedFamilies) {
   tb::SubnormalBoundary(rng, 20000, emit);
   tb::FusedDirected(emit);
   EXPECT_GT(sb.checked(), 100000u);
+  EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
+}
+
+// The vector unit's fp32 FMA (num::Fma32) against fmaf: operands drawn from every class and from
+// exponents near each other (cancellation, ties), near the subnormal boundary and far apart (the
+// aligned sum's 64-bit, 128-bit and stand-in paths), with random fractions.
+uint32_t DrawFp32(tb::Rng& rng, int exp_center) {
+  const uint32_t sign = rng.U32() & 0x80000000u;
+  switch (rng.U32() % 8) {
+    case 0: return sign | (rng.U32() & 0x7FFFFFu);                       // subnormal or zero
+    case 1: return sign | 0x7F800000u | (rng.U32() % 3 == 0 ? 1u : 0u);  // inf or NaN
+    case 2: return rng.U32();                                            // any pattern
+    default: {
+      const int e = std::clamp(exp_center + static_cast<int>(rng.U32() % 61) - 30, 1, 254);
+      return sign | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FFFFFu);
+    }
+  }
+}
+
+TEST_P(GoldenVsHostTest, Fma32RandomTriples) {
+  tb::Rng rng(test::TestSeed());
+  tb::Scoreboard sb("golden fp32 FMA vs fmaf");
+  const uint64_t n = test::Scaled(4'000'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int center = 1 + static_cast<int>(rng.U32() % 254);
+    const uint32_t a = DrawFp32(rng, center), b = DrawFp32(rng, 127);
+    // c near the product (cancellation and ties), or anywhere.
+    const int product_exp = center + static_cast<int>((b >> 23) & 0xFFu) - 127;
+    uint32_t c = DrawFp32(rng, std::clamp(product_exp, 1, 254));
+    if (i % 4 == 3) c = rng.U32();
+    const uint32_t g = num::Fma32(a, b, c, GetParam());
+    const uint32_t h = tb::HostFma32(a, b, c, GetParam());
+    sb.Check(
+        i,
+        fmt::format("fma32({:#010x}, {:#010x}, {:#010x}) {}", a, b, c, num::ModeName(GetParam())),
+        num::IsNaN32(h) ? num::kFp32CanonicalNaN : h, g);
+  }
+  EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
+}
+
+// Products that land on a rounding tie or on an exact value (short significands), with an addend
+// 2^-30 .. 2^-140 of their size and of either sign: only the addend's sign decides the rounding.
+// This is where the aligned sum's 128-bit path and its far-addend stand-in must keep the sign.
+TEST_P(GoldenVsHostTest, Fma32TiesDecidedByAFarAddend) {
+  tb::Rng rng(test::TestSeed());
+  tb::Scoreboard sb("golden fp32 FMA vs fmaf, far addends");
+  const uint64_t n = test::Scaled(400'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto short_sig = [&](int e) {  // 13 significant bits, a random sign
+      return (rng.U32() & 0x80000000u) | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FF800u);
+    };
+    const int ea = 64 + static_cast<int>(rng.U32() % 128),
+              eb = 64 + static_cast<int>(rng.U32() % 128);
+    const uint32_t a = short_sig(ea), b = short_sig(eb);
+    const int ec = ea + eb - 127 - 30 - static_cast<int>(rng.U32() % 111);
+    const uint32_t c = (rng.U32() & 0x80000000u) |
+                       (ec >= 1 ? (static_cast<uint32_t>(ec) << 23) | (rng.U32() & 0x7FFFFFu)
+                                : 1u + (rng.U32() & 0xFFFu));  // subnormal below the range
+    const uint32_t g = num::Fma32(a, b, c, GetParam());
+    const uint32_t h = tb::HostFma32(a, b, c, GetParam());
+    sb.Check(
+        i,
+        fmt::format("fma32({:#010x}, {:#010x}, {:#010x}) {}", a, b, c, num::ModeName(GetParam())),
+        h, g);
+  }
+  EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
+}
+
+// The contract defines add, subtract and multiply through fma32 (docs/numerics.md, "The vector
+// unit"): fma32(a, +1, b), fma32(b, -1, a) and fma32(a, b, -0) are binary32 a + b, a - b and a * b,
+// zero signs included (FTZ: on flushed operands, the result flushed).
+TEST_P(GoldenVsHostTest, AddSubMulThroughFma32) {
+  tb::Rng rng(test::TestSeed());
+  tb::Scoreboard sb("add/sub/mul via fma32 vs the host's");
+  const uint64_t n = test::Scaled(1'000'000);
+  const Mode m = GetParam();
+  const auto in = [&](uint32_t x) { return tb::AsFloat(m == Mode::kFtz ? num::Flush32(x) : x); };
+  const auto out = [&](float f) {
+    const uint32_t x = tb::AsBits(f);
+    return num::IsNaN32(x) ? num::kFp32CanonicalNaN : m == Mode::kFtz ? num::Flush32(x) : x;
+  };
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t a = DrawFp32(rng, 1 + static_cast<int>(rng.U32() % 254));
+    const uint32_t b = DrawFp32(rng, static_cast<int>((a >> 23) & 0xFFu));
+    const std::string d = fmt::format("a {:#010x} b {:#010x} {}", a, b, num::ModeName(m));
+    sb.Check(3 * i, "add " + d, out(in(a) + in(b)), num::Fma32(a, 0x3F800000u, b, m));
+    sb.Check(3 * i + 1, "sub " + d, out(in(a)-in(b)), num::Fma32(b, 0xBF800000u, a, m));
+    sb.Check(3 * i + 2, "mul " + d, out(in(a)*in(b)), num::Fma32(a, b, 0x80000000u, m));
+  }
+  EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
+}
+
+// mac(a, b, c) is fma32(fp32(a), fp32(b), c): the MAC is the vector unit's FMA on bf16 operands.
+TEST_P(GoldenVsHostTest, MacIsFma32OfWidenedOperands) {
+  tb::Rng rng(test::TestSeed());
+  tb::Scoreboard sb("mac vs fma32");
+  const uint64_t n = test::Scaled(1'000'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint16_t a = rng.U16(), b = rng.U16();
+    const uint32_t c = tb::DrawC(rng, a, b, tb::CPolicy::kMatter);
+    sb.Check(i, tb::DescribeMac({a, b, c}, GetParam()),
+             num::Fma32(num::Bf16ToFp32(a), num::Bf16ToFp32(b), c, GetParam()),
+             num::Mac(a, b, c, GetParam()));
+  }
   EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
 }
 

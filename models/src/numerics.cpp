@@ -112,15 +112,30 @@ uint32_t AddSigned(bool a_neg, U a, bool b_neg, U b, int e, RoundCase* how) {
   return a > b ? RoundPack(a_neg, a - b, e, how) : RoundPack(b_neg, b - a, e, how);
 }
 
-// `how` (may be null) receives the rounding case of the IEEE-rounded result.
-uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz, RoundCase* how) {
+// fusedMultiplyAdd(a, b, c) for a and b of kInMan fraction bits (7: bf16, the MAC; 23: fp32, the
+// vector unit's FMA) and c fp32, rounded once. `how` (may be null) receives the rounding case of
+// the IEEE-rounded result.
+template <int kInMan>
+uint32_t FmaIeee(uint32_t a, uint32_t b, uint32_t c, bool ftz, RoundCase* how) {
+  constexpr int kInW = 1 + 8 + kInMan;
+  constexpr uint32_t kMag = (1u << (kInW - 1)) - 1u;  // all but the sign
+  constexpr uint32_t kInf = 0xFFu << kInMan;          // exponent all ones, fraction 0
+  // The widest operand of the addition, in bits: the exact product or c's 24-bit significand.
+  constexpr int kW = 2 * (kInMan + 1) > 24 ? 2 * (kInMan + 1) : 24;
+  // Shifts for which the aligned sum is exact in 64 and in 128 bits (kW + d bits, plus a carry).
+  constexpr int kExact64 = 63 - kW, kExact128 = 127 - kW;
+  // Beyond kExact128, lo lies below a quarter ulp of any result (see below): a stand-in one at
+  // hi's last bit - kStandIn rounds the same. kStandIn + kW must fit 128 bits.
+  constexpr int kStandIn = 38;
+  static_assert(kExact128 > kW + 25 && kStandIn > 26 && kStandIn + kW < 127);
   if (how != nullptr) *how = RoundCase::kSpecial;  // until a finite path says otherwise
-  if (IsNaN16(a) || IsNaN16(b) || IsNaN32(c)) return kFp32CanonicalNaN;
-  const bool a_inf = (a & 0x7FFFu) == 0x7F80u;
-  const bool b_inf = (b & 0x7FFFu) == 0x7F80u;
+  const bool a_nan = (a & kMag) > kInf, b_nan = (b & kMag) > kInf;
+  if (a_nan || b_nan || IsNaN32(c)) return kFp32CanonicalNaN;
+  const bool a_inf = (a & kMag) == kInf;
+  const bool b_inf = (b & kMag) == kInf;
   const bool c_inf = (c & 0x7FFFFFFFu) == 0x7F800000u;
-  const Exact ua = Unpack(a, 7, ftz);
-  const Exact ub = Unpack(b, 7, ftz);
+  const Exact ua = Unpack(a, kInMan, ftz);
+  const Exact ub = Unpack(b, kInMan, ftz);
   const Exact uc = Unpack(c, kManBits, ftz);
   const bool p_neg = ua.neg != ub.neg;
   if (a_inf || b_inf) {
@@ -130,7 +145,7 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz, RoundCase* how) {
   }
   if (c_inf) return c;
 
-  const uint64_t p_sig = ua.sig * ub.sig;  // exact: 8 x 8 bits
+  const uint64_t p_sig = ua.sig * ub.sig;  // exact: at most 24 x 24 bits
   const int p_exp = ua.exp + ub.exp;
   if (p_sig == 0) {
     if (how != nullptr) *how = RoundCase::kExact;
@@ -140,26 +155,28 @@ uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz, RoundCase* how) {
   if (uc.sig == 0) return RoundPack(p_neg, p_sig, p_exp, how);
 
   // Both non-zero: align to the operand whose leading one is higher ("hi"); lo's bits then
-  // start at most 23 bits above hi's last bit (d >= -23).
+  // start at most kW - 1 bits above hi's last bit (d >= 1 - kW).
   Exact hi{p_neg, p_sig, p_exp};
   Exact lo = uc;
   if (uc.exp + BitLength(uc.sig) > p_exp + BitLength(p_sig)) std::swap(hi, lo);
   const int d = hi.exp - lo.exp;
-  if (d <= 39) {
-    // Exact in 64 bits: at most 24 + 39 bits, plus a carry.
+  if (d <= kExact64) {
     const uint64_t h = d >= 0 ? hi.sig << d : hi.sig;
     const uint64_t l = d >= 0 ? lo.sig : lo.sig << -d;
     return AddSigned(hi.neg, h, lo.neg, l, d >= 0 ? lo.exp : hi.exp, how);
   }
-  if (d <= 50) {
-    // Exact in 128 bits.
+  if (d <= kExact128) {
     return AddSigned(hi.neg, u128{hi.sig} << d, lo.neg, u128{lo.sig}, lo.exp, how);
   }
-  // lo lies more than 50 - 23 = 27 bits below hi's last bit, under a quarter ulp of any possible
-  // result (whose last bit weighs at least 2^(hi.exp - 24)): it only decides the rounding
-  // direction, and any non-zero stand-in that is also below a quarter ulp rounds the same (and
-  // gives the same rounding case: inexact, never a tie).
-  return AddSigned(hi.neg, hi.sig << 38, lo.neg, uint64_t{1}, hi.exp - 38, how);
+  // lo < 2^(lo.exp + kW) = 2^(hi.exp - d + kW) <= 2^(hi.exp - 26), under a quarter ulp of any
+  // possible result (whose last bit weighs at least 2^(hi.exp - 24), or 2^-149): it only decides
+  // the rounding direction, and any non-zero stand-in that is also below a quarter ulp rounds the
+  // same (and gives the same rounding case: inexact, never a tie).
+  return AddSigned(hi.neg, u128{hi.sig} << kStandIn, lo.neg, u128{1}, hi.exp - kStandIn, how);
+}
+
+uint32_t MacIeee(uint16_t a, uint16_t b, uint32_t c, bool ftz, RoundCase* how) {
+  return FmaIeee<7>(a, b, c, ftz, how);
 }
 
 }  // namespace
@@ -194,6 +211,12 @@ FpClass Classify16(uint16_t x) {
 uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode) {
   const bool ftz = mode == Mode::kFtz;
   const uint32_t r = MacIeee(a, b, c, ftz, nullptr);
+  return ftz ? Flush32(r) : r;
+}
+
+uint32_t Fma32(uint32_t a, uint32_t b, uint32_t c, Mode mode) {
+  const bool ftz = mode == Mode::kFtz;
+  const uint32_t r = FmaIeee<kManBits>(a, b, c, ftz, nullptr);
   return ftz ? Flush32(r) : r;
 }
 

@@ -61,6 +61,11 @@ inline uint32_t Bf16ToFp32(uint16_t a) {
 // contract's zero-sign, NaN (always 0x7FC00000) and FTZ rules.
 uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode);
 
+// The vector unit's primitive (docs/numerics.md, "The vector unit"): fusedMultiplyAdd(a, b, c) on
+// three fp32 values, rounded once to nearest-even, with the MAC's zero-sign, NaN and FTZ rules.
+// mac(a, b, c) is fma32(fp32(a), fp32(b), c).
+uint32_t Fma32(uint32_t a, uint32_t b, uint32_t c, Mode mode);
+
 // fp32 -> bf16, round to nearest-even on the 16 dropped bits; NaN -> 0x7FC0; FTZ rules.
 uint16_t Fp32ToBf16(uint32_t x, Mode mode);
 

@@ -34,6 +34,15 @@ inline uint32_t HostMac(uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
   return num::Flush32(AsBits(r));
 }
 
+// The vector unit's fp32 FMA, the same way: IEEE fmaf(a, b, c); FTZ flush(fmaf(daz(a), daz(b),
+// daz(c))).
+inline uint32_t HostFma32(uint32_t a, uint32_t b, uint32_t c, num::Mode mode) {
+  if (mode == num::Mode::kIeee) return AsBits(std::fmaf(AsFloat(a), AsFloat(b), AsFloat(c)));
+  const float r =
+      std::fmaf(AsFloat(num::Flush32(a)), AsFloat(num::Flush32(b)), AsFloat(num::Flush32(c)));
+  return num::Flush32(AsBits(r));
+}
+
 // IEEE: Eigen::bfloat16(x); FTZ: flush16(Eigen::bfloat16(flush32(x))).
 inline uint16_t HostFp32ToBf16(uint32_t x, num::Mode mode) {
   if (mode == num::Mode::kIeee) {
