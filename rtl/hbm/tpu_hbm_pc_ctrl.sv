@@ -177,34 +177,26 @@ module tpu_hbm_pc_ctrl #(
   logic [BankBits-1:0]          ref_bank;
   logic [3:0]                   ref_debt;
   logic [Banks*RowBits-1:0]     bank_row_all;
-  logic [RdQDepth-1:0]          rq_valid_all, rq_dep_all;
-  logic [RdQDepth*BankBits-1:0] rq_bank_all;
-  logic [RdQDepth*RowBits-1:0]  rq_row_all;
-  logic [RdQDepth*BlkBits-1:0]  rq_blk_all;
-  logic [RdQDepth*2-1:0]        rq_need_all;
-  logic [RdQDepth*TagBits-1:0]  rq_tag_all;
-  logic [RdQDepth*AgeBits-1:0]  rq_age_all;
-  logic [WrQDepth-1:0]          wq_valid_all, wq_dep_all;
-  logic [WrQDepth*BankBits-1:0] wq_bank_all;
-  logic [WrQDepth*RowBits-1:0]  wq_row_all;
-  logic [WrQDepth*BlkBits-1:0]  wq_blk_all;
-  logic [WrQDepth*2-1:0]        wq_need_all;
-  logic [WrQDepth*SlotBits-1:0] wq_slot_all;
-  logic [WrQDepth*AgeBits-1:0]  wq_age_all;
+  // The queues' entries (hbm_q_entry each: rtl/channels.json), entry i at [i*W +: W].
+  localparam int unsigned RqEntryW =
+      `TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, TagBits, AgeBits);
+  localparam int unsigned WqEntryW =
+      `TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, SlotBits, AgeBits);
+  typedef `TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, TagBits, AgeBits) rq_entry_t;
+  typedef `TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, SlotBits, AgeBits) wq_entry_t;
+  logic [RdQDepth*RqEntryW-1:0] rq_entries;
+  logic [WrQDepth*WqEntryW-1:0] wq_entries;
   logic [SelBits-1:0]           col_sel;
   logic                         col_beat, col_last, col_auto, rq_starved, wq_starved;
 
   tpu_hbm_scheduler #(
     .RowBits(RowBits), .BgBits(BgBits), .BaBits(BaBits), .ColBits(ColBits), .RdQDepth(RdQDepth),
     .WrQDepth(WrQDepth), .PagePolicy(PagePolicy), .PerBankRefresh(PerBankRefresh),
-    .AgeCap(AgeCap), .AgeBits(AgeBits), .WrHigh(WrHigh), .WrLow(WrLow)
+    .AgeCap(AgeCap), .AgeBits(AgeBits), .TagBits(TagBits), .SlotBits(SlotBits), .WrHigh(WrHigh),
+    .WrLow(WrLow)
   ) u_sched (
     .clk_i, .rst_ni,
-    .rq_valid_i(rq_valid_all), .rq_bank_i(rq_bank_all), .rq_row_i(rq_row_all),
-    .rq_blk_i(rq_blk_all), .rq_need_i(rq_need_all), .rq_dep_i(rq_dep_all), .rq_age_i(rq_age_all),
-    .rq_count_i(rq_cnt),
-    .wq_valid_i(wq_valid_all), .wq_bank_i(wq_bank_all), .wq_row_i(wq_row_all),
-    .wq_blk_i(wq_blk_all), .wq_need_i(wq_need_all), .wq_dep_i(wq_dep_all), .wq_age_i(wq_age_all),
+    .rq_entries_i(rq_entries), .rq_count_i(rq_cnt), .wq_entries_i(wq_entries),
     .wq_count_i(wq_cnt),
     .bank_open_i(bank_open), .bank_row_i(bank_row_all), .act_ok_i(act_ok), .rd_ok_i(rd_ok),
     .wr_ok_i(wr_ok), .pre_ok_i(pre_t_ok), .pre_all_ok_i(pre_all_ok),
@@ -302,15 +294,33 @@ module tpu_hbm_pc_ctrl #(
     .col_i(col_fire && !wr_mode_q), .col_idx_i(RqIdx'(col_sel)), .col_beat_i(col_beat),
     .rm_i(rq_rm_v), .rm_idx_i(rq_rm),
     .release_i(wq_rm_v), .release_slot_i(wq_rm_slot),
-    .count_o(rq_cnt), .valid_o(rq_valid_all), .bank_o(rq_bank_all), .row_o(rq_row_all),
-    .blk_o(rq_blk_all), .need_o(rq_need_all), .pay_o(rq_tag_all), .dep_o(rq_dep_all),
-    .age_o(rq_age_all)
+    .count_o(rq_cnt), .entries_o(rq_entries)
   );
 
-  for (genvar i = 0; i < RdQDepth; i++) begin : gen_read_entry
-    assign rq_v[i]     = rq_valid_all[i];
-    assign rq_tag[i]   = rq_tag_all[i*TagBits +: TagBits];
-    assign rq_age[i]   = rq_age_all[i*AgeBits +: AgeBits];
+  // (One struct variable per queue, reused per entry: Yosys 0.23 cannot size a struct declared
+  // inside a generate loop.) Bank, row, block, need and dep are the scheduler's.
+  rq_entry_t re;
+  wq_entry_t we;
+  logic      unused;
+  always_comb begin
+    unused = 1'b0;
+    for (int unsigned i = 0; i < RdQDepth; i++) begin
+      re        = rq_entries[i*RqEntryW +: RqEntryW];
+      rq_v[i]   = re.valid;
+      rq_tag[i] = re.pay;
+      rq_age[i] = re.age;
+      unused    = unused ^ (^{re.dep, re.need, re.bank, re.row, re.blk});
+    end
+    for (int unsigned i = 0; i < WrQDepth; i++) begin
+      we         = wq_entries[i*WqEntryW +: WqEntryW];
+      wq_v[i]    = we.valid;
+      wq_bank[i] = we.bank;
+      wq_row[i]  = we.row;
+      wq_blk[i]  = we.blk;
+      wq_slot[i] = we.pay;
+      wq_age[i]  = we.age;
+      unused     = unused ^ (^{we.dep, we.need});
+    end
   end
 
   tpu_hbm_req_queue #(
@@ -325,19 +335,9 @@ module tpu_hbm_pc_ctrl #(
     .col_i(col_fire && wr_mode_q), .col_idx_i(WqIdx'(col_sel)), .col_beat_i(col_beat),
     .rm_i(wq_rm_v), .rm_idx_i(wq_rm),
     .release_i(wq_rm_v), .release_slot_i(wq_rm_slot),
-    .count_o(wq_cnt), .valid_o(wq_valid_all), .bank_o(wq_bank_all), .row_o(wq_row_all),
-    .blk_o(wq_blk_all), .need_o(wq_need_all), .pay_o(wq_slot_all), .dep_o(wq_dep_all),
-    .age_o(wq_age_all)
+    .count_o(wq_cnt), .entries_o(wq_entries)
   );
 
-  for (genvar i = 0; i < WrQDepth; i++) begin : gen_write_entry
-    assign wq_v[i]     = wq_valid_all[i];
-    assign wq_bank[i]  = wq_bank_all[i*BankBits +: BankBits];
-    assign wq_row[i]   = wq_row_all[i*RowBits +: RowBits];
-    assign wq_blk[i]   = wq_blk_all[i*BlkBits +: BlkBits];
-    assign wq_slot[i]  = wq_slot_all[i*SlotBits +: SlotBits];
-    assign wq_age[i]   = wq_age_all[i*AgeBits +: AgeBits];
-  end
 
   // Write-data slots: filled on intake, freed when the last burst's data has gone out.
   logic wd_out_v, wd_out_last;

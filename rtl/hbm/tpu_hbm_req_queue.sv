@@ -8,8 +8,10 @@
 // Every cycle, in this order: a column command for entry col_idx_i clears its beat; the entry
 // rm_idx_i leaves (its last beat issued) and the younger ones move up; dependants of the write
 // slot release_slot_i are released; ages grow; a pushed request is appended after the entries
-// that stay. The controller reads every entry but its dslot (flattened, entry i in bits
-// [i*W +: W]).
+// that stay. The controller reads every entry but its dslot: entries_o, an hbm_q_entry
+// (rtl/channels.json) per entry, entry i in bits [i*W +: W].
+`include "tpu_channels.svh"
+
 module tpu_hbm_req_queue #(
   parameter int unsigned Depth    = 16,
   parameter int unsigned BankBits = 4,
@@ -20,7 +22,8 @@ module tpu_hbm_req_queue #(
   parameter int unsigned AgeBits  = 10,
   parameter int unsigned AgeMax   = 1000,
   localparam int unsigned IdxBits = $clog2(Depth),
-  localparam int unsigned CntBits = $clog2(Depth + 1)
+  localparam int unsigned CntBits = $clog2(Depth + 1),
+  localparam int unsigned EntryW  = `TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, PayBits, AgeBits)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -45,15 +48,10 @@ module tpu_hbm_req_queue #(
   input  logic [SlotBits-1:0]       release_slot_i,
   // The entries.
   output logic [CntBits-1:0]        count_o,
-  output logic [Depth-1:0]          valid_o,
-  output logic [Depth*BankBits-1:0] bank_o,
-  output logic [Depth*RowBits-1:0]  row_o,
-  output logic [Depth*BlkBits-1:0]  blk_o,
-  output logic [Depth*2-1:0]        need_o,
-  output logic [Depth*PayBits-1:0]  pay_o,
-  output logic [Depth-1:0]          dep_o,
-  output logic [Depth*AgeBits-1:0]  age_o
+  output logic [Depth*EntryW-1:0]   entries_o
 );
+
+  typedef `TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, PayBits, AgeBits) hbm_q_entry_t;
 
   if (Depth < 2) begin : gen_bad_depth
     $error("tpu_hbm_req_queue: Depth must be >= 2 (got %0d)", Depth);
@@ -153,31 +151,41 @@ module tpu_hbm_req_queue #(
   end
 
   assign count_o = cnt_q;
-  for (genvar i = 0; i < Depth; i++) begin : gen_out
-    assign valid_o[i]                       = v_q[i];
-    assign bank_o[i*BankBits +: BankBits]   = bank_q[i];
-    assign row_o[i*RowBits +: RowBits]      = row_q[i];
-    assign blk_o[i*BlkBits +: BlkBits]      = blk_q[i];
-    assign need_o[i*2 +: 2]                 = need_q[i];
-    assign pay_o[i*PayBits +: PayBits]      = pay_q[i];
-    assign dep_o[i]                         = dep_q[i];
-    assign age_o[i*AgeBits +: AgeBits]      = age_q[i];
+  // (One struct variable reused per entry: Yosys 0.23 cannot size a struct declared inside a
+  // generate loop.)
+  hbm_q_entry_t e;
+  always_comb begin
+    for (int unsigned i = 0; i < Depth; i++) begin
+      e.valid = v_q[i];
+      e.dep   = dep_q[i];
+      e.need  = need_q[i];
+      e.bank  = bank_q[i];
+      e.row   = row_q[i];
+      e.blk   = blk_q[i];
+      e.pay   = pay_q[i];
+      e.age   = age_q[i];
+      entries_o[i*EntryW +: EntryW] = e;
+    end
   end
 
   // ---------------------------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
+  logic [Depth-1:0] v_all;  // v_q as a vector (Verilator 5.006 cannot index v_q in a property)
+  for (genvar i = 0; i < Depth; i++) begin : gen_v_all
+    assign v_all[i] = v_q[i];
+  end
   a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                   push_i |-> 32'(cnt_q) - 32'(rm_i) < Depth)
     else $error("tpu_hbm_req_queue: push into a full queue (%0d entries)", cnt_q);
   a_rm_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                               rm_i |-> 32'(rm_idx_i) < 32'(cnt_q) && valid_o[rm_idx_i])
+                               rm_i |-> 32'(rm_idx_i) < 32'(cnt_q) && v_all[rm_idx_i])
     else $error("tpu_hbm_req_queue: entry %0d leaves but only %0d are queued", rm_idx_i, cnt_q);
   logic [1:0] col_need;  // the beats the column command's entry needs
   assign col_need = need_q[col_idx_i];
   a_col_valid: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                col_i |-> valid_o[col_idx_i] && col_need[col_beat_i])
+                                col_i |-> v_all[col_idx_i] && col_need[col_beat_i])
     else $error("tpu_hbm_req_queue: a column command for entry %0d beat %0d it does not need",
                 col_idx_i, col_beat_i);
 `endif

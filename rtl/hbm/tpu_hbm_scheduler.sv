@@ -16,6 +16,8 @@
 // write queue at once). Reads and writes otherwise reorder freely (FR-FCFS: the oldest ready
 // row hit first, else the oldest ready row command); a request whose age reaches AgeCap is served
 // before any other of its queue.
+`include "tpu_channels.svh"
+
 module tpu_hbm_scheduler #(
   parameter int unsigned RowBits        = 16,
   parameter int unsigned BgBits         = 2,
@@ -27,6 +29,8 @@ module tpu_hbm_scheduler #(
   parameter int unsigned PerBankRefresh = 0,
   parameter int unsigned AgeCap         = 1024,
   parameter int unsigned AgeBits        = 11,
+  parameter int unsigned TagBits        = 5,   // a read entry's payload (unused here)
+  parameter int unsigned SlotBits       = 5,   // a write entry's payload (unused here)
   parameter int unsigned WrHigh         = 14,
   parameter int unsigned WrLow          = 2,
   localparam int unsigned BankBits = BgBits + BaBits,
@@ -37,26 +41,18 @@ module tpu_hbm_scheduler #(
   localparam int unsigned RqIdx    = $clog2(RdQDepth),
   localparam int unsigned WqIdx    = $clog2(WrQDepth),
   localparam int unsigned QMax     = (RdQDepth > WrQDepth) ? RdQDepth : WrQDepth,
-  localparam int unsigned SelBits  = $clog2(QMax)
+  localparam int unsigned SelBits  = $clog2(QMax),
+  localparam int unsigned RqEntryW =
+      `TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, TagBits, AgeBits),
+  localparam int unsigned WqEntryW =
+      `TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, SlotBits, AgeBits)
 ) (
   input  logic                                clk_i,
   input  logic                                rst_ni,
-  // The queues' entries (tpu_hbm_req_queue's outputs), entry i at [i*W +: W].
-  input  logic [RdQDepth-1:0]                 rq_valid_i,
-  input  logic [RdQDepth*BankBits-1:0]        rq_bank_i,
-  input  logic [RdQDepth*RowBits-1:0]         rq_row_i,
-  input  logic [RdQDepth*BlkBits-1:0]         rq_blk_i,
-  input  logic [RdQDepth*2-1:0]               rq_need_i,
-  input  logic [RdQDepth-1:0]                 rq_dep_i,
-  input  logic [RdQDepth*AgeBits-1:0]         rq_age_i,
+  // The queues' entries (tpu_hbm_req_queue's entries_o: hbm_q_entry, entry i at [i*W +: W]).
+  input  logic [RdQDepth*RqEntryW-1:0]        rq_entries_i,
   input  logic [RqBits-1:0]                   rq_count_i,
-  input  logic [WrQDepth-1:0]                 wq_valid_i,
-  input  logic [WrQDepth*BankBits-1:0]        wq_bank_i,
-  input  logic [WrQDepth*RowBits-1:0]         wq_row_i,
-  input  logic [WrQDepth*BlkBits-1:0]         wq_blk_i,
-  input  logic [WrQDepth*2-1:0]               wq_need_i,
-  input  logic [WrQDepth-1:0]                 wq_dep_i,
-  input  logic [WrQDepth*AgeBits-1:0]         wq_age_i,
+  input  logic [WrQDepth*WqEntryW-1:0]        wq_entries_i,
   input  logic [WqBits-1:0]                   wq_count_i,
   // The banks (tpu_hbm_bank_timers) and refresh (tpu_hbm_refresh).
   input  logic [Banks-1:0]                    bank_open_i,
@@ -122,23 +118,37 @@ module tpu_hbm_scheduler #(
   logic                wq_dep  [WrQDepth];
   logic [AgeBits-1:0]  wq_age  [WrQDepth];
   logic [RowBits-1:0]  bank_row[Banks];
-  for (genvar i = 0; i < RdQDepth; i++) begin : gen_read_entry
-    assign rq_v[i]    = rq_valid_i[i];
-    assign rq_bank[i] = rq_bank_i[i*BankBits +: BankBits];
-    assign rq_row[i]  = rq_row_i[i*RowBits +: RowBits];
-    assign rq_blk[i]  = rq_blk_i[i*BlkBits +: BlkBits];
-    assign rq_need[i] = rq_need_i[i*2 +: 2];
-    assign rq_dep[i]  = rq_dep_i[i];
-    assign rq_age[i]  = rq_age_i[i*AgeBits +: AgeBits];
-  end
-  for (genvar i = 0; i < WrQDepth; i++) begin : gen_write_entry
-    assign wq_v[i]    = wq_valid_i[i];
-    assign wq_bank[i] = wq_bank_i[i*BankBits +: BankBits];
-    assign wq_row[i]  = wq_row_i[i*RowBits +: RowBits];
-    assign wq_blk[i]  = wq_blk_i[i*BlkBits +: BlkBits];
-    assign wq_need[i] = wq_need_i[i*2 +: 2];
-    assign wq_dep[i]  = wq_dep_i[i];
-    assign wq_age[i]  = wq_age_i[i*AgeBits +: AgeBits];
+  typedef `TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, TagBits, AgeBits) rq_entry_t;
+  typedef `TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, SlotBits, AgeBits) wq_entry_t;
+  // (One struct variable per queue, reused per entry: Yosys 0.23 cannot size a struct declared
+  // inside a generate loop.)
+  rq_entry_t re;
+  wq_entry_t we;
+  logic      unused;  // the payloads are the controller's business
+  always_comb begin
+    unused = 1'b0;
+    for (int unsigned i = 0; i < RdQDepth; i++) begin
+      re         = rq_entries_i[i*RqEntryW +: RqEntryW];
+      rq_v[i]    = re.valid;
+      rq_bank[i] = re.bank;
+      rq_row[i]  = re.row;
+      rq_blk[i]  = re.blk;
+      rq_need[i] = re.need;
+      rq_dep[i]  = re.dep;
+      rq_age[i]  = re.age;
+      unused     = unused ^ (^re.pay);
+    end
+    for (int unsigned i = 0; i < WrQDepth; i++) begin
+      we         = wq_entries_i[i*WqEntryW +: WqEntryW];
+      wq_v[i]    = we.valid;
+      wq_bank[i] = we.bank;
+      wq_row[i]  = we.row;
+      wq_blk[i]  = we.blk;
+      wq_need[i] = we.need;
+      wq_dep[i]  = we.dep;
+      wq_age[i]  = we.age;
+      unused     = unused ^ (^we.pay);
+    end
   end
   for (genvar b = 0; b < Banks; b++) begin : gen_bank_row
     assign bank_row[b] = bank_row_i[b*RowBits +: RowBits];

@@ -91,6 +91,30 @@
   logic load_w; \
 }
 
+// hbm_q_entry (tpu_hbm_req_queue -> tpu_hbm_scheduler, tpu_hbm_pc_ctrl): One entry of a pseudo-
+// channel's read or write queue, as the queue shows it (entry i of Depth at [i*W +: W], 0 the
+// oldest).
+//   valid  1         the entry holds a request
+//   dep    1         it waits for a queued write to its block
+//   need   2         the 32-byte halves it still needs (bit 0 the lower)
+//   bank   BankBits  bank group and bank, {bg, ba}
+//   row    RowBits   row
+//   blk    BlkBits   64-byte block in the row
+//   pay    PayBits   a read's tag, a write's data slot
+//   age    AgeBits   cycles queued, saturating
+`define TPU_HBM_Q_ENTRY_W(BankBits, RowBits, BlkBits, PayBits, AgeBits) \
+  (1 + 1 + 2 + (BankBits) + (RowBits) + (BlkBits) + (PayBits) + (AgeBits))
+`define TPU_HBM_Q_ENTRY_T(BankBits, RowBits, BlkBits, PayBits, AgeBits) struct packed { \
+  logic valid; \
+  logic dep; \
+  logic [1:0] need; \
+  logic [(BankBits)-1:0] bank; \
+  logic [(RowBits)-1:0] row; \
+  logic [(BlkBits)-1:0] blk; \
+  logic [(PayBits)-1:0] pay; \
+  logic [(AgeBits)-1:0] age; \
+}
+
 // hbm_rd_req (tpu_hbm_axi_port -> tpu_hbm_pc_ctrl): A 64-byte block read, mapped to its bank, row
 // and block.
 //   bank   BankBits  bank group and bank, {bg, ba}
