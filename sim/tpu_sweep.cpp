@@ -11,6 +11,9 @@
 //   rtl-cvt           RTL converter vs golden, all 2^32 inputs, relu off and on
 //   random            N fully random triples on the combinational RTL MAC, and the 3-stage MAC
 //                     checked in order on the same vectors
+//   vpu-exp           the vector unit's exp (tpu/vpu.h), all 2^32 inputs: golden vs the same
+//                     algorithm on the host's fmaf, and (IEEE) its error against exp within the
+//                     contract's bound; prints the largest error
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
 #include <fmt/format.h>
@@ -19,7 +22,9 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,6 +41,8 @@
 #include "tpu/tb/mac_vectors.h"
 #include "tpu/tb/oracles.h"
 #include "tpu/tb/rng.h"
+#include "tpu/tb/vpu_error.h"
+#include "tpu/vpu.h"
 
 namespace {
 
@@ -184,6 +191,53 @@ Sweep::Body GoldenMac(Mode mode, tpu::tb::CPolicy policy) {
   };
 }
 
+// The vector unit's exp over every fp32 input: the golden model (num::Fma32 steps) against the
+// same algorithm on the host's fmaf, bit for bit, and in IEEE mode against exp's exact value
+// within the contract's bound (vpu::kExpMaxUlp); the largest error goes to g_worst_ulp.
+std::atomic<uint64_t> g_worst_ulp{0};  // the largest error's double, as bits (errors are >= 0)
+std::atomic<uint32_t> g_worst_x{0};
+std::atomic<uint64_t> g_exp_not_nearest{0};  // IEEE results other than fp32(binary64 exp)
+
+Sweep::Body VpuExp(Mode mode) {
+  return [mode](uint64_t hi, tpu::tb::Rng&, const auto& report) {
+    uint64_t bad = 0;
+    double worst = 0;
+    uint32_t worst_x = 0;
+    for (uint32_t lo = 0; lo < 0x10000; ++lo) {
+      const auto x = static_cast<uint32_t>(hi << 16 | lo);
+      const uint32_t g = tpu::vpu::Exp(x, mode);
+      const uint32_t h = tpu::vpu::ExpWith(x, mode, tpu::tb::HostFma32);
+      if (g != h) {
+        ++bad;
+        report(fmt::format("exp {} x={}: golden {} host-fma {}", tpu::num::ModeName(mode),
+                           tpu::num::FormatFp32(x), tpu::num::FormatFp32(g),
+                           tpu::num::FormatFp32(h)));
+      }
+      if (mode == Mode::kIeee && !tpu::num::IsNaN32(x)) {
+        const double err = tpu::tb::ExpUlpError(x, g);
+        if (err > worst) worst = err, worst_x = x;
+        const float nearest = static_cast<float>(std::exp(double(tpu::tb::AsFloat(x))));
+        if (tpu::tb::AsBits(nearest) != g) ++g_exp_not_nearest;
+        if (err > tpu::vpu::kExpMaxUlp) {
+          ++bad;
+          report(fmt::format("exp x={}: {} is {:.3f} ulp from exp's value (bound {})",
+                             tpu::num::FormatFp32(x), tpu::num::FormatFp32(g), err,
+                             tpu::vpu::kExpMaxUlp));
+        }
+      }
+    }
+    uint64_t bits;
+    std::memcpy(&bits, &worst, sizeof bits);
+    for (uint64_t cur = g_worst_ulp.load(); bits > cur;) {
+      if (g_worst_ulp.compare_exchange_weak(cur, bits)) {
+        g_worst_x = worst_x;
+        break;
+      }
+    }
+    return bad;
+  };
+}
+
 Sweep::Body GoldenCvt(Mode mode) {
   return [mode](uint64_t hi, tpu::tb::Rng&, const auto& report) {
     uint64_t bad = 0;
@@ -279,7 +333,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
   const std::vector<std::string> all = {"golden-mac-zero", "golden-mac-rand", "golden-cvt",
                                         "rtl-mac-matter",  "rtl-mac-cancel",  "rtl-cvt",
-                                        "random"};
+                                        "random",          "vpu-exp"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
@@ -334,6 +388,7 @@ int main(int argc, char** argv) {
       if (s == "rtl-mac-matter") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kMatter); };
       if (s == "rtl-mac-cancel") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kCancel); };
       if (s == "rtl-cvt") make = [m] { return RtlCvt(m); };
+      if (s == "vpu-exp") make = [m] { return VpuExp(m); };
       sw->Run(threads, seed, make);
       done.push_back(std::move(sw));
     }
@@ -349,6 +404,16 @@ int main(int argc, char** argv) {
                static_cast<double>(sw->checked()) / sw->seconds() / 1e6);
     for (const auto& r : sw->reports()) fmt::print("    {}\n", r);
     total_bad += sw->mismatches();
+  }
+  if (g_worst_ulp.load() != 0) {
+    double worst;
+    const uint64_t bits = g_worst_ulp.load();
+    std::memcpy(&worst, &bits, sizeof worst);
+    fmt::print(
+        "vpu-exp: the largest error over the inputs swept is {:.4f} ulp, at x = {} (bound {}); "
+        "{} IEEE results differ from the binary64 exp rounded to fp32\n",
+        worst, tpu::num::FormatFp32(g_worst_x.load()), tpu::vpu::kExpMaxUlp,
+        g_exp_not_nearest.load());
   }
   fmt::print("{}\n", total_bad == 0 ? "all sweeps: 0 mismatches"
                                     : fmt::format("FAILED: {} mismatches", total_bad));

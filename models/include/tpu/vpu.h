@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// The vector unit's operations (docs/numerics.md, "The vector unit"), written as the contract
+// writes them: every arithmetic step is one fma32 (num::Fma32), and the rest is moving bits (a
+// sign flip, reading an integer out of a significand, building a power of two). An
+// implementation that computes fma32 bit for bit therefore computes these bit for bit.
+//
+// The algorithms are templates on the fma, `fma(a, b, c, mode)`, so that the host's fmaf
+// (tb/oracles.h's HostFma32) can run the same steps as an independent check of num::Fma32 over
+// every input (tpu_sweep's vpu-exp).
+#pragma once
+
+#include <cstdint>
+
+#include "tpu/numerics.h"
+
+namespace tpu::vpu {
+
+// fp32 constants of the algorithms (bit patterns).
+inline constexpr uint32_t kOne = 0x3F800000u;
+inline constexpr uint32_t kMinusOne = 0xBF800000u;
+inline constexpr uint32_t kMinusZero = 0x80000000u;
+inline constexpr uint32_t kPlusInf = 0x7F800000u;
+
+// exp's constants: 1.5 * 2^23 (adding it rounds to an integer), log2(e), ln(2) in two parts, and
+// the Taylor coefficients 1/7! .. 1/2!, 1, 1, each rounded to fp32.
+inline constexpr uint32_t kExpShift = 0x4B400000u;      // 12582912
+inline constexpr uint32_t kExpLog2e = 0x3FB8AA3Bu;      // 1.44269502...
+inline constexpr uint32_t kExpLn2Hi = 0x3F317218u;      // 0.693147182...
+inline constexpr uint32_t kExpLn2Lo = 0xB102E308u;      // -1.90465432e-9
+inline constexpr uint32_t kExpOverflow = 0x42B17218u;   // 88.7228394: exp(x) > FLT_MAX from here
+inline constexpr uint32_t kExpUnderflow = 0x42D00000u;  // 104: exp(-x) < 2^-150 from here
+inline constexpr uint32_t kExpPoly[8] = {0x39500D01u, 0x3AB60B61u, 0x3C088889u, 0x3D2AAAABu,
+                                         0x3E2AAAABu, 0x3F000000u, kOne,        kOne};
+
+// The bound on Exp's error against exp's exact value, in units in the last place of the fp32
+// result (the binade's ulp; 2^-149 for subnormal results), in IEEE mode: checked over all 2^32
+// inputs by `tpu_sweep --sweep vpu-exp` (the largest is 0.9386 ulp, at x = 0x41D582E9) and on a
+// sample by vpu_test.
+inline constexpr double kExpMaxUlp = 1.0;
+
+// exp(x), the contract's algorithm:
+//   NaN -> 0x7FC00000; x >= 88.7228394 (+inf included) -> +inf; x <= -104 (-inf included) -> +0;
+//   s = fma32(x, log2e, 1.5*2^23)          x*log2(e) rounded to the integer k, held in s
+//   k = (s's fraction field) - 2^22        an integer in [-150, 128]
+//   t = fma32(1.5*2^23, -1, s)             k as fp32 (exact)
+//   r = fma32(-t, ln2_hi, x); r = fma32(-t, ln2_lo, r)      x - k*ln2, |r| <= 0.35
+//   p = c7; p = fma32(p, r, c) for c = c6 .. c2, 1, 1       e^r by Horner (Taylor, degree 7)
+//   p * 2^k, rounded once: fma32(p, 2^k, -0) for -126 <= k <= 127; for k = 128,
+//   fma32(fma32(p, 2^127, -0), 2, -0); for k < -126, fma32(fma32(p, 2^(k+64), -0), 2^-64, -0)
+//   (the inner product is exact, the outer one rounds into the subnormals or to +inf).
+// Every step in `mode`: FTZ reads a subnormal x as zero (exp = 1) and flushes a subnormal result.
+template <class Fma>
+uint32_t ExpWith(uint32_t x, num::Mode mode, Fma fma) {
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const bool neg = (x & num::kFp32SignMask) != 0;
+  const uint32_t mag = x & ~num::kFp32SignMask;
+  if (!neg && mag >= kExpOverflow) return kPlusInf;
+  if (neg && mag >= kExpUnderflow) return 0u;
+  const uint32_t s = fma(x, kExpLog2e, kExpShift, mode);
+  const int k = static_cast<int>(s & 0x7FFFFFu) - 0x400000;
+  const uint32_t minus_t = fma(kExpShift, kMinusOne, s, mode) ^ num::kFp32SignMask;
+  uint32_t r = fma(minus_t, kExpLn2Hi, x, mode);
+  r = fma(minus_t, kExpLn2Lo, r, mode);
+  uint32_t p = kExpPoly[0];
+  for (int i = 1; i < 8; ++i) p = fma(p, r, kExpPoly[i], mode);
+  const auto pow2 = [](int e) { return static_cast<uint32_t>(e + 127) << 23; };
+  if (k > 127) return fma(fma(p, pow2(127), kMinusZero, mode), pow2(k - 127), kMinusZero, mode);
+  if (k < -126) return fma(fma(p, pow2(k + 64), kMinusZero, mode), pow2(-64), kMinusZero, mode);
+  return fma(p, pow2(k), kMinusZero, mode);
+}
+
+// The golden exp: the algorithm on the golden fma32.
+inline uint32_t Exp(uint32_t x, num::Mode mode) {
+  return ExpWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
+}  // namespace tpu::vpu

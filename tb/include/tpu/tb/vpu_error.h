@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The error of a vector-unit result against the exact function, in units in the last place of
+// fp32 (docs/numerics.md, "The vector unit"): the binade's ulp of the exact value, 2^-149 below
+// 2^-126. The exact value is the host's binary64 function (glibc, within an ulp of binary64, i.e.
+// 2^-29 of an fp32 ulp), so the error is exact to far better than the bounds it is checked
+// against.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "tpu/numerics.h"
+#include "tpu/tb/oracles.h"
+
+namespace tpu::tb {
+
+// |y - e| in fp32 ulps of e, for a finite e; an infinite y against a finite e (or the reverse) is
+// +inf.
+inline double UlpError(uint32_t y, double e) {
+  const double yd = static_cast<double>(AsFloat(y));
+  if (std::isinf(yd) || std::isinf(e)) {
+    return std::isinf(yd) && std::isinf(e) && (yd > 0) == (e > 0)
+               ? 0.0
+               : std::numeric_limits<double>::infinity();
+  }
+  const double mag = std::fabs(e);
+  const int exp = mag >= 0x1p-126 ? std::ilogb(mag) : -126;
+  return std::fabs(yd - e) / std::ldexp(1.0, exp - 23);
+}
+
+// exp's error at x (not a NaN): the result y against exp(double(x)); inputs the contract sends to
+// +inf (an exact value above FLT_MAX's rounding boundary) compare as infinite.
+inline double ExpUlpError(uint32_t x, uint32_t y) {
+  const double e = std::exp(static_cast<double>(AsFloat(x)));
+  const double max_finite = 0x1.ffffffp127;  // FLT_MAX + half an ulp: from here on, inf
+  if (e >= max_finite) return num::IsNaN32(y) || y != 0x7F800000u ? INFINITY : 0.0;
+  return UlpError(y, e);
+}
+
+}  // namespace tpu::tb
