@@ -80,5 +80,97 @@ TEST(VpuExpTest, Directed) {
   EXPECT_LE(vpu::Exp(0xC2CFFFFFu, Mode::kIeee), 1u);
 }
 
+// Random fp32 patterns with the classes the order rules turn on made common: zeros of both
+// signs, subnormals, infinities, NaNs, equal values and values one apart.
+uint32_t Draw(tb::Rng& rng, uint32_t other) {
+  switch (rng.U32() % 8) {
+    case 0: return rng.U32() & 0x80000000u;                              // +-0
+    case 1: return (rng.U32() & 0x80000000u) | (rng.U32() & 0x7FFFFFu);  // subnormal
+    case 2: return (rng.U32() & 0x80000000u) | 0x7F800000u;              // +-inf
+    case 3: return 0x7F800000u | rng.U32();                              // NaN or inf
+    case 4: return other;                                                // equal
+    case 5: return other + 1;                                            // one apart
+    default: return rng.U32();
+  }
+}
+
+// The host's reading of the same rules, written apart: NaN-ness, then numeric comparison of
+// floats, zeros of both signs ordered by their sign bit.
+uint32_t HostMax(uint32_t a, uint32_t b, Mode m, bool max) {
+  if (m == Mode::kFtz) a = num::Flush32(a), b = num::Flush32(b);
+  const float fa = tb::AsFloat(a), fb = tb::AsFloat(b);
+  if (std::isnan(fa) || std::isnan(fb)) return num::kFp32CanonicalNaN;
+  if (fa == fb) {  // equal values: only the zeros' signs can differ
+    return (std::signbit(fa) == max) ? b : a;
+  }
+  return (fa > fb) == max ? a : b;
+}
+
+TEST(VpuTest, MaxMinReluClipAgainstTheHostsReading) {
+  tb::Rng rng(test::TestSeed());
+  uint64_t bad = 0;
+  const uint64_t n = test::Scaled(1'000'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Mode m = i % 2 ? Mode::kFtz : Mode::kIeee;
+    const uint32_t a = rng.U32(), b = Draw(rng, a), c = Draw(rng, b);
+    const auto check = [&](const char* what, uint32_t got, uint32_t want) {
+      if (got != want && bad++ < 5) {
+        ADD_FAILURE() << fmt::format("{}({:#010x}, {:#010x}, {:#010x}) {}: {:#010x}, want {:#010x}",
+                                     what, a, b, c, num::ModeName(m), got, want);
+      }
+    };
+    check("max", vpu::Max(a, b, m), HostMax(a, b, m, true));
+    check("min", vpu::Min(a, b, m), HostMax(a, b, m, false));
+    check("relu", vpu::Relu(a, m), HostMax(a, 0u, m, true));
+    check("clip", vpu::Clip(a, b, c, m), HostMax(HostMax(a, b, m, true), c, m, false));
+    // IEEE mode: the vector unit's relu is the store path's.
+    if (m == Mode::kIeee) check("relu vs num::Relu", vpu::Relu(a, m), num::Relu(a));
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(VpuTest, MaxMinZerosAndNaNs) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    EXPECT_EQ(vpu::Max(0x80000000u, 0u, m), 0u);
+    EXPECT_EQ(vpu::Max(0u, 0x80000000u, m), 0u);
+    EXPECT_EQ(vpu::Min(0x80000000u, 0u, m), 0x80000000u);
+    EXPECT_EQ(vpu::Min(0u, 0x80000000u, m), 0x80000000u);
+    EXPECT_EQ(vpu::Max(0x7FC00001u, 0x3F800000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Min(0x3F800000u, 0xFFC00000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Relu(0x80000000u, m), 0u);
+    EXPECT_EQ(vpu::Clip(0x40C00000u, 0u, 0x40C00000u, m), 0x40C00000u);  // relu6(6) = 6
+    EXPECT_EQ(vpu::Clip(0x40E00000u, 0u, 0x40C00000u, m), 0x40C00000u);  // relu6(7) = 6
+  }
+  // A subnormal is itself in IEEE mode and a zero of its sign in FTZ mode.
+  EXPECT_EQ(vpu::Max(0x00000001u, 0u, Mode::kIeee), 0x00000001u);
+  EXPECT_EQ(vpu::Max(0x00000001u, 0x80000000u, Mode::kFtz), 0u);
+  EXPECT_EQ(vpu::Min(0x80000001u, 0u, Mode::kFtz), 0x80000000u);
+}
+
+// leaky_relu against the host: x < 0 ? fmaf(x, alpha, -0) : x on the operands as read.
+TEST(VpuTest, LeakyRelu) {
+  tb::Rng rng(test::TestSeed());
+  uint64_t bad = 0;
+  const uint64_t n = test::Scaled(1'000'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Mode m = i % 2 ? Mode::kFtz : Mode::kIeee;
+    const uint32_t x = Draw(rng, rng.U32()), alpha = i % 3 ? 0x3C23D70Au /* 0.01 */ : rng.U32();
+    const uint32_t xr = m == Mode::kFtz ? num::Flush32(x) : x;
+    const float fx = tb::AsFloat(xr);
+    uint32_t want = std::isnan(fx) ? num::kFp32CanonicalNaN
+                    : fx < 0       ? tb::HostFma32(xr, alpha, 0x80000000u, m)
+                                   : xr;
+    if (num::IsNaN32(want)) want = num::kFp32CanonicalNaN;
+    const uint32_t got = vpu::LeakyRelu(x, alpha, m);
+    if (got != want && bad++ < 5) {
+      ADD_FAILURE() << fmt::format("leaky_relu({:#010x}, {:#010x}) {}: {:#010x}, want {:#010x}", x,
+                                   alpha, num::ModeName(m), got, want);
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_EQ(vpu::LeakyRelu(0x80000000u, 0x3C23D70Au, Mode::kIeee), 0x80000000u);  // -0 stays
+  EXPECT_EQ(vpu::LeakyRelu(0xC2C80000u, 0x3C23D70Au, Mode::kIeee), 0xBF800000u);  // -100 -> -1
+}
+
 }  // namespace
 }  // namespace tpu

@@ -21,6 +21,59 @@ inline constexpr uint32_t kMinusOne = 0xBF800000u;
 inline constexpr uint32_t kMinusZero = 0x80000000u;
 inline constexpr uint32_t kPlusInf = 0x7F800000u;
 
+// An operand as the vector unit reads it: FTZ mode reads a subnormal as a zero of its sign.
+inline uint32_t Operand(uint32_t x, num::Mode mode) {
+  return mode == num::Mode::kFtz ? num::Flush32(x) : x;
+}
+
+// a below b in the order of IEEE 754-2019's maximum and minimum: numeric order, with -0 below +0.
+// Neither is a NaN.
+inline bool Below(uint32_t a, uint32_t b) {
+  const bool a_neg = (a & num::kFp32SignMask) != 0, b_neg = (b & num::kFp32SignMask) != 0;
+  if (a_neg != b_neg) return a_neg;
+  return a_neg ? a > b : a < b;  // one sign: by magnitude, reversed when negative
+}
+
+// max(a, b) and min(a, b): IEEE 754-2019 maximum and minimum (a NaN operand gives 0x7FC00000;
+// max(-0, +0) = +0, min(-0, +0) = -0), on the operands as read in `mode`. ONNX's Max and Min
+// and NumPy's maximum and minimum agree.
+inline uint32_t Max(uint32_t a, uint32_t b, num::Mode mode) {
+  a = Operand(a, mode), b = Operand(b, mode);
+  if (num::IsNaN32(a) || num::IsNaN32(b)) return num::kFp32CanonicalNaN;
+  return Below(a, b) ? b : a;
+}
+inline uint32_t Min(uint32_t a, uint32_t b, num::Mode mode) {
+  a = Operand(a, mode), b = Operand(b, mode);
+  if (num::IsNaN32(a) || num::IsNaN32(b)) return num::kFp32CanonicalNaN;
+  return Below(b, a) ? b : a;
+}
+
+// relu(x) = max(x, +0): the store path's relu (num::Relu) on the operand as read in `mode`.
+inline uint32_t Relu(uint32_t x, num::Mode mode) {
+  return Max(x, 0u, mode);
+}
+
+// clip(x, lo, hi) = min(max(x, lo), hi), as ONNX's Clip (lo > hi gives hi).
+inline uint32_t Clip(uint32_t x, uint32_t lo, uint32_t hi, num::Mode mode) {
+  return Min(Max(x, lo, mode), hi, mode);
+}
+
+// leaky_relu(x, alpha): x * alpha (one fma32 with a -0 addend) where x < 0, else x; a NaN gives
+// 0x7FC00000, and -0 stays -0 (it is not below 0), as ONNX's LeakyRelu. PReLU is the same with
+// alpha per channel.
+template <class Fma>
+uint32_t LeakyReluWith(uint32_t x, uint32_t alpha, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const bool below_zero = (x & num::kFp32SignMask) != 0 && (x & ~num::kFp32SignMask) != 0;
+  return below_zero ? fma(x, alpha, kMinusZero, mode) : x;
+}
+inline uint32_t LeakyRelu(uint32_t x, uint32_t alpha, num::Mode mode) {
+  return LeakyReluWith(x, alpha, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
 // exp's constants: 1.5 * 2^23 (adding it rounds to an integer), log2(e), ln(2) in two parts, and
 // the Taylor coefficients 1/7! .. 1/2!, 1, 1, each rounded to fp32.
 inline constexpr uint32_t kExpShift = 0x4B400000u;      // 12582912
