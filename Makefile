@@ -102,6 +102,7 @@ bench-models: configure ## ResNet-18 and ResNet-50 from ONNX on 128x128_8ch and 
 	@mkdir -p $(BUILD)/bench
 	@/usr/bin/python3 scripts/bench_models.py --tpusim $(BUILD)/sim/tpusim --examples $(BUILD)/examples \
 	  --out $(BUILD)/bench $(MODELS_BENCH_ARGS)
+	@/usr/bin/python3 scripts/bench_table.py --dir $(BUILD)/bench stamp models
 
 bench-train: configure ## training: transposed GEMMs at the same shapes, per-pass MACs/cycle of tpusim train (digits MLP and CNN, a wider MLP), on 16x16_1ch and 128x128_8ch (~60 min)
 	@scripts/deps.sh models

@@ -16,9 +16,9 @@ measurement and is never typed by hand).
 
 NAME is one of TABLES: golden (make bench-golden: the golden GEMM's kernels), mxu and mxu_speed
 (make bench-mxu: the matrix unit's utilization, then its simulation speed and build cost; both
-from mxu.csv, stamped as mxu), hbm (make bench-hbm: the HBM stack's traffic classes), jobs (make bench-jobs: tpusim onnx
---jobs N). A missing CSV or
-stamp, or a CSV without the columns the table needs, is a one-line error naming what to run.
+from mxu.csv, stamped as mxu), hbm (make bench-hbm: the HBM stack's traffic classes), jobs
+(make bench-jobs: tpusim onnx --jobs N), models (make bench-models: ResNets from ONNX). A missing
+CSV or stamp, or a CSV without the columns the table needs, is a one-line error naming what to run.
 """
 import csv
 import datetime
@@ -107,6 +107,22 @@ def jobs_rows(rows, meta):
                  f"{meta.get('config', '?')}, backend {meta.get('backend', '?')}")
 
 
+def models_rows(rows, meta):
+    """Whole networks from ONNX: one row a (model, configuration)."""
+    out = []
+    for r in rows:
+        cycles, rd, wr = int(r["cycles"]), int(r["hbm_read_bytes"]), int(r["hbm_write_bytes"])
+        step = float(r["step_seconds"])
+        out.append([r["model"], r["config"], f"{int(r['macs']):,}", f"{cycles:,}",
+                    f"{100 * float(r['mac_utilization']):.1f}%", f"{rd:,}", f"{wr:,}",
+                    f"{(rd + wr) / cycles:.1f}", r["layer_classes"],
+                    f"{r['host_steps']} of {r['steps']}",
+                    f"{100 * float(r['host_operator_seconds']) / step:.2f}%" if step else "-",
+                    f"{float(r['wall_seconds']):.0f} s ({float(r['sim_seconds']):.0f} + "
+                    f"{float(r['check_seconds']):.0f})"])
+    return out, "batch 1, every accelerator job checked against the golden model"
+
+
 # The HBM table's fixed columns per traffic class (not measured here): its display name, the
 # goal for per-bank refresh (issue 14) or the ceiling all-bank refresh allows, and what DRAMSim3 /
 # Ramulator 2.1 give for the same class (docs/hbm.md says how they were run).
@@ -167,6 +183,14 @@ TABLES = {
              ["`--jobs`", "wall s", "speed-up", "jobs", "programs", "cycles (summed)", "HBM bytes",
               "checked elements", "outputs = `--jobs 1`"],
              ["right"] * 8 + ["left"], jobs_rows),
+    "models": ("make bench-models", ["model", "config", "macs", "cycles", "mac_utilization",
+                                     "hbm_read_bytes", "hbm_write_bytes", "host_steps", "steps",
+                                     "host_operator_seconds", "step_seconds", "sim_seconds",
+                                     "check_seconds", "wall_seconds", "layer_classes"],
+               ["model", "config", "MACs", "cycles", "MAC util", "HBM read", "HBM written",
+                "B/cycle", "cycles by layer class (util)", "host steps",
+                "host-operator share of host time", "simulation (back end + check)"],
+               ["left", "left"] + ["right"] * 6 + ["left"] + ["right"] * 3, models_rows),
     "mxu_speed": ("make bench-mxu", [],
                   ["array", "cycles", "cycles/s", "million MACs/s", "2 threads: million MACs/s",
                    "cold build", "C++ generated", "results"],
