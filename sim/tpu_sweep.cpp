@@ -14,6 +14,7 @@
 //   vpu-exp           the vector unit's exp (tpu/vpu.h), all 2^32 inputs: golden vs the same
 //                     algorithm on the host's fmaf, and (IEEE) its error against exp within the
 //                     contract's bound; prints the largest error
+//   vpu-recip         the same for the vector unit's reciprocal
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
 #include <fmt/format.h>
@@ -191,46 +192,70 @@ Sweep::Body GoldenMac(Mode mode, tpu::tb::CPolicy policy) {
   };
 }
 
-// The vector unit's exp over every fp32 input: the golden model (num::Fma32 steps) against the
-// same algorithm on the host's fmaf, bit for bit, and in IEEE mode against exp's exact value
-// within the contract's bound (vpu::kExpMaxUlp); the largest error goes to g_worst_ulp.
-std::atomic<uint64_t> g_worst_ulp{0};  // the largest error's double, as bits (errors are >= 0)
-std::atomic<uint32_t> g_worst_x{0};
-std::atomic<uint64_t> g_exp_not_nearest{0};  // IEEE results other than fp32(binary64 exp)
+// A function of the vector unit over every fp32 input: the golden model (num::Fma32 steps)
+// against the same algorithm on the host's fmaf, bit for bit, and in IEEE mode against the
+// function's binary64 value within the contract's bound. The largest error, where it is and how
+// many results are not the binary64 value rounded to fp32 are kept for the summary.
+struct VpuFunction {
+  const char* name;
+  uint32_t (*golden)(uint32_t, Mode);
+  uint32_t (*host)(uint32_t, Mode);
+  double (*exact)(double);
+  double (*error)(uint32_t x, uint32_t y);
+  double bound;
+  std::atomic<uint64_t> worst_bits{0};  // the largest error's double, as bits (errors are >= 0)
+  std::atomic<uint32_t> worst_x{0};
+  std::atomic<uint64_t> not_nearest{0};
+};
 
-Sweep::Body VpuExp(Mode mode) {
-  return [mode](uint64_t hi, tpu::tb::Rng&, const auto& report) {
-    uint64_t bad = 0;
+VpuFunction g_vpu_exp{
+    "exp",
+    tpu::vpu::Exp,
+    [](uint32_t x, Mode m) { return tpu::vpu::ExpWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return std::exp(x); },
+    tpu::tb::ExpUlpError,
+    tpu::vpu::kExpMaxUlp};
+VpuFunction g_vpu_recip{
+    "recip",
+    tpu::vpu::Recip,
+    [](uint32_t x, Mode m) { return tpu::vpu::RecipWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return 1.0 / x; },
+    tpu::tb::RecipUlpError,
+    tpu::vpu::kRecipMaxUlp};
+
+Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
+  return [mode, &f](uint64_t hi, tpu::tb::Rng&, const auto& report) {
+    uint64_t bad = 0, not_nearest = 0;
     double worst = 0;
     uint32_t worst_x = 0;
     for (uint32_t lo = 0; lo < 0x10000; ++lo) {
       const auto x = static_cast<uint32_t>(hi << 16 | lo);
-      const uint32_t g = tpu::vpu::Exp(x, mode);
-      const uint32_t h = tpu::vpu::ExpWith(x, mode, tpu::tb::HostFma32);
+      const uint32_t g = f.golden(x, mode);
+      const uint32_t h = f.host(x, mode);
       if (g != h) {
         ++bad;
-        report(fmt::format("exp {} x={}: golden {} host-fma {}", tpu::num::ModeName(mode),
+        report(fmt::format("{} {} x={}: golden {} host-fma {}", f.name, tpu::num::ModeName(mode),
                            tpu::num::FormatFp32(x), tpu::num::FormatFp32(g),
                            tpu::num::FormatFp32(h)));
       }
       if (mode == Mode::kIeee && !tpu::num::IsNaN32(x)) {
-        const double err = tpu::tb::ExpUlpError(x, g);
+        const double err = f.error(x, g);
         if (err > worst) worst = err, worst_x = x;
-        const float nearest = static_cast<float>(std::exp(double(tpu::tb::AsFloat(x))));
-        if (tpu::tb::AsBits(nearest) != g) ++g_exp_not_nearest;
-        if (err > tpu::vpu::kExpMaxUlp) {
+        const auto nearest = static_cast<float>(f.exact(double(tpu::tb::AsFloat(x))));
+        not_nearest += tpu::tb::AsBits(nearest) != g;
+        if (err > f.bound) {
           ++bad;
-          report(fmt::format("exp x={}: {} is {:.3f} ulp from exp's value (bound {})",
-                             tpu::num::FormatFp32(x), tpu::num::FormatFp32(g), err,
-                             tpu::vpu::kExpMaxUlp));
+          report(fmt::format("{} x={}: {} is {:.3f} ulp from the exact value (bound {})", f.name,
+                             tpu::num::FormatFp32(x), tpu::num::FormatFp32(g), err, f.bound));
         }
       }
     }
+    f.not_nearest += not_nearest;
     uint64_t bits;
     std::memcpy(&bits, &worst, sizeof bits);
-    for (uint64_t cur = g_worst_ulp.load(); bits > cur;) {
-      if (g_worst_ulp.compare_exchange_weak(cur, bits)) {
-        g_worst_x = worst_x;
+    for (uint64_t cur = f.worst_bits.load(); bits > cur;) {
+      if (f.worst_bits.compare_exchange_weak(cur, bits)) {
+        f.worst_x = worst_x;
         break;
       }
     }
@@ -333,7 +358,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
   const std::vector<std::string> all = {"golden-mac-zero", "golden-mac-rand", "golden-cvt",
                                         "rtl-mac-matter",  "rtl-mac-cancel",  "rtl-cvt",
-                                        "random",          "vpu-exp"};
+                                        "random",          "vpu-exp",         "vpu-recip"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
@@ -388,7 +413,8 @@ int main(int argc, char** argv) {
       if (s == "rtl-mac-matter") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kMatter); };
       if (s == "rtl-mac-cancel") make = [m] { return RtlMac(m, tpu::tb::CPolicy::kCancel); };
       if (s == "rtl-cvt") make = [m] { return RtlCvt(m); };
-      if (s == "vpu-exp") make = [m] { return VpuExp(m); };
+      if (s == "vpu-exp") make = [m] { return VpuUnary(m, g_vpu_exp); };
+      if (s == "vpu-recip") make = [m] { return VpuUnary(m, g_vpu_recip); };
       sw->Run(threads, seed, make);
       done.push_back(std::move(sw));
     }
@@ -405,15 +431,15 @@ int main(int argc, char** argv) {
     for (const auto& r : sw->reports()) fmt::print("    {}\n", r);
     total_bad += sw->mismatches();
   }
-  if (g_worst_ulp.load() != 0) {
+  for (const VpuFunction* f : {&g_vpu_exp, &g_vpu_recip}) {
+    if (f->worst_bits.load() == 0) continue;
     double worst;
-    const uint64_t bits = g_worst_ulp.load();
+    const uint64_t bits = f->worst_bits.load();
     std::memcpy(&worst, &bits, sizeof worst);
     fmt::print(
-        "vpu-exp: the largest error over the inputs swept is {:.4f} ulp, at x = {} (bound {}); "
-        "{} IEEE results differ from the binary64 exp rounded to fp32\n",
-        worst, tpu::num::FormatFp32(g_worst_x.load()), tpu::vpu::kExpMaxUlp,
-        g_exp_not_nearest.load());
+        "vpu-{}: the largest error over the inputs swept is {:.4f} ulp, at x = {} (bound {}); "
+        "{} IEEE results differ from the binary64 value rounded to fp32\n",
+        f->name, worst, tpu::num::FormatFp32(f->worst_x.load()), f->bound, f->not_nearest.load());
   }
   fmt::print("{}\n", total_bad == 0 ? "all sweeps: 0 mismatches"
                                     : fmt::format("FAILED: {} mismatches", total_bad));

@@ -23,11 +23,16 @@ using num::Mode;
 uint32_t HostExp(uint32_t x, Mode m) {
   return vpu::ExpWith(x, m, tb::HostFma32);
 }
+uint32_t HostRecip(uint32_t x, Mode m) {
+  return vpu::RecipWith(x, m, tb::HostFma32);
+}
 
 // Every 4099th fp32 pattern from a seeded offset (about a million inputs, every binade), in both
-// modes: the golden exp equals the host-fma run bit for bit, and in IEEE mode its error is within
-// the contract's bound.
-TEST(VpuExpTest, SampledInputs) {
+// modes: the golden function equals the host-fma run bit for bit, and in IEEE mode its error is
+// within the contract's bound.
+void CheckSampled(const char* name, uint32_t (*golden)(uint32_t, Mode),
+                  uint32_t (*host)(uint32_t, Mode), double (*error)(uint32_t, uint32_t),
+                  double bound) {
   tb::Rng rng(test::TestSeed());
   const uint32_t start = rng.U32() % 4099;
   double worst = 0;
@@ -36,23 +41,49 @@ TEST(VpuExpTest, SampledInputs) {
   for (Mode m : {Mode::kIeee, Mode::kFtz}) {
     for (uint64_t i = start; i <= 0xFFFFFFFFu; i += 4099) {
       const auto x = static_cast<uint32_t>(i);
-      const uint32_t g = vpu::Exp(x, m);
-      const uint32_t h = HostExp(x, m);
+      const uint32_t g = golden(x, m);
+      const uint32_t h = host(x, m);
       ++checked;
       if (g != h && bad++ < 5) {
-        ADD_FAILURE() << fmt::format("exp({:#010x}) {}: golden {:#010x}, host fma {:#010x}", x,
+        ADD_FAILURE() << fmt::format("{}({:#010x}) {}: golden {:#010x}, host fma {:#010x}", name, x,
                                      num::ModeName(m), g, h);
       }
       if (m == Mode::kIeee && !num::IsNaN32(x)) {
-        const double err = tb::ExpUlpError(x, g);
+        const double err = error(x, g);
         if (err > worst) worst = err, worst_x = x;
       }
     }
   }
-  fmt::print("exp: {} inputs, worst error {:.4f} ulp at {:#010x} (bound {})\n", checked, worst,
-             worst_x, vpu::kExpMaxUlp);
+  fmt::print("{}: {} inputs, worst error {:.4f} ulp at {:#010x} (bound {})\n", name, checked, worst,
+             worst_x, bound);
   EXPECT_EQ(bad, 0u);
-  EXPECT_LE(worst, vpu::kExpMaxUlp) << fmt::format("at x = {:#010x}", worst_x);
+  EXPECT_LE(worst, bound) << fmt::format("at x = {:#010x}", worst_x);
+}
+
+TEST(VpuExpTest, SampledInputs) {
+  CheckSampled("exp", vpu::Exp, HostExp, tb::ExpUlpError, vpu::kExpMaxUlp);
+}
+
+TEST(VpuRecipTest, SampledInputs) {
+  CheckSampled("recip", vpu::Recip, HostRecip, tb::RecipUlpError, vpu::kRecipMaxUlp);
+}
+
+TEST(VpuRecipTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Recip(0x3F800000u, m), 0x3F800000u);  // 1
+    EXPECT_EQ(vpu::Recip(0xC0000000u, m), 0xBF000000u);  // -2 -> -0.5
+    EXPECT_EQ(vpu::Recip(0x40400000u, m), 0x3EAAAAABu);  // 1/3, correctly rounded
+    EXPECT_EQ(vpu::Recip(0u, m), vpu::kPlusInf);         // +0 -> +inf
+    EXPECT_EQ(vpu::Recip(0x80000000u, m), 0xFF800000u);  // -0 -> -inf
+    EXPECT_EQ(vpu::Recip(0xFF800000u, m), 0x80000000u);  // -inf -> -0
+    EXPECT_EQ(vpu::Recip(0x7FC00001u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Recip(0x7F000000u, m), m == Mode::kFtz ? 0u : 0x00400000u);  // 1/2^127
+  }
+  EXPECT_EQ(vpu::Recip(0x00400000u, Mode::kIeee), 0x7F000000u);    // 1/2^-127 = 2^127
+  EXPECT_EQ(vpu::Recip(0x00200000u, Mode::kIeee), vpu::kPlusInf);  // 1/2^-128 overflows
+  EXPECT_EQ(vpu::Recip(0x00000001u, Mode::kIeee), vpu::kPlusInf);  // 1/2^-149 overflows
+  EXPECT_EQ(vpu::Recip(0x80000001u, Mode::kFtz), 0xFF800000u);     // read as -0
 }
 
 TEST(VpuExpTest, Directed) {

@@ -29,13 +29,21 @@ inline double UlpError(uint32_t y, double e) {
   return std::fabs(yd - e) / std::ldexp(1.0, exp - 23);
 }
 
-// exp's error at x (not a NaN): the result y against exp(double(x)); inputs the contract sends to
-// +inf (an exact value above FLT_MAX's rounding boundary) compare as infinite.
-inline double ExpUlpError(uint32_t x, uint32_t y) {
-  const double e = std::exp(static_cast<double>(AsFloat(x)));
-  const double max_finite = 0x1.ffffffp127;  // FLT_MAX + half an ulp: from here on, inf
-  if (e >= max_finite) return num::IsNaN32(y) || y != 0x7F800000u ? INFINITY : 0.0;
+// y's error against the exact value e, where an e beyond FLT_MAX's rounding boundary must give an
+// infinity of its sign.
+inline double ResultError(uint32_t y, double e) {
+  if (!std::isinf(e) && std::fabs(e) >= 0x1.ffffffp127) {  // FLT_MAX + half an ulp and beyond
+    return y == (e > 0 ? 0x7F800000u : 0xFF800000u) ? 0.0 : INFINITY;
+  }
   return UlpError(y, e);
+}
+
+// The vector unit's functions' errors at x (not a NaN), against the host's binary64 value.
+inline double ExpUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, std::exp(static_cast<double>(AsFloat(x))));
+}
+inline double RecipUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, 1.0 / static_cast<double>(AsFloat(x)));
 }
 
 }  // namespace tpu::tb
