@@ -6,7 +6,7 @@
 //
 // The algorithms are templates on the fma, `fma(a, b, c, mode)`, so that the host's fmaf
 // (tb/oracles.h's HostFma32) can run the same steps as an independent check of num::Fma32 over
-// every input (tpu_sweep's vpu-exp).
+// every input (tpu_sweep's vpu-exp and vpu-recip).
 #pragma once
 
 #include <cstdint>
