@@ -82,56 +82,41 @@ TEST_P(GoldenVsHostTest, DirectedFamilies) {
 
 // The vector unit's fp32 FMA (num::Fma32) against fmaf: operands drawn from every class and from
 // exponents near each other (cancellation, ties), near the subnormal boundary and far apart (the
-// aligned sum's 64-bit, 128-bit and stand-in paths), with random fractions.
-uint32_t DrawFp32(tb::Rng& rng, int exp_center) {
-  const uint32_t sign = rng.U32() & 0x80000000u;
-  switch (rng.U32() % 8) {
-    case 0: return sign | (rng.U32() & 0x7FFFFFu);                       // subnormal or zero
-    case 1: return sign | 0x7F800000u | (rng.U32() % 3 == 0 ? 1u : 0u);  // inf or NaN
-    case 2: return rng.U32();                                            // any pattern
-    default: {
-      const int e = std::clamp(exp_center + static_cast<int>(rng.U32() % 61) - 30, 1, 254);
-      return sign | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FFFFFu);
-    }
-  }
-}
-
+// aligned sum's 64-bit, 128-bit and stand-in paths), with random fractions (tb::Fma32Random).
 TEST_P(GoldenVsHostTest, Fma32RandomTriples) {
   tb::Rng rng(test::TestSeed());
   tb::Scoreboard sb("golden fp32 FMA vs fmaf");
-  const uint64_t n = test::Scaled(4'000'000);
-  for (uint64_t i = 0; i < n; ++i) {
-    const int center = 1 + static_cast<int>(rng.U32() % 254);
-    const uint32_t a = DrawFp32(rng, center), b = DrawFp32(rng, 127);
-    // c near the product (cancellation and ties), or anywhere.
-    const int product_exp = center + static_cast<int>((b >> 23) & 0xFFu) - 127;
-    uint32_t c = DrawFp32(rng, std::clamp(product_exp, 1, 254));
-    if (i % 4 == 3) c = rng.U32();
-    CheckFma32(sb, i, a, b, c);
-  }
+  uint64_t i = 0;
+  tb::Fma32Random(rng, test::Scaled(4'000'000),
+                  [&](const tb::Fma32Vector& v) { CheckFma32(sb, i++, v.a, v.b, v.c); });
   EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
 }
 
 // Products that land on a rounding tie or on an exact value (short significands), with an addend
-// 2^-30 .. 2^-140 of their size and of either sign: only the addend's sign decides the rounding.
+// 2^-25 .. 2^-140 of their size and of either sign: only the addend's sign decides the rounding.
 // This is where the aligned sum's 128-bit path and its far-addend stand-in must keep the sign.
 TEST_P(GoldenVsHostTest, Fma32TiesDecidedByAFarAddend) {
   tb::Rng rng(test::TestSeed());
   tb::Scoreboard sb("golden fp32 FMA vs fmaf, far addends");
-  const uint64_t n = test::Scaled(400'000);
-  for (uint64_t i = 0; i < n; ++i) {
-    const auto short_sig = [&](int e) {  // 13 significant bits, a random sign
-      return (rng.U32() & 0x80000000u) | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FF800u);
-    };
-    const int ea = 64 + static_cast<int>(rng.U32() % 128),
-              eb = 64 + static_cast<int>(rng.U32() % 128);
-    const uint32_t a = short_sig(ea), b = short_sig(eb);
-    const int ec = ea + eb - 127 - 30 - static_cast<int>(rng.U32() % 111);
-    const uint32_t c = (rng.U32() & 0x80000000u) |
-                       (ec >= 1 ? (static_cast<uint32_t>(ec) << 23) | (rng.U32() & 0x7FFFFFu)
-                                : 1u + (rng.U32() & 0xFFFu));  // subnormal below the range
-    CheckFma32(sb, i, a, b, c);
-  }
+  uint64_t i = 0;
+  tb::Fma32FarAddendTies(rng, static_cast<int>(test::Scaled(400'000)),
+                         [&](const tb::Fma32Vector& v) { CheckFma32(sb, i++, v.a, v.b, v.c); });
+  EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
+}
+
+// The other fp32 families (cancellation of 48-bit products, ties, the subnormal boundary with
+// subnormal operands), which the RTL's test runs too.
+TEST_P(GoldenVsHostTest, Fma32DirectedFamilies) {
+  tb::Rng rng(test::TestSeed());
+  tb::Scoreboard sb("golden fp32 FMA vs fmaf, directed");
+  uint64_t i = 0;
+  const auto emit = [&](const tb::Fma32Vector& v) { CheckFma32(sb, i++, v.a, v.b, v.c); };
+  tb::Fma32Cross(emit);
+  tb::Fma32TiesAgainstJams(rng, 300, emit);
+  tb::Fma32Cancellations(rng, 20'000, emit);
+  tb::Fma32RoundingTies(rng, 20'000, emit);
+  tb::Fma32SubnormalBoundary(rng, 20'000, emit);
+  EXPECT_GT(sb.checked(), 100'000u);
   EXPECT_EQ(sb.mismatches(), 0u) << sb.Summary();
 }
 
@@ -149,8 +134,8 @@ TEST_P(GoldenVsHostTest, AddSubMulThroughFma32) {
     return num::IsNaN32(x) ? num::kFp32CanonicalNaN : m == Mode::kFtz ? num::Flush32(x) : x;
   };
   for (uint64_t i = 0; i < n; ++i) {
-    const uint32_t a = DrawFp32(rng, 1 + static_cast<int>(rng.U32() % 254));
-    const uint32_t b = DrawFp32(rng, static_cast<int>((a >> 23) & 0xFFu));
+    const uint32_t a = tb::DrawFp32(rng, 1 + static_cast<int>(rng.U32() % 254));
+    const uint32_t b = tb::DrawFp32(rng, static_cast<int>((a >> 23) & 0xFFu));
     const std::string d = fmt::format("a {:#010x} b {:#010x} {}", a, b, num::ModeName(m));
     sb.Check(3 * i, "add " + d, out(in(a) + in(b)), num::Fma32(a, 0x3F800000u, b, m));
     sb.Check(3 * i + 1, "sub " + d, out(in(a)-in(b)), num::Fma32(b, 0xBF800000u, a, m));

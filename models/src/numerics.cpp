@@ -220,16 +220,29 @@ uint32_t Fma32(uint32_t a, uint32_t b, uint32_t c, Mode mode) {
   return ftz ? Flush32(r) : r;
 }
 
-uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode, RoundCase* how) {
-  const bool ftz = mode == Mode::kFtz;
-  RoundCase unused;
-  if (how == nullptr) how = &unused;
-  const uint32_t r = MacIeee(a, b, c, ftz, how);
+namespace {
+// An IEEE-mode result with its rounding case, flushed (and the case kFtzFlush) in FTZ mode.
+uint32_t FlushWithCase(uint32_t r, bool ftz, RoundCase* how) {
   if (ftz && IsSubnormal32(r)) {
     *how = RoundCase::kFtzFlush;
     return Flush32(r);
   }
   return r;
+}
+}  // namespace
+
+uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode, RoundCase* how) {
+  const bool ftz = mode == Mode::kFtz;
+  RoundCase unused;
+  if (how == nullptr) how = &unused;
+  return FlushWithCase(MacIeee(a, b, c, ftz, how), ftz, how);
+}
+
+uint32_t Fma32(uint32_t a, uint32_t b, uint32_t c, Mode mode, RoundCase* how) {
+  const bool ftz = mode == Mode::kFtz;
+  RoundCase unused;
+  if (how == nullptr) how = &unused;
+  return FlushWithCase(FmaIeee<kManBits>(a, b, c, ftz, how), ftz, how);
 }
 
 uint16_t Fp32ToBf16(uint32_t x, Mode mode) {

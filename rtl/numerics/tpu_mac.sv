@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fused multiply-add res = a·b + c (bf16 × bf16 + fp32 → fp32), rounded once to nearest-even,
-// exactly as docs/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
+// Fused multiply-add res = a·b + c (bf16 × bf16 + fp32 → fp32, the matrix unit's MAC; or fp32 ×
+// fp32 + fp32 with InManBits = 23, the vector unit's fma32), rounded once to nearest-even, exactly
+// as docs/numerics.md defines it, in IEEE or FTZ mode (run-time input ftz_i).
 //
 // Datapath (all widths derived from ExpBits / InManBits / AccManBits):
 //   stage 0  unpack, normalise subnormal operands, exact product, special values; the addend's
@@ -13,7 +14,8 @@
 // PipeRegs chooses where registers go between the stages (latency = PipeRegs cycles):
 //   0: none (combinational)   1: after stage 1   2: after stages 0 and 2   3: after 0, 1 and 2
 //
-// Window layout (bit 0 = LSB, with the default formats: G = 12, PM = 27, AM = 53, SW = 55):
+// Window layout (bit 0 = LSB, with the default formats: G = 12, PM = 27, AM = 53, SW = 55; for
+// fp32 operands G = 2, PM = 49, AM = 75, SW = 77):
 //   [SW-1]        carry of an effective addition
 //   [AM:PM+3]     addend significand when it is much larger than the product (shift 0)
 //   [PM:G]        the exact product (its MSB may be zero: normalised operands give 1 ≤ p < 4)
@@ -50,7 +52,11 @@ module tpu_mac #(
   localparam int unsigned SigW   = InManBits + 1;      // operand significand, hidden bit included
   localparam int unsigned PW     = 2 * SigW;           // exact product
   localparam int unsigned CW     = AccManBits + 1;     // addend and result significand
-  localparam int unsigned G      = CW - PW + 4;        // window bits below the product
+  // Window bits below the product: an addend bit and the jam below a narrow product (bf16: the
+  // product's 16 bits leave 12 of the addend's 24 below it); 2 below a product wider than the
+  // addend (fp32 operands: 48 bits), whose own low bits already lie 23 bits under the result's
+  // guard bit, so an addend below it only ever jams (see a_jam_large).
+  localparam int unsigned G      = (CW + 4 > PW) ? CW + 4 - PW : 2;
   localparam int unsigned PM     = G + PW - 1;         // product MSB position
   localparam int unsigned AL     = PM + 3;             // addend LSB at shift 0
   localparam int unsigned AM     = AL + CW - 1;        // addend MSB at shift 0
@@ -74,8 +80,8 @@ module tpu_mac #(
   localparam bit Cut1 = (PipeRegs == 1) || (PipeRegs == 3);
   localparam bit Cut2 = (PipeRegs >= 2);
 
-  if (CW < PW) begin : gen_bad_formats
-    $error("tpu_mac: AccManBits+1 must be at least 2*(InManBits+1)");
+  if (InManBits > AccManBits) begin : gen_bad_formats
+    $error("tpu_mac: InManBits must be at most AccManBits");
   end
   if (PipeRegs > 3) begin : gen_bad_pipe
     $error("tpu_mac: PipeRegs must be 0..3");

@@ -349,7 +349,7 @@ RoundGroup MakeRoundGroup(const std::string& name, const std::string& descriptio
 }
 
 struct RoundGroups {
-  RoundGroup mac[2], cvt[2];
+  RoundGroup mac[2], cvt[2], fma32[2];
 };
 
 RoundGroups& Rounding() {
@@ -365,6 +365,11 @@ RoundGroups& Rounding() {
                                "on), every conversion driven into the RTL, IEEE mode",
                                kRoundIeee);
     g->cvt[1] = MakeRoundGroup("cvt.round.ftz", "as cvt.round.ieee, FTZ mode", kRoundCvtFtz);
+    g->fma32[0] = MakeRoundGroup("fma32.round.ieee",
+                                 "rounding of the fp32 FMA's result (golden model's rounding "
+                                 "case of every fma32 evaluation driven into the RTL), IEEE mode",
+                                 kRoundIeee);
+    g->fma32[1] = MakeRoundGroup("fma32.round.ftz", "as fma32.round.ieee, FTZ mode", kRoundMacFtz);
     return g;
   }();
   return *r;
@@ -408,7 +413,20 @@ Catalog* MakeCatalog() {
                    OperandBins());
     }
   }
+  const char* const fma32_desc[] = {"fp32 operand a", "fp32 operand b", "fp32 addend c"};
+  for (int o = 0; o < 3; ++o) {
+    for (int m = 0; m < 2; ++m) {
+      c->fma32_operand[o][m] = &Declare(
+          fmt::format("fma32.{}.{}", ops[o], modes[m]),
+          fmt::format("class of the {} of every fp32 FMA evaluation driven into the fma32 RTL "
+                      "(EvalFma32, MacPipeChecker), {}",
+                      fma32_desc[o], mode_desc[m]),
+          OperandBins());
+    }
+  }
   const RoundGroups& r = Rounding();
+  c->fma32_round[0] = r.fma32[0].group;
+  c->fma32_round[1] = r.fma32[1].group;
   c->mac_round[0] = r.mac[0].group;
   c->mac_round[1] = r.mac[1].group;
   c->cvt_round[0] = r.cvt[0].group;
@@ -495,6 +513,12 @@ void MacRounding(uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
   num::RoundCase how;
   num::Mac(a, b, c, mode, &how);
   HitRound(Rounding().mac[ModeIndex(mode)], how);
+}
+
+void Fma32Rounding(uint32_t a, uint32_t b, uint32_t c, num::Mode mode) {
+  num::RoundCase how;
+  num::Fma32(a, b, c, mode, &how);
+  HitRound(Rounding().fma32[ModeIndex(mode)], how);
 }
 
 void Cvt(uint32_t x, bool relu, num::Mode mode) {

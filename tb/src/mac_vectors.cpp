@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tpu::tb {
 namespace {
 
@@ -156,6 +158,152 @@ void FusedDirected(const MacEmit& emit) {
   emit({0x1D81, 0x9D83, 0x00802101});  // FTZ: exact 2^-126 - 2^-150, tie rounds to 2^-126
   emit({0x8001, 0x0001, 0x00000000});  // (-tiny)·(+tiny) + (+0) = -0 (ragged-tile rule)
   emit({0x3940, 0x3940, 0xBF800000});  // -1 + 1.125·2^-25: below a power of two, 0xBF7FFFFF
+}
+
+uint32_t DrawFp32(Rng& rng, int exp_center) {
+  const uint32_t sign = rng.U32() & 0x80000000u;
+  switch (rng.U32() % 8) {
+    case 0: return sign | (rng.U32() & 0x7FFFFFu);                       // subnormal or zero
+    case 1: return sign | 0x7F800000u | (rng.U32() % 3 == 0 ? 1u : 0u);  // inf or NaN
+    case 2: return rng.U32();                                            // any pattern
+    default: {
+      const int e = std::clamp(exp_center + static_cast<int>(rng.U32() % 61) - 30, 1, 254);
+      return sign | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FFFFFu);
+    }
+  }
+}
+
+void Fma32Cross(const Fma32Emit& emit) {
+  for (uint32_t a : Fp32Specials())
+    for (uint32_t b : Fp32Specials())
+      for (uint32_t c : Fp32Specials()) emit({a, b, c});
+}
+
+void Fma32Random(Rng& rng, uint64_t count, const Fma32Emit& emit) {
+  for (uint64_t i = 0; i < count; ++i) {
+    const int center = 1 + static_cast<int>(rng.U32() % 254);
+    const uint32_t a = DrawFp32(rng, center), b = DrawFp32(rng, 127);
+    // c near the product (cancellation and ties), or anywhere.
+    const int product_exp = center + static_cast<int>((b >> 23) & 0xFFu) - 127;
+    uint32_t c = DrawFp32(rng, std::clamp(product_exp, 1, 254));
+    if (i % 4 == 3) c = rng.U32();
+    emit({a, b, c});
+  }
+}
+
+void Fma32FarAddendTies(Rng& rng, int count, const Fma32Emit& emit) {
+  for (int i = 0; i < count; ++i) {
+    const auto short_sig = [&](int e) {  // 13 significant bits, a random sign
+      return (rng.U32() & 0x80000000u) | (static_cast<uint32_t>(e) << 23) | (rng.U32() & 0x7FF800u);
+    };
+    const int ea = 64 + static_cast<int>(rng.U32() % 128),
+              eb = 64 + static_cast<int>(rng.U32() % 128);
+    const uint32_t a = short_sig(ea), b = short_sig(eb);
+    const int ec = ea + eb - 127 - 25 - static_cast<int>(rng.U32() % 116);
+    const uint32_t c = (rng.U32() & 0x80000000u) |
+                       (ec >= 1 ? (static_cast<uint32_t>(ec) << 23) | (rng.U32() & 0x7FFFFFu)
+                                : 1u + (rng.U32() & 0xFFFu));  // subnormal below the range
+    emit({a, b, c});
+  }
+}
+
+void Fma32TiesAgainstJams(Rng& rng, int per_shift, const Fma32Emit& emit) {
+  // a = b = (1 + m·2^-12)·2^ea (m odd, below 1696 so that the square stays below 2) gives
+  // (1 + m·2^-11 + m²·2^-24)·2^(2·ea): its lowest set bit, 2^-24 of it, is the result's guard
+  // bit. The addend's top set bit lands d bits below the product's (d = 0 .. 80); a subnormal
+  // addend has only its low bits set.
+  for (int d = 0; d <= 80; ++d) {
+    for (int i = 0; i < per_shift; ++i) {
+      const uint32_t m = (static_cast<uint32_t>(rng.Range(0, 847)) << 1) | 1u;
+      uint32_t c_mag;
+      int c_top;  // the weight of c's top set bit, as a power of two
+      if (rng.Bit()) {
+        const int width = rng.Range(1, 12);
+        c_mag = (rng.U32() & ((1u << width) - 1u)) | (1u << (width - 1));
+        c_top = -150 + width;
+      } else {
+        const int ec = rng.Range(1, 60);  // biased
+        c_mag = (static_cast<uint32_t>(ec) << 23) | (rng.Bit() ? 0u : (rng.U32() & 0x7FFFFFu));
+        c_top = ec - 127;
+      }
+      const int p_top = c_top + d;  // 2·ea
+      if ((p_top & 1) != 0 || p_top / 2 < -126 || p_top / 2 > 127) continue;
+      const uint32_t a = (static_cast<uint32_t>(p_top / 2 + 127) << 23) | (m << 11);
+      emit({a ^ (rng.Bit() ? 0x80000000u : 0u), a, c_mag | (rng.Bit() ? 0x80000000u : 0u)});
+    }
+  }
+}
+
+void Fma32Cancellations(Rng& rng, int count, const Fma32Emit& emit) {
+  for (int i = 0; i < count; ++i) {
+    // Products in range: exponents that sum to within the normal range.
+    const int ea = rng.Range(20, 234);
+    const int eb = std::clamp(127 + rng.Range(-100, 100) - (ea - 127), 1, 254);
+    const uint32_t a = (rng.U32() & 0x807FFFFFu) | (static_cast<uint32_t>(ea) << 23);
+    const uint32_t b = (rng.U32() & 0x807FFFFFu) | (static_cast<uint32_t>(eb) << 23);
+    // -(a·b) rounded to fp32, then exact and near: the 48-bit product minus a 24-bit neighbour
+    // leaves its low half (massive cancellation), or a few ulps of it.
+    const uint32_t neg = num::Fma32(a, b, num::kFp32SignMask, num::Mode::kIeee) ^ 0x80000000u;
+    emit({a, b, neg});
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-8, 8))});
+    emit({a, b, neg + static_cast<uint32_t>(rng.Range(-300, 300))});
+  }
+}
+
+void Fma32RoundingTies(Rng& rng, int count, const Fma32Emit& emit) {
+  // c has ulp 2^(E-23); a = an odd integer below 2^24 and b = 2^k give a·b = odd·2^(E-24): the
+  // sum's last bit is half an ulp of c's binade, a tie when the sum stays in it.
+  for (int i = 0; i < count; ++i) {
+    const int ce = rng.Range(60, 230);
+    uint32_t c = WithExp(rng.U32(), ce);
+    if (i % 4 == 0) c &= 0xFF800001u;
+    const uint32_t odd = (rng.U32() & ((1u << rng.Range(1, 24)) - 1u)) | 1u;
+    int msb = 0;
+    while ((odd >> (msb + 1)) != 0) ++msb;
+    const uint32_t a_mag =
+        (static_cast<uint32_t>(127 + msb) << 23) | ((odd << (23 - msb)) & 0x7FFFFFu);
+    const int k = (ce - 127) - 24;
+    if (k < -126 || k > 127) continue;
+    const uint32_t b = static_cast<uint32_t>(k + 127) << 23;
+    const uint32_t a = a_mag | (rng.Bit() ? 0x80000000u : 0u);
+    emit({a, b, c});
+    emit({a, b, c ^ 1u});
+  }
+}
+
+void Fma32SubnormalBoundary(Rng& rng, int count, const Fma32Emit& emit) {
+  for (int i = 0; i < count; ++i) {
+    // Products around 2^-126 .. 2^-152 and addends in the subnormal / smallest-normal range;
+    // subnormal operands (normalised inside the unit) now and then.
+    const int ea = rng.Range(1, 126);
+    const int eb = std::max(1, std::min(254, 127 - 126 - (ea - 127) + rng.Range(-26, 2)));
+    uint32_t a = (rng.U32() & 0x807FFFFFu) | (static_cast<uint32_t>(ea) << 23);
+    const uint32_t b = (rng.U32() & 0x807FFFFFu) | (static_cast<uint32_t>(eb) << 23);
+    if (rng.Range(0, 7) == 0) a &= 0x807FFFFFu;
+    uint32_t c = rng.U32() & 0x80FFFFFFu;
+    if (rng.Range(0, 3) == 0) c = rng.U32() & 0x807FFFFFu;
+    if (rng.Range(0, 7) == 0) c = (c & 0x80000000u) | 0x00800000u;
+    emit({a, b, c});
+    emit({a, b,
+          (0x00800000u + static_cast<uint32_t>(rng.Range(-3, 3))) |
+              (((a ^ b) & 0x80000000u) ? 0u : 0x80000000u)});
+  }
+}
+
+void Fma32FromMac(Rng& rng, int count, const Fma32Emit& emit) {
+  const auto widen = [&](const MacVector& v) {
+    emit({num::Bf16ToFp32(v.a), num::Bf16ToFp32(v.b), v.c});
+  };
+  FusedDirected(widen);
+  ExponentSweep(rng, std::max(1, count / 400), widen);
+  Cancellations(rng, count, widen);
+  RoundingTies(rng, count, widen);
+  SubnormalBoundary(rng, count, widen);
+}
+
+std::string DescribeFma32(const Fma32Vector& v, num::Mode mode) {
+  return fmt::format("{} fma32 a={} b={} c={}", num::ModeName(mode), num::FormatFp32(v.a),
+                     num::FormatFp32(v.b), num::FormatFp32(v.c));
 }
 
 void ConverterStructured(Rng& rng, const std::function<void(uint32_t)>& emit) {

@@ -90,6 +90,8 @@ const char* RoundCaseName(RoundCase c);  // "exact", "tie_even_up", ...
 // Mac with its rounding case. kFtzFlush: the IEEE-rounded result was subnormal and was flushed
 // (subnormal inputs read as zero are the operands' business, not a rounding case).
 uint32_t Mac(uint16_t a, uint16_t b, uint32_t c, Mode mode, RoundCase* how);
+// Fma32 with its rounding case, as Mac's.
+uint32_t Fma32(uint32_t a, uint32_t b, uint32_t c, Mode mode, RoundCase* how);
 // Fp32ToBf16 with its rounding case. kFtzFlush: a subnormal input was read as zero (a normal
 // input never rounds to a bf16 subnormal: the formats share their exponent range).
 uint16_t Fp32ToBf16(uint32_t x, Mode mode, RoundCase* how);

@@ -142,18 +142,20 @@ enum HbmRefreshBin : uint8_t { kRefabInTraffic, kRefpbInTraffic, kNumHbmRefreshB
 
 // Indices: [operand a, b, c][mode: 0 IEEE, 1 FTZ].
 struct Catalog {
-  const Group* mac_operand[3][2];   // mac.{a,b,c}.{ieee,ftz}
-  const Group* mac_round[2];        // mac.round.{ieee,ftz}
-  const Group* cvt_round[2];        // cvt.round.{ieee,ftz}
-  const Group* cvt_relu;            // cvt.relu
-  const Group* mxu_operand[3][2];   // mxu.{a,b,c0}.{ieee,ftz}
-  const Group* mxu_ports;           // mxu.handshake
-  const Group* hbm_cmd;             // hbm.cmd
-  const Group* hbm_refresh;         // hbm.refresh
-  const Group* accel_host;          // accel.host
-  const Group* accel_instr;         // accel.instr
-  const Group* accel_error;         // accel.error
-  const Group* accel_error_behind;  // accel.error_behind
+  const Group* mac_operand[3][2];    // mac.{a,b,c}.{ieee,ftz}
+  const Group* mac_round[2];         // mac.round.{ieee,ftz}
+  const Group* fma32_operand[3][2];  // fma32.{a,b,c}.{ieee,ftz}
+  const Group* fma32_round[2];       // fma32.round.{ieee,ftz}
+  const Group* cvt_round[2];         // cvt.round.{ieee,ftz}
+  const Group* cvt_relu;             // cvt.relu
+  const Group* mxu_operand[3][2];    // mxu.{a,b,c0}.{ieee,ftz}
+  const Group* mxu_ports;            // mxu.handshake
+  const Group* hbm_cmd;              // hbm.cmd
+  const Group* hbm_refresh;          // hbm.refresh
+  const Group* accel_host;           // accel.host
+  const Group* accel_instr;          // accel.instr
+  const Group* accel_error;          // accel.error
+  const Group* accel_error_behind;   // accel.error_behind
 };
 const Catalog& Groups();
 // "hbm.axi.port<p>" (AXI channels of tpu_hbm_subsys port p; ports 0 and 1, the one-channel
@@ -181,6 +183,20 @@ inline void Mac(uint16_t a, uint16_t b, uint32_t c, num::Mode mode) {
   g.mac_operand[1][m]->Hit(OperandBin16(b));
   g.mac_operand[2][m]->Hit(OperandBin32(c));
   if (Enabled()) MacRounding(a, b, c, mode);
+}
+
+// The rounding case of fma32(a, b, c) into fma32.round (re-runs the golden model).
+void Fma32Rounding(uint32_t a, uint32_t b, uint32_t c, num::Mode mode);
+
+// One fp32 FMA evaluation driven into the RTL (tpu_mac with fp32 operands): operand classes, and
+// (when Enabled()) the rounding case.
+inline void Fma32(uint32_t a, uint32_t b, uint32_t c, num::Mode mode) {
+  const Catalog& g = Groups();
+  const size_t m = ModeIndex(mode);
+  g.fma32_operand[0][m]->Hit(OperandBin32(a));
+  g.fma32_operand[1][m]->Hit(OperandBin32(b));
+  g.fma32_operand[2][m]->Hit(OperandBin32(c));
+  if (Enabled()) Fma32Rounding(a, b, c, mode);
 }
 
 // One fp32 -> bf16 conversion driven into the converter (with relu when `relu`): the relu input

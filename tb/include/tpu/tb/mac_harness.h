@@ -34,6 +34,47 @@ inline uint32_t EvalMac(SimCtrl<M>& sim, uint16_t a, uint16_t b, uint32_t c, num
   return m.res_o;
 }
 
+// The same for an fp32 FMA model (tpu_mac with InManBits = 23): counts fma32.* coverage.
+template <class M>
+inline uint32_t EvalFma32(SimCtrl<M>& sim, uint32_t a, uint32_t b, uint32_t c, num::Mode mode) {
+  fcov::Fma32(a, b, c, mode);
+  sim.Select();
+  M& m = sim.dut();
+  m.a_i = a;
+  m.b_i = b;
+  m.c_i = c;
+  m.ftz_i = mode == num::Mode::kFtz;
+  m.eval();
+  return m.res_o;
+}
+
+// What MacPipeChecker needs of a vector kind: its golden result, its report line, its coverage,
+// and a random vector for idle cycles.
+inline uint32_t GoldenOf(const MacVector& v, num::Mode mode) {
+  return num::Mac(v.a, v.b, v.c, mode);
+}
+inline uint32_t GoldenOf(const Fma32Vector& v, num::Mode mode) {
+  return num::Fma32(v.a, v.b, v.c, mode);
+}
+inline std::string Describe(const MacVector& v, num::Mode mode) {
+  return DescribeMac(v, mode);
+}
+inline std::string Describe(const Fma32Vector& v, num::Mode mode) {
+  return DescribeFma32(v, mode);
+}
+inline void Cover(const MacVector& v, num::Mode mode) {
+  fcov::Mac(v.a, v.b, v.c, mode);
+}
+inline void Cover(const Fma32Vector& v, num::Mode mode) {
+  fcov::Fma32(v.a, v.b, v.c, mode);
+}
+inline void RandomVector(Rng& rng, MacVector* v) {
+  *v = {rng.U16(), rng.U16(), rng.U32()};
+}
+inline void RandomVector(Rng& rng, Fma32Vector* v) {
+  *v = {rng.U32(), rng.U32(), rng.U32()};
+}
+
 template <class M>
 inline uint16_t EvalCvt(SimCtrl<M>& sim, uint32_t x, bool relu, num::Mode mode) {
   fcov::Cvt(x, relu, mode);
@@ -82,7 +123,8 @@ class Scoreboard {
 // Streams vectors through a pipelined MAC with random valid gaps and checks every result, in
 // order and at the configured latency, against the golden model. A result that never comes (or
 // comes early) is a failure that names the vector.
-template <class M>
+// V: MacVector (a bf16 MAC) or Fma32Vector (an fp32 FMA).
+template <class M, class V = MacVector>
 class MacPipeChecker {
  public:
   MacPipeChecker(SimCtrl<M>& sim, unsigned latency, uint64_t seed, Scoreboard& sb)
@@ -90,7 +132,7 @@ class MacPipeChecker {
     sim_.Reset();
   }
 
-  void Push(const MacVector& v, num::Mode mode) {
+  void Push(const V& v, num::Mode mode) {
     while (rng_.Range(0, 7) == 0) Step(nullptr, mode);  // a gap: valid low for a cycle
     Step(&v, mode);
   }
@@ -101,7 +143,7 @@ class MacPipeChecker {
     if (!inflight_.empty()) {
       errors_ += fmt::format("{} results never came out; oldest: vector #{} ({})\n",
                              inflight_.size(), inflight_.front().index,
-                             DescribeMac(inflight_.front().v, inflight_.front().mode));
+                             Describe(inflight_.front().v, inflight_.front().mode));
     }
   }
   const std::string& errors() const { return errors_; }
@@ -110,14 +152,14 @@ class MacPipeChecker {
   struct InFlight {
     uint64_t index;
     uint64_t issue_cycle;
-    MacVector v;
+    V v;
     num::Mode mode;
   };
 
   // One clock cycle: drive (after the previous falling edge), sample on the rising edge, check.
   // Latency counts rising edges from the one that samples a vector to the one after which its
   // result shows; a combinational MAC (latency 0) is checked before the edge.
-  void Step(const MacVector* v, num::Mode mode) {
+  void Step(const V* v, num::Mode mode) {
     M& m = sim_.dut();
     m.in_valid_i = v != nullptr;
     if (v != nullptr) {
@@ -126,12 +168,14 @@ class MacPipeChecker {
       m.c_i = v->c;
       m.ftz_i = mode == num::Mode::kFtz;
       inflight_.push_back({next_index_++, sim_.cycle(), *v, mode});
-      fcov::Mac(v->a, v->b, v->c, mode);
+      Cover(*v, mode);
     } else {
       // Garbage on idle inputs must not matter.
-      m.a_i = rng_.U16();
-      m.b_i = rng_.U16();
-      m.c_i = rng_.U32();
+      V g;
+      RandomVector(rng_, &g);
+      m.a_i = g.a;
+      m.b_i = g.b;
+      m.c_i = g.c;
       m.ftz_i = rng_.Bit();
     }
     if (latency_ == 0) {
@@ -156,7 +200,7 @@ class MacPipeChecker {
       errors_ += fmt::format("vector #{}: latency {} cycles, expected {}\n", f.index,
                              sim_.cycle() - f.issue_cycle, latency_);
     }
-    sb_.Check(f.index, DescribeMac(f.v, f.mode), num::Mac(f.v.a, f.v.b, f.v.c, f.mode), m.res_o);
+    sb_.Check(f.index, Describe(f.v, f.mode), GoldenOf(f.v, f.mode), m.res_o);
   }
 
   SimCtrl<M>& sim_;
