@@ -15,6 +15,10 @@
 //                     algorithm on the host's fmaf, and (IEEE) its error against exp within the
 //                     contract's bound; prints the largest error
 //   vpu-recip         the same for the vector unit's reciprocal
+//   vpu-rsqrt         the same for its 1/sqrt (negative inputs: the canonical NaN)
+//   vpu-sqrt          the same for its sqrt
+//   vpu-sigmoid       the same for its sigmoid (from exp and reciprocal)
+//   vpu-tanh          the same for its tanh (a polynomial near 0, exp and reciprocal beyond)
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
 #include <fmt/format.h>
@@ -223,6 +227,37 @@ VpuFunction g_vpu_recip{
     tpu::tb::RecipUlpError,
     tpu::vpu::kRecipMaxUlp};
 
+VpuFunction g_vpu_rsqrt{
+    "rsqrt",
+    tpu::vpu::Rsqrt,
+    [](uint32_t x, Mode m) { return tpu::vpu::RsqrtWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return 1.0 / std::sqrt(x); },
+    tpu::tb::RsqrtUlpError,
+    tpu::vpu::kRsqrtMaxUlp};
+VpuFunction g_vpu_sqrt{
+    "sqrt",
+    tpu::vpu::Sqrt,
+    [](uint32_t x, Mode m) { return tpu::vpu::SqrtWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return std::sqrt(x); },
+    tpu::tb::SqrtUlpError,
+    tpu::vpu::kSqrtMaxUlp};
+
+VpuFunction g_vpu_sigmoid{
+    "sigmoid",
+    tpu::vpu::Sigmoid,
+    [](uint32_t x, Mode m) { return tpu::vpu::SigmoidWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
+    tpu::tb::SigmoidUlpError,
+    tpu::vpu::kSigmoidMaxUlp};
+
+VpuFunction g_vpu_tanh{
+    "tanh",
+    tpu::vpu::Tanh,
+    [](uint32_t x, Mode m) { return tpu::vpu::TanhWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return std::tanh(x); },
+    tpu::tb::TanhUlpError,
+    tpu::vpu::kTanhMaxUlp};
+
 Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
   return [mode, &f](uint64_t hi, tpu::tb::Rng&, const auto& report) {
     uint64_t bad = 0, not_nearest = 0;
@@ -238,10 +273,18 @@ Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
                            tpu::num::FormatFp32(x), tpu::num::FormatFp32(g),
                            tpu::num::FormatFp32(h)));
       }
-      if (mode == Mode::kIeee && !tpu::num::IsNaN32(x)) {
+      const double exact = f.exact(double(tpu::tb::AsFloat(x)));
+      if (mode == Mode::kIeee && !tpu::num::IsNaN32(x) && std::isnan(exact)) {
+        // Outside the domain (a negative x for rsqrt and sqrt): the canonical NaN.
+        if (g != tpu::num::kFp32CanonicalNaN) {
+          ++bad;
+          report(fmt::format("{} x={}: {} where the exact value is NaN", f.name,
+                             tpu::num::FormatFp32(x), tpu::num::FormatFp32(g)));
+        }
+      } else if (mode == Mode::kIeee && !tpu::num::IsNaN32(x)) {
         const double err = f.error(x, g);
         if (err > worst) worst = err, worst_x = x;
-        const auto nearest = static_cast<float>(f.exact(double(tpu::tb::AsFloat(x))));
+        const auto nearest = static_cast<float>(exact);
         not_nearest += tpu::tb::AsBits(nearest) != g;
         if (err > f.bound) {
           ++bad;
@@ -356,9 +399,10 @@ Sweep::Body RtlRandom() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
-  const std::vector<std::string> all = {"golden-mac-zero", "golden-mac-rand", "golden-cvt",
-                                        "rtl-mac-matter",  "rtl-mac-cancel",  "rtl-cvt",
-                                        "random",          "vpu-exp",         "vpu-recip"};
+  const std::vector<std::string> all = {
+      "golden-mac-zero", "golden-mac-rand", "golden-cvt", "rtl-mac-matter", "rtl-mac-cancel",
+      "rtl-cvt",         "random",          "vpu-exp",    "vpu-recip",      "vpu-rsqrt",
+      "vpu-sqrt",        "vpu-sigmoid",     "vpu-tanh"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
@@ -415,6 +459,10 @@ int main(int argc, char** argv) {
       if (s == "rtl-cvt") make = [m] { return RtlCvt(m); };
       if (s == "vpu-exp") make = [m] { return VpuUnary(m, g_vpu_exp); };
       if (s == "vpu-recip") make = [m] { return VpuUnary(m, g_vpu_recip); };
+      if (s == "vpu-rsqrt") make = [m] { return VpuUnary(m, g_vpu_rsqrt); };
+      if (s == "vpu-sqrt") make = [m] { return VpuUnary(m, g_vpu_sqrt); };
+      if (s == "vpu-sigmoid") make = [m] { return VpuUnary(m, g_vpu_sigmoid); };
+      if (s == "vpu-tanh") make = [m] { return VpuUnary(m, g_vpu_tanh); };
       sw->Run(threads, seed, make);
       done.push_back(std::move(sw));
     }
@@ -431,7 +479,8 @@ int main(int argc, char** argv) {
     for (const auto& r : sw->reports()) fmt::print("    {}\n", r);
     total_bad += sw->mismatches();
   }
-  for (const VpuFunction* f : {&g_vpu_exp, &g_vpu_recip}) {
+  for (const VpuFunction* f :
+       {&g_vpu_exp, &g_vpu_recip, &g_vpu_rsqrt, &g_vpu_sqrt, &g_vpu_sigmoid, &g_vpu_tanh}) {
     if (f->worst_bits.load() == 0) continue;
     double worst;
     const uint64_t bits = f->worst_bits.load();

@@ -26,6 +26,18 @@ uint32_t HostExp(uint32_t x, Mode m) {
 uint32_t HostRecip(uint32_t x, Mode m) {
   return vpu::RecipWith(x, m, tb::HostFma32);
 }
+uint32_t HostRsqrt(uint32_t x, Mode m) {
+  return vpu::RsqrtWith(x, m, tb::HostFma32);
+}
+uint32_t HostSqrt(uint32_t x, Mode m) {
+  return vpu::SqrtWith(x, m, tb::HostFma32);
+}
+uint32_t HostSigmoid(uint32_t x, Mode m) {
+  return vpu::SigmoidWith(x, m, tb::HostFma32);
+}
+uint32_t HostTanh(uint32_t x, Mode m) {
+  return vpu::TanhWith(x, m, tb::HostFma32);
+}
 
 // Every 4099th fp32 pattern from a seeded offset (about a million inputs, every binade), in both
 // modes: the golden function equals the host-fma run bit for bit, and in IEEE mode its error is
@@ -66,6 +78,111 @@ TEST(VpuExpTest, SampledInputs) {
 
 TEST(VpuRecipTest, SampledInputs) {
   CheckSampled("recip", vpu::Recip, HostRecip, tb::RecipUlpError, vpu::kRecipMaxUlp);
+}
+
+TEST(VpuRsqrtTest, SampledInputs) {
+  CheckSampled("rsqrt", vpu::Rsqrt, HostRsqrt, tb::RsqrtUlpError, vpu::kRsqrtMaxUlp);
+}
+
+TEST(VpuSqrtTest, SampledInputs) {
+  CheckSampled("sqrt", vpu::Sqrt, HostSqrt, tb::SqrtUlpError, vpu::kSqrtMaxUlp);
+}
+
+TEST(VpuSigmoidTest, SampledInputs) {
+  CheckSampled("sigmoid", vpu::Sigmoid, HostSigmoid, tb::SigmoidUlpError, vpu::kSigmoidMaxUlp);
+}
+
+// The specials, both branches and both ends: 1/2 at the zeros (and at a subnormal x in FTZ), 1
+// from x = 17 (1 - 2^-25 and above round to 1), exp(x) itself far to the left, 0 from -104.
+TEST(VpuSigmoidTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Sigmoid(0u, m), 0x3F000000u);
+    EXPECT_EQ(vpu::Sigmoid(0x80000000u, m), 0x3F000000u);
+    EXPECT_EQ(vpu::Sigmoid(0x7F800000u, m), vpu::kOne);
+    EXPECT_EQ(vpu::Sigmoid(0xFF800000u, m), 0u);
+    EXPECT_EQ(vpu::Sigmoid(0x41880000u, m), vpu::kOne);  // 17
+    EXPECT_EQ(vpu::Sigmoid(0xC2D00000u, m), 0u);         // -104
+    EXPECT_EQ(vpu::Sigmoid(0x7FC00001u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Sigmoid(0xC2A00000u, m), vpu::Exp(0xC2A00000u, m));  // -80: e/(1+e) = e
+  }
+  EXPECT_EQ(vpu::Sigmoid(0x00000001u, Mode::kFtz), 0x3F000000u);
+}
+
+TEST(VpuTanhTest, SampledInputs) {
+  CheckSampled("tanh", vpu::Tanh, HostTanh, tb::TanhUlpError, vpu::kTanhMaxUlp);
+}
+
+// The specials, odd symmetry bit for bit, both forms at their switch, x itself below 2^-12 and
+// for subnormals, +-1 far out.
+TEST(VpuTanhTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Tanh(0u, m), 0u);
+    EXPECT_EQ(vpu::Tanh(0x80000000u, m), 0x80000000u);
+    EXPECT_EQ(vpu::Tanh(0x7F800000u, m), vpu::kOne);
+    EXPECT_EQ(vpu::Tanh(0xFF800000u, m), vpu::kOne | num::kFp32SignMask);
+    EXPECT_EQ(vpu::Tanh(0x41200000u, m), vpu::kOne);    // 10
+    EXPECT_EQ(vpu::Tanh(0x39000000u, m), 0x39000000u);  // 2^-13: x
+    EXPECT_EQ(vpu::Tanh(0x7FC00001u, m), num::kFp32CanonicalNaN);
+    tb::Rng rng(test::TestSeed());
+    for (int i = 0; i < 10000; ++i) {
+      const uint32_t x = rng.U32() & 0x7FFFFFFFu;
+      if (num::IsNaN32(x)) continue;
+      ASSERT_EQ(vpu::Tanh(x | num::kFp32SignMask, m), vpu::Tanh(x, m) ^ num::kFp32SignMask)
+          << fmt::format("x = {:#010x}", x);
+    }
+    for (uint32_t x : {vpu::kTanhSwitch - 1, vpu::kTanhSwitch}) {  // both sides of 0.55
+      EXPECT_LE(tb::TanhUlpError(x, vpu::Tanh(x, Mode::kIeee)), vpu::kTanhMaxUlp);
+    }
+  }
+  EXPECT_EQ(vpu::Tanh(0x00000001u, Mode::kIeee), 0x00000001u);
+  EXPECT_EQ(vpu::Tanh(0x80400000u, Mode::kIeee), 0x80400000u);
+  EXPECT_EQ(vpu::Tanh(0x00400000u, Mode::kFtz), 0u);
+}
+
+// The specials, the domain (a negative x is NaN, -0 is not negative), both reductions (even and
+// odd exponents), the subnormal scaling and FTZ; the values are binary64's rounded to fp32.
+TEST(VpuRsqrtTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Rsqrt(0x3F800000u, m), 0x3F800000u);  // 1
+    EXPECT_EQ(vpu::Rsqrt(0x40800000u, m), 0x3F000000u);  // 4 -> 1/2
+    EXPECT_EQ(vpu::Rsqrt(0x3E800000u, m), 0x40000000u);  // 1/4 -> 2
+    EXPECT_EQ(vpu::Rsqrt(0x40000000u, m), 0x3F3504F3u);  // 2 -> 0.707106769
+    EXPECT_EQ(vpu::Rsqrt(0x40400000u, m), 0x3F13CD3Au);  // 3 -> 0.577350259
+    EXPECT_EQ(vpu::Rsqrt(0x7F7FFFFFu, m), 0x1F800000u);  // FLT_MAX -> 2^-64
+    EXPECT_EQ(vpu::Rsqrt(0u, m), vpu::kPlusInf);
+    EXPECT_EQ(vpu::Rsqrt(0x80000000u, m), 0xFF800000u);  // -0 -> -inf
+    EXPECT_EQ(vpu::Rsqrt(0x7F800000u, m), 0u);           // +inf -> +0
+    EXPECT_EQ(vpu::Rsqrt(0xFF800000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Rsqrt(0xBF800000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Rsqrt(0xFFC00001u, m), num::kFp32CanonicalNaN);
+  }
+  EXPECT_EQ(vpu::Rsqrt(0x00000001u, Mode::kIeee), 0x64B504F3u);  // 2^-149 -> 2^74.5
+  EXPECT_EQ(vpu::Rsqrt(0x00000001u, Mode::kFtz), vpu::kPlusInf);
+  EXPECT_EQ(vpu::Rsqrt(0x80000001u, Mode::kIeee), num::kFp32CanonicalNaN);
+  EXPECT_EQ(vpu::Rsqrt(0x80000001u, Mode::kFtz), 0xFF800000u);  // read as -0
+}
+
+TEST(VpuSqrtTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Sqrt(0x3F800000u, m), 0x3F800000u);
+    EXPECT_EQ(vpu::Sqrt(0x40800000u, m), 0x40000000u);
+    EXPECT_EQ(vpu::Sqrt(0x3E800000u, m), 0x3F000000u);
+    EXPECT_EQ(vpu::Sqrt(0x40000000u, m), 0x3FB504F3u);  // sqrt(2), correctly rounded
+    EXPECT_EQ(vpu::Sqrt(0x40400000u, m), 0x3FDDB3D7u);
+    EXPECT_EQ(vpu::Sqrt(0x7F7FFFFFu, m), 0x5F7FFFFFu);
+    EXPECT_EQ(vpu::Sqrt(0u, m), 0u);
+    EXPECT_EQ(vpu::Sqrt(0x80000000u, m), 0x80000000u);  // -0 -> -0 (IEEE)
+    EXPECT_EQ(vpu::Sqrt(0x7F800000u, m), vpu::kPlusInf);
+    EXPECT_EQ(vpu::Sqrt(0xFF800000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Sqrt(0xBF800000u, m), num::kFp32CanonicalNaN);
+  }
+  EXPECT_EQ(vpu::Sqrt(0x00000001u, Mode::kIeee), 0x1A3504F3u);  // 2^-149 -> 2^-74.5
+  EXPECT_EQ(vpu::Sqrt(0x00000001u, Mode::kFtz), 0u);
+  EXPECT_EQ(vpu::Sqrt(0x80000001u, Mode::kFtz), 0x80000000u);
 }
 
 TEST(VpuRecipTest, Directed) {

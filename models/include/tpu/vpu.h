@@ -175,6 +175,171 @@ inline uint32_t Recip(uint32_t x, num::Mode mode) {
   });
 }
 
+// rsqrt's and sqrt's constants: for 1/sqrt(m) on [1, 2) the line 1.26416063 - 0.28639999*m (its
+// relative error is at most 2.3%), and for 1/sqrt(2m) the same line divided by sqrt(2); the
+// error bounds, checked over all 2^32 inputs by `tpu_sweep --sweep vpu-rsqrt` and `vpu-sqrt`.
+inline constexpr uint32_t kRsqrtLineP[2] = {0x3FA1D004u, 0x3F64D667u};  // 1.26416063, 0.89389652
+inline constexpr uint32_t kRsqrtLineQ[2] = {0xBE92A305u, 0xBE4F6031u};  // -0.28639999, -0.20251538
+inline constexpr uint32_t kHalf = 0x3F000000u;
+inline constexpr double kRsqrtMaxUlp = 0.51;
+inline constexpr double kSqrtMaxUlp = 0.5;
+
+// The reduction rsqrt and sqrt share: |x| = m * 2^e with m in [1, 2) (a subnormal x first scaled
+// exactly by 2^64), e's parity, and 1/sqrt(m * 2^parity) to within about 2^-40 (before its
+// last rounding): y = P[par] + Q[par]*m, then three Newton steps on hm = m * 2^parity / 2 (exact):
+// t = fma32(y, y, -0), d = fma32(-hm, t, 1/2), y = fma32(y, d, y).
+struct RsqrtReduced {
+  uint32_t m;  // m * 2^parity: in [1, 4)
+  uint32_t y;  // 1/sqrt(m) (fp32)
+  int half_e;  // (e - parity) / 2: x = m * 2^(2*half_e)
+};
+template <class Fma>
+RsqrtReduced RsqrtReduce(uint32_t mag, num::Mode mode, Fma fma) {
+  const auto pow2 = [](int e) { return static_cast<uint32_t>(e + 127) << 23; };
+  int e = -127;
+  if (mag < 0x00800000u) {  // subnormal: exact, now normal
+    mag = fma(mag, pow2(64), kMinusZero, mode);
+    e -= 64;
+  }
+  e += static_cast<int>(mag >> 23);
+  const int par = e & 1;
+  const uint32_t m = (mag & 0x7FFFFFu) | kOne;
+  uint32_t y = fma(m, kRsqrtLineQ[par], kRsqrtLineP[par], mode);
+  const uint32_t minus_hm = (m + (static_cast<uint32_t>(par) << 23) - (1u << 23)) ^
+                            num::kFp32SignMask;  // -(m * 2^par / 2): an exponent change
+  for (int i = 0; i < 2; ++i) {
+    const uint32_t t = fma(y, y, kMinusZero, mode);
+    const uint32_t d = fma(minus_hm, t, kHalf, mode);
+    y = fma(y, d, y, mode);
+  }
+  // The last step with its residual 1 - mm*y^2 computed from mm*y split exactly into p + q.
+  const uint32_t mm = m + (static_cast<uint32_t>(par) << 23);
+  const uint32_t p = fma(mm, y, kMinusZero, mode);
+  const uint32_t q = fma(mm, y, p ^ num::kFp32SignMask, mode);  // mm*y - p, exact
+  const uint32_t r =
+      fma(q ^ num::kFp32SignMask, y, fma(p ^ num::kFp32SignMask, y, kOne, mode), mode);
+  y = fma(y - (1u << 23), r, y, mode);  // y + y/2 * r (y/2 exact: y is in (1/2, 1])
+  return {mm, y, (e - par) / 2};
+}
+
+// 1/sqrt(x), the contract's algorithm:
+//   NaN or x < 0 (-inf included, -0 not) -> 0x7FC00000; +-0 -> +-inf; +inf -> +0 (FTZ: a
+//   subnormal x is +-0 first);
+//   the reduction above; the result y * 2^-half_e is one exact fma32(y, 2^-half_e, -0)
+//   (-half_e is in [-63, 74]: the result is normal).
+template <class Fma>
+uint32_t RsqrtWith(uint32_t x, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const uint32_t sign = x & num::kFp32SignMask;
+  const uint32_t mag = x & ~num::kFp32SignMask;
+  if (mag == 0) return sign | kPlusInf;
+  if (sign != 0) return num::kFp32CanonicalNaN;
+  if (mag == kPlusInf) return 0u;
+  const RsqrtReduced r = RsqrtReduce(mag, mode, fma);
+  return fma(r.y, static_cast<uint32_t>(127 - r.half_e) << 23, kMinusZero, mode);
+}
+
+// sqrt(x), the contract's algorithm:
+//   NaN or x < 0 (-inf included) -> 0x7FC00000; +-0 -> +-0; +inf -> +inf (FTZ: a subnormal x is
+//   +-0 first);
+//   the reduction above, then one correction of s = sqrt(m): s = fma32(m, y, -0),
+//   r = fma32(-s, s, m) (the residual), s = fma32(r, y/2, s) (y/2 exact); the result
+//   s * 2^half_e is one exact fma32(s, 2^half_e, -0) (half_e is in [-75, 63]: normal).
+template <class Fma>
+uint32_t SqrtWith(uint32_t x, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const uint32_t sign = x & num::kFp32SignMask;
+  const uint32_t mag = x & ~num::kFp32SignMask;
+  if (mag == 0) return x;
+  if (sign != 0) return num::kFp32CanonicalNaN;
+  if (mag == kPlusInf) return kPlusInf;
+  const RsqrtReduced r = RsqrtReduce(mag, mode, fma);
+  uint32_t s = fma(r.m, r.y, kMinusZero, mode);
+  const uint32_t res = fma(s ^ num::kFp32SignMask, s, r.m, mode);
+  s = fma(res, r.y - (1u << 23), s, mode);  // y/2: y is in (1/2, 1], normal
+  return fma(s, static_cast<uint32_t>(127 + r.half_e) << 23, kMinusZero, mode);
+}
+
+inline uint32_t Rsqrt(uint32_t x, num::Mode mode) {
+  return RsqrtWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+inline uint32_t Sqrt(uint32_t x, num::Mode mode) {
+  return SqrtWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
+// sigmoid(x) = 1/(1 + exp(-x)), the contract's algorithm, from exp and reciprocal above (their
+// steps in `mode`; FTZ reads a subnormal x as zero, sigmoid = 1/2):
+//   NaN -> 0x7FC00000;
+//   x >= +0:      e = exp(-x); s = recip(fma32(e, 1, 1))
+//   x <= -0:      e = exp(x);  s = fma32(e, recip(fma32(e, 1, 1)), -0)   (e/(1 + e))
+// (-0 takes the second branch: 1 * recip(2) = 1/2, as the first would give.) The bound is
+// checked over all 2^32 inputs by `tpu_sweep --sweep vpu-sigmoid`.
+inline constexpr double kSigmoidMaxUlp = 3.0;
+template <class Fma>
+uint32_t SigmoidWith(uint32_t x, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const bool neg = (x & num::kFp32SignMask) != 0;
+  const uint32_t e = ExpWith(neg ? x : x ^ num::kFp32SignMask, mode, fma);
+  const uint32_t r = RecipWith(fma(e, kOne, kOne, mode), mode, fma);
+  return neg ? fma(e, r, kMinusZero, mode) : r;
+}
+inline uint32_t Sigmoid(uint32_t x, num::Mode mode) {
+  return SigmoidWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
+// tanh's constants: the switch 0.55 between its two forms, and the coefficients c0 .. c5 of
+// P(z), z = x^2, with tanh(x) ~ x + x*z*P(z) on [0, 0.55] (a least-squares fit of the relative
+// error, weighted toward minimax, each coefficient rounded to fp32: 4.7e-9 relative before the
+// evaluation's roundings).
+inline constexpr uint32_t kTanhSwitch = 0x3F0CCCCDu;  // 0.55
+inline constexpr uint32_t kTanhPoly[6] = {0xBEAAAAAAu, 0x3E08886Eu, 0xBD5D04CCu,
+                                          0x3CB271EFu, 0xBC09DAEEu, 0x3B1D045Fu};
+inline constexpr uint32_t kTwo = 0x40000000u;
+inline constexpr uint32_t kMinusTwo = 0xC0000000u;
+inline constexpr double kTanhMaxUlp = 3.0;
+
+// tanh(x), the contract's algorithm, on a = |x| (the sign is x's; FTZ reads a subnormal x as a
+// zero of its sign):
+//   NaN -> 0x7FC00000;
+//   a < 0.55:   z = fma32(a, a, -0); p = c5; p = fma32(p, z, c) for c = c4 .. c0;
+//               t = fma32(fma32(a, z, -0), p, a)                        (a + a*z*P(z))
+//   a >= 0.55:  E = exp(fma32(a, 2, -0)); t = fma32(recip(fma32(E, 1, 1)), -2, 1)
+//                                                                       (1 - 2/(e^2a + 1))
+// (+inf gives E = +inf, recip(+inf) = +0, t = 1.) The bound is checked over all 2^32 inputs by
+// `tpu_sweep --sweep vpu-tanh`.
+template <class Fma>
+uint32_t TanhWith(uint32_t x, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const uint32_t sign = x & num::kFp32SignMask;
+  const uint32_t a = x & ~num::kFp32SignMask;
+  uint32_t t;
+  if (a < kTanhSwitch) {
+    const uint32_t z = fma(a, a, kMinusZero, mode);
+    uint32_t p = kTanhPoly[5];
+    for (int i = 4; i >= 0; --i) p = fma(p, z, kTanhPoly[i], mode);
+    t = fma(fma(a, z, kMinusZero, mode), p, a, mode);
+  } else {
+    const uint32_t e = ExpWith(fma(a, kTwo, kMinusZero, mode), mode, fma);
+    t = fma(RecipWith(fma(e, kOne, kOne, mode), mode, fma), kMinusTwo, kOne, mode);
+  }
+  return sign | t;
+}
+inline uint32_t Tanh(uint32_t x, num::Mode mode) {
+  return TanhWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
 // The golden exp: the algorithm on the golden fma32.
 inline uint32_t Exp(uint32_t x, num::Mode mode) {
   return ExpWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {

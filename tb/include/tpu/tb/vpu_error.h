@@ -45,5 +45,17 @@ inline double ExpUlpError(uint32_t x, uint32_t y) {
 inline double RecipUlpError(uint32_t x, uint32_t y) {
   return ResultError(y, 1.0 / static_cast<double>(AsFloat(x)));
 }
+inline double RsqrtUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, 1.0 / std::sqrt(static_cast<double>(AsFloat(x))));
+}
+inline double SigmoidUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, 1.0 / (1.0 + std::exp(-static_cast<double>(AsFloat(x)))));
+}
+inline double TanhUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, std::tanh(static_cast<double>(AsFloat(x))));
+}
+inline double SqrtUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, std::sqrt(static_cast<double>(AsFloat(x))));
+}
 
 }  // namespace tpu::tb
