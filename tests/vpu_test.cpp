@@ -277,6 +277,77 @@ TEST(VpuTest, MaxMinReluClipAgainstTheHostsReading) {
   EXPECT_EQ(bad, 0u);
 }
 
+// The comparisons against the host's float comparisons of the operands as read (false with a
+// NaN, -0 == +0), and select against its rule, on random operands with equal, adjacent and
+// special values made common.
+TEST(VpuTest, CompareAndSelectAgainstTheHostsReading) {
+  tb::Rng rng(test::TestSeed());
+  uint64_t bad = 0;
+  const uint64_t n = test::Scaled(1'000'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    const Mode m = i % 2 ? Mode::kFtz : Mode::kIeee;
+    const uint32_t a = rng.U32(), b = Draw(rng, a), c = Draw(rng, b);
+    const float fa = tb::AsFloat(vpu::Operand(a, m)), fb = tb::AsFloat(vpu::Operand(b, m));
+    const auto check = [&](const char* what, uint32_t got, bool want) {
+      if (got != (want ? vpu::kOne : 0u) && bad++ < 5) {
+        ADD_FAILURE() << fmt::format("{}({:#010x}, {:#010x}) {}: {:#010x}", what, a, b,
+                                     num::ModeName(m), got);
+      }
+    };
+    check("gt", vpu::Gt(a, b, m), fa > fb);
+    check("ge", vpu::Ge(a, b, m), fa >= fb);
+    check("eq", vpu::Eq(a, b, m), fa == fb);
+    const float fc = tb::AsFloat(vpu::Operand(c, m));
+    const uint32_t want = (fc != 0.0f || std::isnan(fc)) ? a : b;
+    if (vpu::Select(c, a, b, m) != want && bad++ < 5) {
+      ADD_FAILURE() << fmt::format("select({:#010x}, {:#010x}, {:#010x}) {}", c, a, b,
+                                   num::ModeName(m));
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+// Lane reductions: the pairwise order (a case where it differs from left to right), sums of
+// small integers (exact in any order) against their integer sum, the maximum against the host's
+// over the same lanes, identities (a lane of -0, -inf, NaN), and the lane counts 1 .. 128.
+TEST(VpuTest, LaneReductions) {
+  // 1 + 2^-24 + 2^-24 + 2^-24: pairwise (1 + 2^-24) + (2^-24 + 2^-24) = 1 + 2^-23; left to right
+  // every step rounds back to 1.
+  const uint32_t tie[4] = {vpu::kOne, 0x33800000u, 0x33800000u, 0x33800000u};
+  EXPECT_EQ(vpu::ReduceSum(tie, 4, Mode::kIeee), 0x3F800001u);
+  // (1 + 2^-24) + (-1 + 2^-24) = 1 - (1 - 2^-24) = 2^-24; lanes 0 and 2 first would give 2^-23.
+  const uint32_t pairs[4] = {vpu::kOne, 0x33800000u, vpu::kMinusOne, 0x33800000u};
+  EXPECT_EQ(vpu::ReduceSum(pairs, 4, Mode::kIeee), 0x33800000u);
+  const uint32_t zeros[3] = {0x80000000u, 0x80000000u, 0x80000000u};
+  EXPECT_EQ(vpu::ReduceSum(zeros, 3, Mode::kIeee), 0x80000000u);  // -0 padding keeps -0
+  EXPECT_EQ(vpu::ReduceMax(zeros, 3, Mode::kIeee), 0x80000000u);
+  const uint32_t with_nan[3] = {vpu::kOne, 0x7FC00001u, 0xFF800000u};
+  EXPECT_EQ(vpu::ReduceMax(with_nan, 3, Mode::kIeee), num::kFp32CanonicalNaN);
+  EXPECT_EQ(vpu::ReduceSum(with_nan, 3, Mode::kIeee), num::kFp32CanonicalNaN);
+  const uint32_t ninf[1] = {0xFF800000u};
+  EXPECT_EQ(vpu::ReduceMax(ninf, 1, Mode::kIeee), 0xFF800000u);
+  EXPECT_THROW(vpu::ReduceSum(ninf, 0, Mode::kIeee), std::invalid_argument);
+  tb::Rng rng(test::TestSeed());
+  for (int n = 1; n <= 128; ++n) {
+    for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+      uint32_t ints[128], any[128];
+      int64_t sum = 0;
+      float host_max = -INFINITY;
+      for (int i = 0; i < n; ++i) {
+        const int v = rng.Range(-1000, 1000);
+        ints[i] = tb::AsBits(static_cast<float>(v));
+        sum += v;
+        any[i] = rng.U32() & 0xBFFFFFFFu;  // no NaN or infinity
+        host_max = std::max(host_max, tb::AsFloat(vpu::Operand(any[i], m)));
+      }
+      const uint32_t want_sum = sum == 0 ? 0u : tb::AsBits(static_cast<float>(sum));
+      EXPECT_EQ(vpu::ReduceSum(ints, n, m), want_sum) << n;
+      const uint32_t got = vpu::ReduceMax(any, n, m);
+      EXPECT_EQ(tb::AsFloat(got), host_max) << n;  // a zero's sign: checked above
+    }
+  }
+}
+
 TEST(VpuTest, MaxMinZerosAndNaNs) {
   for (Mode m : {Mode::kIeee, Mode::kFtz}) {
     EXPECT_EQ(vpu::Max(0x80000000u, 0u, m), 0u);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "tpu/numerics.h"
 
@@ -46,6 +47,34 @@ inline uint32_t Min(uint32_t a, uint32_t b, num::Mode mode) {
   a = Operand(a, mode), b = Operand(b, mode);
   if (num::IsNaN32(a) || num::IsNaN32(b)) return num::kFp32CanonicalNaN;
   return Below(b, a) ? b : a;
+}
+
+// Comparisons, IEEE 754's compareQuiet on the operands as read in `mode`: +1 (0x3F800000) when it
+// holds, +0 otherwise; a NaN operand makes every one false (+0), and -0 equals +0. ONNX's Greater,
+// GreaterOrEqual and Equal as 1/0 values.
+inline bool Equal(uint32_t a, uint32_t b) {  // neither a NaN
+  return a == b || ((a | b) & ~num::kFp32SignMask) == 0;
+}
+inline uint32_t Gt(uint32_t a, uint32_t b, num::Mode mode) {
+  a = Operand(a, mode), b = Operand(b, mode);
+  if (num::IsNaN32(a) || num::IsNaN32(b)) return 0u;
+  return !Equal(a, b) && Below(b, a) ? kOne : 0u;
+}
+inline uint32_t Ge(uint32_t a, uint32_t b, num::Mode mode) {
+  a = Operand(a, mode), b = Operand(b, mode);
+  if (num::IsNaN32(a) || num::IsNaN32(b)) return 0u;
+  return Equal(a, b) || Below(b, a) ? kOne : 0u;
+}
+inline uint32_t Eq(uint32_t a, uint32_t b, num::Mode mode) {
+  a = Operand(a, mode), b = Operand(b, mode);
+  if (num::IsNaN32(a) || num::IsNaN32(b)) return 0u;
+  return Equal(a, b) ? kOne : 0u;
+}
+
+// select(c, a, b) = a where c is not a zero (as read in `mode`; a NaN is not a zero), else b. The
+// chosen operand is returned as it is (bits moved, nothing computed). ONNX's Where with c as 1/0.
+inline uint32_t Select(uint32_t c, uint32_t a, uint32_t b, num::Mode mode) {
+  return (Operand(c, mode) & ~num::kFp32SignMask) != 0 ? a : b;
 }
 
 // relu(x) = max(x, +0): the store path's relu (num::Relu) on the operand as read in `mode`.
@@ -338,6 +367,31 @@ inline uint32_t Tanh(uint32_t x, num::Mode mode) {
   return TanhWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
     return num::Fma32(a, b, c, m);
   });
+}
+
+// Lane reductions: the sum (add = fma32(a, 1, b)) or the maximum of lanes 0 .. n-1 of a row, in
+// pairwise order: the lanes padded to the next power of two with the identity (-0 for the sum,
+// -inf for the maximum: add(-0, x) = x and max(-inf, x) = x for every x), then level by level
+// lane 2i with lane 2i + 1, the lower lane first. n >= 1.
+template <class Combine>
+uint32_t ReducePairwise(const uint32_t* x, int n, uint32_t identity, Combine combine) {
+  if (n < 1 || n > 256) throw std::invalid_argument("vpu: a lane reduction over 1 to 256 lanes");
+  int width = 1;
+  while (width < n) width *= 2;
+  uint32_t v[256];
+  for (int i = 0; i < width; ++i) v[i] = i < n ? x[i] : identity;
+  for (; width > 1; width /= 2) {
+    for (int i = 0; i < width / 2; ++i) v[i] = combine(v[2 * i], v[2 * i + 1]);
+  }
+  return v[0];
+}
+inline uint32_t ReduceSum(const uint32_t* x, int n, num::Mode mode) {
+  return ReducePairwise(x, n, kMinusZero,
+                        [mode](uint32_t a, uint32_t b) { return num::Fma32(a, kOne, b, mode); });
+}
+inline uint32_t ReduceMax(const uint32_t* x, int n, num::Mode mode) {
+  return ReducePairwise(x, n, kPlusInf | num::kFp32SignMask,
+                        [mode](uint32_t a, uint32_t b) { return Max(a, b, mode); });
 }
 
 // The golden exp: the algorithm on the golden fma32.
