@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The vector unit's micro-programs (rtl/vpu/ucode.json) run by the interpreter tpu/tb/vpu_ucode.h
+// against the golden model's operations (tpu/vpu.h), bit for bit, in both modes: every 4099th
+// fp32 pattern and the specials for the functions, random operands drawn to matter for the
+// elementwise operations. Every program of the ROM must have its golden counterpart here.
+#include "tpu/tb/vpu_ucode.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "test_support.h"
+#include "tpu/tb/mac_vectors.h"
+#include "tpu/tb/rng.h"
+#include "tpu/vpu.h"
+
+namespace tpu {
+namespace {
+
+using num::Mode;
+using Golden = std::function<uint32_t(uint32_t a, uint32_t b, uint32_t c, Mode m)>;
+
+uint32_t Fma(uint32_t a, uint32_t b, uint32_t c, Mode m) {
+  return num::Fma32(a, b, c, m);
+}
+
+// The golden meaning of each program: A, B (or the scalar) and the destination's old value C.
+const std::map<std::string, Golden>& Goldens() {
+  static const std::map<std::string, Golden> g = {
+      {"copy", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Operand(a, m); }},
+      {"add", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return Fma(a, vpu::kOne, b, m); }},
+      {"sub",
+       [](uint32_t a, uint32_t b, uint32_t, Mode m) { return Fma(b, vpu::kMinusOne, a, m); }},
+      {"mul",
+       [](uint32_t a, uint32_t b, uint32_t, Mode m) { return Fma(a, b, vpu::kMinusZero, m); }},
+      {"mac", [](uint32_t a, uint32_t b, uint32_t c, Mode m) { return Fma(a, b, c, m); }},
+      {"max", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::Max(a, b, m); }},
+      {"min", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::Min(a, b, m); }},
+      {"gt", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::Gt(a, b, m); }},
+      {"ge", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::Ge(a, b, m); }},
+      {"eq", [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::Eq(a, b, m); }},
+      {"select", [](uint32_t a, uint32_t b, uint32_t c,
+                    Mode m) { return vpu::Operand(vpu::Select(c, a, b, m), m); }},
+      {"relu", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Relu(a, m); }},
+      {"leaky_relu",
+       [](uint32_t a, uint32_t b, uint32_t, Mode m) { return vpu::LeakyRelu(a, b, m); }},
+      {"exp", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Exp(a, m); }},
+      {"recip", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Recip(a, m); }},
+      {"rsqrt", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Rsqrt(a, m); }},
+      {"sqrt", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Sqrt(a, m); }},
+      {"sigmoid", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Sigmoid(a, m); }},
+      {"tanh", [](uint32_t a, uint32_t, uint32_t, Mode m) { return vpu::Tanh(a, m); }},
+  };
+  return g;
+}
+
+bool Unary(const std::string& name) {
+  return name == "copy" || name == "relu" || name == "exp" || name == "recip" || name == "rsqrt" ||
+         name == "sqrt" || name == "sigmoid" || name == "tanh";
+}
+
+TEST(VpuUcodeTest, EveryProgramHasItsGoldenOperation) {
+  for (const tb::ucode::Program& p : tb::ucode::kPrograms) {
+    EXPECT_EQ(Goldens().count(p.name), 1u) << "micro-program '" << p.name << "' is not checked";
+  }
+  EXPECT_EQ(Goldens().size(), std::size(tb::ucode::kPrograms));
+}
+
+class VpuUcodeProgramTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(VpuUcodeProgramTest, MatchesTheGoldenModel) {
+  const std::string name = GetParam();
+  const tb::ucode::Program& prog = tb::ucode::FindProgram(name);
+  const Golden& golden = Goldens().at(name);
+  tb::Rng rng(test::TestSeed());
+  uint64_t checked = 0, bad = 0;
+  const auto check = [&](uint32_t a, uint32_t b, uint32_t c, Mode m) {
+    ++checked;
+    const uint32_t want = golden(a, b, c, m), got = tb::ucode::Run(prog, a, b, c, m);
+    if (want != got && bad++ < 5) {
+      ADD_FAILURE() << fmt::format(
+          "{}({:#010x}, {:#010x}, {:#010x}) {}: micro-program {:#010x}, "
+          "golden {:#010x}",
+          name, a, b, c, num::ModeName(m), got, want);
+    }
+  };
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    for (uint32_t a : tb::Fp32Specials()) {
+      for (uint32_t b : tb::Fp32Specials()) {
+        for (uint32_t c : tb::Fp32Specials()) check(a, b, c, m);
+      }
+    }
+    if (Unary(name)) {
+      for (uint64_t x = rng.U32() % 4099; x <= 0xFFFFFFFFu; x += 4099) {
+        check(static_cast<uint32_t>(x), rng.U32(), rng.U32(), m);
+      }
+    } else {
+      for (uint64_t i = 0; i < test::Scaled(300'000); ++i) {
+        const int center = 1 + static_cast<int>(rng.U32() % 254);
+        const uint32_t a = tb::DrawFp32(rng, center), b = tb::DrawFp32(rng, center);
+        const uint32_t c = i % 3 == 0 ? (rng.Bit() ? a : b) : tb::DrawFp32(rng, center);
+        check(a, i % 5 == 0 ? a : b, c, m);  // equal operands made common
+      }
+    }
+  }
+  fmt::print("{}: {} micro-ops, {} inputs checked\n", name, prog.length, checked);
+  EXPECT_EQ(bad, 0u);
+}
+
+std::vector<std::string> ProgramNames() {
+  std::vector<std::string> v;
+  for (const tb::ucode::Program& p : tb::ucode::kPrograms) v.emplace_back(p.name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, VpuUcodeProgramTest, ::testing::ValuesIn(ProgramNames()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tpu
