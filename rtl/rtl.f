@@ -5,6 +5,7 @@
 rtl/tpu_pkg.sv
 rtl/hbm/tpu_hbm_pkg.sv
 rtl/accel/tpu_isa_pkg.sv
+rtl/vpu/tpu_vpu_ucode_pkg.sv
 rtl/common/tpu_fifo.sv
 rtl/common/tpu_stream_reg.sv
 rtl/common/tpu_rr_arbiter.sv
@@ -21,6 +22,8 @@ rtl/array/tpu_acc_mem.sv
 rtl/array/tpu_accumulators.sv
 rtl/array/tpu_mxu_ctrl.sv
 rtl/array/tpu_mxu.sv
+rtl/vpu/tpu_vpu_lane.sv
+rtl/vpu/tpu_vpu.sv
 rtl/hbm/tpu_hbm_req_queue.sv
 rtl/hbm/tpu_hbm_bank_timers.sv
 rtl/hbm/tpu_hbm_refresh.sv

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # `make mutants`: injects each fault of scripts/mutants.txt into a copy of the RTL, rebuilds the
 # models there, and runs the fast-tier RTL suites on it: the MAC and converter suites for faults
-# in rtl/numerics, the matrix-unit suite for faults in rtl/array, the HBM suites (controller and
+# in rtl/numerics, the matrix-unit suite for faults in rtl/array, the vector unit's RTL suite for
+# faults in rtl/vpu, the HBM suites (controller and
 # interleaver, with the device model's timing checks, and the presets' check) for faults in
 # rtl/hbm, the accelerator's suite for faults in rtl/accel, the accelerator's and the interleaver's
 # for faults in rtl/common, the network planner's and the ONNX conformance suites for faults in
@@ -72,6 +73,7 @@ for i in "${!specs[@]}"; do
   log="$work/mutant_$n.log"
   case $file in
     rtl/array/*) suites=(mxu_test) ;;
+    rtl/vpu/*) suites=(vpu_rtl_test) ;;
     rtl/hbm/*) suites=(hbm_test hbm_interleave_test hbm_timing_test) ;;
     rtl/accel/*) suites=(accel_test) ;;
     rtl/common/*) suites=(accel_test hbm_interleave_test) ;;
