@@ -158,10 +158,11 @@ module tpu_vpu_lane #(
   end
 
   logic writes_reg, writes_k, writes_p, p_val;
-  assign writes_reg = op inside {OpMov, OpAbs, OpMant, OpCsgn, OpPow2, OpMax, OpMin, OpGt, OpGe,
-                                 OpEq};
-  assign writes_k   = op inside {OpKfrac, OpKexp, OpKadd, OpKneg, OpKhalf};
-  assign writes_p   = op inside {OpPmag, OpPsign, OpPkgt, OpPklt, OpPkodd, OpPand};
+  // The opcodes come in groups (scripts/gen_ucode.py's order): mov .. eq write a register,
+  // kfrac .. khalf K, pmag .. pand a predicate.
+  assign writes_reg = op >= OpMov && op <= OpEq;
+  assign writes_k   = op >= OpKfrac && op <= OpKhalf;
+  assign writes_p   = op >= OpPmag && op <= OpPand;
 
   always_comb begin
     unique case (op)
