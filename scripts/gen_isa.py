@@ -34,9 +34,13 @@ def fields_of(d):
             yield op["name"], f
 
 
-def used_bytes(d, op):
+def used_bytes(d, op, vector=False):
+    """The bytes an opcode names (bit b: byte b); without `vector`, not those of fields that only a
+    machine with the vector unit has (version 1.4; a machine without it keeps them reserved)."""
     mask = 0
     for f in d["common_fields"] + d["fields"][op]:
+        if f.get("vector") and not vector:
+            continue
         for b in range(f["byte"], f["byte"] + f["bytes"]):
             mask |= 1 << b
     return mask
@@ -68,6 +72,8 @@ def check(d):
         vals = [x.get("value", x.get("code", x.get("index", x.get("addr")))) for x in d[key]]
         if len(set(vals)) != len(vals):
             sys.exit(f"gen_isa: two {key} share a value")
+    if [v["value"] for v in d["vector_ops"]] != list(range(len(d["vector_ops"]))):
+        sys.exit("gen_isa: vector_ops must be numbered 0, 1, 2, ... in order")
     if [c["index"] for c in d["counters"]] != list(range(len(d["counters"]))):
         sys.exit("gen_isa: counters must be numbered 0, 1, 2, ... in order")
 
@@ -103,6 +109,9 @@ def gen_sv(d):
     for op in d["opcodes"]:
         out.append(f"  localparam logic [31:0] Used{camel(op['name'])} = "
                    f"32'h{used_bytes(d, op['name']):08X};")
+        if used_bytes(d, op["name"], True) != used_bytes(d, op["name"]):
+            out.append(f"  localparam logic [31:0] Used{camel(op['name'])}Vector = "
+                       f"32'h{used_bytes(d, op['name'], True):08X};  // with the vector unit")
     for op in d["opcodes"]:
         for mode, mask in mode_bytes(d, op["name"]).items():
             out.append(f"  localparam logic [31:0] {camel(op['name'])}{camel(mode)}Bytes = "
@@ -127,6 +136,9 @@ def gen_sv(d):
         out.append(f"  localparam logic [7:0] Buf{camel(b['name'])} = 8'd{b['value']};")
     for b in d["formats"]:
         out.append(f"  localparam logic [7:0] Fmt{camel(b['name'])} = 8'd{b['value']};")
+    for v in d["vector_ops"]:
+        out.append(f"  localparam logic [7:0] Vop{camel(v['name'])} = 8'd{v['value']};")
+    out.append(f"  localparam int unsigned NumVectorOps = {len(d['vector_ops'])};")
     out += ["", "  // Error codes (ERR_CODE, and the command processor's error state)."]
     out.append(f"  localparam int unsigned ErrBits = {err_bits};")
     for e in d["errors"]:
@@ -186,7 +198,15 @@ def gen_cpp(d):
         "enum class Opcode : uint8_t {",
     ]
     out += [f"  k{camel(op['name'])} = 0x{op['value']:02X}," for op in d["opcodes"]]
-    out += ["};", "", "enum class ErrorCode : uint8_t {"]
+    out += ["};", "", "// The vector unit's operations (VOP byte 4), and what each reads: A, B (a row or the",
+            "// scalar) and D (the destination's old value).", "enum class VectorOp : uint8_t {"]
+    out += [f"  k{camel(v['name'])} = {v['value']}," for v in d["vector_ops"]]
+    out += ["};", f"inline constexpr int kNumVectorOps = {len(d['vector_ops'])};",
+            "struct VectorOpInfo {", "  const char* name;", "  bool reads_b;", "  bool reads_d;", "};",
+            f"inline constexpr std::array<VectorOpInfo, {len(d['vector_ops'])}> kVectorOps = {{{{"]
+    out += [f"    {{\"{v['name']}\", {str('b' in v['reads']).lower()}, {str('d' in v['reads']).lower()}}},"
+            for v in d["vector_ops"]]
+    out += ["}};", "", "enum class ErrorCode : uint8_t {"]
     out += [f"  k{err_camel(e)} = {e['code']}," for e in d["errors"]]
     out += ["};", "", "// Error names as docs/isa.md writes them, indexed by code.",
             f"inline constexpr std::array<const char*, {len(d['errors'])}> kErrorNames = {{"]
@@ -229,6 +249,13 @@ def md_opcodes(d):
     return genlib.md_table(["opcode", "name", "module"],
                            [[f"0x{op['value']:02X}", f"`{op['name']}`", op["module"]]
                             for op in d["opcodes"]])
+
+
+def md_vector_ops(d):
+    return genlib.md_table(["op", "name", "result", "reads"],
+                           [[v["value"], f"`{v['name']}`", v["meaning"],
+                             ", ".join(x.upper() for x in v["reads"])] for v in d["vector_ops"]],
+                           ["right", "left", "left", "left"])
 
 
 def md_errors(d):
@@ -283,7 +310,8 @@ def outputs(d):
         "waves/filters/accel_error.txt": filter_error(d),
     }
     res.update(genlib.marked_docs("gen_isa", {
-        "docs/isa.md": {"opcodes": md_opcodes(d), "errors": md_errors(d)},
+        "docs/isa.md": {"opcodes": md_opcodes(d), "errors": md_errors(d),
+                        "vector_ops": md_vector_ops(d)},
         "docs/accel.md": {"registers": md_registers(d), "counters": md_counters(d)}}))
     return res
 

@@ -182,6 +182,16 @@ def assemble_line(line, consts, where):
     return word
 
 
+def check_isa_order(table):
+    """The programs are rtl/accel/isa.json's vector_ops, in order: VOP's op numbers them."""
+    with open(os.path.join(ROOT, "rtl/accel/isa.json"), encoding="utf-8") as f:
+        ops = [v["name"] for v in json.load(f)["vector_ops"]]
+    names = [name for name, _, _ in table]
+    if names != ops:
+        fail(f"the programs ({', '.join(names)}) are not isa.json's vector_ops in order "
+             f"({', '.join(ops)})")
+
+
 def assemble(d):
     consts_list = list(d["constants"].items())
     if len(consts_list) > MAX_CONSTS:
@@ -278,6 +288,7 @@ def main(argv):
     with open(os.path.join(ROOT, SOURCE), encoding="utf-8") as f:
         d = json.load(f)
     consts, rom, table = assemble(d)
+    check_isa_order(table)
     return genlib.write_outputs("gen_ucode", SOURCE,
                                 {SV_OUT: sv_text(consts, rom, table),
                                  CPP_OUT: cpp_text(consts, rom, table)}, argv)

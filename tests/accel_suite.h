@@ -553,7 +553,7 @@ class AccelTest : public ::testing::Test {
     const Bytes& bad = c.prog[g.pc];
     Instr more;
     const char* what = "";
-    const std::optional<isa::Module> module = isa::ModuleOfBytes(bad.data());
+    const std::optional<isa::Module> module = isa::ModuleOfBytes(bad.data(), m.vector_unit());
     if (!module) return std::nullopt;
     switch (*module) {
       case isa::Module::kLoad:

@@ -208,7 +208,7 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
             "transpose  [pop_next push_next]");
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 3, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 4, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -266,21 +266,35 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kLoad);
   lb[isa::kLoadBufferByte] = isa::kBufAcc;
   EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kCompute);
-  for (const uint8_t op : {0x00, 0x06, 0x0E, 0xFF}) {
+  lb[isa::kLoadBufferByte] = isa::kBufVmem;  // the vector memory: store, or load without a unit
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kStore);
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data(), false), isa::Module::kLoad);
+  lb[isa::kOpcodeByte] = 0x06;  // VOP
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data()), isa::Module::kStore);
+  EXPECT_EQ(isa::ModuleOfBytes(lb.data(), false), std::nullopt);
+  for (const uint8_t op : {0x00, 0x07, 0x0E, 0xFF}) {
     lb[isa::kOpcodeByte] = op;
     EXPECT_EQ(isa::ModuleOfBytes(lb.data()), std::nullopt) << int(op);
   }
 }
 
 TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
-  for (int op : {0x00, 0x06, 0x80, 0xFF}) {
+  for (int op : {0x00, 0x07, 0x80, 0xFF}) {
     Bytes b{};
     b[0] = uint8_t(op);
     const auto d = isa::Decode(b.data());
     EXPECT_EQ(d.code, ErrorCode::kOpcode) << op;
     EXPECT_NE(d.message.find("opcode"), std::string::npos) << d.message;
   }
-  // Every byte a kind does not name, one at a time.
+  {  // VOP on a machine without the vector unit is an unknown opcode, as in version 1.3.
+    Bytes b{};
+    b[0] = 0x06;
+    const auto d = isa::Decode(b.data(), false);
+    EXPECT_EQ(d.code, ErrorCode::kOpcode);
+    EXPECT_NE(d.message.find("no vector unit"), std::string::npos) << d.message;
+  }
+  // Every byte a kind does not name, one at a time, on a machine without the vector unit (as
+  // version 1.3: byte 6 of LOAD and STORE reserved).
   const Instr kinds[] = {isa::Header{}, isa::Load{}, isa::Gemm{}, isa::Store{}, isa::End{}};
   const std::vector<int> reserved[] = {
       {2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
@@ -293,7 +307,7 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     for (int byte : reserved[k]) {
       Bytes b = isa::Encode(kinds[k]);
       b[size_t(byte)] = 0x40;
-      const auto d = isa::Decode(b.data());
+      const auto d = isa::Decode(b.data(), false);
       EXPECT_EQ(d.code, ErrorCode::kReserved) << "kind " << k << " byte " << byte;
       EXPECT_NE(d.message.find(fmt::format("reserved byte {}", byte)), std::string::npos)
           << d.message;
@@ -1345,6 +1359,242 @@ TEST_F(IsaTest, HostCompiledGemmRunsAtQueueDepth1To4) {
       ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
       EXPECT_EQ(r.counters.macs, uint64_t(M) * K * N);
       EXPECT_EQ(host::ReadMatrixFp32(m, p->out), want);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The vector unit (version 1.4): VOP, LOAD into the vector memory, STORE from it.
+
+MachineConfig VectorConfig() {
+  MachineConfig c;
+  c.r = 4;
+  c.c = 4;
+  c.act_depth = 16;
+  c.wgt_depth = 16;
+  c.acc_depth = 32;
+  c.vmem_depth = 24;
+  c.hbm_bytes = 1 << 20;
+  return c;
+}
+
+isa::Vop V(isa::VectorOp op, uint16_t a, uint16_t d, uint16_t n = 1, uint16_t m = 1) {
+  isa::Vop v;
+  v.op = uint8_t(op);
+  v.a = a, v.d = d, v.n = n, v.m = m;
+  v.asi = 1, v.dsi = 1, v.aso = n, v.dso = n;
+  return v;
+}
+
+isa::Load LoadVmem(uint64_t addr, uint16_t dst, uint16_t rows, uint16_t elems, uint8_t format) {
+  isa::Load l;
+  l.buffer = isa::kBufVmem;
+  l.format = format;
+  l.hbm_addr = addr;
+  l.hbm_stride = 32;
+  l.dst = dst;
+  l.rows = rows;
+  l.elems = elems;
+  return l;
+}
+
+TEST_F(IsaTest, VopEncodingRoundTripsAndItsReservedBytes) {
+  isa::Vop v = V(isa::VectorOp::kLeakyRelu, 0x0102, 0x0304, 0x0506, 0x0708);
+  v.deps = D(true, false, true, false);
+  v.a_vmem = true, v.b_scalar = true, v.scalar = 0x3DCCCCCD;
+  v.b = 0x090A, v.asi = 0x0B0C, v.aso = 0x0D0E, v.bsi = 0x0F10, v.bso = 0x1112;
+  v.dsi = 0x1314, v.dso = 0x1516;
+  const Bytes want = {0x06, 0x05, 0,    0,    12,   0x05, 0x02, 0x01, 0x0A, 0x09, 0x04,
+                      0x03, 0x06, 0x05, 0x08, 0x07, 0x0C, 0x0B, 0x0E, 0x0D, 0x10, 0x0F,
+                      0x12, 0x11, 0x14, 0x13, 0x16, 0x15, 0xCD, 0xCC, 0xCC, 0x3D};
+  EXPECT_EQ(isa::Encode(v), want);
+  const auto d = isa::Decode(want.data());
+  ASSERT_TRUE(d.ok()) << d.message;
+  EXPECT_EQ(d.instr, Instr(v));
+  EXPECT_EQ(isa::Disassemble(v),
+            "VOP leaky_relu d=vmem:772 a=vmem:258 b=scalar:0x3DCCCCCD n=1286 m=1800 strides "
+            "a=2828,3342 b=3856,4370 d=4884,5398  [pop_prev push_prev]");
+  EXPECT_EQ(isa::ModuleOf(Instr(v)), isa::Module::kStore);
+  // Bytes 2-3; spaces bits 3-7; the scalar without b_scalar; next flags (the store module).
+  Bytes b = isa::Encode(V(isa::VectorOp::kAdd, 0, 0));
+  for (int byte : {2, 3, 28, 29, 30, 31}) {
+    Bytes x = b;
+    x[size_t(byte)] = 1;
+    const auto dx = isa::Decode(x.data());
+    EXPECT_EQ(dx.code, ErrorCode::kReserved) << byte;
+    EXPECT_NE(dx.message.find(fmt::format("byte {}", byte)), std::string::npos) << dx.message;
+  }
+  b[5] = 0x08;
+  EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
+  b[5] = 0;
+  b[1] = 0x08;  // push_next
+  EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
+  // LOAD's byte 6 exists for the vector memory only; STORE's with the unit only.
+  Bytes l = isa::Encode(LoadVmem(0, 0, 1, 1, isa::kFmtBf16));
+  EXPECT_TRUE(isa::Decode(l.data()).ok());
+  EXPECT_EQ(isa::Decode(l.data(), false).code, ErrorCode::kReserved);
+  l[isa::kLoadBufferByte] = isa::kBufAcc;
+  EXPECT_EQ(isa::Decode(l.data()).code, ErrorCode::kReserved);
+  isa::Store st = St(0, 1, 1);
+  st.source = isa::kSrcVmem;
+  const Bytes sb = isa::Encode(st);
+  EXPECT_EQ(sb[6], 1);
+  EXPECT_TRUE(isa::Decode(sb.data()).ok());
+  EXPECT_EQ(isa::Decode(sb.data(), false).code, ErrorCode::kReserved);
+}
+
+TEST_F(IsaTest, VectorUnitErrors) {
+  // Without the unit: VOP is an unknown opcode, buffer 3 an undefined buffer.
+  Machine plain(SmallConfig());
+  ExpectError(RunProgram(plain, Program(SmallConfig(), {V(isa::VectorOp::kCopy, 0, 0)})),
+              ErrorCode::kOpcode, 1, {"VOP", "no vector unit"});
+  ExpectError(RunProgram(plain, Program(SmallConfig(), {LoadVmem(0, 0, 1, 1, 0)})),
+              ErrorCode::kField, 1, {"buffer=3", "0, 1 or 2"});
+  const MachineConfig cfg = VectorConfig();
+  Machine m(cfg);
+  struct Case {
+    Instr in;
+    std::vector<std::string> words;
+  };
+  isa::Vop bad_op = V(isa::VectorOp::kCopy, 0, 0);
+  bad_op.op = isa::kNumVectorOps;
+  isa::Vop both = V(isa::VectorOp::kAdd, 0, 0);
+  both.b_vmem = both.b_scalar = true;
+  isa::Vop past_a = V(isa::VectorOp::kCopy, 30, 0, 2, 2);  // acc rows 30 .. 33
+  isa::Vop past_b = V(isa::VectorOp::kAdd, 0, 0, 4, 1);
+  past_b.b = 21, past_b.b_vmem = true, past_b.bsi = 1;  // vmem rows 21 .. 24
+  isa::Vop past_d = V(isa::VectorOp::kExp, 0, 20, 1, 3);
+  past_d.dso = 2;  // vmem rows 20, 22, 24
+  isa::Vop unary_b = V(isa::VectorOp::kExp, 0, 0);
+  unary_b.b = 60000;  // exp reads no B: its rows are not checked
+  isa::Load ltr = LoadVmem(0, 0, 1, 1, 0);
+  ltr.transpose = true;
+  isa::Store sv = St(0, 2, 1);
+  sv.source = isa::kSrcVmem, sv.acc = 23;
+  const Case cases[] = {
+      {bad_op, {"op=19", "0..18"}},
+      {both, {"b_vmem", "b_scalar"}},
+      {V(isa::VectorOp::kCopy, 0, 0, 0, 1), {"n=0"}},
+      {V(isa::VectorOp::kCopy, 0, 0, 1, 0), {"m=0"}},
+      {past_a, {"a=30", "row 33", "AccDepth=32"}},
+      {past_b, {"b=21", "row 24", "VmemDepth=24"}},
+      {past_d, {"d=20", "row 24", "VmemDepth=24"}},
+      {LoadVmem(0, 0, 1, 1, 2), {"format=2"}},
+      {ltr, {"buffer=3", "transposed"}},
+      {LoadVmem(0, 0, 1, 5, 0), {"elems=5", "1..4"}},
+      {LoadVmem(0, 20, 5, 1, 0), {"dst=20", "VmemDepth=24"}},
+      {sv, {"acc=23", "VmemDepth=24"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(isa::Disassemble(c.in));
+    ExpectError(RunProgram(m, Program(cfg, {c.in})), ErrorCode::kField, 1, c.words);
+  }
+  EXPECT_TRUE(RunProgram(m, Program(cfg, {unary_b})).ok());
+  isa::Vop scalar_b = V(isa::VectorOp::kLeakyRelu, 0, 0);
+  scalar_b.b_scalar = true, scalar_b.b = 60000, scalar_b.scalar = 0x3DCCCCCD;
+  EXPECT_TRUE(RunProgram(m, Program(cfg, {scalar_b})).ok());  // the scalar: no B rows
+}
+
+// A conv layer's epilogue on the vector unit, checked element by element against the contract's
+// operations: accumulators (a GEMM's rows) plus a bias row loaded in bf16 (stride 0: one row for
+// every pixel), a residual from HBM, relu, a 2x2 max pool by strided rows, a global sum across rows
+// (D's stride 0, accumulating in order), then STORE from the vector memory.
+TEST_F(IsaTest, VopsComputeTheContractsOperationsInOrder) {
+  MachineConfig cfg = VectorConfig();
+  cfg.vmem_depth = 48;  // results 0 .. 20, the residual 24 .. 39, the bias 47
+  Machine m(cfg);
+  tb::Rng rng(test::TestSeed());
+  // Accumulators: 16 rows (a 4x4 image of 4 channels) from a GEMM of random bf16 data.
+  std::vector<uint16_t> x(16 * 4), w(4 * 4);
+  for (auto& v : x) v = RandBf16(rng);
+  for (auto& v : w) v = RandBf16(rng);
+  for (int i = 0; i < 16; ++i) m.WriteHbm(0x1000 + 32 * i, &x[size_t(i) * 4], 8);
+  for (int k = 0; k < 4; ++k) m.WriteHbm(0x2000 + 32 * k, &w[size_t(k) * 4], 8);
+  std::vector<uint16_t> bias(4), res(16 * 4);
+  for (auto& v : bias) v = RandBf16(rng);
+  for (auto& v : res) v = RandBf16(rng);
+  m.WriteHbm(0x3000, bias.data(), 8);
+  for (int i = 0; i < 16; ++i) m.WriteHbm(0x4000 + 32 * i, &res[size_t(i) * 4], 8);
+  isa::Load lx = LoadAct(0x1000, 16, 4), lw = LoadAct(0x2000, 4, 4);
+  lw.buffer = isa::kBufWgt;
+  isa::Gemm g = G(16, 4, 4, true, D(true, false, false, true));
+  lx.deps = D(false, false, false, true);
+  isa::Load lb = LoadVmem(0x3000, 47, 1, 4, isa::kFmtBf16);
+  lb.deps = D(true, false, false, false);  // after the GEMM (the compute -> store token)
+  isa::Load lr = LoadVmem(0x4000, 24, 16, 4, isa::kFmtBf16);
+  using Op = isa::VectorOp;
+  isa::Vop add_bias = V(Op::kAdd, 0, 0, 16);  // acc + bias row (B stride 0)
+  add_bias.b = 47, add_bias.b_vmem = true;
+  isa::Vop add_res = V(Op::kAdd, 0, 0, 16);  // + residual, in place
+  add_res.a_vmem = true, add_res.b = 24, add_res.b_vmem = true, add_res.bsi = 1;
+  isa::Vop relu = V(Op::kRelu, 0, 0, 16);
+  relu.a_vmem = true;
+  // 2x2 max pool, stride 2: output (oh, ow) at row 16 + 2*oh + ow; tap (kh, kw) reads
+  // 8*oh + 2*ow + 4*kh + kw: first max of taps (0,0) and (0,1), then the (1, *) taps into it.
+  isa::Vop pool0 = V(Op::kMax, 0, 16, 2, 2);
+  pool0.a_vmem = true, pool0.asi = 2, pool0.aso = 8, pool0.b = 1, pool0.b_vmem = true;
+  pool0.bsi = 2, pool0.bso = 8, pool0.dsi = 1, pool0.dso = 2;
+  isa::Vop pool1 = pool0;
+  pool1.a = 4, pool1.b = 16, pool1.bsi = 1, pool1.bso = 2;
+  isa::Vop pool2 = pool1;
+  pool2.a = 5;
+  isa::Vop sum = V(Op::kAdd, 16, 20, 3, 1);  // row 20 = 16 + 17 + 18 + 19, in order
+  sum.a = 17, sum.a_vmem = true, sum.b = 20, sum.b_vmem = true, sum.dsi = 0, sum.bsi = 0;
+  isa::Vop first = V(Op::kCopy, 16, 20);
+  first.a_vmem = true;
+  isa::Store out = St(0x5000, 5, 4);
+  out.source = isa::kSrcVmem, out.acc = 16;
+  const auto r = RunProgram(m, Program(cfg, {lx, lw, g, lb, lr, add_bias, add_res, relu, pool0,
+                                             pool1, pool2, first, sum, out}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.counters.per_module[2], 11u);  // 2 LOADs, 8 VOPs, the STORE
+  // The same computation, element by element, with the contract's operations.
+  const num::Mode mode = cfg.mode;
+  std::vector<uint32_t> acc(16 * 4, 0u), v(24 * 4, 0u);
+  for (int i = 0; i < 16; ++i) {
+    for (int n = 0; n < 4; ++n) {
+      for (int k = 0; k < 4; ++k) {
+        acc[size_t(i * 4 + n)] =
+            num::Mac(x[size_t(i * 4 + k)], w[size_t(k * 4 + n)], acc[size_t(i * 4 + n)], mode);
+      }
+    }
+  }
+  const auto f = [&](Op op, uint32_t a, uint32_t b) {
+    return isa::ApplyVectorOp(op, a, b, 0, mode);
+  };
+  for (int i = 0; i < 16; ++i) {
+    for (int n = 0; n < 4; ++n) {
+      const size_t e = size_t(i * 4 + n);
+      uint32_t t = f(Op::kAdd, acc[e], num::Bf16ToFp32(bias[size_t(n)]));
+      t = f(Op::kAdd, t, num::Bf16ToFp32(res[e]));
+      v[e] = f(Op::kRelu, t, 0);
+    }
+  }
+  for (int oh = 0; oh < 2; ++oh) {
+    for (int ow = 0; ow < 2; ++ow) {
+      for (int n = 0; n < 4; ++n) {
+        const auto at = [&](int kh, int kw) {
+          return v[size_t((8 * oh + 2 * ow + 4 * kh + kw) * 4 + n)];
+        };
+        uint32_t t = f(Op::kMax, at(0, 0), at(0, 1));
+        t = f(Op::kMax, at(1, 0), t);
+        t = f(Op::kMax, at(1, 1), t);
+        v[size_t((16 + 2 * oh + ow) * 4 + n)] = t;
+      }
+    }
+  }
+  for (int n = 0; n < 4; ++n) {
+    uint32_t t = v[size_t(16 * 4 + n)];
+    for (int i = 17; i < 20; ++i) t = f(Op::kAdd, v[size_t(i * 4 + n)], t);
+    v[size_t(20 * 4 + n)] = t;
+  }
+  for (int i = 0; i < 5; ++i) {
+    std::vector<uint32_t> got(4);
+    m.ReadHbm(0x5000 + 32 * i, got.data(), 16);
+    for (int n = 0; n < 4; ++n) {
+      EXPECT_EQ(got[size_t(n)], v[size_t((16 + i) * 4 + n)]) << "row " << 16 + i << " lane " << n;
+      EXPECT_EQ(m.Vmem(16 + i, n), v[size_t((16 + i) * 4 + n)]);
+      EXPECT_TRUE(m.VmemDefined(16 + i, n));
     }
   }
 }

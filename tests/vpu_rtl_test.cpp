@@ -85,7 +85,7 @@ void CheckAllPrograms(VpuRig<M>& rig, uint64_t batches) {
   const std::vector<uint32_t>& sp = tb::Fp32Specials();
   for (int prog = 0; prog < static_cast<int>(std::size(tb::ucode::kPrograms)); ++prog) {
     const std::string name = tb::ucode::kPrograms[prog].name;
-    const tb::ucode::Golden& golden = tb::ucode::Goldens().at(name);
+    const tb::ucode::Golden golden = tb::ucode::GoldenOf(name);
     uint64_t bad = 0, checked = 0;
     for (Mode mode : {Mode::kIeee, Mode::kFtz}) {
       for (uint64_t batch = 0; batch < batches + sp.size(); ++batch) {

@@ -73,6 +73,53 @@ CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t ro
 }
 
 // The window rules (ERR_WINDOW), in the order of docs/isa.md.
+// LOAD into the vector memory (version 1.4): the rules of docs/isa.md in their order.
+CheckResult CheckVmemLoad(const Load& l, const MachineConfig& cfg) {
+  if (l.transpose) return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (vmem)");
+  if (l.format > kFmtBf16) return Field("LOAD", "format", l.format, "is not 0 or 1");
+  if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
+  if (l.elems < 1 || l.elems > cfg.c) {
+    return Field("LOAD", "elems", l.elems, fmt::format("not in 1..{} (C for buffer 3)", cfg.c));
+  }
+  if (int(l.dst) + l.rows > cfg.vmem_depth) {
+    return Field("LOAD", "dst", l.dst,
+                 fmt::format("+ rows={} = {} exceeds VmemDepth={}", l.rows, int(l.dst) + l.rows,
+                             cfg.vmem_depth));
+  }
+  const uint64_t size = l.format == kFmtBf16 ? 2 : 4;
+  return CheckHbm("LOAD", l.hbm_addr, l.hbm_stride, l.rows, l.elems * size, cfg.hbm_bytes);
+}
+
+// The last row an operand of a VOP addresses: base + (m - 1)·outer + (n - 1)·inner.
+uint64_t LastRow(uint16_t base, uint16_t inner, uint16_t outer, const Vop& v) {
+  return uint64_t(base) + uint64_t(v.m - 1) * outer + uint64_t(v.n - 1) * inner;
+}
+
+CheckResult CheckVop(const Vop& v, const MachineConfig& cfg) {
+  if (v.op >= kNumVectorOps) {
+    return Field("VOP", "op", v.op, fmt::format("is not 0..{}", kNumVectorOps - 1));
+  }
+  if (v.b_vmem && v.b_scalar) return Field("VOP", "spaces", 3, "has b_vmem with b_scalar");
+  if (v.n < 1) return Field("VOP", "n", v.n, "must be at least 1");
+  if (v.m < 1) return Field("VOP", "m", v.m, "must be at least 1");
+  const auto range = [&](const char* name, uint16_t base, uint16_t inner, uint16_t outer,
+                         bool vmem) -> CheckResult {
+    const uint64_t last = LastRow(base, inner, outer, v);
+    const int depth = vmem ? cfg.vmem_depth : cfg.acc_depth;
+    if (last >= uint64_t(depth)) {
+      return Field("VOP", name, base,
+                   fmt::format("reaches row {} (n={} m={}), past {}={}", last, v.n, v.m,
+                               vmem ? "VmemDepth" : "AccDepth", depth));
+    }
+    return {};
+  };
+  if (CheckResult r = range("a", v.a, v.asi, v.aso, v.a_vmem); !r.ok()) return r;
+  if (kVectorOps[v.op].reads_b && !v.b_scalar) {
+    if (CheckResult r = range("b", v.b, v.bsi, v.bso, v.b_vmem); !r.ok()) return r;
+  }
+  return range("d", v.d, v.dsi, v.dso, true);
+}
+
 CheckResult CheckWindow(const Gemm& g, const MachineConfig& cfg) {
   const Window& w = g.win;
   auto bad = [](const char* field, uint64_t v, const std::string& rule) {
@@ -133,7 +180,7 @@ bool Header::operator==(const Header& o) const {
 bool Load::operator==(const Load& o) const {
   return deps == o.deps && buffer == o.buffer && hbm_addr == o.hbm_addr &&
          hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems &&
-         transpose == o.transpose;
+         transpose == o.transpose && format == o.format;
 }
 bool Window::operator==(const Window& o) const {
   return stride == o.stride && dh == o.dh && dw == o.dw && band_row == o.band_row &&
@@ -155,16 +202,22 @@ bool Gemm::operator==(const Gemm& o) const {
 bool Store::operator==(const Store& o) const {
   return deps == o.deps && format == o.format && activation == o.activation &&
          hbm_addr == o.hbm_addr && hbm_stride == o.hbm_stride && acc == o.acc && rows == o.rows &&
-         elems == o.elems;
+         elems == o.elems && source == o.source;
+}
+bool Vop::operator==(const Vop& o) const {
+  return deps == o.deps && op == o.op && a_vmem == o.a_vmem && b_vmem == o.b_vmem &&
+         b_scalar == o.b_scalar && a == o.a && b == o.b && d == o.d && n == o.n && m == o.m &&
+         asi == o.asi && aso == o.aso && bsi == o.bsi && bso == o.bso && dsi == o.dsi &&
+         dso == o.dso && scalar == o.scalar;
 }
 
 Opcode OpcodeOf(const Instr& in) {
-  return std::visit(Overloaded{[](const Header&) { return Opcode::kHeader; },
-                               [](const Load&) { return Opcode::kLoad; },
-                               [](const Gemm&) { return Opcode::kGemm; },
-                               [](const Store&) { return Opcode::kStore; },
-                               [](const End&) { return Opcode::kEnd; }},
-                    in);
+  return std::visit(
+      Overloaded{
+          [](const Header&) { return Opcode::kHeader; }, [](const Load&) { return Opcode::kLoad; },
+          [](const Gemm&) { return Opcode::kGemm; }, [](const Store&) { return Opcode::kStore; },
+          [](const End&) { return Opcode::kEnd; }, [](const Vop&) { return Opcode::kVop; }},
+      in);
 }
 
 const Deps& DepsOf(const Instr& in) {
@@ -174,23 +227,33 @@ Deps& DepsOf(Instr& in) {
   return std::visit([](auto& i) -> Deps& { return i.deps; }, in);
 }
 
-Module ModuleOf(const Instr& in) {
-  return std::visit(
-      Overloaded{
-          [](const Header&) { return Module::kCommand; },
-          [](const Load& l) { return l.buffer == kBufAcc ? Module::kCompute : Module::kLoad; },
-          [](const Gemm&) { return Module::kCompute; }, [](const Store&) { return Module::kStore; },
-          [](const End&) { return Module::kAll; }},
-      in);
+namespace {
+Module LoadModule(uint8_t buffer, bool vector_unit) {
+  if (buffer == kBufAcc) return Module::kCompute;
+  return buffer == kBufVmem && vector_unit ? Module::kStore : Module::kLoad;
+}
+}  // namespace
+
+Module ModuleOf(const Instr& in, bool vector_unit) {
+  return std::visit(Overloaded{[](const Header&) { return Module::kCommand; },
+                               [&](const Load& l) { return LoadModule(l.buffer, vector_unit); },
+                               [](const Gemm&) { return Module::kCompute; },
+                               [](const Store&) { return Module::kStore; },
+                               [](const End&) { return Module::kAll; },
+                               [](const Vop&) { return Module::kStore; }},
+                    in);
 }
 
-std::optional<Module> ModuleOfBytes(const uint8_t* in) {
+std::optional<Module> ModuleOfBytes(const uint8_t* in, bool vector_unit) {
   switch (Opcode(in[kOpcodeByte])) {
     case Opcode::kHeader: return Module::kCommand;
-    case Opcode::kLoad: return in[kLoadBufferByte] == kBufAcc ? Module::kCompute : Module::kLoad;
+    case Opcode::kLoad: return LoadModule(in[kLoadBufferByte], vector_unit);
     case Opcode::kGemm: return Module::kCompute;
     case Opcode::kStore: return Module::kStore;
     case Opcode::kEnd: return Module::kAll;
+    case Opcode::kVop:
+      if (vector_unit) return Module::kStore;
+      break;
   }
   return std::nullopt;
 }
@@ -216,6 +279,7 @@ Bytes Encode(const Instr& in) {
                           Put(p, kLoadDstByte, 2, l.dst);
                           Put(p, kLoadRowsByte, 2, l.rows);
                           Put(p, kLoadElemsByte, 2, l.elems);
+                          p[kLoadFormatByte] = l.format;
                         },
                         [&](const Gemm& g) {
                           Put(p, kGemmActByte, 2, g.act);
@@ -248,13 +312,32 @@ Bytes Encode(const Instr& in) {
                           Put(p, kStoreAccByte, 2, s.acc);
                           Put(p, kStoreRowsByte, 2, s.rows);
                           Put(p, kStoreElemsByte, 2, s.elems);
+                          p[kStoreSourceByte] = s.source;
                         },
-                        [&](const End&) {}},
+                        [&](const End&) {},
+                        [&](const Vop& v) {
+                          p[kVopOpByte] = v.op;
+                          p[kVopSpacesByte] = uint8_t((v.a_vmem ? 1 << kVopAVmemBit : 0) |
+                                                      (v.b_vmem ? 1 << kVopBVmemBit : 0) |
+                                                      (v.b_scalar ? 1 << kVopBScalarBit : 0));
+                          Put(p, kVopAByte, 2, v.a);
+                          Put(p, kVopBByte, 2, v.b);
+                          Put(p, kVopDByte, 2, v.d);
+                          Put(p, kVopNByte, 2, v.n);
+                          Put(p, kVopMByte, 2, v.m);
+                          Put(p, kVopAsiByte, 2, v.asi);
+                          Put(p, kVopAsoByte, 2, v.aso);
+                          Put(p, kVopBsiByte, 2, v.bsi);
+                          Put(p, kVopBsoByte, 2, v.bso);
+                          Put(p, kVopDsiByte, 2, v.dsi);
+                          Put(p, kVopDsoByte, 2, v.dso);
+                          Put(p, kVopScalarByte, 4, v.scalar);
+                        }},
              in);
   return b;
 }
 
-DecodeResult Decode(const uint8_t* b) {
+DecodeResult Decode(const uint8_t* b, bool vector_unit) {
   DecodeResult r;
   auto fail = [&](ErrorCode code, std::string msg) {
     r.code = code;
@@ -269,6 +352,14 @@ DecodeResult Decode(const uint8_t* b) {
     case uint8_t(Opcode::kGemm): name = "GEMM"; break;
     case uint8_t(Opcode::kStore): name = "STORE"; break;
     case uint8_t(Opcode::kEnd): name = "END"; break;
+    case uint8_t(Opcode::kVop):
+      if (vector_unit) {
+        name = "VOP";
+        break;
+      }
+      return fail(
+          ErrorCode::kOpcode,
+          fmt::format("opcode=0x{:02X} (VOP) is unknown: this machine has no vector unit", op));
     default: return fail(ErrorCode::kOpcode, fmt::format("opcode=0x{:02X} is unknown", op));
   }
   std::string msg;
@@ -293,7 +384,9 @@ DecodeResult Decode(const uint8_t* b) {
       break;
     }
     case Opcode::kLoad: {
-      if (Reserved(b, {{4, 2}, {8, 18}}, &msg)) break;
+      // Byte 6 (format) exists only for the vector memory (buffer 3) of a vector unit.
+      const bool vmem = vector_unit && b[kLoadBufferByte] == kBufVmem;
+      if (Reserved(b, {{4, vmem ? 3 : 2}, {8, 18}}, &msg)) break;
       if (b[kLoadModeByte] & ~(1 << kLoadTransposeBit)) {
         msg = fmt::format("reserved bits 1-7 of byte 5 set (0x{:02X})", b[kLoadModeByte]);
         break;
@@ -307,6 +400,7 @@ DecodeResult Decode(const uint8_t* b) {
       l.rows = uint16_t(Get(b, kLoadRowsByte, 2));
       l.elems = uint16_t(Get(b, kLoadElemsByte, 2));
       l.transpose = (b[kLoadModeByte] >> kLoadTransposeBit) & 1;
+      l.format = b[kLoadFormatByte];
       r.instr = l;
       break;
     }
@@ -358,7 +452,7 @@ DecodeResult Decode(const uint8_t* b) {
       break;
     }
     case Opcode::kStore: {
-      if (Reserved(b, {{4, 2}, {8, 18}}, &msg)) break;
+      if (Reserved(b, {{4, vector_unit ? 3 : 2}, {8, 18}}, &msg)) break;
       Store s;
       s.deps = deps;
       s.format = b[kStoreFormatByte];
@@ -368,7 +462,45 @@ DecodeResult Decode(const uint8_t* b) {
       s.acc = uint16_t(Get(b, kStoreAccByte, 2));
       s.rows = uint16_t(Get(b, kStoreRowsByte, 2));
       s.elems = uint16_t(Get(b, kStoreElemsByte, 2));
+      s.source = b[kStoreSourceByte];
       r.instr = s;
+      break;
+    }
+    case Opcode::kVop: {
+      if (Reserved(b, {{4, 28}}, &msg)) break;
+      const uint8_t defined = (1 << kVopAVmemBit) | (1 << kVopBVmemBit) | (1 << kVopBScalarBit);
+      if (b[kVopSpacesByte] & ~defined) {
+        msg = fmt::format("reserved bits 3-7 of byte 5 set (0x{:02X})", b[kVopSpacesByte]);
+        break;
+      }
+      // As GEMM's mode bytes: the scalar's bytes are 0 without the b_scalar bit.
+      const bool scalar = (b[kVopSpacesByte] >> kVopBScalarBit) & 1;
+      for (int i = 0; i < kInstrBytes && !scalar && msg.empty(); ++i) {
+        if (b[i] != 0 && ((kVopBScalarBytes >> i) & 1)) {
+          msg = fmt::format("reserved byte {} is 0x{:02X}: scalar, 0 without the b_scalar bit", i,
+                            b[i]);
+        }
+      }
+      if (!msg.empty()) break;
+      Vop v;
+      v.deps = deps;
+      v.op = b[kVopOpByte];
+      v.a_vmem = (b[kVopSpacesByte] >> kVopAVmemBit) & 1;
+      v.b_vmem = (b[kVopSpacesByte] >> kVopBVmemBit) & 1;
+      v.b_scalar = scalar;
+      v.a = uint16_t(Get(b, kVopAByte, 2));
+      v.b = uint16_t(Get(b, kVopBByte, 2));
+      v.d = uint16_t(Get(b, kVopDByte, 2));
+      v.n = uint16_t(Get(b, kVopNByte, 2));
+      v.m = uint16_t(Get(b, kVopMByte, 2));
+      v.asi = uint16_t(Get(b, kVopAsiByte, 2));
+      v.aso = uint16_t(Get(b, kVopAsoByte, 2));
+      v.bsi = uint16_t(Get(b, kVopBsiByte, 2));
+      v.bso = uint16_t(Get(b, kVopBsoByte, 2));
+      v.dsi = uint16_t(Get(b, kVopDsiByte, 2));
+      v.dso = uint16_t(Get(b, kVopDsoByte, 2));
+      v.scalar = uint32_t(Get(b, kVopScalarByte, 4));
+      r.instr = v;
       break;
     }
     case Opcode::kEnd: {
@@ -379,7 +511,7 @@ DecodeResult Decode(const uint8_t* b) {
   }
   if (!msg.empty()) return fail(ErrorCode::kReserved, fmt::format("{} {}", name, msg));
   // Dependency flags legal for the module.
-  const Module m = ModuleOf(r.instr);
+  const Module m = ModuleOf(r.instr, vector_unit);
   const bool prev = deps.pop_prev || deps.push_prev, next = deps.pop_next || deps.push_next;
   if ((m == Module::kCommand || m == Module::kAll) && deps.Bits() != 0) {
     return fail(ErrorCode::kReserved,
@@ -439,13 +571,16 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             return {};
           },
           [&](const Load& l) -> CheckResult {
+            if (l.buffer == kBufVmem && cfg.vector_unit()) return CheckVmemLoad(l, cfg);
             int depth = 0, max_elems = 0;
             uint64_t size = 0;
             switch (l.buffer) {
               case kBufAct: depth = cfg.act_depth, max_elems = cfg.r, size = 2; break;
               case kBufWgt: depth = cfg.wgt_depth, max_elems = cfg.c, size = 2; break;
               case kBufAcc: depth = cfg.acc_depth, max_elems = cfg.c, size = 4; break;
-              default: return Field("LOAD", "buffer", l.buffer, "is not 0, 1 or 2");
+              default:
+                return Field("LOAD", "buffer", l.buffer,
+                             cfg.vector_unit() ? "is not 0, 1, 2 or 3" : "is not 0, 1 or 2");
             }
             static const char* const kDepth[] = {"ActDepth", "WgtDepth", "AccDepth"};
             const char* const width_name = l.buffer == kBufAct ? "R" : "C";
@@ -534,6 +669,8 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
           },
           [&](const Store& s) -> CheckResult {
             if (s.format > kFmtBf16) return Field("STORE", "format", s.format, "is not 0 or 1");
+            if (s.source > kSrcVmem) return Field("STORE", "source", s.source, "is not 0 or 1");
+            const bool vmem = s.source == kSrcVmem;
             if (s.activation > kActRelu) {
               return Field("STORE", "activation", s.activation, "is not 0 or 1");
             }
@@ -541,10 +678,11 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             if (s.elems < 1 || s.elems > cfg.c) {
               return Field("STORE", "elems", s.elems, fmt::format("not in 1..{} (C)", cfg.c));
             }
-            if (int(s.acc) + s.rows > cfg.acc_depth) {
+            const int depth = vmem ? cfg.vmem_depth : cfg.acc_depth;
+            if (int(s.acc) + s.rows > depth) {
               return Field("STORE", "acc", s.acc,
-                           fmt::format("+ rows={} = {} exceeds AccDepth={}", s.rows,
-                                       int(s.acc) + s.rows, cfg.acc_depth));
+                           fmt::format("+ rows={} = {} exceeds {}={}", s.rows, int(s.acc) + s.rows,
+                                       vmem ? "VmemDepth" : "AccDepth", depth));
             }
             const uint64_t row_bytes = uint64_t(s.elems) * (s.format == kFmtBf16 ? 2 : 4);
             if (s.hbm_stride < row_bytes) {
@@ -554,7 +692,8 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             }
             return CheckHbm("STORE", s.hbm_addr, s.hbm_stride, s.rows, row_bytes, cfg.hbm_bytes);
           },
-          [&](const End&) -> CheckResult { return {}; }},
+          [&](const End&) -> CheckResult { return {}; },
+          [&](const Vop& v) -> CheckResult { return CheckVop(v, cfg); }},
       in);
 }
 
@@ -582,11 +721,14 @@ std::string Disassemble(const Instr& in) {
                                h.r, h.c, h.count);
           },
           [](const Load& l) {
-            static const char* const kBuf[] = {"act", "wgt", "acc"};
-            const std::string buf = l.buffer <= 2 ? kBuf[l.buffer] : fmt::format("{}?", l.buffer);
-            return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}{}", buf, l.dst,
-                               l.rows, l.elems, l.hbm_addr, l.hbm_stride,
-                               l.transpose ? " transpose" : "");
+            static const char* const kBuf[] = {"act", "wgt", "acc", "vmem"};
+            const std::string buf = l.buffer <= 3 ? kBuf[l.buffer] : fmt::format("{}?", l.buffer);
+            return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}{}{}", buf,
+                               l.dst, l.rows, l.elems, l.hbm_addr, l.hbm_stride,
+                               l.transpose ? " transpose" : "",
+                               l.format == kFmtBf16 ? " bf16"
+                               : l.format != 0      ? " format?"
+                                                    : "");
           },
           [](const Gemm& g) {
             std::string s = fmt::format(
@@ -611,10 +753,24 @@ std::string Disassemble(const Instr& in) {
                                     : s.activation == kActRelu
                                         ? " relu"
                                         : fmt::format(" act{}?", s.activation);
-            return fmt::format("STORE {}{} acc={} rows={} elems={} hbm=0x{:X} stride={}", fmt_name,
-                               act, s.acc, s.rows, s.elems, s.hbm_addr, s.hbm_stride);
+            return fmt::format("STORE {}{} {}={} rows={} elems={} hbm=0x{:X} stride={}", fmt_name,
+                               act, s.source == kSrcVmem ? "vmem" : "acc", s.acc, s.rows, s.elems,
+                               s.hbm_addr, s.hbm_stride);
           },
-          [](const End&) { return std::string("END"); }},
+          [](const End&) { return std::string("END"); },
+          [](const Vop& v) {
+            const std::string op =
+                v.op < kNumVectorOps ? kVectorOps[v.op].name : fmt::format("op{}?", v.op);
+            const auto sp = [](bool vmem) { return vmem ? "vmem" : "acc"; };
+            std::string s = fmt::format("VOP {} d=vmem:{} a={}:{}", op, v.d, sp(v.a_vmem), v.a);
+            if (v.b_scalar) {
+              s += fmt::format(" b=scalar:0x{:08X}", v.scalar);
+            } else {
+              s += fmt::format(" b={}:{}", sp(v.b_vmem), v.b);
+            }
+            return s + fmt::format(" n={} m={} strides a={},{} b={},{} d={},{}", v.n, v.m, v.asi,
+                                   v.aso, v.bsi, v.bso, v.dsi, v.dso);
+          }},
       in);
   const std::string d = FormatDeps(DepsOf(in));
   if (!d.empty()) s += "  " + d;

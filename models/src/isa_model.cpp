@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "tpu/gemm.h"
+#include "tpu/vpu.h"
 
 namespace tpu::isa {
 namespace {
@@ -241,12 +242,15 @@ void PutLe(uint8_t* p, int n, uint64_t v) {
 Machine::Machine(const MachineConfig& cfg) : cfg_(cfg) {
   auto bad = [](int v) { return v < 1 || v > 65535; };
   if (bad(cfg.r) || bad(cfg.c) || bad(cfg.act_depth) || bad(cfg.wgt_depth) || bad(cfg.acc_depth) ||
-      bad(cfg.queue_depth) || cfg.hbm_bytes == 0) {
+      bad(cfg.queue_depth) || cfg.hbm_bytes == 0 || cfg.vmem_depth < 0 || cfg.vmem_depth > 65535) {
     throw std::invalid_argument(fmt::format(
         "isa::Machine: R={} C={} ActDepth={} WgtDepth={} AccDepth={} QueueDepth={} must be in "
-        "1..65535 and HbmBytes={} at least 1",
-        cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.queue_depth, cfg.hbm_bytes));
+        "1..65535, VmemDepth={} in 0..65535 and HbmBytes={} at least 1",
+        cfg.r, cfg.c, cfg.act_depth, cfg.wgt_depth, cfg.acc_depth, cfg.queue_depth, cfg.vmem_depth,
+        cfg.hbm_bytes));
   }
+  vmem_.assign(size_t(cfg.vmem_depth) * cfg.c, 0);
+  vmem_def_.assign(vmem_.size(), 0);
   act_.assign(size_t(cfg.act_depth) * cfg.r, 0);
   wgt_.assign(size_t(cfg.wgt_depth) * cfg.c, 0);
   acc_.assign(size_t(cfg.acc_depth) * cfg.c, 0);
@@ -352,7 +356,7 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
               fmt::format("no HEADER: instruction 0 has opcode=0x{:02X}", b[0]),
               {}};
     }
-    DecodeResult d = Decode(b.data());
+    DecodeResult d = Decode(b.data(), cfg_.vector_unit());
     if (!d.ok()) return {d.code, pc, d.message, {}};
     ctx.pc = pc;
     const CheckResult c = Check(d.instr, cfg_, ctx);
@@ -412,7 +416,26 @@ void Machine::Execute(const Instr& in, RunResult* r) {
     ++ctr->per_module[size_t(mod)];
   }
   const auto beats = [](uint64_t bytes) { return (bytes + 31) / 32 * 32; };
-  if (const auto* l = std::get_if<Load>(&in)) {
+  if (const auto* v = std::get_if<Vop>(&in)) {
+    ExecuteVop(*v);
+  } else if (const auto* l = std::get_if<Load>(&in); l != nullptr && l->buffer == kBufVmem) {
+    const int size = l->format == kFmtBf16 ? 2 : 4;
+    ctr->dma_read_bytes += uint64_t(l->rows) * beats(uint64_t(l->elems) * size);
+    std::vector<uint8_t> row(size_t(l->elems) * size);
+    for (int i = 0; i < l->rows; ++i) {
+      LoadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size(), r);
+      ctr->hbm_bytes_read += row.size();
+      const size_t base = size_t(l->dst + i) * cfg_.c;
+      for (int e = 0; e < cfg_.c; ++e) {
+        uint32_t v = 0;
+        if (e < l->elems) {
+          v = size == 2 ? num::Bf16ToFp32(uint16_t(GetLe(&row[size_t(e) * 2], 2)))
+                        : uint32_t(GetLe(&row[size_t(e) * 4], 4));
+        }
+        vmem_[base + e] = v, vmem_def_[base + e] = 1;
+      }
+    }
+  } else if (const auto* l = std::get_if<Load>(&in)) {
     const int size = l->buffer == kBufAcc ? 4 : 2;
     const int width = l->buffer == kBufAct ? cfg_.r : cfg_.c;
     const bool once = l->buffer == kBufAcc && l->hbm_stride == 0;  // a bias: one row, repeated
@@ -495,7 +518,8 @@ void Machine::Execute(const Instr& in, RunResult* r) {
     std::vector<uint8_t> row(size_t(s->elems) * size);
     ctr->dma_write_bytes += uint64_t(s->rows) * beats(row.size());
     for (int i = 0; i < s->rows; ++i) {
-      const uint32_t* src = &acc_[size_t(s->acc + i) * cfg_.c];
+      const uint32_t* src = s->source == kSrcVmem ? &vmem_[size_t(s->acc + i) * cfg_.c]
+                                                  : &acc_[size_t(s->acc + i) * cfg_.c];
       for (int n = 0; n < s->elems; ++n) {
         const uint64_t v =
             bf16 ? num::StoreBf16(src[n], relu, mode) : (relu ? num::Relu(src[n]) : src[n]);
@@ -505,6 +529,70 @@ void Machine::Execute(const Instr& in, RunResult* r) {
       ctr->hbm_bytes_written += row.size();
     }
   }
+}
+
+void Machine::ExecuteVop(const Vop& v) {
+  const num::Mode mode = cfg_.mode;
+  const auto op = VectorOp(v.op);
+  const int c = cfg_.c;
+  std::vector<uint32_t> out(static_cast<size_t>(c));
+  for (int i = 0; i < v.m; ++i) {
+    for (int j = 0; j < v.n; ++j) {
+      const size_t ra = size_t(v.a) + size_t(i) * v.aso + size_t(j) * v.asi;
+      const size_t rb = size_t(v.b) + size_t(i) * v.bso + size_t(j) * v.bsi;
+      const size_t rd = size_t(v.d) + size_t(i) * v.dso + size_t(j) * v.dsi;
+      const uint32_t* a = v.a_vmem ? &vmem_[ra * c] : &acc_[ra * c];
+      const uint8_t* a_def = v.a_vmem ? &vmem_def_[ra * c] : &acc_def_[ra * c];
+      const bool reads_b = kVectorOps[v.op].reads_b && !v.b_scalar;
+      const uint32_t* b = reads_b ? (v.b_vmem ? &vmem_[rb * c] : &acc_[rb * c]) : nullptr;
+      const uint8_t* b_def =
+          reads_b ? (v.b_vmem ? &vmem_def_[rb * c] : &acc_def_[rb * c]) : nullptr;
+      uint32_t* d = &vmem_[rd * c];
+      uint8_t* d_def = &vmem_def_[rd * c];
+      const bool reads_d = kVectorOps[v.op].reads_d;
+      for (int n = 0; n < c; ++n) {
+        // The machine computes every lane from whatever its memories hold; a result is defined
+        // when what it reads is.
+        out[size_t(n)] = ApplyVectorOp(op, a[n], b != nullptr ? b[n] : v.scalar, d[n], mode);
+        d_def[n] = uint8_t(a_def[n] != 0 && (b_def == nullptr || b_def[n] != 0) &&
+                           (!reads_d || d_def[n] != 0));
+      }
+      std::copy(out.begin(), out.end(), d);
+    }
+  }
+}
+
+uint32_t ApplyVectorOp(VectorOp op, uint32_t a, uint32_t b, uint32_t d, num::Mode mode) {
+  using num::Fma32;
+  switch (op) {
+    case VectorOp::kCopy: return vpu::Operand(a, mode);
+    case VectorOp::kAdd: return Fma32(a, vpu::kOne, b, mode);
+    case VectorOp::kSub: return Fma32(b, vpu::kMinusOne, a, mode);
+    case VectorOp::kMul: return Fma32(a, b, vpu::kMinusZero, mode);
+    case VectorOp::kMac: return Fma32(a, b, d, mode);
+    case VectorOp::kMax: return vpu::Max(a, b, mode);
+    case VectorOp::kMin: return vpu::Min(a, b, mode);
+    case VectorOp::kGt: return vpu::Gt(a, b, mode);
+    case VectorOp::kGe: return vpu::Ge(a, b, mode);
+    case VectorOp::kEq: return vpu::Eq(a, b, mode);
+    case VectorOp::kSelect: return vpu::Operand(vpu::Select(d, a, b, mode), mode);
+    case VectorOp::kRelu: return vpu::Relu(a, mode);
+    case VectorOp::kLeakyRelu: return vpu::LeakyRelu(a, b, mode);
+    case VectorOp::kExp: return vpu::Exp(a, mode);
+    case VectorOp::kRecip: return vpu::Recip(a, mode);
+    case VectorOp::kRsqrt: return vpu::Rsqrt(a, mode);
+    case VectorOp::kSqrt: return vpu::Sqrt(a, mode);
+    case VectorOp::kSigmoid: return vpu::Sigmoid(a, mode);
+    case VectorOp::kTanh: return vpu::Tanh(a, mode);
+  }
+  throw std::invalid_argument(fmt::format("isa: vector op {} is not defined", int(op)));
+}
+
+VectorOp VectorOpByName(const std::string& name) {
+  for (int i = 0; i < kNumVectorOps; ++i) {
+    if (name == kVectorOps[size_t(i)].name) return VectorOp(i);
+  }
+  throw std::invalid_argument("isa: no vector op named '" + name + "'");
 }
 
 }  // namespace tpu::isa

@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd3;
+  localparam logic [15:0] VersionMinor = 16'd4;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -15,13 +15,18 @@ package tpu_isa_pkg;
   localparam logic [7:0] OpGemm = 8'h03;
   localparam logic [7:0] OpStore = 8'h04;
   localparam logic [7:0] OpEnd = 8'h05;
+  localparam logic [7:0] OpVop = 8'h06;
   localparam logic [31:0] UsedHeader = 32'h000FFFF3;
   localparam logic [31:0] UsedLoad = 32'h03FFFF33;
+  localparam logic [31:0] UsedLoadVector = 32'h03FFFF73;  // with the vector unit
   localparam logic [31:0] UsedGemm = 32'hFFFFFFFF;
   localparam logic [31:0] UsedStore = 32'h03FFFF33;
+  localparam logic [31:0] UsedStoreVector = 32'h03FFFF73;  // with the vector unit
   localparam logic [31:0] UsedEnd = 32'h00000003;
+  localparam logic [31:0] UsedVop = 32'hFFFFFFF3;
   localparam logic [31:0] GemmBroadcastBytes = 32'h0000000C;  // 0 without the broadcast bit
   localparam logic [31:0] GemmWindowBytes = 32'hFFFE0000;  // 0 without the window bit
+  localparam logic [31:0] VopBScalarBytes = 32'hF0000000;  // 0 without the b_scalar bit
 
   // Dependency flags: bit positions in the instruction word.
   localparam int unsigned FlagPopPrev = 8;
@@ -37,13 +42,38 @@ package tpu_isa_pkg;
   localparam int unsigned GemmWindowBit = 130;
   localparam int unsigned GemmBroadcastBit = 131;
   localparam logic [7:0] GemmModeDefined = 8'h0F;  // the bits of mode that mean something
+  localparam int unsigned VopAVmemBit = 40;
+  localparam int unsigned VopBVmemBit = 41;
+  localparam int unsigned VopBScalarBit = 42;
+  localparam logic [7:0] VopSpacesDefined = 8'h07;  // the bits of spaces that mean something
 
   // Field values.
   localparam logic [7:0] BufAct = 8'd0;
   localparam logic [7:0] BufWgt = 8'd1;
   localparam logic [7:0] BufAcc = 8'd2;
+  localparam logic [7:0] BufVmem = 8'd3;
   localparam logic [7:0] FmtFp32 = 8'd0;
   localparam logic [7:0] FmtBf16 = 8'd1;
+  localparam logic [7:0] VopCopy = 8'd0;
+  localparam logic [7:0] VopAdd = 8'd1;
+  localparam logic [7:0] VopSub = 8'd2;
+  localparam logic [7:0] VopMul = 8'd3;
+  localparam logic [7:0] VopMac = 8'd4;
+  localparam logic [7:0] VopMax = 8'd5;
+  localparam logic [7:0] VopMin = 8'd6;
+  localparam logic [7:0] VopGt = 8'd7;
+  localparam logic [7:0] VopGe = 8'd8;
+  localparam logic [7:0] VopEq = 8'd9;
+  localparam logic [7:0] VopSelect = 8'd10;
+  localparam logic [7:0] VopRelu = 8'd11;
+  localparam logic [7:0] VopLeakyRelu = 8'd12;
+  localparam logic [7:0] VopExp = 8'd13;
+  localparam logic [7:0] VopRecip = 8'd14;
+  localparam logic [7:0] VopRsqrt = 8'd15;
+  localparam logic [7:0] VopSqrt = 8'd16;
+  localparam logic [7:0] VopSigmoid = 8'd17;
+  localparam logic [7:0] VopTanh = 8'd18;
+  localparam int unsigned NumVectorOps = 19;
 
   // Error codes (ERR_CODE, and the command processor's error state).
   localparam int unsigned ErrBits = 4;
@@ -135,6 +165,9 @@ package tpu_isa_pkg;
   function automatic logic [31:0] load_hbm_stride(input logic [255:0] instr);
     load_hbm_stride = instr[128 +: 32];
   endfunction
+  function automatic logic [7:0] load_format(input logic [255:0] instr);
+    load_format = instr[48 +: 8];
+  endfunction
   function automatic logic [15:0] load_dst(input logic [255:0] instr);
     load_dst = instr[160 +: 16];
   endfunction
@@ -201,6 +234,9 @@ package tpu_isa_pkg;
   function automatic logic [7:0] store_activation(input logic [255:0] instr);
     store_activation = instr[40 +: 8];
   endfunction
+  function automatic logic [7:0] store_source(input logic [255:0] instr);
+    store_source = instr[48 +: 8];
+  endfunction
   function automatic logic [63:0] store_hbm_addr(input logic [255:0] instr);
     store_hbm_addr = instr[64 +: 64];
   endfunction
@@ -215,6 +251,48 @@ package tpu_isa_pkg;
   endfunction
   function automatic logic [15:0] store_elems(input logic [255:0] instr);
     store_elems = instr[192 +: 16];
+  endfunction
+  function automatic logic [7:0] vop_op(input logic [255:0] instr);
+    vop_op = instr[32 +: 8];
+  endfunction
+  function automatic logic [7:0] vop_spaces(input logic [255:0] instr);
+    vop_spaces = instr[40 +: 8];
+  endfunction
+  function automatic logic [15:0] vop_a(input logic [255:0] instr);
+    vop_a = instr[48 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_b(input logic [255:0] instr);
+    vop_b = instr[64 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_d(input logic [255:0] instr);
+    vop_d = instr[80 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_n(input logic [255:0] instr);
+    vop_n = instr[96 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_m(input logic [255:0] instr);
+    vop_m = instr[112 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_asi(input logic [255:0] instr);
+    vop_asi = instr[128 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_aso(input logic [255:0] instr);
+    vop_aso = instr[144 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_bsi(input logic [255:0] instr);
+    vop_bsi = instr[160 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_bso(input logic [255:0] instr);
+    vop_bso = instr[176 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_dsi(input logic [255:0] instr);
+    vop_dsi = instr[192 +: 16];
+  endfunction
+  function automatic logic [15:0] vop_dso(input logic [255:0] instr);
+    vop_dso = instr[208 +: 16];
+  endfunction
+  function automatic logic [31:0] vop_scalar(input logic [255:0] instr);
+    vop_scalar = instr[224 +: 32];
   endfunction
 
 endpackage

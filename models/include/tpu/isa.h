@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The accelerator's instruction set, version 1.3 (docs/isa.md): constants, one struct per
+// The accelerator's instruction set, version 1.4 (docs/isa.md): constants, one struct per
 // instruction kind, the 32-byte encoding, decoding with reserved-bit checks, the per-instruction
 // rules against a machine configuration, and a one-line disassembly.
 //
@@ -40,6 +40,10 @@ struct MachineConfig {
   // Not part of the machine's behaviour: the DMA's peak bytes per cycle, which the host library's
   // planner may use to trade block height for HBM bytes (0: unknown, plans ignore bandwidth).
   double dma_bytes_per_cycle = 0;
+  // The vector unit (version 1.4): VMEM rows of C fp32 lanes; 0 is a machine without the unit,
+  // which decodes and checks every instruction as version 1.3 did.
+  int vmem_depth = 0;
+  bool vector_unit() const { return vmem_depth > 0; }
 };
 
 // Dependency flags (byte 1): bit 0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next.
@@ -65,7 +69,7 @@ struct Header {
   bool operator==(const Header& o) const;
 };
 
-enum Buffer : uint8_t { kBufAct = 0, kBufWgt = 1, kBufAcc = 2 };
+enum Buffer : uint8_t { kBufAct = 0, kBufWgt = 1, kBufAcc = 2, kBufVmem = 3 };
 
 struct Load {
   Deps deps;
@@ -77,6 +81,8 @@ struct Load {
   uint16_t elems = 0;
   // Version 1.3: HBM row i, element e goes to buffer row dst + e, element i (buffers 0 and 1).
   bool transpose = false;
+  // Version 1.4, buffer 3 (the vector memory) only: what HBM holds, kFmtFp32 or kFmtBf16.
+  uint8_t format = 0;
   bool operator==(const Load& o) const;
 };
 
@@ -131,7 +137,27 @@ struct Store {
   uint16_t acc = 0;
   uint16_t rows = 0;
   uint16_t elems = 0;
+  // Version 1.4: kSrcVmem reads the vector memory's rows acc .. acc + rows - 1.
+  uint8_t source = 0;
   bool operator==(const Store& o) const;
+};
+
+enum Source : uint8_t { kSrcAcc = 0, kSrcVmem = 1 };
+
+// The vector unit's operation (version 1.4): for i < m, then j < n,
+// D[d + i*dso + j*dsi] = op(A[a + i*aso + j*asi], B[b + i*bso + j*bsi] or the scalar, old D),
+// on all C lanes; A and B from the accumulators or the vector memory, D in the vector memory.
+struct Vop {
+  Deps deps;
+  uint8_t op = 0;  // VectorOp
+  bool a_vmem = false;
+  bool b_vmem = false;
+  bool b_scalar = false;
+  uint16_t a = 0, b = 0, d = 0;
+  uint16_t n = 1, m = 1;
+  uint16_t asi = 0, aso = 0, bsi = 0, bso = 0, dsi = 0, dso = 0;
+  uint32_t scalar = 0;  // 0 without b_scalar
+  bool operator==(const Vop& o) const;
 };
 
 struct End {
@@ -139,35 +165,37 @@ struct End {
   bool operator==(const End& o) const { return deps == o.deps; }
 };
 
-using Instr = std::variant<Header, Load, Gemm, Store, End>;
+using Instr = std::variant<Header, Load, Gemm, Store, End, Vop>;
 using Bytes = std::array<uint8_t, kInstrBytes>;
 
 Opcode OpcodeOf(const Instr& in);
 const Deps& DepsOf(const Instr& in);
 Deps& DepsOf(Instr& in);
 
-// Which part of the machine executes an instruction. LOAD goes to compute for buffer 2 and to
-// load otherwise (an invalid buffer value is refused by Check).
+// Which part of the machine executes an instruction. LOAD goes to compute for buffer 2, to store
+// for buffer 3 (the vector memory; on a machine without the vector unit to load, as version 1.3)
+// and to load otherwise (an invalid buffer value is refused by Check); VOP to store.
 enum class Module : uint8_t { kLoad = 0, kCompute = 1, kStore = 2, kAll, kCommand };
 const char* ModuleName(Module m);
-Module ModuleOf(const Instr& in);
+Module ModuleOf(const Instr& in, bool vector_unit = true);
 // The module of an instruction's raw bytes, by its opcode byte and a LOAD's buffer byte alone, so
 // also for one that does not decode (the pc of an error): kLoad, kCompute or kStore for a LOAD,
 // GEMM or STORE, kCommand for HEADER, kAll for END, nullopt for an unknown opcode.
-std::optional<Module> ModuleOfBytes(const uint8_t* in);
+std::optional<Module> ModuleOfBytes(const uint8_t* in, bool vector_unit = true);
 
 Bytes Encode(const Instr& in);
 
 // Decoding never looks at the machine: an unknown opcode, a reserved byte or bit set, or a
 // dependency flag illegal for the instruction's module (prev flags in the load module, next flags
-// in the store module, any flag on HEADER / END) is refused.
+// in the store module, any flag on HEADER / END) is refused. Without `vector_unit` it decodes as
+// version 1.3: VOP is an unknown opcode and byte 6 of LOAD and STORE is reserved.
 struct DecodeResult {
   ErrorCode code = ErrorCode::kOk;
   std::string message;  // names the field; empty when ok
   Instr instr;          // valid when code == kOk
   bool ok() const { return code == ErrorCode::kOk; }
 };
-DecodeResult Decode(const uint8_t* bytes);
+DecodeResult Decode(const uint8_t* bytes, bool vector_unit = true);
 
 // What Check needs beyond the instruction and the machine: where it sits in the program and the
 // weights the compute module's previous GEMM loaded (program order).

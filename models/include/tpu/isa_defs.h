@@ -11,7 +11,7 @@ namespace tpu::isa {
 
 inline constexpr int kInstrBytes = 32;
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 3;
+inline constexpr uint16_t kVersionMinor = 4;
 inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
 
 enum class Opcode : uint8_t {
@@ -20,7 +20,47 @@ enum class Opcode : uint8_t {
   kGemm = 0x03,
   kStore = 0x04,
   kEnd = 0x05,
+  kVop = 0x06,
 };
+
+// The vector unit's operations (VOP byte 4), and what each reads: A, B (a row or the
+// scalar) and D (the destination's old value).
+enum class VectorOp : uint8_t {
+  kCopy = 0,
+  kAdd = 1,
+  kSub = 2,
+  kMul = 3,
+  kMac = 4,
+  kMax = 5,
+  kMin = 6,
+  kGt = 7,
+  kGe = 8,
+  kEq = 9,
+  kSelect = 10,
+  kRelu = 11,
+  kLeakyRelu = 12,
+  kExp = 13,
+  kRecip = 14,
+  kRsqrt = 15,
+  kSqrt = 16,
+  kSigmoid = 17,
+  kTanh = 18,
+};
+inline constexpr int kNumVectorOps = 19;
+struct VectorOpInfo {
+  const char* name;
+  bool reads_b;
+  bool reads_d;
+};
+inline constexpr std::array<VectorOpInfo, 19> kVectorOps = {{
+    {"copy", false, false},      {"add", true, false},   {"sub", true, false},
+    {"mul", true, false},        {"mac", true, true},    {"max", true, false},
+    {"min", true, false},        {"gt", true, false},    {"ge", true, false},
+    {"eq", true, false},         {"select", true, true}, {"relu", false, false},
+    {"leaky_relu", true, false}, {"exp", false, false},  {"recip", false, false},
+    {"rsqrt", false, false},     {"sqrt", false, false}, {"sigmoid", false, false},
+    {"tanh", false, false},
+}};
 
 enum class ErrorCode : uint8_t {
   kOk = 0,
@@ -55,6 +95,7 @@ inline constexpr int kLoadBufferByte = 4;
 inline constexpr int kLoadModeByte = 5;
 inline constexpr int kLoadHbmAddrByte = 8;
 inline constexpr int kLoadHbmStrideByte = 16;
+inline constexpr int kLoadFormatByte = 6;
 inline constexpr int kLoadDstByte = 20;
 inline constexpr int kLoadRowsByte = 22;
 inline constexpr int kLoadElemsByte = 24;
@@ -77,15 +118,31 @@ inline constexpr int kGemmOutRowByte = 28;
 inline constexpr int kGemmOutColByte = 30;
 inline constexpr int kStoreFormatByte = 4;
 inline constexpr int kStoreActivationByte = 5;
+inline constexpr int kStoreSourceByte = 6;
 inline constexpr int kStoreHbmAddrByte = 8;
 inline constexpr int kStoreHbmStrideByte = 16;
 inline constexpr int kStoreAccByte = 20;
 inline constexpr int kStoreRowsByte = 22;
 inline constexpr int kStoreElemsByte = 24;
+inline constexpr int kVopOpByte = 4;
+inline constexpr int kVopSpacesByte = 5;
+inline constexpr int kVopAByte = 6;
+inline constexpr int kVopBByte = 8;
+inline constexpr int kVopDByte = 10;
+inline constexpr int kVopNByte = 12;
+inline constexpr int kVopMByte = 14;
+inline constexpr int kVopAsiByte = 16;
+inline constexpr int kVopAsoByte = 18;
+inline constexpr int kVopBsiByte = 20;
+inline constexpr int kVopBsoByte = 22;
+inline constexpr int kVopDsiByte = 24;
+inline constexpr int kVopDsoByte = 26;
+inline constexpr int kVopScalarByte = 28;
 
 // Bytes (bit b: byte b) that exist only with a mode bit and must be 0 without it.
 inline constexpr uint32_t kGemmBroadcastBytes = 0x0000000C;
 inline constexpr uint32_t kGemmWindowBytes = 0xFFFE0000;
+inline constexpr uint32_t kVopBScalarBytes = 0xF0000000;
 
 // Dependency flag bits (byte 1) and mode bits.
 inline constexpr int kPopPrevBit = 0;
@@ -97,6 +154,9 @@ inline constexpr int kGemmAccumulateBit = 0;
 inline constexpr int kGemmLoadWeightsBit = 1;
 inline constexpr int kGemmWindowBit = 2;
 inline constexpr int kGemmBroadcastBit = 3;
+inline constexpr int kVopAVmemBit = 0;
+inline constexpr int kVopBVmemBit = 1;
+inline constexpr int kVopBScalarBit = 2;
 
 // The host's register map (byte addresses) and the performance counters.
 namespace reg {

@@ -93,6 +93,7 @@ class Machine {
   uint16_t Act(int row, int col) const { return act_[size_t(row) * cfg_.r + col]; }
   uint16_t Wgt(int row, int col) const { return wgt_[size_t(row) * cfg_.c + col]; }
   uint32_t Acc(int row, int col) const { return acc_[size_t(row) * cfg_.c + col]; }
+  uint32_t Vmem(int row, int col) const { return vmem_[size_t(row) * cfg_.c + col]; }
   // The array's loaded weights: the tile the last weight-loading GEMM of the last Run loaded,
   // padded with +0 beyond its kv rows and nv columns, as the array holds it; whether that Run
   // loaded any.
@@ -105,6 +106,7 @@ class Machine {
   bool ActDefined(int row, int col) const { return act_def_[size_t(row) * cfg_.r + col] != 0; }
   bool WgtDefined(int row, int col) const { return wgt_def_[size_t(row) * cfg_.c + col] != 0; }
   bool AccDefined(int row, int col) const { return acc_def_[size_t(row) * cfg_.c + col] != 0; }
+  bool VmemDefined(int row, int col) const { return vmem_def_[size_t(row) * cfg_.c + col] != 0; }
   bool WDefined(int k, int n) const { return w_def_[size_t(k) * cfg_.c + n] != 0; }
 
  private:
@@ -119,16 +121,25 @@ class Machine {
   // one's address in r->first_unwritten).
   void LoadHbm(uint64_t addr, void* data, uint64_t n, RunResult* r) const;
   void Execute(const Instr& in, RunResult* r);
+  void ExecuteVop(const Vop& v);
 
   MachineConfig cfg_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
-  std::vector<uint16_t> act_;  // ActDepth x R
-  std::vector<uint16_t> wgt_;  // WgtDepth x C
-  std::vector<uint32_t> acc_;  // AccDepth x C
-  std::vector<uint16_t> w_;    // the array's weights, R x C
-  bool w_loaded_ = false;      // a GEMM of the last Run loaded w_
+  std::vector<uint16_t> act_;   // ActDepth x R
+  std::vector<uint16_t> wgt_;   // WgtDepth x C
+  std::vector<uint32_t> acc_;   // AccDepth x C
+  std::vector<uint32_t> vmem_;  // VmemDepth x C (the vector unit's memory)
+  std::vector<uint16_t> w_;     // the array's weights, R x C
+  bool w_loaded_ = false;       // a GEMM of the last Run loaded w_
   // 1: the element is defined (ActDefined, ...), laid out as act_, wgt_, acc_ and w_.
-  std::vector<uint8_t> act_def_, wgt_def_, acc_def_, w_def_;
+  std::vector<uint8_t> act_def_, wgt_def_, acc_def_, w_def_, vmem_def_;
 };
+
+// The vector unit's operation `op` on one lane: A, B (a row's lane or the scalar) and D, the
+// destination's old value, as the numerics contract defines it (tpu/vpu.h). Throws
+// std::invalid_argument for an op outside VectorOp.
+uint32_t ApplyVectorOp(VectorOp op, uint32_t a, uint32_t b, uint32_t d, num::Mode mode);
+// The VectorOp named `name` (kVectorOps), or std::invalid_argument.
+VectorOp VectorOpByName(const std::string& name);
 
 }  // namespace tpu::isa
