@@ -334,7 +334,7 @@ inline constexpr uint32_t kTanhPoly[6] = {0xBEAAAAAAu, 0x3E08886Eu, 0xBD5D04CCu,
                                           0x3CB271EFu, 0xBC09DAEEu, 0x3B1D045Fu};
 inline constexpr uint32_t kTwo = 0x40000000u;
 inline constexpr uint32_t kMinusTwo = 0xC0000000u;
-inline constexpr double kTanhMaxUlp = 3.0;
+inline constexpr double kTanhMaxUlp = 2.0;
 
 // tanh(x), the contract's algorithm, on a = |x| (the sign is x's; FTZ reads a subnormal x as a
 // zero of its sign):
