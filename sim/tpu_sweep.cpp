@@ -19,6 +19,7 @@
 //   vpu-sqrt          the same for its sqrt
 //   vpu-sigmoid       the same for its sigmoid (from exp and reciprocal)
 //   vpu-tanh          the same for its tanh (a polynomial near 0, exp and reciprocal beyond)
+//   vpu-log           the same for its natural logarithm
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
 #include <fmt/format.h>
@@ -258,6 +259,14 @@ VpuFunction g_vpu_tanh{
     tpu::tb::TanhUlpError,
     tpu::vpu::kTanhMaxUlp};
 
+VpuFunction g_vpu_log{
+    "log",
+    tpu::vpu::Log,
+    [](uint32_t x, Mode m) { return tpu::vpu::LogWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return std::log(x); },
+    tpu::tb::LogUlpError,
+    tpu::vpu::kLogMaxUlp};
+
 Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
   return [mode, &f](uint64_t hi, tpu::tb::Rng&, const auto& report) {
     uint64_t bad = 0, not_nearest = 0;
@@ -463,6 +472,7 @@ int main(int argc, char** argv) {
       if (s == "vpu-sqrt") make = [m] { return VpuUnary(m, g_vpu_sqrt); };
       if (s == "vpu-sigmoid") make = [m] { return VpuUnary(m, g_vpu_sigmoid); };
       if (s == "vpu-tanh") make = [m] { return VpuUnary(m, g_vpu_tanh); };
+      if (s == "vpu-log") make = [m] { return VpuUnary(m, g_vpu_log); };
       sw->Run(threads, seed, make);
       done.push_back(std::move(sw));
     }
@@ -479,8 +489,8 @@ int main(int argc, char** argv) {
     for (const auto& r : sw->reports()) fmt::print("    {}\n", r);
     total_bad += sw->mismatches();
   }
-  for (const VpuFunction* f :
-       {&g_vpu_exp, &g_vpu_recip, &g_vpu_rsqrt, &g_vpu_sqrt, &g_vpu_sigmoid, &g_vpu_tanh}) {
+  for (const VpuFunction* f : {&g_vpu_exp, &g_vpu_recip, &g_vpu_rsqrt, &g_vpu_sqrt, &g_vpu_sigmoid,
+                               &g_vpu_tanh, &g_vpu_log}) {
     if (f->worst_bits.load() == 0) continue;
     double worst;
     const uint64_t bits = f->worst_bits.load();

@@ -38,6 +38,9 @@ uint32_t HostSigmoid(uint32_t x, Mode m) {
 uint32_t HostTanh(uint32_t x, Mode m) {
   return vpu::TanhWith(x, m, tb::HostFma32);
 }
+uint32_t HostLog(uint32_t x, Mode m) {
+  return vpu::LogWith(x, m, tb::HostFma32);
+}
 
 // Every 4099th fp32 pattern from a seeded offset (about a million inputs, every binade), in both
 // modes: the golden function equals the host-fma run bit for bit, and in IEEE mode its error is
@@ -107,6 +110,32 @@ TEST(VpuSigmoidTest, Directed) {
     EXPECT_EQ(vpu::Sigmoid(0xC2A00000u, m), vpu::Exp(0xC2A00000u, m));  // -80: e/(1+e) = e
   }
   EXPECT_EQ(vpu::Sigmoid(0x00000001u, Mode::kFtz), 0x3F000000u);
+}
+
+TEST(VpuLogTest, SampledInputs) {
+  CheckSampled("log", vpu::Log, HostLog, tb::LogUlpError, vpu::kLogMaxUlp);
+}
+
+// The specials, the domain, log(1) = +0, both sides of the sqrt(2) switch, powers of two
+// (k*ln2 alone), the subnormal scaling and FTZ; values are binary64's rounded to fp32.
+TEST(VpuLogTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Log(vpu::kOne, m), 0u);
+    EXPECT_EQ(vpu::Log(0u, m), 0xFF800000u);
+    EXPECT_EQ(vpu::Log(0x80000000u, m), 0xFF800000u);
+    EXPECT_EQ(vpu::Log(0x7F800000u, m), vpu::kPlusInf);
+    EXPECT_EQ(vpu::Log(0xFF800000u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Log(vpu::kMinusOne, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Log(0x7FC00001u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Log(0x40000000u, m), 0x3F317218u);  // ln 2
+    EXPECT_EQ(vpu::Log(0x402DF854u, m), 0x3F800000u);  // ln(e as fp32) rounds to 1
+    for (uint32_t x : {vpu::kLogSqrt2, vpu::kLogSqrt2 + 1, 0x7F7FFFFFu, 0x00800000u}) {
+      EXPECT_LE(tb::LogUlpError(x, vpu::Log(x, Mode::kIeee)), vpu::kLogMaxUlp) << x;
+    }
+  }
+  EXPECT_LE(tb::LogUlpError(1u, vpu::Log(1u, Mode::kIeee)), vpu::kLogMaxUlp);  // 2^-149
+  EXPECT_EQ(vpu::Log(1u, Mode::kFtz), 0xFF800000u);                            // read as +0
 }
 
 TEST(VpuTanhTest, SampledInputs) {

@@ -394,6 +394,65 @@ inline uint32_t ReduceMax(const uint32_t* x, int n, num::Mode mode) {
                         [mode](uint32_t a, uint32_t b) { return Max(a, b, mode); });
 }
 
+// log's constants: the reduced fraction's switch sqrt(2), ln(2) in two parts with ln2_hi's last
+// bits zero, and the coefficients Lg1 .. Lg4 of log(1 + f) = f - f^2/2 + s*(f^2/2 + R(s^2)),
+// s = f/(2 + f) (the published minimax coefficients of fdlibm's logf), each an fp32 pattern.
+inline constexpr uint32_t kLogSqrt2 = 0x3FB504F3u;  // 1.41421354 (m above it is halved)
+inline constexpr uint32_t kLogLn2Hi = 0x3F317180u;  // 0.693138123
+inline constexpr uint32_t kLogLn2Lo = 0x3717F7D1u;  // 9.05800061e-6
+inline constexpr uint32_t kLogLg[4] = {0x3F2AAAAAu, 0x3ECCCE13u, 0x3E91E9EEu, 0x3E789E26u};
+inline constexpr uint32_t kIntShift = 0x4B400000u;  // 1.5 * 2^23: an integer k below 2^22 is
+                                                    // (its bits + k) - 1.5 * 2^23, exactly
+inline constexpr double kLogMaxUlp = 1.0;
+
+// log(x), the contract's algorithm:
+//   NaN or x < 0 (-inf included) -> 0x7FC00000; +-0 -> -inf; +inf -> +inf (FTZ: a subnormal x is
+//   +-0 first); a subnormal x (IEEE) is first scaled exactly by 2^64;
+//   x = m * 2^k, m in [1, 2); m above sqrt(2) is halved and k incremented (m in [0.707, 1.414]);
+//   f = fma32(m, 1, -1) (exact); hfsq = fma32(f, fma32(f, 1/2, -0), -0);
+//   s = fma32(f, recip(fma32(f, 1, 2)), -0); z = fma32(s, s, -0); w = fma32(z, z, -0);
+//   R = fma32(fma32(z, fma32(w, Lg3, Lg1), -0), 1, fma32(w, fma32(w, Lg4, Lg2), -0));
+//   dk = k as fp32 (exact: fma32(bits(1.5*2^23) + k, 1, -1.5*2^23));
+//   a = fma32(s, fma32(hfsq, 1, R), fma32(dk, ln2_lo, -0));
+//   a = fma32(f, -1, fma32(a, -1, hfsq)); result = fma32(dk, ln2_hi, -a)
+//   (dk*ln2_hi - ((hfsq - (s*(hfsq + R) + dk*ln2_lo)) - f)). The bound is checked over all 2^32
+//   inputs by `tpu_sweep --sweep vpu-log`.
+template <class Fma>
+uint32_t LogWith(uint32_t x, num::Mode mode, Fma fma) {
+  constexpr uint32_t kSign = num::kFp32SignMask;
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  uint32_t mag = x & ~kSign;
+  if (mag == 0) return kPlusInf | kSign;
+  if ((x & kSign) != 0) return num::kFp32CanonicalNaN;
+  if (mag == kPlusInf) return kPlusInf;
+  int k = -127;
+  if (mag < 0x00800000u) {  // subnormal: exact, now normal
+    mag = fma(mag, static_cast<uint32_t>(64 + 127) << 23, kMinusZero, mode);
+    k -= 64;
+  }
+  k += static_cast<int>(mag >> 23);
+  uint32_t m = (mag & 0x7FFFFFu) | kOne;
+  if (m > kLogSqrt2) m -= 1u << 23, ++k;  // m / 2, exactly
+  const uint32_t f = fma(m, kOne, kMinusOne, mode);
+  const uint32_t hfsq = fma(f, fma(f, kHalf, kMinusZero, mode), kMinusZero, mode);
+  const uint32_t s = fma(f, RecipWith(fma(f, kOne, kTwo, mode), mode, fma), kMinusZero, mode);
+  const uint32_t z = fma(s, s, kMinusZero, mode);
+  const uint32_t w = fma(z, z, kMinusZero, mode);
+  const uint32_t t1 = fma(w, fma(w, kLogLg[3], kLogLg[1], mode), kMinusZero, mode);
+  const uint32_t t2 = fma(z, fma(w, kLogLg[2], kLogLg[0], mode), kMinusZero, mode);
+  const uint32_t r = fma(t2, kOne, t1, mode);
+  const uint32_t dk = fma(kIntShift + static_cast<uint32_t>(k), kOne, kIntShift | kSign, mode);
+  uint32_t a = fma(s, fma(hfsq, kOne, r, mode), fma(dk, kLogLn2Lo, kMinusZero, mode), mode);
+  a = fma(f, kMinusOne, fma(a, kMinusOne, hfsq, mode), mode);
+  return fma(dk, kLogLn2Hi, a ^ kSign, mode);
+}
+inline uint32_t Log(uint32_t x, num::Mode mode) {
+  return LogWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
 // The golden exp: the algorithm on the golden fma32.
 inline uint32_t Exp(uint32_t x, num::Mode mode) {
   return ExpWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
