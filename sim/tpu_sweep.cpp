@@ -411,7 +411,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> all = {
       "golden-mac-zero", "golden-mac-rand", "golden-cvt", "rtl-mac-matter", "rtl-mac-cancel",
       "rtl-cvt",         "random",          "vpu-exp",    "vpu-recip",      "vpu-rsqrt",
-      "vpu-sqrt",        "vpu-sigmoid",     "vpu-tanh"};
+      "vpu-sqrt",        "vpu-sigmoid",     "vpu-tanh",   "vpu-log"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
