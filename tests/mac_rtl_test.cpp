@@ -167,6 +167,22 @@ TEST(MacPipelineTest, ThreeStages) {
   RunPipelined<Vmac_p3>("mac_p3", 3);
 }
 
+// Every bin of a rounding-case group pair (IEEE, FTZ) has a named vector: seen[mode][case] counts
+// the list's vectors of that case.
+void ExpectEveryBinListed(const tb::fcov::Group* const (&groups)[2],
+                          const int (&seen)[2][num::kNumRoundCases]) {
+  for (int m = 0; m < 2; ++m) {
+    const tb::fcov::Group& g = *groups[m];
+    for (const std::string& bin : g.bins()) {
+      bool listed = false;
+      for (int h = 0; h < num::kNumRoundCases; ++h) {
+        listed = listed || (seen[m][h] > 0 && bin == num::RoundCaseName(num::RoundCase(h)));
+      }
+      EXPECT_TRUE(listed) << g.name() << " / " << bin << " has no directed vector";
+    }
+  }
+}
+
 // Functional coverage (tpu/tb/fcov.h, mac.round.*): every rounding case of both modes on named
 // vectors, so that each bin is hit whatever the seed. The RTL must give the expected bits and the
 // golden model's side channel the named case (it is what the coverage counts).
@@ -212,16 +228,7 @@ TEST(MacRoundingCaseTest, EveryCaseInBothModes) {
     ++seen[tb::fcov::ModeIndex(k.mode)][static_cast<int>(k.how)];
   }
   // The list has one vector for every bin of both groups.
-  for (int m = 0; m < 2; ++m) {
-    const tb::fcov::Group& g = *tb::fcov::Groups().mac_round[m];
-    for (const std::string& bin : g.bins()) {
-      bool listed = false;
-      for (int h = 0; h < num::kNumRoundCases; ++h) {
-        listed = listed || (seen[m][h] > 0 && bin == num::RoundCaseName(RoundCase(h)));
-      }
-      EXPECT_TRUE(listed) << g.name() << " / " << bin << " has no directed vector";
-    }
-  }
+  ExpectEveryBinListed(tb::fcov::Groups().mac_round, seen);
   EXPECT_FALSE(sim.AssertionFailed());
 }
 
@@ -422,16 +429,7 @@ TEST(Fma32DirectedTest, EveryRoundingCaseAndNamedCases) {
     EXPECT_EQ(tb::EvalFma32(sim, k.a, k.b, k.c, k.mode), k.want);
     ++seen[tb::fcov::ModeIndex(k.mode)][static_cast<int>(k.how)];
   }
-  for (int m = 0; m < 2; ++m) {
-    const tb::fcov::Group& g = *tb::fcov::Groups().fma32_round[m];
-    for (const std::string& bin : g.bins()) {
-      bool listed = false;
-      for (int h = 0; h < num::kNumRoundCases; ++h) {
-        listed = listed || (seen[m][h] > 0 && bin == num::RoundCaseName(RoundCase(h)));
-      }
-      EXPECT_TRUE(listed) << g.name() << " / " << bin << " has no directed vector";
-    }
-  }
+  ExpectEveryBinListed(tb::fcov::Groups().fma32_round, seen);
   EXPECT_FALSE(sim.AssertionFailed());
 }
 
