@@ -401,8 +401,6 @@ inline constexpr uint32_t kLogSqrt2 = 0x3FB504F3u;  // 1.41421354 (m above it is
 inline constexpr uint32_t kLogLn2Hi = 0x3F317180u;  // 0.693138123
 inline constexpr uint32_t kLogLn2Lo = 0x3717F7D1u;  // 9.05800061e-6
 inline constexpr uint32_t kLogLg[4] = {0x3F2AAAAAu, 0x3ECCCE13u, 0x3E91E9EEu, 0x3E789E26u};
-inline constexpr uint32_t kIntShift = 0x4B400000u;  // 1.5 * 2^23: an integer k below 2^22 is
-                                                    // (its bits + k) - 1.5 * 2^23, exactly
 inline constexpr double kLogMaxUlp = 1.0;
 
 // log(x), the contract's algorithm:
@@ -442,7 +440,8 @@ uint32_t LogWith(uint32_t x, num::Mode mode, Fma fma) {
   const uint32_t t1 = fma(w, fma(w, kLogLg[3], kLogLg[1], mode), kMinusZero, mode);
   const uint32_t t2 = fma(z, fma(w, kLogLg[2], kLogLg[0], mode), kMinusZero, mode);
   const uint32_t r = fma(t2, kOne, t1, mode);
-  const uint32_t dk = fma(kIntShift + static_cast<uint32_t>(k), kOne, kIntShift | kSign, mode);
+  // k as fp32: exp's 1.5 * 2^23 with k added to its fraction field, less 1.5 * 2^23 (exact).
+  const uint32_t dk = fma(kExpShift + static_cast<uint32_t>(k), kOne, kExpShift | kSign, mode);
   uint32_t a = fma(s, fma(hfsq, kOne, r, mode), fma(dk, kLogLn2Lo, kMinusZero, mode), mode);
   a = fma(f, kMinusOne, fma(a, kMinusOne, hfsq, mode), mode);
   return fma(dk, kLogLn2Hi, a ^ kSign, mode);
