@@ -44,6 +44,7 @@ rtl/accel/tpu_accel_decode.sv
 rtl/accel/tpu_accel_transpose.sv
 rtl/accel/tpu_accel_load.sv
 rtl/accel/tpu_accel_compute.sv
+rtl/accel/tpu_accel_vec.sv
 rtl/accel/tpu_accel_store.sv
 rtl/accel/tpu_accel_cmd.sv
 rtl/accel/tpu_accel_counters.sv

@@ -136,9 +136,16 @@ def gen_sv(d):
         out.append(f"  localparam logic [7:0] Buf{camel(b['name'])} = 8'd{b['value']};")
     for b in d["formats"]:
         out.append(f"  localparam logic [7:0] Fmt{camel(b['name'])} = 8'd{b['value']};")
+    for b in d["sources"]:
+        out.append(f"  localparam logic [7:0] Src{camel(b['name'])} = 8'd{b['value']};")
     for v in d["vector_ops"]:
         out.append(f"  localparam logic [7:0] Vop{camel(v['name'])} = 8'd{v['value']};")
     out.append(f"  localparam int unsigned NumVectorOps = {len(d['vector_ops'])};")
+    nv = len(d["vector_ops"])
+    for what, letter in (("B", "b"), ("D", "d")):
+        mask = sum(1 << v["value"] for v in d["vector_ops"] if letter in v["reads"])
+        out.append(f"  localparam logic [{nv - 1}:0] VopReads{what} = {nv}'h{mask:0{(nv + 3) // 4}X};"
+                   f"  // bit op: the op reads {what}")
     out += ["", "  // Error codes (ERR_CODE, and the command processor's error state)."]
     out.append(f"  localparam int unsigned ErrBits = {err_bits};")
     for e in d["errors"]:

@@ -167,6 +167,32 @@ isa::Store St(uint16_t acc, uint16_t rows, uint16_t elems, Deps d = {}, uint64_t
   s.elems = elems;
   return s;
 }
+// A VOP (version 1.4): op on n x m elements, unit strides inside (asi = bsi = dsi = 1), outer
+// strides n; A from the accumulators unless a_vmem, B a row of the vector memory unless b_acc.
+isa::Vop Vp(uint8_t op, uint16_t a, uint16_t b, uint16_t d, uint16_t n, uint16_t m = 1,
+            bool a_vmem = false, Deps deps = {}) {
+  isa::Vop v;
+  v.deps = deps;
+  v.op = op;
+  v.a_vmem = a_vmem;
+  v.b_vmem = true;
+  v.a = a, v.b = b, v.d = d, v.n = n, v.m = m;
+  v.asi = v.bsi = v.dsi = 1;
+  v.aso = v.bso = v.dso = n;
+  return v;
+}
+// A LOAD into the vector memory (version 1.4), fp32 unless bf16.
+isa::Load Lv(uint16_t dst, uint16_t rows, uint16_t elems, bool bf16 = false, Deps d = {}) {
+  isa::Load l = Ld(isa::kBufVmem, dst, rows, elems, d);
+  l.format = uint8_t(bf16 ? isa::kFmtBf16 : isa::kFmtFp32);
+  return l;
+}
+// A STORE from the vector memory (version 1.4).
+isa::Store Sv(uint16_t row, uint16_t rows, uint16_t elems, Deps d = {}) {
+  isa::Store s = St(row, rows, elems, d);
+  s.source = isa::kSrcVmem;
+  return s;
+}
 
 // HEADER (count = the program's length) + body [+ END], encoded.
 std::vector<Bytes> Program(const MachineConfig& cfg, const std::vector<Instr>& body,
@@ -663,8 +689,11 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
     p[2] = With(gw, 0, 0x00);
     add("opcode 0x00", ErrorCode::kOpcode, p);
     p = Program(c, {ld, gw, st});
-    p[3] = With(st, 0, 0x06);
-    add("opcode 0x06 (the first unused)", ErrorCode::kOpcode, p);
+    // 0x06 is VOP on a machine with the vector unit (version 1.4), unknown without it.
+    const uint8_t unused = c.vector_unit() ? 0x07 : 0x06;
+    p[3] = With(st, 0, unused);
+    add(fmt::format("opcode 0x{:02X} (the first unused)", unused), ErrorCode::kOpcode, p);
+
     p = Program(c, {ld, gw, st});
     p[4] = With(end, 0, 0xFF);
     add("opcode 0xFF where END would be", ErrorCode::kOpcode, p);
@@ -687,11 +716,14 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
                     {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 4", gw, 16, 0x12},
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
                     {"GEMM byte 31", gw, 31, 0x01},       {"STORE byte 6", st, 6, 0x01},
-                    {"STORE byte 7", st, 7, 0x20},        {"STORE byte 26", st, 26, 0x01},
-                    {"STORE byte 31", st, 31, 0x04},      {"END byte 4", end, 4, 0x01},
-                    {"END byte 31", end, 31, 0x80},       {"LOAD flag bit 4", ld, 1, 0x10},
-                    {"GEMM flag bit 7", gw, 1, 0x80},     {"LOAD byte 5 bit 7", ld, 5, 0x81}};
+                    {"LOAD byte 6", ld, 6, 0x01},         {"STORE byte 7", st, 7, 0x20},
+                    {"STORE byte 26", st, 26, 0x01},      {"STORE byte 31", st, 31, 0x04},
+                    {"END byte 4", end, 4, 0x01},         {"END byte 31", end, 31, 0x80},
+                    {"LOAD flag bit 4", ld, 1, 0x10},     {"GEMM flag bit 7", gw, 1, 0x80},
+                    {"LOAD byte 5 bit 7", ld, 5, 0x81}};
     for (const R& r : rs) {
+      // STORE byte 6 is `source` with the vector unit: 1 is legal there, 2 a field error.
+      if (c.vector_unit() && std::string(r.what) == "STORE byte 6") continue;
       auto p = Program(c, {ld, gw, st});
       const size_t at = std::holds_alternative<isa::Load>(r.in)    ? 1
                         : std::holds_alternative<isa::Gemm>(r.in)  ? 2
@@ -710,6 +742,39 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
     p = Program(c, {ld});
     p[0][1] = 0x04;
     add("HEADER with push_prev", ErrorCode::kReserved, p);
+  }
+  // The vector unit's instructions (version 1.4): reserved bytes, bits and flags.
+  if (c.vector_unit()) {
+    const Instr vop = Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 0, 1, 1, true), lv = Lv(0, 1, 1);
+    const Instr sv = Sv(0, 1, 1);
+    struct R {
+      const char* what;
+      Instr in;
+      int byte;
+      uint8_t value;
+    };
+    isa::Vop sc = std::get<isa::Vop>(vop);
+    sc.b_vmem = false, sc.b_scalar = true, sc.scalar = 0x3F800000;
+    const R rs[] = {{"VOP byte 2", vop, 2, 0x01},
+                    {"VOP byte 3", vop, 3, 0x80},
+                    {"VOP byte 5 bit 3", vop, 5, 0x0B},
+                    {"VOP byte 5 bit 7", vop, 5, 0x81},
+                    {"VOP scalar byte 28 without b_scalar", vop, 28, 0x01},
+                    {"VOP scalar byte 31 without b_scalar", vop, 31, 0x3F},
+                    {"VOP flag bit 4", vop, 1, 0x10},
+                    {"VOP pop_next", vop, 1, 0x02},
+                    {"VOP push_next", vop, 1, 0x08},
+                    {"vector LOAD byte 7", lv, 7, 0x01},
+                    {"vector LOAD push_next", lv, 1, 0x08},
+                    {"vector STORE byte 7", sv, 7, 0x01}};
+    for (const R& r : rs) {
+      add(r.what, ErrorCode::kReserved, Program(c, {lv, gw, r.in}));
+      auto p = Program(c, {lv, gw, r.in});
+      p[3] = With(r.in, r.byte, r.value);
+      cases.back().prog = p;
+    }
+    add("VOP with a scalar: byte 5 bit 6", ErrorCode::kReserved, Program(c, {lv, sc}));
+    cases.back().prog[2] = With(sc, 5, 0x44);
   }
   // Dependency flags the module cannot use.
   add("LOAD pop_prev (load has no prev)", ErrorCode::kReserved,
@@ -812,7 +877,9 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
     cases.push_back({std::move(name), ErrorCode::kField, Program(c, body)});
   };
   // LOAD.
-  add("LOAD buffer 3", {ld, Ld(3, 0, 1, 1)});
+  // Buffer 3 is the vector memory on a machine with the vector unit (version 1.4).
+  const uint8_t unused_buffer = c.vector_unit() ? 4 : 3;
+  add(fmt::format("LOAD buffer {}", unused_buffer), {ld, Ld(unused_buffer, 0, 1, 1)});
   add("LOAD buffer 255", {Ld(255, 0, 1, 1)});
   add("LOAD rows 0", {ld, Ld(isa::kBufWgt, 0, 0, 1)});
   add("LOAD act elems 0", {Ld(isa::kBufAct, 0, 1, 0)});
@@ -882,6 +949,57 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
   add("STORE bf16 stride 0", {gw, St(0, 3, C, {}, kOutAddr, 0, isa::kFmtBf16)});
   if (C * 4 > 32) add("STORE fp32 stride 32 below the row", {gw, St(0, 2, C, {}, kOutAddr, 32)});
   add("STORE field before HBM", {gw, St(0, 1, uint16_t(C + 1), {}, kOutAddr + 4, 48)});
+  // The vector unit (version 1.4): LOAD into the vector memory, STORE from it, VOP.
+  if (c.vector_unit()) {
+    const auto V = uint16_t(c.vmem_depth);
+    const Instr lv = Lv(0, 1, C);
+    isa::Load tr = Lv(0, 1, 1);
+    tr.transpose = true;
+    add("vector LOAD transposed", {tr});
+    isa::Load f2 = Lv(0, 1, 1);
+    f2.format = 2;
+    add("vector LOAD format 2", {f2});
+    add("vector LOAD rows 0", {Lv(0, 0, 1)});
+    add("vector LOAD elems 0", {Lv(0, 1, 0)});
+    add("vector LOAD elems C+1", {Lv(0, 1, uint16_t(C + 1))});
+    add("vector LOAD dst+rows = VmemDepth+1", {Lv(uint16_t(V - 1), 2, C)});
+    add("vector LOAD bf16 dst = VmemDepth", {Lv(V, 1, C, true)});
+    isa::Store s2 = Sv(0, 1, 1);
+    s2.source = 2;
+    add("STORE source 2", {lv, s2});
+    add("vector STORE row+rows = VmemDepth+1", {lv, Sv(uint16_t(V - 1), 2, 1)});
+    add("vector STORE elems C+1", {lv, Sv(0, 1, uint16_t(C + 1))});
+    // A STORE from the accumulators still checks AccDepth (not VmemDepth) and the reverse.
+    if (Acc < V) add("STORE acc+rows = AccDepth+1 (< VmemDepth)", {gw, St(Acc, 1, 1)});
+    if (V < Acc) add("vector STORE row = VmemDepth (< AccDepth)", {lv, Sv(V, 1, 1)});
+    add("VOP op 19", {lv, Vp(19, 0, 0, 0, 1, 1, true)});
+    add("VOP op 255", {lv, Vp(255, 0, 0, 0, 1, 1, true)});
+    isa::Vop both = Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 1, 1, 1, true);
+    both.b_scalar = true;
+    add("VOP b_vmem with b_scalar", {lv, both});
+    add("VOP n 0", {lv, Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 1, 0, 1, true)});
+    add("VOP m 0", {lv, Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 1, 1, 0, true)});
+    add("VOP a past VmemDepth",
+        {lv, Vp(uint8_t(isa::VectorOp::kRelu), uint16_t(V - 1), 0, 1, 2, 1, true)});
+    add("VOP a past AccDepth",
+        {gw, lv, Vp(uint8_t(isa::VectorOp::kRelu), uint16_t(Acc - 2), 0, 1, 3)});
+    isa::Vop far = Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 1, 2, 2, true);
+    far.aso = uint16_t(V);  // the outer stride reaches row V + 1
+    add("VOP a outer stride past VmemDepth", {lv, far});
+    add("VOP b past VmemDepth",
+        {lv, Vp(uint8_t(isa::VectorOp::kAdd), 0, uint16_t(V - 1), 1, 2, 1, true)});
+    isa::Vop bacc = Vp(uint8_t(isa::VectorOp::kMul), 0, uint16_t(Acc), 1, 1, 1, true);
+    bacc.b_vmem = false;
+    add("VOP b at AccDepth", {gw, lv, bacc});
+    add("VOP d past VmemDepth",
+        {lv, Vp(uint8_t(isa::VectorOp::kExp), 0, 0, uint16_t(V - 2), 3, 1, true)});
+    isa::Vop dfar = Vp(uint8_t(isa::VectorOp::kExp), 0, 0, 0, 1, 2, true);
+    dfar.dso = uint16_t(V);
+    add("VOP d outer stride past VmemDepth", {lv, dfar});
+    isa::Vop dsi = Vp(uint8_t(isa::VectorOp::kCopy), 0, 0, 0, 65535, 1, true);
+    dsi.dsi = 65535, dsi.asi = 0;  // 65534 x 65535 rows: no overflow in the check
+    add("VOP d stride x n near 2^32", {lv, dsi});
+  }
   // The lowest pc wins across modules: a STORE error after a LOAD error.
   add("two errors: the lower pc", {Ld(isa::kBufAct, 0, 0, 1), gw, St(0, 0, 1)});
   this->RunCases(cases);

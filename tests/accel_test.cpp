@@ -13,6 +13,7 @@
 #include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
 #include "tpu/tb/train_run.h"
+#include "tpu/tb/vpu_ucode_rom.h"
 #include "tpu/train.h"
 #include "train_graphs.h"
 
@@ -376,6 +377,78 @@ TEST(AccelTimingTest, BackToBackGemmsIssueAsThePipelineAllows) {
   CheckGemmsBackToBack<Accel8x8>();
   CheckGemmsBackToBack<Accel36x4>();
   CheckGemmsBackToBack<Accel2x128>();
+}
+
+// The vector unit's batches (docs/vpu.md, "Inside the accelerator"): a VOP runs its elements in
+// batches of kSlots rows, each gathered a row read a cycle (A; B unless the scalar; the old
+// destination for mac and select), run through tpu_vpu (a cycle for the last read's row, then
+// length x kSlots + kPipe + 3 cycles from its start to its done pulse, both included) and written
+// a row a cycle. So a batch of elements costs exactly
+//   kSlots x reads + 1 + length x kSlots + kPipe + 3 + kSlots
+// cycles, and an accumulation (each element reads the row the one before wrote) runs one element
+// a batch. Counted by the vector_busy counter (deterministic: the vector unit's reads never wait
+// for HBM) for programs of 1, 2 and 3 batches, each checked bit for bit against the golden model:
+// a fault that only slows the vector unit (a batch cut short, a hazard seen where there is none,
+// a cycle lost between the phases) fails here.
+TEST(AccelVectorTest, BatchCyclesAreExact) {
+  constexpr int kSlots = 4, kPipe = 3;  // tpu_accel_vec's Slots and PipeRegs
+  Bench<Vaccel_3x5> bench(Accel3x5::MakeConfig());
+  const MachineConfig m = bench.config().machine;
+  ASSERT_GE(m.vmem_depth, 8 + 3 * kSlots);
+  tb::Rng rng(test::TestSeed());
+  const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+  struct Op {
+    isa::VectorOp op;
+    int reads;
+  };
+  for (const Op& o : {Op{isa::VectorOp::kAdd, 2}, Op{isa::VectorOp::kExp, 1},
+                      Op{isa::VectorOp::kMac, 3}, Op{isa::VectorOp::kSigmoid, 1}}) {
+    const int length = tb::ucode::kPrograms[size_t(o.op)].length;
+    for (const bool accumulate : {false, true}) {
+      if (accumulate && o.reads < 2) continue;
+      SCOPED_TRACE(fmt::format("{}{}", isa::kVectorOps[size_t(o.op)].name,
+                               accumulate ? ", accumulating" : ""));
+      std::vector<uint64_t> cycles;
+      for (int batches = 1; batches <= 3; ++batches) {
+        // Rows 0..19 loaded into the vector memory and the accumulators. A: vector-memory row 0
+        // for add and mac, accumulator row 9 for the functions (a number the batch's
+        // destinations share, which is no hazard: A is not in the vector memory); B row 1;
+        // destinations from row 8 (or row 8 for all, read back as B: each element a batch of
+        // its own).
+        const int n = accumulate ? batches : batches * kSlots;
+        const bool a_vmem = o.reads > 1;
+        isa::Vop v = Vp(uint8_t(o.op), a_vmem ? 0 : 9, accumulate ? 8 : 1, 8, uint16_t(n), 1,
+                        a_vmem, kPopPrev);
+        v.asi = 0, v.bsi = 0, v.dsi = accumulate ? 0 : 1;
+        const auto rows = uint16_t(8 + 3 * kSlots);
+        const auto prog = Program(m, {Lv(0, rows, m.c), Ld(isa::kBufAcc, 0, rows, m.c, kPushNext),
+                                      v, Sv(8, uint16_t(3 * kSlots), m.c)});
+        auto& s = bench.Sim(num::Mode::kIeee);
+        isa::Machine golden(m);
+        const std::vector<uint8_t> zeros(kOutBytes, 0);
+        s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+        golden.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+        s.WriteHbm(kDataAddr, data.data(), data.size());
+        golden.WriteHbm(kDataAddr, data.data(), data.size());
+        std::vector<uint8_t> bytes;
+        for (const auto& b : prog) bytes.insert(bytes.end(), b.begin(), b.end());
+        s.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+        golden.WriteHbm(kProgAddr, bytes.data(), bytes.size());
+        const isa::RunResult g = golden.Run(kProgAddr, uint32_t(prog.size()));
+        ASSERT_TRUE(g.ok()) << g.message;
+        const accel::Result r = s.Run(kProgAddr, uint32_t(prog.size()), accel::RunOptions{});
+        ExpectSameRun(s, golden, r, g, prog);
+        ExpectSameHbm(s, golden, kOutAddr, 3 * kSlots * 64);
+        cycles.push_back(r.perf.vector_busy);
+      }
+      const uint64_t per_batch =
+          accumulate ? uint64_t(o.reads + 1 + length * kSlots + kPipe + 3 + 1)
+                     : uint64_t(kSlots * o.reads + 1 + length * kSlots + kPipe + 3 + kSlots);
+      for (size_t b = 0; b < cycles.size(); ++b) {
+        EXPECT_EQ(cycles[b], (b + 1) * per_batch) << (b + 1) << " batches";
+      }
+    }
+  }
 }
 
 // accel.host: the AXI4-Lite host port under back-pressure on every channel (the harness's host

@@ -43,6 +43,7 @@ module tpu_accel #(
   parameter int unsigned DmaBeats       = 16,   // DMA: R and W beats queued per port
   parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
   parameter int unsigned FetchDepth     = 32,   // instructions fetched ahead
+  parameter int unsigned VmemDepth      = 0,    // vector-memory rows (0: no vector unit)
   localparam int unsigned Ports         = 2 * Channels,
   localparam int unsigned RowBits       = 16,
   localparam int unsigned ColBits       = 5,
@@ -55,7 +56,9 @@ module tpu_accel #(
   localparam int unsigned RowBeatsB     = (Rows * 2 + 31) / 32,
   localparam int unsigned RowBeats      = (RowBeatsA > RowBeatsB) ? RowBeatsA : RowBeatsB,
   localparam int unsigned Lanes         = (Channels < RowBeats) ? Channels : RowBeats,
-  localparam int unsigned LCntW         = $clog2(Lanes + 1)
+  localparam int unsigned LCntW         = $clog2(Lanes + 1),
+  // Read clients of the DMA: fetch, load, accumulator loads, and the vector unit's loads.
+  localparam int unsigned NCli          = (VmemDepth > 0) ? 4 : 3
 ) (
   input  logic                                        clk_i,
   input  logic                                        rst_ni,
@@ -80,8 +83,9 @@ module tpu_accel #(
   if (Rows < 1 || Rows > 128 || Cols < 1 || Cols > 128) begin : gen_bad_shape
     $error("tpu_accel: Rows and Cols must be in 1..128");
   end
-  if (ActDepth > 65535 || WgtDepth > 65535 || AccDepth > 65535 || QueueDepth < 1) begin : gen_bad
-    $error("tpu_accel: buffer depths must be in 1..65535 and QueueDepth at least 1");
+  if (ActDepth > 65535 || WgtDepth > 65535 || AccDepth > 65535 || VmemDepth > 65535 ||
+      QueueDepth < 1) begin : gen_bad
+    $error("tpu_accel: depths must be in 1..65535 (VmemDepth 0..65535), QueueDepth at least 1");
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -103,16 +107,16 @@ module tpu_accel #(
   );
   assign irq_o = done;
 
-  // Read clients of the DMA: 0 fetch, 1 load, 2 accumulator loads (their bursts and beats:
-  // dma_burst, dma_rd_beats in rtl/channels.json).
+  // Read clients of the DMA: 0 fetch, 1 load, 2 accumulator loads, 3 (with the vector unit) the
+  // vector memory's loads (their bursts and beats: dma_burst, dma_rd_beats in rtl/channels.json).
   localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AW);
   localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(LCntW, Lanes);
   localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(LCntW, Lanes);
   typedef `TPU_DMA_RD_BEATS_T(LCntW, Lanes) dma_rd_beats_t;
   typedef `TPU_DMA_WR_BEATS_T(LCntW, Lanes) dma_wr_beats_t;
-  logic [2:0]             c_ar_valid, c_ar_ready, c_r_valid;
-  logic [3*DmaBurstW-1:0] c_ar;
-  logic [3*LCntW-1:0]     c_r_take;
+  logic [NCli-1:0]           c_ar_valid, c_ar_ready, c_r_valid;
+  logic [NCli*DmaBurstW-1:0] c_ar;
+  logic [NCli*LCntW-1:0]     c_r_take;
   logic [DmaRdBeatsW-1:0] r_beats, r_beats_c;
   dma_rd_beats_t          r, r_c;
   logic [LCntW-1:0]       r_count;
@@ -126,7 +130,7 @@ module tpu_accel #(
   // included, while it is 0), so the DMA sees a client take any prefix of what it offers; the
   // store offers at most lane_wr_q beats a cycle (none while it is 0).
   logic [LCntW-1:0] lane_rd_q, lane_wr_q, r_count_c;
-  logic [2:0]       c_r_valid_c;
+  logic [NCli-1:0]  c_r_valid_c;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       lane_rd_q <= LCntW'(Lanes);
@@ -137,7 +141,7 @@ module tpu_accel #(
     end
   end
   assign r_count_c   = (r_count > lane_rd_q) ? lane_rd_q : r_count;
-  assign c_r_valid_c = (lane_rd_q == '0) ? 3'b000 : c_r_valid;
+  assign c_r_valid_c = (lane_rd_q == '0) ? '0 : c_r_valid;
   assign r_c.count   = r_count_c;
   assign r_c.data    = r.data;
   assign r_c.err     = r.err;
@@ -153,7 +157,7 @@ module tpu_accel #(
 
   tpu_accel_cmd #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
-    .HbmAddrBits(AW), .FetchDepth(FetchDepth)
+    .VmemDepth(VmemDepth), .HbmAddrBits(AW), .FetchDepth(FetchDepth)
   ) u_cmd (
     .clk_i, .rst_ni,
     .start_i(start), .prog_addr_i(prog_addr), .count_i(prog_len),
@@ -335,7 +339,26 @@ module tpu_accel #(
   assign w       = w_beats;
   assign w_count = w.count;
 
-  tpu_accel_store #(.Cols(Cols), .AccDepth(AccDepth), .AddrW(AW), .Lanes(Lanes)) u_store (
+  // The vector unit's DMA client (client 3; a dangling one without the vector unit).
+  logic                   v_ar_valid, v_ar_ready, v_r_valid, vop_busy;
+  logic [DmaBurstW-1:0]   v_ar;
+  logic [LCntW-1:0]       v_r_take;
+  if (VmemDepth > 0) begin : gen_vcli
+    assign c_ar_valid[3]                 = v_ar_valid;
+    assign c_ar[3*DmaBurstW +: DmaBurstW] = v_ar;
+    assign c_r_take[3*LCntW +: LCntW]    = v_r_take;
+    assign v_ar_ready                    = c_ar_ready[3];
+    assign v_r_valid                     = c_r_valid_c[3];
+  end else begin : gen_no_vcli
+    assign v_ar_ready = 1'b0;
+    assign v_r_valid  = 1'b0;
+    logic unused_vcli;
+    assign unused_vcli = ^{v_ar_valid, v_ar, v_r_take};
+  end
+
+  tpu_accel_store #(
+    .Cols(Cols), .AccDepth(AccDepth), .AddrW(AW), .Lanes(Lanes), .VmemDepth(VmemDepth)
+  ) u_store (
     .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
     .head_valid_i(!q_empty[2]), .head_instr_i(q_head[576 +: 256]), .head_pc_i(q_head[832 +: 32]),
     .head_pop_o(q_pop[2]),
@@ -345,8 +368,10 @@ module tpu_accel #(
     .aw_valid_o(aw_valid), .aw_ready_i(aw_ready), .aw_o(aw),
     .w_valid_o(w_valid), .w_ready_i(w_ready), .w_o(w_beats),
     .w_lanes_i(lane_wr_q), .b_valid_i(b_valid), .b_resp_err_i(b_err),
+    .ar_valid_o(v_ar_valid), .ar_ready_i(v_ar_ready), .ar_o(v_ar),
+    .r_valid_i(v_r_valid), .r_i(r_beats_c), .r_take_o(v_r_take),
     .st_valid_o(mxu_st_valid), .st_addr_o(mxu_st_addr), .st_valid_i(mxu_st_rvalid),
-    .st_data_i(mxu_st_data), .w_fire_o(w_fire)
+    .st_data_i(mxu_st_data), .w_fire_o(w_fire), .vop_busy_o(vop_busy)
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -377,7 +402,7 @@ module tpu_accel #(
   `TPU_AXI_SIGNALS(p_, Ports, IdBits, MAddrBits)
 
   tpu_accel_dma #(
-    .Ports(Ports), .Lanes(Lanes), .Clients(3), .AddrW(AW), .MAddrBits(MAddrBits),
+    .Ports(Ports), .Lanes(Lanes), .Clients(NCli), .AddrW(AW), .MAddrBits(MAddrBits),
     .IdBits(IdBits), .TrackDepth(HbmOutstanding), .BeatDepth(DmaBeats), .PieceDepth(DmaPieces)
   ) u_dma (
     .clk_i, .rst_ni,
@@ -406,11 +431,12 @@ module tpu_accel #(
   // ---------------------------------------------------------------------------------------------
   // Performance counters
   // ---------------------------------------------------------------------------------------------
-  tpu_accel_counters #(.Lanes(Lanes)) u_counters (
+  tpu_accel_counters #(.Lanes(Lanes), .Clients(NCli)) u_counters (
     .clk_i, .rst_ni, .clear_i(perf_clear), .busy_i(busy), .mxu_class_i(mxu_class),
     .wait_store_i(cp_wait_store), .wait_load_i(cp_wait_load), .head_loadw_i(cp_head_loadw),
     .acc_load_i(cp_acc_load), .r_take_i(c_r_take), .w_fire_i(w_fire), .w_count_i(w_count),
-    .instr_i(instr), .pop_i(q_pop), .macs_i(mxu_macs), .counters_o(counters)
+    .instr_i(instr), .pop_i(q_pop), .vop_busy_i(vop_busy), .macs_i(mxu_macs),
+    .counters_o(counters)
   );
 
   assign hbm_busy_o = (rq_count != '0) || (wq_count != '0);

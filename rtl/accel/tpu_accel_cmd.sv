@@ -22,6 +22,7 @@ module tpu_accel_cmd #(
   parameter int unsigned ActDepth    = 2048,
   parameter int unsigned WgtDepth    = 2048,
   parameter int unsigned AccDepth    = 4096,
+  parameter int unsigned VmemDepth   = 0,     // 0: no vector unit
   parameter int unsigned HbmAddrBits = 31,
   parameter int unsigned FetchDepth  = 32,
   localparam int unsigned FCntW      = $clog2(FetchDepth + 1),
@@ -140,7 +141,7 @@ module tpu_accel_cmd #(
 
   tpu_accel_decode #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
-    .HbmAddrBits(HbmAddrBits)
+    .VmemDepth(VmemDepth), .HbmAddrBits(HbmAddrBits)
   ) u_decode (
     .instr_i(fhead[255:0]), .pc_zero_i(dpc_q == 32'd0), .count_i(count_q),
     .w_loaded_i(w_loaded_q), .w_kv_i(w_kv_q), .w_nv_i(w_nv_q),

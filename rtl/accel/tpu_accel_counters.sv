@@ -6,6 +6,7 @@
 // matrix unit's own counter. Cleared by start (perf_clear_i).
 module tpu_accel_counters #(
   parameter int unsigned Lanes = 1,  // DMA beats a cycle each way
+  parameter int unsigned Clients = 3,  // the DMA's read clients
   localparam int unsigned NCnt  = tpu_isa_pkg::NumCounters,
   localparam int unsigned LCntW = $clog2(Lanes + 1)
 ) (
@@ -21,11 +22,12 @@ module tpu_accel_counters #(
   input  logic               head_loadw_i,   // ... and it is a GEMM that loads weights
   input  logic               acc_load_i,     // a LOAD to the accumulators is running
   // Events of this cycle.
-  input  logic [3*LCntW-1:0] r_take_i,       // beats each read client takes
+  input  logic [Clients*LCntW-1:0] r_take_i, // beats each read client takes
   input  logic               w_fire_i,
   input  logic [LCntW-1:0]   w_count_i,      // beats written
   input  logic               instr_i,        // the command processor consumed an instruction
   input  logic [2:0]         pop_i,          // a module took an instruction from its queue
+  input  logic               vop_busy_i,     // a VOP runs in the vector unit
   input  logic [63:0]        macs_i,         // the matrix unit's useful MACs
   output logic [NCnt*64-1:0] counters_o      // counter i at [64*i +: 64]
 );
@@ -57,7 +59,7 @@ module tpu_accel_counters #(
   logic [LCntW-1:0] r_taken;
   always_comb begin
     r_taken = '0;
-    for (int unsigned c = 0; c < 3; c++) r_taken = r_taken | r_take_i[c*LCntW +: LCntW];
+    for (int unsigned c = 0; c < Clients; c++) r_taken = r_taken | r_take_i[c*LCntW +: LCntW];
   end
 
   logic [NCnt*64-1:0] cnt_q, cnt_d;
@@ -78,6 +80,10 @@ module tpu_accel_counters #(
       if (instr_i) begin
         cnt_d[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] =
             cnt_q[cnt_lsb(tpu_isa_pkg::CntInstructions) +: 64] + 64'd1;
+      end
+      if (vop_busy_i) begin
+        cnt_d[cnt_lsb(tpu_isa_pkg::CntVectorBusy) +: 64] =
+            cnt_q[cnt_lsb(tpu_isa_pkg::CntVectorBusy) +: 64] + 64'd1;
       end
       // The instructions each module takes from its queue (END included).
       for (int unsigned m = 0; m < 3; m++) begin

@@ -3,12 +3,15 @@
 // golden model (tpu::isa::Decode, tpu::isa::Check) does, so that both report the same error code:
 // the HEADER-at-pc-0 rule, opcode, reserved bits and bytes, dependency flags, then the rules of
 // the kind, fields before HBM addresses, each in the order of the layout. Purely combinational.
+// With VmemDepth > 0 the machine has the vector unit (version 1.4's VOP, LOAD into the vector
+// memory, STORE from it: docs/vpu.md); with 0 it decodes as version 1.3.
 module tpu_accel_decode #(
   parameter int unsigned Rows        = 16,
   parameter int unsigned Cols        = 16,
   parameter int unsigned ActDepth    = 2048,
   parameter int unsigned WgtDepth    = 2048,
   parameter int unsigned AccDepth    = 4096,
+  parameter int unsigned VmemDepth   = 0,     // 0: no vector unit
   parameter int unsigned HbmAddrBits = 31     // HbmBytes = 2^HbmAddrBits
 ) (
   input  logic [255:0] instr_i,
@@ -30,6 +33,8 @@ module tpu_accel_decode #(
   localparam logic [3:0] ErrField  = tpu_isa_pkg::ErrField;
   localparam logic [3:0] ErrHbm    = tpu_isa_pkg::ErrHbm;
   localparam logic [3:0] ErrWindow = tpu_isa_pkg::ErrWindow;
+
+  localparam bit Vec = VmemDepth > 0;
 
   logic [7:0]  op, flags;
   logic [31:0] used, nonzero;
@@ -70,6 +75,41 @@ module tpu_accel_decode #(
   assign store_rows       = tpu_isa_pkg::store_rows(instr_i);
   assign store_elems      = tpu_isa_pkg::store_elems(instr_i);
 
+  // Version 1.4 (the vector unit): LOAD buffer 3, STORE's source, VOP.
+  logic        load_vmem, store_vmem, vop_bvmem, vop_scalar, vop_reads_b;
+  logic [7:0]  load_format, store_source, vop_op, vop_spaces;
+  logic [15:0] vop_n, vop_m;
+  assign load_vmem    = Vec && load_buffer == tpu_isa_pkg::BufVmem;
+  assign load_format  = tpu_isa_pkg::load_format(instr_i);
+  assign store_source = tpu_isa_pkg::store_source(instr_i);
+  assign store_vmem   = store_source == tpu_isa_pkg::SrcVmem;
+  assign vop_op       = tpu_isa_pkg::vop_op(instr_i);
+  assign vop_spaces   = tpu_isa_pkg::vop_spaces(instr_i);
+  assign vop_bvmem    = instr_i[tpu_isa_pkg::VopBVmemBit];
+  assign vop_scalar   = instr_i[tpu_isa_pkg::VopBScalarBit];
+  assign vop_n        = tpu_isa_pkg::vop_n(instr_i);
+  assign vop_m        = tpu_isa_pkg::vop_m(instr_i);
+  assign vop_reads_b  = vop_op < 8'(tpu_isa_pkg::NumVectorOps) &&
+                        tpu_isa_pkg::VopReadsB[5'(vop_op)];
+
+  // The last row an operand of a VOP addresses: base + (m - 1)·outer + (n - 1)·inner.
+  function automatic logic [33:0] vop_last(input logic [15:0] base, input logic [15:0] inner,
+                                           input logic [15:0] outer, input logic [15:0] n,
+                                           input logic [15:0] m);
+    vop_last = 34'(base) + (34'(m) - 34'd1) * 34'(outer) + (34'(n) - 34'd1) * 34'(inner);
+  endfunction
+  logic [33:0] vop_last_a, vop_last_b, vop_last_d;
+  assign vop_last_a = vop_last(tpu_isa_pkg::vop_a(instr_i), tpu_isa_pkg::vop_asi(instr_i),
+                               tpu_isa_pkg::vop_aso(instr_i), vop_n, vop_m);
+  assign vop_last_b = vop_last(tpu_isa_pkg::vop_b(instr_i), tpu_isa_pkg::vop_bsi(instr_i),
+                               tpu_isa_pkg::vop_bso(instr_i), vop_n, vop_m);
+  assign vop_last_d = vop_last(tpu_isa_pkg::vop_d(instr_i), tpu_isa_pkg::vop_dsi(instr_i),
+                               tpu_isa_pkg::vop_dso(instr_i), vop_n, vop_m);
+  logic [33:0] vop_depth_a, vop_depth_b, vop_depth_d;
+  assign vop_depth_d = 34'(VmemDepth);
+  assign vop_depth_a = instr_i[tpu_isa_pkg::VopAVmemBit] ? 34'(VmemDepth) : 34'(AccDepth);
+  assign vop_depth_b = vop_bvmem ? 34'(VmemDepth) : 34'(AccDepth);
+
   for (genvar i = 0; i < 32; i++) begin : gen_nz
     assign nonzero[i] = instr_i[8*i +: 8] != 8'd0;
   end
@@ -79,18 +119,23 @@ module tpu_accel_decode #(
     used = tpu_isa_pkg::UsedEnd;
     case (op)
       tpu_isa_pkg::OpHeader: used = tpu_isa_pkg::UsedHeader;
-      tpu_isa_pkg::OpLoad:   used = tpu_isa_pkg::UsedLoad;
+      tpu_isa_pkg::OpLoad:   used = load_vmem ? tpu_isa_pkg::UsedLoadVector
+                                          : tpu_isa_pkg::UsedLoad;
       tpu_isa_pkg::OpGemm:   used = tpu_isa_pkg::UsedGemm;
-      tpu_isa_pkg::OpStore:  used = tpu_isa_pkg::UsedStore;
+      tpu_isa_pkg::OpStore:  used = Vec ? tpu_isa_pkg::UsedStoreVector : tpu_isa_pkg::UsedStore;
+      tpu_isa_pkg::OpVop:    used = Vec ? tpu_isa_pkg::UsedVop : tpu_isa_pkg::UsedEnd;
       default:               used = tpu_isa_pkg::UsedEnd;
     endcase
   end
 
-  // Which module executes the instruction (a LOAD to the accumulators is the compute module's).
+  // Which module executes the instruction (a LOAD to the accumulators is the compute module's,
+  // one to the vector memory and VOP the store module's).
   always_comb begin
     unit_o = 2'd3;
     case (op)
-      tpu_isa_pkg::OpLoad:  unit_o = (load_buffer == tpu_isa_pkg::BufAcc) ? 2'd1 : 2'd0;
+      tpu_isa_pkg::OpLoad:  unit_o = load_vmem ? 2'd2 :
+                                     (load_buffer == tpu_isa_pkg::BufAcc) ? 2'd1 : 2'd0;
+      tpu_isa_pkg::OpVop:   unit_o = Vec ? 2'd2 : 2'd3;
       tpu_isa_pkg::OpGemm:  unit_o = 2'd1;
       tpu_isa_pkg::OpStore: unit_o = 2'd2;
       default:              unit_o = 2'd3;
@@ -110,8 +155,9 @@ module tpu_accel_decode #(
 
   logic [17:0] ld_row_bytes, st_row_bytes;
   logic [16:0] ld_depth, ld_max;
-  assign ld_row_bytes = (load_buffer == tpu_isa_pkg::BufAcc) ? 18'(load_elems) * 18'd4
-                                                             : 18'(load_elems) * 18'd2;
+  assign ld_row_bytes = (load_buffer == tpu_isa_pkg::BufAcc ||
+                        (load_vmem && load_format != tpu_isa_pkg::FmtBf16))
+                       ? 18'(load_elems) * 18'd4 : 18'(load_elems) * 18'd2;
   assign st_row_bytes = (store_format == tpu_isa_pkg::FmtBf16) ? 18'(store_elems) * 18'd2
                                                                : 18'(store_elems) * 18'd4;
   always_comb begin
@@ -122,6 +168,9 @@ module tpu_accel_decode #(
       ld_max   = 17'(Cols);
     end else if (load_buffer == tpu_isa_pkg::BufAcc) begin
       ld_depth = 17'(AccDepth);
+      ld_max   = 17'(Cols);
+    end else if (load_vmem) begin
+      ld_depth = 17'(VmemDepth);
       ld_max   = 17'(Cols);
     end
   end
@@ -163,9 +212,13 @@ module tpu_accel_decode #(
     err_o = ErrOk;
     if (pc_zero_i && op != tpu_isa_pkg::OpHeader) begin
       err_o = ErrHeader;
-    end else if (op < tpu_isa_pkg::OpHeader || op > tpu_isa_pkg::OpEnd) begin
+    end else if (op < tpu_isa_pkg::OpHeader || op > tpu_isa_pkg::OpVop ||
+                 (op == tpu_isa_pkg::OpVop && !Vec)) begin
       err_o = ErrOpcode;
     end else if (flags[7:4] != 4'd0 || (nonzero & ~used) != 32'd0 ||
+                 (op == tpu_isa_pkg::OpVop &&
+                  ((vop_spaces & ~tpu_isa_pkg::VopSpacesDefined) != 8'd0 ||
+                   (!vop_scalar && (nonzero & tpu_isa_pkg::VopBScalarBytes) != 32'd0))) ||
                  (op == tpu_isa_pkg::OpGemm && gemm_mode_bad) ||
                  (op == tpu_isa_pkg::OpLoad &&
                   (load_mode & ~tpu_isa_pkg::LoadModeDefined) != 8'd0) ||
@@ -185,7 +238,14 @@ module tpu_accel_decode #(
           else if (32'(tpu_isa_pkg::header_rows(instr_i)) != Rows ||
                    32'(tpu_isa_pkg::header_cols(instr_i)) != Cols)  err_o = ErrShape;
         end
-        tpu_isa_pkg::OpLoad: begin
+        tpu_isa_pkg::OpLoad: if (load_vmem) begin
+          if (load_tr)                                              err_o = ErrField;
+          else if (load_format > tpu_isa_pkg::FmtBf16)              err_o = ErrField;
+          else if (load_rows == 16'd0)                              err_o = ErrField;
+          else if (load_elems == 16'd0 || 32'(load_elems) > Cols)   err_o = ErrField;
+          else if (32'(load_dst) + 32'(load_rows) > VmemDepth)      err_o = ErrField;
+          else if (hbm_bad(load_addr, load_stride, load_rows, ld_row_bytes)) err_o = ErrHbm;
+        end else begin
           if (load_buffer > tpu_isa_pkg::BufAcc)                    err_o = ErrField;
           else if (load_tr && load_buffer == tpu_isa_pkg::BufAcc)   err_o = ErrField;
           else if (load_rows == 16'd0)                              err_o = ErrField;
@@ -210,12 +270,22 @@ module tpu_accel_decode #(
         end
         tpu_isa_pkg::OpStore: begin
           if (store_format > tpu_isa_pkg::FmtBf16)                  err_o = ErrField;
+          else if (store_source > tpu_isa_pkg::SrcVmem)             err_o = ErrField;
           else if (store_activation > 8'd1)                         err_o = ErrField;
           else if (store_rows == 16'd0)                             err_o = ErrField;
           else if (store_elems == 16'd0 || 32'(store_elems) > Cols) err_o = ErrField;
-          else if (32'(store_acc) + 32'(store_rows) > AccDepth)     err_o = ErrField;
+          else if (32'(store_acc) + 32'(store_rows) >
+                   (store_vmem ? VmemDepth : AccDepth))             err_o = ErrField;
           else if (store_stride < 32'(st_row_bytes))                err_o = ErrField;
           else if (hbm_bad(store_addr, store_stride, store_rows, st_row_bytes)) err_o = ErrHbm;
+        end
+        tpu_isa_pkg::OpVop: begin
+          if (vop_op >= 8'(tpu_isa_pkg::NumVectorOps))              err_o = ErrField;
+          else if (vop_bvmem && vop_scalar)                         err_o = ErrField;
+          else if (vop_n == 16'd0 || vop_m == 16'd0)                err_o = ErrField;
+          else if (vop_last_a >= vop_depth_a)                       err_o = ErrField;
+          else if (vop_reads_b && !vop_scalar && vop_last_b >= vop_depth_b) err_o = ErrField;
+          else if (vop_last_d + 34'd1 > vop_depth_d)                err_o = ErrField;
         end
         default: err_o = ErrOk;  // END
       endcase

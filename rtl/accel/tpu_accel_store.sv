@@ -10,7 +10,11 @@
 // only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
 // complete when every burst's write response is back; then it pushes its token (push_prev:
 // store->compute, the accumulators may be overwritten).
-`include "tpu_channels.svh"
+//
+// With VmemDepth > 0 the module also holds the vector unit (tpu_accel_vec: the vector memory,
+// VOP, LOAD into the vector memory) and STORE may read the vector memory (source 1). A vector
+// instruction starts only when nothing else is in flight here, and nothing else starts while it
+// runs: instructions of this module touch the vector memory in program order.
 `include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_store #(
@@ -20,12 +24,15 @@ module tpu_accel_store #(
   parameter int unsigned DescDepth = 4,
   parameter int unsigned RowDepth = 4,
   parameter int unsigned Lanes    = 1,
+  parameter int unsigned VmemDepth = 0,     // 0: no vector unit
   localparam int unsigned LCntW   = $clog2(Lanes + 1),
   localparam int unsigned AccAW   = (AccDepth > 1) ? $clog2(AccDepth) : 1,
+  localparam int unsigned VmAW    = (VmemDepth > 1) ? $clog2(VmemDepth) : 1,
   localparam int unsigned RowBeats = (Cols * 32 + 255) / 256,   // beats of a full fp32 row
   localparam int unsigned PackW   = RowBeats * 256,
   localparam int unsigned DmaBurstW   = `TPU_DMA_BURST_W(AddrW),
-  localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(LCntW, Lanes)
+  localparam int unsigned DmaWrBeatsW = `TPU_DMA_WR_BEATS_W(LCntW, Lanes),
+  localparam int unsigned DmaRdBeatsW = `TPU_DMA_RD_BEATS_W(LCntW, Lanes)
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -55,13 +62,21 @@ module tpu_accel_store #(
   input  logic [LCntW-1:0]    w_lanes_i,   // offer at most this many beats a cycle (0: none)
   input  logic                b_valid_i,
   input  logic                b_resp_err_i,
+  // The vector unit's read client of tpu_accel_dma (VmemDepth > 0)
+  output logic                ar_valid_o,
+  input  logic                ar_ready_i,
+  output logic [DmaBurstW-1:0] ar_o,
+  input  logic                r_valid_i,
+  input  logic [DmaRdBeatsW-1:0] r_i,
+  output logic [LCntW-1:0]    r_take_o,
   // The accumulators' store port
   output logic                st_valid_o,
   output logic [AccAW-1:0]    st_addr_o,
   input  logic                st_valid_i,
   input  logic [Cols*32-1:0]  st_data_i,
   // W beats taken this cycle (w_o's count of them), for the counters
-  output logic                w_fire_o
+  output logic                w_fire_o,
+  output logic                vop_busy_o    // a VOP runs in the vector unit (a counter)
 );
 
   `TPU_DMA_TYPEDEFS(AddrW, LCntW, Lanes)
@@ -78,8 +93,12 @@ module tpu_accel_store #(
   logic [4:0]  bpr;
   logic        bf16;
 
+  logic        is_vec, vec_busy, vec_go, vec_done, vec_push, vec_err;
+  logic [31:0] vec_pc;
   assign op        = tpu_isa_pkg::instr_opcode(head_instr_i);
   assign is_end    = op == tpu_isa_pkg::OpEnd;
+  // VOP and LOAD (to the vector memory: the only LOAD this module gets).
+  assign is_vec    = op == tpu_isa_pkg::OpVop || op == tpu_isa_pkg::OpLoad;
   assign need_tok  = head_instr_i[tpu_isa_pkg::FlagPopPrev];
   assign bf16      = tpu_isa_pkg::store_format(head_instr_i) == tpu_isa_pkg::FmtBf16;
   assign rows      = tpu_isa_pkg::store_rows(head_instr_i);
@@ -90,12 +109,14 @@ module tpu_accel_store #(
   logic in_flight;
   assign in_flight = gen_busy || !bdesc_empty || !wdesc_empty || wside_busy;
 
-  assign start  = head_valid_i && !is_end && !halt_i && !fin_q && !gen_busy && !bdesc_full &&
-                  !wdesc_full && (!need_tok || tok_prev_i);
-  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !in_flight;
+  assign start  = head_valid_i && !is_end && !is_vec && !halt_i && !fin_q && !gen_busy &&
+                  !bdesc_full && !wdesc_full && !vec_busy && (!need_tok || tok_prev_i);
+  assign vec_go = head_valid_i && is_vec && !halt_i && !fin_q && !in_flight && !vec_busy &&
+                  (!need_tok || tok_prev_i);
+  assign end_go = head_valid_i && is_end && !halt_i && !fin_q && !in_flight && !vec_busy;
 
-  assign head_pop_o    = start || end_go;
-  assign pop_prev_o = start && need_tok;
+  assign head_pop_o    = start || vec_go || end_go;
+  assign pop_prev_o = (start || vec_go) && need_tok;
   typedef `TPU_ACCEL_STATUS_T(32) accel_status_t;
   accel_status_t status;
   assign status_o = status;
@@ -104,7 +125,8 @@ module tpu_accel_store #(
   logic blocked;  // the head waits for its token
   assign blocked        = head_valid_i && !is_end && need_tok && !tok_prev_i;
   assign status.blocked = blocked;
-  assign status.stuck   = !in_flight && (!head_valid_i || blocked || halt_i || fin_q);
+  assign status.stuck   = !in_flight && !vec_busy &&
+                          (!head_valid_i || blocked || halt_i || fin_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni)      fin_q <= 1'b0;
@@ -176,10 +198,12 @@ module tpu_accel_store #(
     .pop_i (b_valid_i && b_last), .data_o(bdesc), .empty_o(bdesc_empty), .count_o()
   );
   assign b_last      = !bdesc_empty && (b_seq_q == bdesc[63:32]);
-  assign push_prev_o = b_valid_i && b_last && bdesc[64];
-  assign push_pc_o   = bdesc[31:0];
-  assign status.err    = b_valid_i && b_resp_err_i;
-  assign status.err_pc = bdesc_empty ? cur_pc_q : bdesc[31:0];
+  // A vector instruction completes only while no STORE is in flight (it started so), so its
+  // token never meets a write response's.
+  assign push_prev_o = (b_valid_i && b_last && bdesc[64]) || (vec_done && vec_push);
+  assign push_pc_o   = vec_done ? vec_pc : bdesc[31:0];
+  assign status.err    = (b_valid_i && b_resp_err_i) || vec_err;
+  assign status.err_pc = vec_err ? vec_pc : bdesc_empty ? cur_pc_q : bdesc[31:0];
 
   logic [7:0] blen;
   logic       w_fire, w_burst_end;
@@ -197,18 +221,20 @@ module tpu_accel_store #(
   // Data side: accumulator rows -> converted, packed rows -> beats
   // ---------------------------------------------------------------------------------------------
   // Per instruction: first accumulator row, rows, elems, format, relu.
-  localparam int unsigned WDescW = 16 + 16 + 16 + 1 + 1;
+  localparam int unsigned WDescW = 16 + 16 + 16 + 1 + 1 + 1;
   logic [WDescW-1:0] wdesc;
   logic [15:0]       s_acc, s_rows, s_elems;
-  logic              s_bf16, s_relu, rd_take;
+  logic              s_bf16, s_relu, s_vmem, rd_take;
   tpu_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
     .clk_i, .rst_ni, .flush_i,
     .push_i(start), .data_i({tpu_isa_pkg::store_acc(head_instr_i), rows, elems, bf16,
-                                   tpu_isa_pkg::store_activation(head_instr_i) != 8'd0}),
+                                   tpu_isa_pkg::store_activation(head_instr_i) != 8'd0,
+                                   VmemDepth > 0 && tpu_isa_pkg::store_source(head_instr_i) ==
+                                                    tpu_isa_pkg::SrcVmem}),
     .full_o(wdesc_full),
     .pop_i (rd_take), .data_o(wdesc), .empty_o(wdesc_empty), .count_o()
   );
-  assign {s_acc, s_rows, s_elems, s_bf16, s_relu} = wdesc;
+  assign {s_acc, s_rows, s_elems, s_bf16, s_relu, s_vmem} = wdesc;
 
   // Row reads: one per cycle while the row queue has room for it.
   localparam int unsigned RCntW = $clog2(RowDepth + 1);
@@ -218,9 +244,18 @@ module tpu_accel_store #(
   logic             rd_bf16_q, rd_bf16_d, rd_relu_q, rd_relu_d;
   logic [9:0]       rd_bytes_q, rd_bytes_d;
 
-  assign st_valid_o = !wdesc_empty && (32'(rcnt) + 32'(rd_pending_q) < RowDepth);
-  assign st_addr_o  = AccAW'(s_acc + s_row_q);
-  assign rd_take    = st_valid_o && (s_row_q == s_rows - 16'd1);
+  // A row read from the accumulators or (source 1) the vector memory, one cycle after its read.
+  logic rd_go, vm_re, rd_vm_q, rd_vm_d, row_valid;
+  logic [Cols*32-1:0] vm_data, row_data;
+  logic             vec_acc_re;
+  logic [AccAW-1:0] vec_acc_addr;
+  assign rd_go      = !wdesc_empty && (32'(rcnt) + 32'(rd_pending_q) < RowDepth);
+  assign st_valid_o = (rd_go && !s_vmem) || vec_acc_re;
+  assign st_addr_o  = vec_busy ? vec_acc_addr : AccAW'(s_acc + s_row_q);
+  assign vm_re      = rd_go && s_vmem;
+  assign rd_take    = rd_go && (s_row_q == s_rows - 16'd1);
+  assign row_valid  = rd_pending_q;
+  assign row_data   = rd_vm_q ? vm_data : st_data_i;
 
   always_comb begin
     s_row_d      = s_row_q;
@@ -228,13 +263,15 @@ module tpu_accel_store #(
     rd_bf16_d    = rd_bf16_q;
     rd_relu_d    = rd_relu_q;
     rd_bytes_d   = rd_bytes_q;
+    rd_vm_d      = rd_vm_q;
     if (flush_i) begin
       s_row_d      = '0;
       rd_pending_d = 1'b0;
     end else begin
-      rd_pending_d = st_valid_o;
-      if (st_valid_o) begin
+      rd_pending_d = rd_go;
+      if (rd_go) begin
         s_row_d    = rd_take ? 16'd0 : s_row_q + 16'd1;
+        rd_vm_d    = s_vmem;
         rd_bf16_d  = s_bf16;
         rd_relu_d  = s_relu;
         rd_bytes_d = s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4;
@@ -246,6 +283,7 @@ module tpu_accel_store #(
   `TPU_FF(rd_bf16_q, rd_bf16_d, 1'b0)
   `TPU_FF(rd_relu_q, rd_relu_d, 1'b0)
   `TPU_FF(rd_bytes_q, rd_bytes_d, '0)
+  `TPU_FF(rd_vm_q, rd_vm_d, 1'b0)
 
   // Conversion of the row that arrives (st_valid_i, one cycle after its read).
   logic [Cols*32-1:0] relu_row;
@@ -254,7 +292,7 @@ module tpu_accel_store #(
     tpu_fp32_to_bf16 u_cvt (
       .ftz_i (ftz_i),
       .relu_i(rd_relu_q),
-      .data_i(st_data_i[32*c +: 32]),
+      .data_i(row_data[32*c +: 32]),
       .act_o (relu_row[32*c +: 32]),
       .data_o(bf16_row[16*c +: 16])
     );
@@ -266,7 +304,7 @@ module tpu_accel_store #(
   logic               r_pop;
   tpu_fifo #(.Width(PackW + 10), .Depth(RowDepth)) u_rows (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(st_valid_i), .data_i({rd_bytes_q, packed_row}), .full_o(),
+    .push_i(row_valid), .data_i({rd_bytes_q, packed_row}), .full_o(),
     .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)
   );
 
@@ -308,13 +346,57 @@ module tpu_accel_store #(
 
   assign wside_busy = rd_pending_q || !rfifo_empty;
 
+  // ---------------------------------------------------------------------------------------------
+  // The vector unit
+  // ---------------------------------------------------------------------------------------------
+  if (VmemDepth > 0) begin : gen_vec
+    tpu_accel_vec #(
+      .Cols(Cols), .AccDepth(AccDepth), .VmemDepth(VmemDepth), .AddrW(AddrW), .Lanes(Lanes)
+    ) u_vec (
+      .clk_i, .rst_ni, .flush_i, .ftz_i,
+      .start_i(vec_go), .instr_i(head_instr_i), .pc_i(head_pc_i),
+      .busy_o(vec_busy), .vop_o(vop_busy_o), .done_o(vec_done), .push_o(vec_push),
+      .pc_o(vec_pc), .err_o(vec_err),
+      .ar_valid_o, .ar_ready_i, .ar_o, .r_valid_i, .r_i, .r_take_o,
+      .acc_re_o(vec_acc_re), .acc_addr_o(vec_acc_addr), .acc_data_i(st_data_i),
+      .st_re_i(vm_re), .st_addr_i(VmAW'(s_acc + s_row_q)), .st_data_o(vm_data)
+    );
+  end else begin : gen_no_vec
+    // Version 1.3: the decoder sends this module no vector instruction.
+    assign vec_busy     = 1'b0;
+    assign vop_busy_o   = 1'b0;
+    assign vec_done     = 1'b0;
+    assign vec_push     = 1'b0;
+    assign vec_pc       = '0;
+    assign vec_err      = 1'b0;
+    assign vec_acc_re   = 1'b0;
+    assign vec_acc_addr = '0;
+    assign vm_data      = '0;
+    assign ar_valid_o   = 1'b0;
+    assign ar_o         = '0;
+    assign r_take_o     = '0;
+    logic unused_vec;
+    assign unused_vec = ^{ar_ready_i, r_valid_i, r_i, vm_re, vec_go};
+  end
+
 `ifndef SYNTHESIS
   a_resp_expected: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     b_valid_i |-> b_seq_q != aw_seq_q)
     else $error("tpu_accel_store: a write response with no burst waiting for it");
   a_row_room: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                               st_valid_i |-> 32'(rcnt) < RowDepth || r_pop)
+                               row_valid |-> 32'(rcnt) < RowDepth || r_pop)
     else $error("tpu_accel_store: a row arrives with its queue full");
+  // The accumulators answer every read a cycle later; STORE's reads and the vector unit's never
+  // share a cycle.
+  a_acc_answer: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 rd_pending_q && !rd_vm_q |-> st_valid_i)
+    else $error("tpu_accel_store: an accumulator row did not come a cycle after its read");
+  a_one_acc_reader: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     !(vec_acc_re && rd_go))
+    else $error("tpu_accel_store: STORE and the vector unit read the accumulators together");
+  a_one_token: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                !(vec_done && b_valid_i))
+    else $error("tpu_accel_store: a vector instruction completes beside a write response");
 `endif
 
 endmodule

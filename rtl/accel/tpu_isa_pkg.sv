@@ -54,6 +54,8 @@ package tpu_isa_pkg;
   localparam logic [7:0] BufVmem = 8'd3;
   localparam logic [7:0] FmtFp32 = 8'd0;
   localparam logic [7:0] FmtBf16 = 8'd1;
+  localparam logic [7:0] SrcAcc = 8'd0;
+  localparam logic [7:0] SrcVmem = 8'd1;
   localparam logic [7:0] VopCopy = 8'd0;
   localparam logic [7:0] VopAdd = 8'd1;
   localparam logic [7:0] VopSub = 8'd2;
@@ -74,6 +76,8 @@ package tpu_isa_pkg;
   localparam logic [7:0] VopSigmoid = 8'd17;
   localparam logic [7:0] VopTanh = 8'd18;
   localparam int unsigned NumVectorOps = 19;
+  localparam logic [18:0] VopReadsB = 19'h017FE;  // bit op: the op reads B
+  localparam logic [18:0] VopReadsD = 19'h00410;  // bit op: the op reads D
 
   // Error codes (ERR_CODE, and the command processor's error state).
   localparam int unsigned ErrBits = 4;
@@ -105,7 +109,8 @@ package tpu_isa_pkg;
   localparam int unsigned CntLoadInstructions = 11;
   localparam int unsigned CntComputeInstructions = 12;
   localparam int unsigned CntStoreInstructions = 13;
-  localparam int unsigned NumCounters = 14;
+  localparam int unsigned CntVectorBusy = 14;
+  localparam int unsigned NumCounters = 15;
 
   // Register map: byte addresses on the host's AXI4-Lite port.
   localparam logic [11:0] RegMagic = 12'h000;

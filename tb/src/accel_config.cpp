@@ -77,6 +77,8 @@ const Field kFields[] = {
      [](Config& c, int v) { c.machine.acc_depth = v; }},
     {"QueueDepth", [](const Config& c) { return c.machine.queue_depth; },
      [](Config& c, int v) { c.machine.queue_depth = v; }},
+    {"VmemDepth", [](const Config& c) { return c.machine.vmem_depth; },
+     [](Config& c, int v) { c.machine.vmem_depth = v; }},
     {"Preset", [](const Config& c) { return c.preset; }, [](Config& c, int v) { c.preset = v; }},
     {"PerBankRefresh", [](const Config& c) { return c.per_bank_refresh ? 1 : 0; },
      [](Config& c, int v) { c.per_bank_refresh = v != 0; }},

@@ -462,7 +462,7 @@ Result AccelSc::Run(uint64_t prog_addr, uint32_t count, const RunOptions& opt) {
   r.hbm_violations = ViolationCount();
   r.violations = Violations();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fcov::AccelRun(prog, r.code, r.pc);
+  fcov::AccelRun(prog, r.code, r.pc, false);  // the SystemC build has no vector unit
   return r;
 }
 

@@ -392,8 +392,8 @@ constexpr std::array<const char*, 6> kBehindCodes = {
 
 // The module of an instruction by its bytes: 0 load, 1 compute, 2 store, -1 none (HEADER, END,
 // an unknown opcode).
-int ModuleByBytes(const uint8_t* in) {
-  const std::optional<isa::Module> m = isa::ModuleOfBytes(in, false);  // as Decode below
+int ModuleByBytes(const uint8_t* in, bool vector_unit) {
+  const std::optional<isa::Module> m = isa::ModuleOfBytes(in, vector_unit);  // as Decode below
   return m && int(*m) <= int(isa::Module::kStore) ? int(*m) : -1;
 }
 
@@ -469,14 +469,33 @@ Catalog* MakeCatalog() {
                            "the accelerator's AXI4-Lite host port: valid with ready low (stall), "
                            "and transfers, per channel",
                            HandshakeBins(kAxiChannels));
-  c->accel_instr = &Declare(
-      "accel.instr",
-      "instructions the accelerator executed (before the reported error pc, "
-      "or through END), by opcode and variant",
-      {"HEADER", "LOAD.act", "LOAD.wgt", "LOAD.acc", "GEMM", "GEMM.accumulate", "GEMM.load_weights",
-       "GEMM.load_weights.accumulate", "STORE.fp32", "STORE.fp32.relu", "STORE.bf16",
-       "STORE.bf16.relu", "END", "GEMM.window", "GEMM.window.reuse_weights", "GEMM.broadcast",
-       "LOAD.act.transpose", "LOAD.wgt.transpose"});
+  c->accel_instr = &Declare("accel.instr",
+                            "instructions the accelerator executed (before the reported error pc, "
+                            "or through END), by opcode and variant",
+                            {"HEADER",
+                             "LOAD.act",
+                             "LOAD.wgt",
+                             "LOAD.acc",
+                             "GEMM",
+                             "GEMM.accumulate",
+                             "GEMM.load_weights",
+                             "GEMM.load_weights.accumulate",
+                             "STORE.fp32",
+                             "STORE.fp32.relu",
+                             "STORE.bf16",
+                             "STORE.bf16.relu",
+                             "END",
+                             "GEMM.window",
+                             "GEMM.window.reuse_weights",
+                             "GEMM.broadcast",
+                             "LOAD.act.transpose",
+                             "LOAD.wgt.transpose",
+                             "LOAD.vmem.fp32",
+                             "LOAD.vmem.bf16",
+                             "STORE.vmem",
+                             "VOP",
+                             "VOP.a_vmem",
+                             "VOP.b_scalar"});
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
@@ -586,7 +605,8 @@ void HbmCommand(const hbm::Channel& dev, const hbm::Command& c, int64_t axi_outs
   }
 }
 
-void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc) {
+void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc,
+              bool vector_unit) {
   const Catalog& g = Groups();
   g.accel_error->Hit(static_cast<size_t>(code));
   const bool ok = code == isa::ErrorCode::kOk;
@@ -594,11 +614,11 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
   if (!ok && pc < n) {
     const std::string name = isa::kErrorNames.at(static_cast<size_t>(code));
     const auto b = std::find(kBehindCodes.begin(), kBehindCodes.end(), name);
-    const int module = ModuleByBytes(prog.data() + size_t(pc) * isa::kInstrBytes);
+    const int module = ModuleByBytes(prog.data() + size_t(pc) * isa::kInstrBytes, vector_unit);
     for (size_t i = size_t(pc) + 1; b != kBehindCodes.end() && module >= 0 && i < n; ++i) {
       const uint8_t* in = prog.data() + i * isa::kInstrBytes;
       if (in[0] == 5) break;  // END
-      if (ModuleByBytes(in) == module) {
+      if (ModuleByBytes(in, vector_unit) == module) {
         g.accel_error_behind->Hit(size_t(b - kBehindCodes.begin()));
         break;
       }
@@ -606,14 +626,17 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
   }
   const size_t limit = ok ? n : std::min<size_t>(n, pc);
   for (size_t i = 0; i < limit; ++i) {
-    // The accelerator's RTL has no vector unit yet: it decodes as version 1.3 (isa::Decode).
-    const isa::DecodeResult d = isa::Decode(prog.data() + i * isa::kInstrBytes, false);
+    const isa::DecodeResult d = isa::Decode(prog.data() + i * isa::kInstrBytes, vector_unit);
     if (!d.ok()) break;  // not before the reported pc (the machine decodes the same way)
     size_t bin = 0;
     switch (isa::OpcodeOf(d.instr)) {
       case isa::Opcode::kHeader: bin = 0; break;
       case isa::Opcode::kLoad: {
         const auto& l = std::get<isa::Load>(d.instr);
+        if (vector_unit && l.buffer == isa::kBufVmem && l.format <= isa::kFmtBf16) {
+          bin = l.format == isa::kFmtBf16 ? 19 : 18;
+          break;
+        }
         if (l.buffer > isa::kBufAcc) return;  // ERR_FIELD: the error's own pc, not counted here
         bin = 1 + l.buffer;
         if (l.transpose) g.accel_instr->Hit(16 + l.buffer);  // also counted by buffer
@@ -629,11 +652,20 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
       case isa::Opcode::kStore: {
         const auto& s = std::get<isa::Store>(d.instr);
         if (s.format > isa::kFmtBf16 || s.activation > isa::kActRelu) return;  // as above
+        if (s.source > isa::kSrcVmem) return;
         bin = 8 + (s.format == isa::kFmtBf16 ? 2 : 0) + (s.activation == isa::kActRelu ? 1 : 0);
+        if (s.source == isa::kSrcVmem) g.accel_instr->Hit(20);  // also counted by format
         break;
       }
       case isa::Opcode::kEnd: bin = 12; break;
-      case isa::Opcode::kVop: return;  // not decoded without a vector unit
+      case isa::Opcode::kVop: {
+        const auto& v = std::get<isa::Vop>(d.instr);
+        if (v.op >= isa::kNumVectorOps) return;  // as above
+        bin = 21;
+        if (v.a_vmem) g.accel_instr->Hit(22);
+        if (v.b_scalar) g.accel_instr->Hit(23);
+        break;
+      }
     }
     g.accel_instr->Hit(bin);
     if (isa::OpcodeOf(d.instr) == isa::Opcode::kEnd) break;

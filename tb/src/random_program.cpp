@@ -8,6 +8,12 @@
 // when its clock after its pops covers that instruction; otherwise another is drawn. Pops only
 // take tokens already pushed in program order, so the program runs at every QueueDepth, and a
 // queue never gets more than 200 pushes, so it cannot overflow.
+//
+// On a machine with the vector unit (version 1.4) the store module also takes LOADs into the vector
+// memory, VOPs and STOREs from it. They read only vector-memory rows an earlier instruction
+// wrote, and the lanes of a row that hold defined values are tracked (an accumulator row's first
+// columns, through each VOP element in order), so no STORE writes a value the golden model and
+// the machine may hold differently.
 #include "tpu/tb/random_program.h"
 
 #include <fmt/format.h>
@@ -33,7 +39,8 @@ Clock Merge(Clock a, const Clock& b) {
   return a;
 }
 
-// Rows [lo, hi) of buffer `buf` (0 act, 1 weights, 2 accumulators), read or written.
+// Rows [lo, hi) of buffer `buf` (0 act, 1 weights, 2 accumulators, 3 vector memory), read or
+// written.
 struct Access {
   int buf = 0;
   int lo = 0, hi = 0;
@@ -64,7 +71,8 @@ class Generator {
         acc_cols_(size_t(cfg.acc_depth), 0),
         act_writer_(size_t(cfg.act_depth), -1),
         wgt_writer_(size_t(cfg.wgt_depth), -1),
-        acc_writer_(size_t(cfg.acc_depth), -1) {
+        acc_writer_(size_t(cfg.acc_depth), -1),
+        vmem_cols_(size_t(cfg.vmem_depth), 0) {
     const uint64_t row = Round32(uint64_t(std::max(cfg.r, cfg.c)) * 4);
     if (spec.in_bytes < 4 * row || spec.out_bytes < 4 * row) {
       throw std::invalid_argument(fmt::format(
@@ -76,13 +84,17 @@ class Generator {
   RandomProgram Make() {
     RandomProgram p;
     p.instrs.push_back(isa::Header{});
-    // Each slot draws a kind (4 LOAD : 4 GEMM : 2 STORE) and tries it with new fields up to 50
-    // times (a GEMM or STORE needs rows written and tokens to order it), then any kind.
+    // Each slot draws a kind (4 LOAD : 4 GEMM : 2 STORE, and with the vector unit 1 LOAD to the
+    // vector memory : 3 VOP : 1 STORE from it) and tries it with new fields up to 50 times (a GEMM
+    // or STORE needs rows written and tokens to order it), then any kind.
+    const int kinds = cfg_.vector_unit() ? 15 : 10;
     for (int n = 0; n < spec_.instructions; ++n) {
-      const int kind = rng_.Range(0, 9);
+      const int kind = rng_.Range(0, kinds - 1);
       bool done = false;
       for (int attempt = 0; attempt < 50 && !done; ++attempt) done = Try(&p, kind);
-      for (int attempt = 0; attempt < 200 && !done; ++attempt) done = Try(&p, rng_.Range(0, 9));
+      for (int attempt = 0; attempt < 200 && !done; ++attempt) {
+        done = Try(&p, rng_.Range(0, kinds - 1));
+      }
     }
     p.instrs.push_back(isa::End{});
     auto& h = std::get<isa::Header>(p.instrs[0]);
@@ -331,16 +343,21 @@ class Generator {
     return true;
   }
 
-  bool MakeStore(Candidate* c) {
+  bool MakeStore(Candidate* c, bool vmem) {
     isa::Store s;
     s.format = uint8_t(Chance(50) ? isa::kFmtFp32 : isa::kFmtBf16);
     s.activation = uint8_t(Chance(40) ? isa::kActRelu : isa::kActNone);
-    const auto [a, run] = PickRun(Usable(acc_writer_, Reach(kStoreMod)[kComputeMod]));
+    s.source = uint8_t(vmem ? isa::kSrcVmem : isa::kSrcAcc);
+    std::vector<bool> written(vmem_cols_.size());
+    for (size_t r = 0; r < written.size(); ++r) written[r] = vmem_cols_[r] > 0;
+    const auto [a, run] =
+        vmem ? PickRun(written) : PickRun(Usable(acc_writer_, Reach(kStoreMod)[kComputeMod]));
     if (a < 0) return false;
     s.rows = uint16_t(std::min(run, Chance(70) ? Pick(1, 8) : Pick(1, 40)));
     s.acc = uint16_t(a);
+    const std::vector<int>& defined = vmem ? vmem_cols_ : acc_cols_;
     int cols = cfg_.c;
-    for (int m = 0; m < s.rows; ++m) cols = std::min(cols, acc_cols_[size_t(a + m)]);
+    for (int m = 0; m < s.rows; ++m) cols = std::min(cols, defined[size_t(a + m)]);
     if (cols < 1) return false;
     std::string beats;
     s.elems = uint16_t(PickElems(cols, s.format == isa::kFmtFp32 ? 4 : 2, &beats));
@@ -358,14 +375,122 @@ class Generator {
     const uint64_t slots = (spec_.out_bytes - span) / isa::kHbmAlign;
     s.hbm_addr = spec_.out_addr +
                  isa::kHbmAlign * uint64_t(Pick(0, int(std::min<uint64_t>(slots, 1 << 20))));
-    c->acc.push_back({isa::kBufAcc, a, a + s.rows, false});
+    c->acc.push_back({vmem ? isa::kBufVmem : isa::kBufAcc, a, a + s.rows, false});
     c->mod = kStoreMod;
     c->classes.push_back("store");
+    if (vmem) c->classes.push_back("store.vmem");
     c->classes.push_back(std::string("store.") + (s.format == isa::kFmtFp32 ? "fp32" : "bf16"));
     c->classes.push_back("store." + beats);
     c->classes.push_back("store." + cls);
     if (s.activation == isa::kActRelu) c->classes.push_back("store.relu");
     c->in = s;
+    return true;
+  }
+
+  // A LOAD into the vector memory: fp32 or bf16 rows, elements by beat class.
+  bool MakeVmemLoad(Candidate* c) {
+    isa::Load l;
+    l.buffer = isa::kBufVmem;
+    l.format = uint8_t(Chance(50) ? isa::kFmtFp32 : isa::kFmtBf16);
+    const int size = l.format == isa::kFmtBf16 ? 2 : 4;
+    std::string beats;
+    l.elems = uint16_t(PickElems(cfg_.c, size, &beats));
+    l.rows = uint16_t(Pick(1, std::min(cfg_.vmem_depth, Chance(70) ? 6 : 24)));
+    const int dst = PickRow(cfg_.vmem_depth, l.rows);
+    if (dst < 0) return false;
+    l.dst = uint16_t(dst);
+    if (!PickRead(l.rows, uint64_t(l.elems) * size, &l, c)) return false;
+    c->mod = kStoreMod;
+    c->acc.push_back({isa::kBufVmem, dst, dst + l.rows, true});
+    const std::string name = std::string("load.vmem.") + (size == 2 ? "bf16" : "fp32");
+    c->classes.insert(c->classes.begin(), "load.vmem");
+    c->classes.push_back(name);
+    c->classes.push_back("load.vmem." + beats);
+    c->in = l;
+    return true;
+  }
+
+  // A VOP: a random op on 2-D strided operands (A from the accumulators or the vector memory, B a
+  // row of either or the scalar), or an accumulation (stride 0 on the destination, B the
+  // destination: a row read as the element before wrote it). Every row it reads holds defined
+  // lanes; the destination's defined lanes are those of what it read, element by element.
+  bool MakeVop(Candidate* c) {
+    isa::Vop v;
+    v.op = uint8_t(Pick(0, isa::kNumVectorOps - 1));
+    const isa::VectorOpInfo& info = isa::kVectorOps[v.op];
+    const Clock reach = Reach(kStoreMod);
+    const std::vector<bool> acc_ok = Usable(acc_writer_, reach[kComputeMod]);
+    std::vector<int> acc_cols(acc_cols_.size(), 0);
+    for (size_t r = 0; r < acc_cols.size(); ++r) acc_cols[r] = acc_ok[r] ? acc_cols_[r] : 0;
+    const bool accumulate = Chance(20) && info.reads_b;
+    v.n = uint16_t(Chance(70) ? Pick(1, 4) : Pick(1, 9));
+    v.m = uint16_t(Pick(1, 3));
+    const auto stride = [&] { return uint16_t(Chance(30) ? 0 : Pick(1, 3)); };
+    v.asi = stride(), v.aso = stride(), v.bsi = stride(), v.bso = stride();
+    v.dsi = stride(), v.dso = stride();
+    v.a_vmem = Chance(50);
+    if (accumulate) {
+      v.b_vmem = true, v.dsi = v.dso = v.bsi = v.bso = 0;
+    } else if (info.reads_b) {
+      const int b = rng_.Range(0, 2);  // vmem, acc, the scalar
+      v.b_vmem = b == 0, v.b_scalar = b == 2;
+    } else {
+      v.b_scalar = Chance(30);  // ignored by the op, but legal
+    }
+    if (v.b_scalar) {
+      static const uint32_t kScalars[] = {0x00000000, 0x80000000, 0x3F800000, 0xBF800000,
+                                          0x3DCCCCCD, 0x40C00000, 0x7F800000, 0x7FC00000,
+                                          0x00000001, 0xC2F00000};
+      v.scalar = Chance(50) ? kScalars[rng_.Range(0, 9)] : uint32_t(rng_.Next());
+    }
+    const auto last = [&](int base, int inner, int outer) {
+      return base + (v.m - 1) * outer + (v.n - 1) * inner;
+    };
+    const auto pick_base = [&](int depth, int inner, int outer) {
+      const int span = last(0, inner, outer) + 1;
+      return PickRow(depth, span);
+    };
+    const int ab = pick_base(v.a_vmem ? cfg_.vmem_depth : cfg_.acc_depth, v.asi, v.aso);
+    const int db = pick_base(cfg_.vmem_depth, v.dsi, v.dso);
+    if (ab < 0 || db < 0) return false;
+    v.a = uint16_t(ab), v.d = uint16_t(db);
+    const bool reads_b_row = info.reads_b && !v.b_scalar;
+    if (accumulate) {
+      v.b = v.d;
+    } else if (reads_b_row) {
+      const int bb = pick_base(v.b_vmem ? cfg_.vmem_depth : cfg_.acc_depth, v.bsi, v.bso);
+      if (bb < 0) return false;
+      v.b = uint16_t(bb);
+    }
+    // Walk the elements in order: every row read holds defined lanes (the vector memory's as the
+    // elements before left it).
+    std::vector<int> vm = vmem_cols_;
+    for (int i = 0; i < v.m; ++i) {
+      for (int j = 0; j < v.n; ++j) {
+        const int ra = v.a + i * v.aso + j * v.asi, rb = v.b + i * v.bso + j * v.bsi;
+        const int rd = v.d + i * v.dso + j * v.dsi;
+        int cols = v.a_vmem ? vm[size_t(ra)] : acc_cols[size_t(ra)];
+        if (reads_b_row) cols = std::min(cols, v.b_vmem ? vm[size_t(rb)] : acc_cols[size_t(rb)]);
+        if (info.reads_d) cols = std::min(cols, vm[size_t(rd)]);
+        if (cols < 1) return false;
+        vm[size_t(rd)] = cols;
+        c->acc.push_back({v.a_vmem ? isa::kBufVmem : isa::kBufAcc, ra, ra + 1, false});
+        if (reads_b_row) {
+          c->acc.push_back({v.b_vmem ? isa::kBufVmem : isa::kBufAcc, rb, rb + 1, false});
+        }
+        c->acc.push_back({isa::kBufVmem, rd, rd + 1, true});
+      }
+    }
+    vop_cols_ = std::move(vm);
+    c->mod = kStoreMod;
+    c->classes.push_back("vop");
+    c->classes.push_back(std::string("vop.") + info.name);
+    c->classes.push_back(v.a_vmem ? "vop.a_vmem" : "vop.a_acc");
+    if (reads_b_row) c->classes.push_back(v.b_vmem ? "vop.b_vmem" : "vop.b_acc");
+    if (v.b_scalar) c->classes.push_back("vop.b_scalar");
+    if (accumulate) c->classes.push_back("vop.accumulate");
+    if (v.n * v.m > 4) c->classes.push_back("vop.batches_several");
+    c->in = v;
     return true;
   }
 
@@ -393,7 +518,13 @@ class Generator {
 
   bool Try(RandomProgram* p, int kind) {
     Candidate c;
-    if (!(kind < 4 ? MakeLoad(&c) : kind < 8 ? MakeGemm(&c) : MakeStore(&c))) return false;
+    const bool made = kind < 4    ? MakeLoad(&c)
+                      : kind < 8  ? MakeGemm(&c)
+                      : kind < 10 ? MakeStore(&c, false)
+                      : kind < 11 ? MakeVmemLoad(&c)
+                      : kind < 14 ? MakeVop(&c)
+                                  : MakeStore(&c, true);
+    if (!made) return false;
     isa::CheckContext ctx = ctx_;
     ctx.pc = uint32_t(p->instrs.size());
     if (!isa::Check(c.in, cfg_, ctx).ok()) return false;
@@ -452,6 +583,7 @@ class Generator {
         if (l->buffer == isa::kBufWgt) wgt_ok_[size_t(r)] = true, wgt_writer_[size_t(r)] = index;
         if (l->buffer == isa::kBufAcc)
           acc_cols_[size_t(r)] = cfg_.c, acc_writer_[size_t(r)] = index;
+        if (l->buffer == isa::kBufVmem) vmem_cols_[size_t(r)] = cfg_.c;
       }
       p->inputs.insert(p->inputs.end(), c.reads.begin(), c.reads.end());
     } else if (const auto* g = std::get_if<isa::Gemm>(&c.in)) {
@@ -459,6 +591,8 @@ class Generator {
         acc_cols_[size_t(r)] = std::max<int>(acc_cols_[size_t(r)], g->nv);
         acc_writer_[size_t(r)] = count_[size_t(c.mod)] - 1;
       }
+    } else if (std::holds_alternative<isa::Vop>(c.in)) {
+      vmem_cols_ = vop_cols_;
     }
     ctx_.Advance(c.in);
     past_.push_back({c.mod, count_[size_t(c.mod)] - 1, std::move(c.acc)});
@@ -480,6 +614,9 @@ class Generator {
   std::vector<int> acc_cols_;          // per accumulator row: its first columns written
   // The last writer of each row (its index among its module's instructions; -1: none).
   std::vector<int> act_writer_, wgt_writer_, acc_writer_;
+  // Per vector-memory row: its first lanes holding defined values (0: never written); a VOP
+  // candidate's result until it is accepted.
+  std::vector<int> vmem_cols_, vop_cols_;
   isa::CheckContext ctx_;
   std::vector<Past> past_;
   std::array<int, 3> count_{};
@@ -515,6 +652,18 @@ const std::vector<std::string>& RandomProgramClasses() {
     }
     v.push_back("flags.store.pop_prev");
     v.push_back("flags.store.push_prev");
+    // The vector unit (machines with VmemDepth > 0 only).
+    for (const char* l : {"load.vmem", "load.vmem.fp32", "load.vmem.bf16"}) v.push_back(l);
+    for (const char* b : beats) v.push_back(fmt::format("load.vmem.{}", b));
+    for (const char* f : {"pop_prev", "push_prev"}) {
+      v.push_back(fmt::format("flags.load.vmem.{}", f));
+      v.push_back(fmt::format("flags.vop.{}", f));
+    }
+    for (const char* x : {"vop", "vop.a_vmem", "vop.a_acc", "vop.b_vmem", "vop.b_acc",
+                          "vop.b_scalar", "vop.accumulate", "vop.batches_several", "store.vmem"}) {
+      v.push_back(x);
+    }
+    for (const auto& op : isa::kVectorOps) v.push_back(fmt::format("vop.{}", op.name));
     for (const char* g :
          {"gemm", "gemm.load_weights", "gemm.reuse_weights", "gemm.accumulate", "gemm.broadcast",
           "gemm.overwrite", "gemm.window", "gemm.full_tile", "gemm.partial_nv"}) {

@@ -194,7 +194,8 @@ enum Counter {
   kLoadInstructions = 11,
   kComputeInstructions = 12,
   kStoreInstructions = 13,
-  kNumCounters = 14,
+  kVectorBusy = 14,
+  kNumCounters = 15,
 };
 }  // namespace reg
 

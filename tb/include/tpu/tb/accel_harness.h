@@ -56,6 +56,7 @@ Perf ReadPerf(F&& counter) {
   p.instructions = counter(reg::kInstructions);
   p.module_instructions = {counter(reg::kLoadInstructions), counter(reg::kComputeInstructions),
                            counter(reg::kStoreInstructions)};
+  p.vector_busy = counter(reg::kVectorBusy);
   return p;
 }
 
@@ -181,7 +182,7 @@ class AccelSim : public Sim {
     r.hbm_violations = mem_.ViolationCount();
     r.violations = mem_.Violations();
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fcov::AccelRun(prog, r.code, r.pc);
+    fcov::AccelRun(prog, r.code, r.pc, cfg_.machine.vector_unit());
     return r;
   }
 

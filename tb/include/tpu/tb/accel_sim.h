@@ -62,6 +62,7 @@ struct Perf {
   uint64_t instructions = 0;     // fetched and dispatched
   // Instructions the load, compute and store modules took from their queues (END included).
   std::array<uint64_t, 3> module_instructions{};
+  uint64_t vector_busy = 0;  // cycles a VOP runs in the vector unit (version 1.4)
 };
 
 struct Result {

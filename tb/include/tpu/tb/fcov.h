@@ -215,8 +215,9 @@ void HbmCommand(const hbm::Channel& dev, const hbm::Command& c, int64_t axi_outs
 
 // A program the accelerator ran: `prog` holds its first instructions (32 bytes each, as read
 // from HBM before the run; fewer than its length when it reaches past HBM), `code` and `pc` what
-// the machine reported. Counts the opcode of every instruction before the reported pc (through
-// the first END when the code is OK) and the error code.
-void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc);
+// the machine reported, `vector_unit` whether it has the vector unit (decodes version 1.4).
+// Counts the opcode of every instruction before the reported pc (through the first END when the
+// code is OK) and the error code.
+void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc, bool vector_unit);
 
 }  // namespace tpu::tb::fcov
