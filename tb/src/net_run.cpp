@@ -29,6 +29,7 @@ void Add(Perf& a, const Perf& b) {
   a.hbm_read_bytes += b.hbm_read_bytes;
   a.hbm_write_bytes += b.hbm_write_bytes;
   a.instructions += b.instructions;
+  a.vector_busy += b.vector_busy;
 }
 
 double Since(std::chrono::steady_clock::time_point t0) {
