@@ -75,7 +75,7 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   try {
     g = onnx_import::LoadModel(path);
     for (const auto& [k, v] : arrays) inputs[k] = FromArray(k, v);
-    plan.emplace(net::PlanForInputs(&g, &inputs, cfg.machine.mode));
+    plan.emplace(net::PlanForInputs(&g, &inputs, cfg.machine.mode, cfg.machine.vector_unit()));
   } catch (const net::Error& e) {
     throw BadInput(e.what());
   }

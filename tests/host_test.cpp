@@ -903,6 +903,89 @@ TEST_F(HostTest, RaceCheckFindsAMissingToken) {
   }
 }
 
+// Elementwise programs on the vector unit (host::CompileVector): every op that does not read its
+// destination, with each kind of B, one and several stages, on shapes with ragged column tiles
+// and several row blocks (a small vector memory), the data drawn with specials. The output must
+// be the stages of isa::ApplyVectorOp applied element by element in order (the contract's
+// operation: what the compiler moves must not change what is computed), and the counters the
+// program's: every instruction is the store module's.
+TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
+  tb::Rng rng(test::TestSeed());
+  for (const int depth : {3, 7, 64}) {
+    MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+    cfg.vmem_depth = depth;
+    for (int trial = 0; trial < int(test::Scaled(24)); ++trial) {
+      const int m = rng.Range(1, 20), n = rng.Range(1, 13);
+      const auto kind = host::VectorB(rng.Range(0, 3));
+      std::vector<host::VectorStage> stages;
+      for (int k = rng.Range(1, 3); k > 0; --k) {
+        host::VectorStage st;
+        do {
+          st.op = isa::VectorOp(rng.Range(0, isa::kNumVectorOps - 1));
+        } while (isa::kVectorOps[size_t(st.op)].reads_d);
+        st.b = isa::kVectorOps[size_t(st.op)].reads_b ? kind : host::VectorB::kNone;
+        if (st.b == host::VectorB::kNone && rng.Bit()) st.b = host::VectorB::kScalar;
+        if (st.b == host::VectorB::kScalar)
+          st.scalar = RandomFp32(rng, 1, 1, tb::GemmData::kSpecials)[0];
+        stages.push_back(st);
+      }
+      for (const num::Mode mode : {num::Mode::kIeee, num::Mode::kFtz}) {
+        cfg.mode = mode;
+        SCOPED_TRACE(fmt::format("VmemDepth {}, {}x{}, B kind {}, {} stages, {}", depth, m, n,
+                                 int(kind), stages.size(), num::ModeName(mode)));
+        const host::VectorProgram p = host::CompileVector(cfg, m, n, stages);
+        Machine mach(cfg);
+        const auto a = RandomFp32(rng, m, n, tb::GemmData::kSpecials);
+        const int b_rows = kind == host::VectorB::kRow ? 1 : m;
+        const auto b = RandomFp32(rng, b_rows, n, tb::GemmData::kSpecials);
+        host::WriteMatrix(mach, p.a, a);
+        if (p.b.rows > 0) host::WriteMatrix(mach, p.b, b);
+        const isa::RunResult r = host::Run(mach, p.prog);
+        ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+        std::vector<uint32_t> want = a;
+        for (const host::VectorStage& st : stages) {
+          for (int i = 0; i < m; ++i) {
+            for (int j = 0; j < n; ++j) {
+              const uint32_t bv = st.b == host::VectorB::kScalar   ? st.scalar
+                                  : st.b == host::VectorB::kRow    ? b[size_t(j)]
+                                  : st.b == host::VectorB::kTensor ? b[size_t(i) * n + j]
+                                                                   : 0u;
+              uint32_t& x = want[size_t(i) * n + j];
+              x = isa::ApplyVectorOp(st.op, x, bv, 0, mode);
+            }
+          }
+        }
+        ExpectSame(want, host::ReadMatrixFp32(mach, p.out), n, "out");
+        EXPECT_EQ(r.counters.per_module[0], 0u);
+        EXPECT_EQ(r.counters.per_module[1], 0u);
+        EXPECT_EQ(r.counters.per_module[2],
+                  p.prog.stats.vector_loads + p.prog.stats.vops + p.prog.stats.stores);
+        EXPECT_EQ(r.counters.hbm_bytes_written, p.prog.stats.bytes_written);
+        EXPECT_EQ(p.prog.stats.bytes_written, uint64_t(m) * n * 4);
+      }
+    }
+  }
+  // What it refuses.
+  MachineConfig none = Cfg(3, 5, 8, 8, 8);
+  const std::vector<host::VectorStage> relu = {{isa::VectorOp::kRelu}};
+  EXPECT_THROW(host::CompileVector(none, 4, 4, relu), std::invalid_argument);  // no vector unit
+  MachineConfig one = none;
+  one.vmem_depth = 1;
+  EXPECT_THROW(host::CompileVector(one, 4, 4, {{isa::VectorOp::kAdd, host::VectorB::kRow}}),
+               std::invalid_argument);  // no room for a block beside B's row
+  EXPECT_NO_THROW(host::CompileVector(one, 4, 4, relu));
+  EXPECT_THROW(host::CompileVector(one, 0, 4, relu), std::invalid_argument);
+  EXPECT_THROW(host::CompileVector(one, 4, 4, {}), std::invalid_argument);
+  EXPECT_THROW(host::CompileVector(one, 4, 4, {{isa::VectorOp::kMac, host::VectorB::kScalar}}),
+               std::invalid_argument);  // reads its destination
+  MachineConfig two = none;
+  two.vmem_depth = 8;
+  EXPECT_THROW(host::CompileVector(two, 4, 4,
+                                   {{isa::VectorOp::kAdd, host::VectorB::kRow},
+                                    {isa::VectorOp::kMul, host::VectorB::kTensor}}),
+               std::invalid_argument);  // B a row and a tensor
+}
+
 TEST_F(HostTest, BadInputThrows) {
   const auto cfg = Cfg(4, 4, 8, 8, 16);
   ExpectThrows([&] { host::CompileGemm(cfg, 0, 4, 4, host::Init::kOverwrite); }, "M = 0");

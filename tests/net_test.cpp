@@ -19,6 +19,7 @@
 #include <string>
 
 #include "test_support.h"
+#include "tpu/isa_model.h"
 #include "tpu/numerics.h"
 #include "tpu/tb/accel_config.h"
 #include "tpu/tb/model_sim.h"
@@ -591,6 +592,99 @@ Tensor Filled(const Shape& s, bool is_int = false) {
   return t;
 }
 
+// The vector operators (docs/onnx.md, "Vector operators"): a chain of every one of them, planned
+// for a machine with the vector unit (every step an accelerator job, run by the golden model of a
+// 3x5 machine with 24 vector-memory rows) and for one without (host steps): the outputs must be
+// the same bits, and each step the contract's vector operations applied elementwise in order
+// (checked here against isa::ApplyVectorOp directly), with operands broadcast as ONNX does.
+TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
+  using isa::VectorOp;
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {2, 3, 4, 5})};
+  g.constants["lo"] = Filled({});
+  g.constants["lo"].f = {-0.5f};
+  g.constants["hi"] = Filled({1});
+  g.constants["hi"].f = {0.75f};
+  g.constants["ch"] = Random(rng, {3, 1, 1});  // per channel: broadcast by the host
+  g.constants["two"] = Filled({});
+  g.constants["two"].f = {2.0f};
+  const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out,
+                        std::map<std::string, net::Attr> attrs = {}) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(n);
+  };
+  node("Sigmoid", {"x"}, "s");
+  node("Mul", {"x", "s"}, "silu");
+  node("Clip", {"silu", "lo", "hi"}, "clip");
+  node("Tanh", {"clip"}, "t");
+  node("Sub", {"t", "ch"}, "sub");
+  node("LeakyRelu", {"sub"}, "lr", {{"alpha", Float(0.2f)}});
+  node("Exp", {"lr"}, "e");
+  node("Sqrt", {"e"}, "q");
+  node("Reciprocal", {"q"}, "r");
+  node("Neg", {"r"}, "n");
+  node("Max", {"n", "x", "ch"}, "mx");
+  node("Min", {"mx", "two"}, "y");
+  g.outputs = {Input("y", {})};
+  const Tensor x = Random(rng, {2, 3, 4, 5});
+  // On the host.
+  net::Plan host_plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+  for (const auto& st : host_plan.steps()) EXPECT_FALSE(st.accel) << st.label;
+  const auto host_out = RunGraph(g, {{"x", x}});
+  // On the vector unit: every step an accelerator step.
+  net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
+  ASSERT_EQ(plan.steps().size(), g.nodes.size());
+  for (const auto& st : plan.steps()) {
+    EXPECT_TRUE(st.accel) << st.label;
+    EXPECT_EQ(st.klass, "vector") << st.label;
+  }
+  auto cfg = tb::accel::ConfigFromBuild("accel_3x5");
+  ASSERT_GT(cfg.machine.vmem_depth, 0);
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner runner(sim, false);
+  const auto out = runner.Run(plan, {{"x", x}});
+  ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host");
+  EXPECT_EQ(runner.Total().jobs, int(g.nodes.size()) + 1);  // Max of three: 2 jobs
+  // The reference: the contract's operations in the graph's order.
+  const auto f = [](float v) { return F32Bits(v); };
+  const auto apply = [](VectorOp op, uint32_t a, uint32_t b) {
+    return isa::ApplyVectorOp(op, a, b, 0, num::Mode::kIeee);
+  };
+  Tensor want;
+  want.shape = x.shape;
+  const auto& ch = g.constants["ch"].f;
+  for (size_t i = 0; i < x.f.size(); ++i) {
+    const size_t c = i / 20 % 3;
+    const uint32_t xv = f(x.f[i]);
+    uint32_t v = apply(VectorOp::kMul, xv, apply(VectorOp::kSigmoid, xv, 0));
+    v = apply(VectorOp::kMin, apply(VectorOp::kMax, v, f(-0.5f)), f(0.75f));
+    v = apply(VectorOp::kSub, apply(VectorOp::kTanh, v, 0), f(ch[c]));
+    v = apply(VectorOp::kLeakyRelu, v, f(0.2f));
+    v = apply(VectorOp::kRecip, apply(VectorOp::kSqrt, apply(VectorOp::kExp, v, 0), 0), 0);
+    v = apply(VectorOp::kMul, v, f(-1.0f));
+    v = apply(VectorOp::kMax, apply(VectorOp::kMax, v, xv), f(ch[c]));
+    v = apply(VectorOp::kMin, v, f(2.0f));
+    want.f.push_back(F32FromBits(v));
+  }
+  ExpectBits(out.at("y"), want, "the contract's operations");
+  // A vector step on a machine without the unit: a clear error from the back end.
+  tb::accel::ModelSim plain(tb::accel::ConfigFromName("8x8_1ch"));
+  tb::accel::NetRunner prun(plain, false);
+  try {
+    prun.Run(plan, {{"x", x}});
+    ADD_FAILURE() << "a vector job ran on a machine without the vector unit";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no vector unit"), std::string::npos) << e.what();
+  }
+}
+
 // Bad graphs: one net::Error each, naming the node and the operator.
 TEST(NetErrors, NameTheNodeAndTheOperator) {
   auto expect = [](const Graph& g, const std::map<std::string, Shape>& shapes,
@@ -603,8 +697,15 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
     }
   };
-  Graph g = OneNode("sig", "Sigmoid", {Input("x", {1, 4})}, {"x"});
-  expect(g, {}, "node 'sig' (Sigmoid): operator not supported");
+  Graph g = OneNode("sig", "Erf", {Input("x", {1, 4})}, {"x"});
+  expect(g, {}, "node 'sig' (Erf): operator not supported");
+
+  expect(OneNode("clip", "Clip", {Input("x", {1, 4}), Input("lo", {2})}, {"x", "lo"}), {},
+         "node 'clip' (Clip): min has shape (2,); a scalar is required");
+  expect(OneNode("mul", "Mul", {Input("x", {1, 4})}, {"x"}), {},
+         "node 'mul' (Mul): 1 inputs; two are supported");
+  expect(OneNode("sub", "Sub", {Input("x", {2, 4}), Input("z", {3, 4})}, {"x", "z"}), {},
+         "node 'sub' (Sub): shapes (2, 4) and (3, 4) do not broadcast");
 
   g.nodes[0].op = "Relu";
   g.nodes[0].attrs["alpha"] = Float(0.1f);

@@ -89,10 +89,10 @@ class BadInput(unittest.TestCase):
         self.expect(["onnx", MLP, "--input", "y=" + self.x], "the model has no input 'y'")
 
     def test_unsupported_operator(self):
-        model = os.path.join(NODE, "test_sigmoid", "model.onnx")
+        model = os.path.join(NODE, "test_floor", "model.onnx")
         np.save(self.x, np.zeros((3, 4, 5), np.float32))
         self.expect(["onnx", model, "--input", self.x],
-                    "node 'Sigmoid_0' (Sigmoid): operator not supported")
+                    "node 'Floor_0' (Floor): operator not supported")
 
     def test_unwritable_output(self):
         self.expect(["onnx", MLP, "--input", self.x, "--out", "/nonexistent/dir/o.npz"],

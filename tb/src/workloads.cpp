@@ -320,7 +320,14 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     t.data = d;
     return t;
   };
-  if (job.kind == net::AccelJob::Kind::kConv) {
+  if (job.kind == net::AccelJob::Kind::kVector) {
+    auto p = host::CompileVector(Planned(cfg), job.m, job.n, job.stages);
+    w.description = job.Describe();
+    w.inputs.push_back(in32(Matrix("A", p.a), job.va));
+    if (p.b.rows > 0) w.inputs.push_back(in32(Matrix("B", p.b), job.vb));
+    w.outputs.push_back(Matrix("out", p.out));
+    w.prog = std::move(p.prog);
+  } else if (job.kind == net::AccelJob::Kind::kConv) {
     const host::ConvShape& s = job.conv;
     auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out);
     w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),

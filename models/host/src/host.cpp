@@ -1214,4 +1214,107 @@ void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uin
   WriteMatrix(m, p.a, p.window || p.pointwise ? nhwc : Im2col(p.shape, nhwc));
 }
 
+VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
+                            const std::vector<VectorStage>& stages, uint64_t data_base) {
+  CheckConfig(cfg, "CompileVector");
+  CheckDim("CompileVector", "M", m);
+  CheckDim("CompileVector", "N", n);
+  if (!cfg.vector_unit()) {
+    Bad("CompileVector: the machine has no vector unit (VmemDepth = 0)");
+  }
+  if (stages.empty()) Bad("CompileVector: no stage");
+  VectorB b_kind = VectorB::kNone;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const VectorStage& s = stages[i];
+    const auto op = size_t(s.op);
+    if (op >= isa::kVectorOps.size()) {
+      Bad(fmt::format("CompileVector: stage {} has vector op {}, not 0..{}", i, op,
+                      isa::kVectorOps.size() - 1));
+    }
+    if (isa::kVectorOps[op].reads_d) {
+      Bad(fmt::format("CompileVector: stage {} is {}, which reads its destination", i,
+                      isa::kVectorOps[op].name));
+    }
+    if (s.b == VectorB::kTensor || s.b == VectorB::kRow) {
+      if (b_kind != VectorB::kNone && b_kind != s.b) {
+        Bad(fmt::format("CompileVector: stage {} reads B as {}, an earlier stage as {}", i,
+                        s.b == VectorB::kRow ? "a row" : "a tensor",
+                        b_kind == VectorB::kRow ? "a row" : "a tensor"));
+      }
+      b_kind = s.b;
+    }
+  }
+  // The vector memory: blocks of `rows` rows of A at row 0, B's block (a tensor) or row (a row)
+  // after them.
+  const int depth = cfg.vmem_depth;
+  const int rows = b_kind == VectorB::kTensor ? depth / 2
+                   : b_kind == VectorB::kRow  ? depth - 1
+                                              : depth;
+  if (rows < 1) {
+    Bad(fmt::format("CompileVector: VmemDepth = {} holds no block with its B", depth));
+  }
+  Program p(cfg, data_base);
+  VectorProgram r;
+  r.a = p.AllocMatrix(m, n, cfg.c, 4, fmt::format("A ({}×{} fp32)", m, n));
+  if (b_kind == VectorB::kNone) {
+    r.b.tile = cfg.c, r.b.elem_bytes = 4, r.b.cols = n;
+  } else {
+    const int b_rows = b_kind == VectorB::kRow ? 1 : m;
+    r.b = p.AllocMatrix(b_rows, n, cfg.c, 4, fmt::format("B ({}×{} fp32)", b_rows, n));
+  }
+  r.out = p.AllocMatrix(m, n, cfg.c, 4, fmt::format("output ({}×{} fp32)", m, n));
+  Stats st;
+  const auto load = [&](const TiledMatrix& l, int t, int r0, int count, int dst) {
+    isa::Load ld;
+    ld.buffer = isa::kBufVmem;
+    ld.format = isa::kFmtFp32;
+    ld.hbm_addr = l.RowAddr(t, r0);
+    ld.hbm_stride = uint32_t(l.Pitch());
+    ld.dst = uint16_t(dst);
+    ld.rows = uint16_t(count);
+    ld.elems = uint16_t(l.TileCols(t));
+    p.Emit(ld);
+    ++st.vector_loads;
+  };
+  for (int t = 0; t < r.a.Tiles(); ++t) {
+    if (b_kind == VectorB::kRow) load(r.b, t, 0, 1, rows);
+    for (int r0 = 0; r0 < m; r0 += rows) {
+      const int count = std::min(rows, m - r0);
+      load(r.a, t, r0, count, 0);
+      if (b_kind == VectorB::kTensor) load(r.b, t, r0, count, rows);
+      for (const VectorStage& s : stages) {
+        isa::Vop v;
+        v.op = uint8_t(s.op);
+        v.a_vmem = true;
+        v.a = 0, v.asi = 1;
+        v.d = 0, v.dsi = 1;
+        v.n = uint16_t(count), v.m = 1;
+        if (s.b == VectorB::kScalar) {
+          v.b_scalar = true;
+          v.scalar = s.scalar;
+        } else if (s.b != VectorB::kNone) {
+          v.b_vmem = true;
+          v.b = uint16_t(rows);
+          v.bsi = s.b == VectorB::kTensor ? 1 : 0;
+        }
+        p.Emit(v);
+        ++st.vops;
+      }
+      isa::Store so;
+      so.source = isa::kSrcVmem;
+      so.format = isa::kFmtFp32;
+      so.hbm_addr = r.out.RowAddr(t, r0);
+      so.hbm_stride = uint32_t(r.out.Pitch());
+      so.acc = 0;
+      so.rows = uint16_t(count);
+      so.elems = uint16_t(r.out.TileCols(t));
+      p.Emit(so);
+      ++st.stores;
+      st.bytes_written += uint64_t(count) * so.elems * 4;
+    }
+  }
+  r.prog = Finish(p, st);
+  return r;
+}
+
 }  // namespace tpu::host

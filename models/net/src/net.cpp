@@ -7,13 +7,22 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "host_ops.h"
+#include "tpu/isa_model.h"
 
 namespace tpu::net {
 
 std::string AccelJob::Describe() const {
+  if (kind == Kind::kVector) {
+    std::string ops;
+    for (const auto& s : stages) {
+      ops += fmt::format("{}{}", ops.empty() ? "" : ", ", isa::kVectorOps[size_t(s.op)].name);
+    }
+    return fmt::format("vector {}x{}: {}", m, n, ops);
+  }
   std::string r =
       kind == Kind::kConv
           ? fmt::format("conv {}x{}x{}x{} -> {}, {}x{} kernel, stride {}, pad {}", conv.n, conv.h,
@@ -95,6 +104,7 @@ std::vector<int64_t> AttrInts(const Node& n, const char* name, std::vector<int64
 struct Ctx {
   const Graph& g;
   num::Mode mode;
+  bool vector_unit = false;  // vector operators run on the accelerator (else on the host)
   std::map<std::string, Shape> shapes;
   std::map<std::string, Tensor> constants;
   std::map<std::string, std::vector<size_t>> consumers;  // value -> nodes reading it
@@ -863,6 +873,180 @@ Exec Move(const std::string& in, const std::string& out, const Shape& shape,
   };
 }
 
+// The vector unit's operators (docs/vpu.md; docs/onnx.md, "Vector operators"): each a chain of
+// the contract's vector operations (isa::ApplyVectorOp) applied elementwise, on the accelerator
+// (an AccelJob of kind kVector) when the plan is for a machine with the vector unit, else on the
+// host with the same operations, so the bits are the same either way.
+bool IsVectorOp(const std::string& op) {
+  static const std::set<std::string> kOps = {"Sigmoid",    "Tanh", "Exp",  "Sqrt",
+                                             "Reciprocal", "Neg",  "Clip", "LeakyRelu",
+                                             "Mul",        "Sub",  "Max",  "Min"};
+  return kOps.count(op) != 0;
+}
+
+// A constant input that is one float (a scalar for a stage), or nullopt.
+std::optional<float> ScalarConst(const Ctx& c, const Node& n, size_t input) {
+  const Tensor* t = c.Const(n, input);
+  if (t == nullptr || t->is_int || t->f.size() != 1) return std::nullopt;
+  return t->f[0];
+}
+
+void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+  using host::VectorB;
+  using host::VectorStage;
+  using isa::VectorOp;
+  const std::string& op = n.op;
+  if (Outputs(n) != 1) Fail(n, fmt::format("{} outputs; one is supported", Outputs(n)));
+  // The work in parts, each one job: stages on the running value with at most one second operand
+  // (a constant scalar in the stages, a one-element tensor read when the step runs, or a tensor
+  // broadcast to the output).
+  struct Part {
+    std::vector<VectorStage> stages;
+    std::string b;       // a tensor operand (kTensor), or empty
+    std::string scalar;  // a one-element tensor whose value is stage `scalar_stage`'s scalar
+    size_t scalar_stage = 0;
+  };
+  std::vector<Part> parts(1);
+  Shape shape = c.ShapeOf(n, 0);
+  const auto scalar = [](VectorOp o, float v) {
+    return VectorStage{o, VectorB::kScalar, F32Bits(v)};
+  };
+  if (op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Reciprocal") {
+    CheckAttrs(n, {});
+    const VectorOp o = op == "Sigmoid" ? VectorOp::kSigmoid
+                       : op == "Tanh"  ? VectorOp::kTanh
+                       : op == "Exp"   ? VectorOp::kExp
+                       : op == "Sqrt"  ? VectorOp::kSqrt
+                                       : VectorOp::kRecip;
+    parts[0].stages.push_back({o});
+  } else if (op == "Neg") {
+    CheckAttrs(n, {});
+    parts[0].stages.push_back(scalar(VectorOp::kMul, -1.0f));  // exact: x·(−1) + (−0)
+  } else if (op == "LeakyRelu") {
+    CheckAttrs(n, {"alpha"});
+    parts[0].stages.push_back(scalar(VectorOp::kLeakyRelu, AttrFloat(n, "alpha", 0.01f)));
+  } else if (op == "Clip") {
+    // Opset 11 on: min and max are optional inputs (one-element tensors); before: attributes.
+    // max(x, min) then min(·, max), a part each.
+    CheckAttrs(n, {"min", "max"});
+    parts.clear();
+    for (size_t i = 1; i <= 2; ++i) {
+      const char* name = i == 1 ? "min" : "max";
+      const VectorOp o = i == 1 ? VectorOp::kMax : VectorOp::kMin;
+      Part p;
+      if (n.attrs.count(name)) {
+        p.stages.push_back(scalar(o, AttrFloat(n, name, 0.0f)));
+      } else if (c.Has(n, i)) {
+        if (Elements(c.ShapeOf(n, i)) != 1) {
+          Fail(n, fmt::format("{} has shape {}; a scalar is required", name,
+                              ShapeText(c.ShapeOf(n, i))));
+        }
+        if (const std::optional<float> v = ScalarConst(c, n, i)) {
+          p.stages.push_back(scalar(o, *v));
+        } else {
+          p.stages.push_back({o, VectorB::kScalar});
+          p.scalar = n.inputs[i];
+        }
+      } else {
+        continue;
+      }
+      if (!parts.empty() && p.scalar.empty() && parts.back().scalar.empty()) {
+        parts.back().stages.push_back(p.stages[0]);  // both constant: one job
+      } else {
+        parts.push_back(std::move(p));
+      }
+    }
+    if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
+  } else {  // Mul, Sub (two operands), Max, Min (one or more), broadcast
+    CheckAttrs(n, {});
+    const bool variadic = op == "Max" || op == "Min";
+    if (variadic ? n.inputs.empty() : n.inputs.size() != 2) {
+      Fail(n, fmt::format("{} inputs; {} supported", n.inputs.size(),
+                          variadic ? "one or more are" : "two are"));
+    }
+    const VectorOp o = op == "Mul"   ? VectorOp::kMul
+                       : op == "Sub" ? VectorOp::kSub
+                       : op == "Max" ? VectorOp::kMax
+                                     : VectorOp::kMin;
+    for (size_t i = 1; i < n.inputs.size(); ++i) shape = Broadcast(n, shape, c.ShapeOf(n, i));
+    parts.clear();
+    for (size_t i = 1; i < n.inputs.size(); ++i) {
+      Part p;
+      const std::optional<float> v = ScalarConst(c, n, i);
+      if (v && i + 1 == n.inputs.size() && c.ShapeOf(n, 0) == shape) {
+        p.stages.push_back(scalar(o, *v));
+      } else {
+        p.stages.push_back({o, VectorB::kTensor});
+        p.b = n.inputs[i];
+      }
+      parts.push_back(std::move(p));
+    }
+    if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
+  }
+  const std::string in = n.inputs[0], out = n.outputs[0];
+  st.inputs.clear();
+  for (const auto& i : n.inputs) {
+    if (!i.empty()) st.inputs.push_back(i);
+  }
+  st.outputs = {out};
+  st.out_shape = shape;
+  c.shapes[out] = shape;
+  st.klass = "vector";
+  std::string names;
+  for (const Part& p : parts) {
+    for (const auto& s : p.stages) {
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", isa::kVectorOps[size_t(s.op)].name);
+    }
+  }
+  st.accel = c.vector_unit;
+  st.jobs = c.vector_unit ? int(parts.size()) : 0;
+  st.detail = fmt::format("{} ({})", c.vector_unit ? "vector unit" : "host, no vector unit", names);
+  // An M × N view: N the innermost dimension.
+  const int64_t cols = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+  const int64_t rows = Elements(shape) / cols;
+  const num::Mode mode = c.mode;
+  const bool on_chip = c.vector_unit;
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    const auto bits = [&](const std::string& name) {
+      const Tensor& t = env.at(name);
+      const auto idx = BroadcastIndex(t.shape, shape);
+      std::vector<uint32_t> v(idx.size());
+      for (size_t i = 0; i < idx.size(); ++i) v[i] = F32Bits(t.f[size_t(idx[i])]);
+      return v;
+    };
+    std::vector<uint32_t> r = bits(in);
+    for (Part p : parts) {
+      if (!p.scalar.empty()) p.stages[p.scalar_stage].scalar = F32Bits(env.at(p.scalar).f.at(0));
+      std::vector<uint32_t> vb;
+      if (!p.b.empty()) vb = bits(p.b);
+      if (on_chip) {
+        AccelJob job;
+        job.kind = AccelJob::Kind::kVector;
+        job.m = int(rows);
+        job.n = int(cols);
+        job.stages = p.stages;
+        job.va = std::move(r);
+        job.vb = std::move(vb);
+        r = accel(job, step);
+      } else {
+        for (const VectorStage& s : p.stages) {
+          for (size_t i = 0; i < r.size(); ++i) {
+            const uint32_t bv = s.b == VectorB::kScalar ? s.scalar
+                                : s.b == VectorB::kNone ? 0u
+                                                        : vb[i];
+            r[i] = isa::ApplyVectorOp(s.op, r[i], bv, 0, mode);
+          }
+        }
+      }
+    }
+    Tensor y;
+    y.shape = shape;
+    y.f.resize(r.size());
+    for (size_t i = 0; i < r.size(); ++i) y.f[i] = F32FromBits(r[i]);
+    env[out] = std::move(y);
+  });
+}
+
 void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const std::string& op = n.op;
   if (op == "BatchNormalization" && (Outputs(n) != 1 || AttrInt(n, "training_mode", 0))) {
@@ -1072,7 +1256,19 @@ const std::set<std::string>& KnownOps() {
                                             "Identity",
                                             "Dropout",
                                             "Constant",
-                                            "BatchNormalization"};
+                                            "BatchNormalization",
+                                            "Sigmoid",
+                                            "Tanh",
+                                            "Exp",
+                                            "Sqrt",
+                                            "Reciprocal",
+                                            "Neg",
+                                            "Clip",
+                                            "LeakyRelu",
+                                            "Mul",
+                                            "Sub",
+                                            "Max",
+                                            "Min"};
   return ops;
 }
 
@@ -1129,7 +1325,8 @@ void CheckInputNames(const Graph& g, const std::map<std::string, T>& given) {
 }
 }  // namespace
 
-Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode) {
+Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode,
+                   bool vector_unit) {
   CheckInputNames(*g, *inputs);
   BindIntInputs(*g, *inputs);
   std::map<std::string, Shape> shapes;
@@ -1140,12 +1337,13 @@ Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mo
                               v.known_rank ? ShapeText(v.shape) + " " : ""));
     }
   }
-  return Plan::Build(*g, shapes, mode);
+  return Plan::Build(*g, shapes, mode, vector_unit);
 }
 
-Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shapes, num::Mode mode) {
+Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shapes, num::Mode mode,
+                 bool vector_unit) {
   auto impl = std::make_unique<Impl>();
-  Ctx c{g, mode, {}, g.constants, {}, {}};
+  Ctx c{g, mode, vector_unit, {}, g.constants, {}, {}};
   for (const auto& [name, t] : g.constants) c.shapes[name] = t.shape;
   // Inputs: the given shapes, checked against the declared ones.
   for (const auto& vi : g.inputs) {
@@ -1253,6 +1451,8 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       PlanPool(c, n, *impl, st);
     } else if (n.op == "Softmax") {
       PlanSoftmax(c, n, *impl, st);
+    } else if (IsVectorOp(n.op)) {
+      PlanVector(c, n, *impl, st);
     } else {
       PlanHost(c, n, *impl, st);
     }

@@ -26,6 +26,12 @@ std::string TypeName(int t) {
     case onnx::TensorProto::INT32: return "int32";
     case onnx::TensorProto::INT8: return "int8";
     case onnx::TensorProto::UINT8: return "uint8";
+    case onnx::TensorProto::INT16: return "int16";
+    case onnx::TensorProto::UINT16: return "uint16";
+    case onnx::TensorProto::UINT32: return "uint32";
+    case onnx::TensorProto::UINT64: return "uint64";
+    case onnx::TensorProto::COMPLEX64: return "complex64";
+    case onnx::TensorProto::COMPLEX128: return "complex128";
     case onnx::TensorProto::BOOL: return "bool";
     case onnx::TensorProto::STRING: return "string";
     default: return fmt::format("type {}", t);

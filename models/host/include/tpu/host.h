@@ -263,6 +263,8 @@ struct Stats {
   uint64_t acc_loads = 0;  // LOADs to the accumulators (compute module), barriers included
   uint64_t barriers = 0;   // of which barriers between layers
   uint64_t stores = 0;
+  uint64_t vector_loads = 0;  // LOADs to the vector memory (store module, version 1.4)
+  uint64_t vops = 0;          // VOPs (store module)
   uint64_t blocks = 0;
   uint64_t bytes_written = 0;
 };
@@ -369,5 +371,32 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
                         uint64_t data_base = 0);
 // The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
+
+// Elementwise work on the vector unit (version 1.4, docs/vpu.md): out = the stages applied in
+// order to an M × N fp32 tensor A, each stage one vector op (isa::ApplyVectorOp, the numerics
+// contract's operation) whose second operand is the stage's `b`:
+//   kNone    none (a unary op: relu, exp, ...), kScalar  the stage's fp32 scalar,
+//   kTensor  the program's B, M × N fp32,        kRow     the program's B, 1 × N fp32, the same
+//                                                          row for every row of A (a bias).
+// A stage's result is its next stage's A; every stage with a B reads the same B.
+enum class VectorB : uint8_t { kNone, kScalar, kTensor, kRow };
+struct VectorStage {
+  isa::VectorOp op = isa::VectorOp::kCopy;
+  VectorB b = VectorB::kNone;
+  uint32_t scalar = 0;  // kScalar: an fp32 pattern
+};
+struct VectorProgram {
+  Compiled prog;
+  TiledMatrix a;    // M × N fp32, tiles of C columns
+  TiledMatrix b;    // M × N or 1 × N fp32 (rows = 0 when no stage reads B)
+  TiledMatrix out;  // M × N fp32
+};
+// Per column tile of C and block of rows (as many as the vector memory holds beside B's rows):
+// LOADs of A (and B) into the vector memory, one VOP per stage on the block in place, a STORE
+// from the vector memory. Throws std::invalid_argument for a machine without the vector unit, a
+// dimension < 1, no stage, a stage op that reads the destination (mac, select), or stages that
+// disagree on B's shape.
+VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
+                            const std::vector<VectorStage>& stages, uint64_t data_base = 0);
 
 }  // namespace tpu::host

@@ -11,6 +11,10 @@
 //    library compiles (tpu/host.h) with bf16 operands rounded from fp32 at this boundary
 //    (num::Fp32ToBf16 in the machine's mode), an fp32 bias or initial value, and an fp32 or bf16
 //    output (bf16 when every consumer is itself an accelerator step that would round it anyway).
+//  * vector steps: Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
+//    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
+//    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
+//    a host step computing the same operations.
 //  * host steps: Relu, Add, BatchNormalization (not after a convolution), MaxPool, AveragePool,
 //    GlobalAveragePool, GlobalMaxPool, Softmax, and Flatten, Reshape, Transpose, Identity,
 //    Dropout (inference), Constant, which only move data. Their numerics are in docs/numerics.md
@@ -105,11 +109,15 @@ void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs);
 class Plan;
 // The plan for these input tensors: integer inputs bound (BindIntInputs), every graph input
 // given and no other (Error naming it), the plan built for their shapes in `mode`.
-Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode);
+// `vector_unit`: the machine has the vector unit (Plan::Build).
+Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode,
+                   bool vector_unit = false);
 
 // One program of the host library.
 struct AccelJob {
-  enum class Kind : uint8_t { kGemm, kConv };
+  // kVector: elementwise work on the vector unit (host::CompileVector, version 1.4): m × n fp32
+  // `va` through `stages`, B `vb` (m × n, or 1 × n for a row) where a stage reads it.
+  enum class Kind : uint8_t { kGemm, kConv, kVector };
   Kind kind = Kind::kGemm;
   int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
   host::ConvShape conv;     // kConv: its shape
@@ -122,7 +130,9 @@ struct AccelJob {
   std::vector<uint32_t> c0;    // M x N fp32 initial value, or empty (kGemm)
   bool relu = false;
   host::OutFormat out = host::OutFormat::kFp32;
-  uint64_t Macs() const { return uint64_t(m) * k * n; }
+  std::vector<host::VectorStage> stages;  // kVector
+  std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits
+  uint64_t Macs() const { return kind == Kind::kVector ? 0 : uint64_t(m) * k * n; }
   std::string Describe() const;  // "GEMM 64x576x64, bias, relu, bf16 out"
 };
 
@@ -148,8 +158,11 @@ class Plan {
  public:
   // Throws Error. `input_shapes`: every graph input's shape (the graph's own where it is fully
   // known may be omitted).
+  // `vector_unit`: the machine has the vector unit (version 1.4), so the vector operators
+  // (Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max, Min) are
+  // accelerator steps; without it they are host steps computing the same bits.
   static Plan Build(const Graph& g, const std::map<std::string, Shape>& input_shapes,
-                    num::Mode mode);
+                    num::Mode mode, bool vector_unit = false);
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
   ~Plan();
