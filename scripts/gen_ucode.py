@@ -40,6 +40,7 @@ OPS = [
     ("gt", "d,a,b"),       # +1 or +0 (vpu::Gt)
     ("ge", "d,a,b"),
     ("eq", "d,a,b"),
+    ("kint", "d"),         # d = the fp32 pattern 1.5 * 2^23 + K (K as an fp32 after subtracting)
     ("kfrac", "a"),        # K = (a's fraction field) - 2^22
     ("kexp", "a"),         # K = (a's exponent field) - 127
     ("kadd", "k"),         # K = K + k

@@ -972,7 +972,8 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
     // A STORE from the accumulators still checks AccDepth (not VmemDepth) and the reverse.
     if (Acc < V) add("STORE acc+rows = AccDepth+1 (< VmemDepth)", {gw, St(Acc, 1, 1)});
     if (V < Acc) add("vector STORE row = VmemDepth (< AccDepth)", {lv, Sv(V, 1, 1)});
-    add("VOP op 19", {lv, Vp(19, 0, 0, 0, 1, 1, true)});
+    add(fmt::format("VOP op {} (the first undefined)", isa::kNumVectorOps),
+        {lv, Vp(uint8_t(isa::kNumVectorOps), 0, 0, 0, 1, 1, true)});
     add("VOP op 255", {lv, Vp(255, 0, 0, 0, 1, 1, true)});
     isa::Vop both = Vp(uint8_t(isa::VectorOp::kAdd), 0, 0, 1, 1, 1, true);
     both.b_scalar = true;

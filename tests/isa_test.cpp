@@ -1472,7 +1472,8 @@ TEST_F(IsaTest, VectorUnitErrors) {
   isa::Store sv = St(0, 2, 1);
   sv.source = isa::kSrcVmem, sv.acc = 23;
   const Case cases[] = {
-      {bad_op, {"op=19", "0..18"}},
+      {bad_op,
+       {fmt::format("op={}", isa::kNumVectorOps), fmt::format("0..{}", isa::kNumVectorOps - 1)}},
       {both, {"b_vmem", "b_scalar"}},
       {V(isa::VectorOp::kCopy, 0, 0, 0, 1), {"n=0"}},
       {V(isa::VectorOp::kCopy, 0, 0, 1, 0), {"m=0"}},

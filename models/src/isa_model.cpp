@@ -584,6 +584,7 @@ uint32_t ApplyVectorOp(VectorOp op, uint32_t a, uint32_t b, uint32_t d, num::Mod
     case VectorOp::kSqrt: return vpu::Sqrt(a, mode);
     case VectorOp::kSigmoid: return vpu::Sigmoid(a, mode);
     case VectorOp::kTanh: return vpu::Tanh(a, mode);
+    case VectorOp::kLog: return vpu::Log(a, mode);
   }
   throw std::invalid_argument(fmt::format("isa: vector op {} is not defined", int(op)));
 }

@@ -75,9 +75,10 @@ package tpu_isa_pkg;
   localparam logic [7:0] VopSqrt = 8'd16;
   localparam logic [7:0] VopSigmoid = 8'd17;
   localparam logic [7:0] VopTanh = 8'd18;
-  localparam int unsigned NumVectorOps = 19;
-  localparam logic [18:0] VopReadsB = 19'h017FE;  // bit op: the op reads B
-  localparam logic [18:0] VopReadsD = 19'h00410;  // bit op: the op reads D
+  localparam logic [7:0] VopLog = 8'd19;
+  localparam int unsigned NumVectorOps = 20;
+  localparam logic [19:0] VopReadsB = 20'h017FE;  // bit op: the op reads B
+  localparam logic [19:0] VopReadsD = 20'h00410;  // bit op: the op reads D
 
   // Error codes (ERR_CODE, and the command processor's error state).
   localparam int unsigned ErrBits = 4;

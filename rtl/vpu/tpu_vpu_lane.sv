@@ -36,6 +36,7 @@ module tpu_vpu_lane #(
   localparam logic [4:0] OpAbs = tpu_vpu_ucode_pkg::OpAbs;
   localparam logic [4:0] OpCsgn = tpu_vpu_ucode_pkg::OpCsgn;
   localparam logic [4:0] OpEq = tpu_vpu_ucode_pkg::OpEq;
+  localparam logic [4:0] OpKint = tpu_vpu_ucode_pkg::OpKint;
   localparam logic [4:0] OpFma = tpu_vpu_ucode_pkg::OpFma;
   localparam logic [4:0] OpGe = tpu_vpu_ucode_pkg::OpGe;
   localparam logic [4:0] OpGt = tpu_vpu_ucode_pkg::OpGt;
@@ -153,14 +154,15 @@ module tpu_vpu_lane #(
       OpGt:    alu = (!any_nan && !same(a, vb) && below(vb, a)) ? One : '0;
       OpGe:    alu = (!any_nan && (same(a, vb) || below(vb, a))) ? One : '0;
       OpEq:    alu = (!any_nan && same(a, vb)) ? One : '0;
+      OpKint:  alu = 32'h4B40_0000 + 32'($signed(k));
       default: alu = '0;
     endcase
   end
 
   logic writes_reg, writes_k, writes_p, p_val;
-  // The opcodes come in groups (scripts/gen_ucode.py's order): mov .. eq write a register,
+  // The opcodes come in groups (scripts/gen_ucode.py's order): mov .. kint write a register,
   // kfrac .. khalf K, pmag .. pand a predicate.
-  assign writes_reg = op >= OpMov && op <= OpEq;
+  assign writes_reg = op >= OpMov && op <= OpKint;
   assign writes_k   = op >= OpKfrac && op <= OpKhalf;
   assign writes_p   = op >= OpPmag && op <= OpPand;
 

@@ -455,12 +455,18 @@ class Generator {
     if (ab < 0 || db < 0) return false;
     v.a = uint16_t(ab), v.d = uint16_t(db);
     const bool reads_b_row = info.reads_b && !v.b_scalar;
+    bool b_unused = false;
     if (accumulate) {
       v.b = v.d;
     } else if (reads_b_row) {
       const int bb = pick_base(v.b_vmem ? cfg_.vmem_depth : cfg_.acc_depth, v.bsi, v.bso);
       if (bb < 0) return false;
       v.b = uint16_t(bb);
+    } else if (Chance(50)) {
+      // B's row fields mean nothing here (the scalar, or an op without B): any value is legal.
+      v.b = uint16_t(rng_.Range(0, 65535));
+      v.bsi = uint16_t(rng_.Range(0, 65535)), v.bso = uint16_t(rng_.Range(0, 65535));
+      b_unused = true;
     }
     // Walk the elements in order: every row read holds defined lanes (the vector memory's as the
     // elements before left it).
@@ -490,6 +496,7 @@ class Generator {
     if (v.b_scalar) c->classes.push_back("vop.b_scalar");
     if (accumulate) c->classes.push_back("vop.accumulate");
     if (v.n * v.m > 4) c->classes.push_back("vop.batches_several");
+    if (b_unused) c->classes.push_back("vop.b_unused_fields");
     c->in = v;
     return true;
   }
@@ -659,8 +666,9 @@ const std::vector<std::string>& RandomProgramClasses() {
       v.push_back(fmt::format("flags.load.vmem.{}", f));
       v.push_back(fmt::format("flags.vop.{}", f));
     }
-    for (const char* x : {"vop", "vop.a_vmem", "vop.a_acc", "vop.b_vmem", "vop.b_acc",
-                          "vop.b_scalar", "vop.accumulate", "vop.batches_several", "store.vmem"}) {
+    for (const char* x :
+         {"vop", "vop.a_vmem", "vop.a_acc", "vop.b_vmem", "vop.b_acc", "vop.b_scalar",
+          "vop.accumulate", "vop.batches_several", "store.vmem", "vop.b_unused_fields"}) {
       v.push_back(x);
     }
     for (const auto& op : isa::kVectorOps) v.push_back(fmt::format("vop.{}", op.name));

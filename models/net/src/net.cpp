@@ -878,9 +878,9 @@ Exec Move(const std::string& in, const std::string& out, const Shape& shape,
 // (an AccelJob of kind kVector) when the plan is for a machine with the vector unit, else on the
 // host with the same operations, so the bits are the same either way.
 bool IsVectorOp(const std::string& op) {
-  static const std::set<std::string> kOps = {"Sigmoid",    "Tanh", "Exp",  "Sqrt",
-                                             "Reciprocal", "Neg",  "Clip", "LeakyRelu",
-                                             "Mul",        "Sub",  "Max",  "Min"};
+  static const std::set<std::string> kOps = {"Sigmoid",    "Tanh", "Exp",  "Sqrt",      "Log",
+                                             "Reciprocal", "Neg",  "Clip", "LeakyRelu", "Mul",
+                                             "Sub",        "Max",  "Min"};
   return kOps.count(op) != 0;
 }
 
@@ -911,12 +911,14 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const auto scalar = [](VectorOp o, float v) {
     return VectorStage{o, VectorB::kScalar, F32Bits(v)};
   };
-  if (op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Reciprocal") {
+  if (op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Reciprocal" ||
+      op == "Log") {
     CheckAttrs(n, {});
     const VectorOp o = op == "Sigmoid" ? VectorOp::kSigmoid
                        : op == "Tanh"  ? VectorOp::kTanh
                        : op == "Exp"   ? VectorOp::kExp
                        : op == "Sqrt"  ? VectorOp::kSqrt
+                       : op == "Log"   ? VectorOp::kLog
                                        : VectorOp::kRecip;
     parts[0].stages.push_back({o});
   } else if (op == "Neg") {
@@ -1262,6 +1264,7 @@ const std::set<std::string>& KnownOps() {
                                             "Exp",
                                             "Sqrt",
                                             "Reciprocal",
+                                            "Log",
                                             "Neg",
                                             "Clip",
                                             "LeakyRelu",

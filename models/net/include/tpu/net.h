@@ -11,7 +11,7 @@
 //    library compiles (tpu/host.h) with bf16 operands rounded from fp32 at this boundary
 //    (num::Fp32ToBf16 in the machine's mode), an fp32 bias or initial value, and an fp32 or bf16
 //    output (bf16 when every consumer is itself an accelerator step that would round it anyway).
-//  * vector steps: Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
+//  * vector steps: Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
 //    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
 //    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
 //    a host step computing the same operations.
@@ -159,7 +159,7 @@ class Plan {
   // Throws Error. `input_shapes`: every graph input's shape (the graph's own where it is fully
   // known may be omitted).
   // `vector_unit`: the machine has the vector unit (version 1.4), so the vector operators
-  // (Sigmoid, Tanh, Exp, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max, Min) are
+  // (Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max, Min) are
   // accelerator steps; without it they are host steps computing the same bits.
   static Plan Build(const Graph& g, const std::map<std::string, Shape>& input_shapes,
                     num::Mode mode, bool vector_unit = false);

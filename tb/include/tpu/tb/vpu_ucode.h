@@ -71,6 +71,7 @@ inline void Step(uint64_t w, LaneState& s, num::Mode mode) {
     case Op::kGt: s.r[d] = vpu::Gt(a, b, mode); break;
     case Op::kGe: s.r[d] = vpu::Ge(a, b, mode); break;
     case Op::kEq: s.r[d] = vpu::Eq(a, b, mode); break;
+    case Op::kKint: s.r[d] = 0x4B400000u + static_cast<uint32_t>(s.k); break;  // K sign-extended
     case Op::kKfrac: s.k = WrapK(static_cast<int>(a & 0x7FFFFFu) - 0x400000); break;
     case Op::kKexp: s.k = WrapK(static_cast<int>((a >> 23) & 0xFFu) - 127); break;
     case Op::kKadd: s.k = WrapK(s.k + imm); break;

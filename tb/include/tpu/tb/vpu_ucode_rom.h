@@ -39,17 +39,18 @@ enum class Op : uint8_t {
   kGt = 8,
   kGe = 9,
   kEq = 10,
-  kKfrac = 11,
-  kKexp = 12,
-  kKadd = 13,
-  kKneg = 14,
-  kKhalf = 15,
-  kPmag = 16,
-  kPsign = 17,
-  kPkgt = 18,
-  kPklt = 19,
-  kPkodd = 20,
-  kPand = 21,
+  kKint = 11,
+  kKfrac = 12,
+  kKexp = 13,
+  kKadd = 14,
+  kKneg = 15,
+  kKhalf = 16,
+  kPmag = 17,
+  kPsign = 18,
+  kPkgt = 19,
+  kPklt = 20,
+  kPkodd = 21,
+  kPand = 22,
 };
 
 inline constexpr int kNumRegs = 16;
@@ -98,6 +99,14 @@ inline constexpr uint32_t kConst[] = {
     0x3CB271EFu,  // tanh_c3
     0xBC09DAEEu,  // tanh_c4
     0x3B1D045Fu,  // tanh_c5
+    0xFF800000u,  // minus_inf
+    0x3FB504F3u,  // log_sqrt2
+    0x3F317180u,  // log_ln2_hi
+    0x3717F7D1u,  // log_ln2_lo
+    0x3F2AAAAAu,  // log_lg1
+    0x3ECCCE13u,  // log_lg2
+    0x3E91E9EEu,  // log_lg3
+    0x3E789E26u,  // log_lg4
 };
 inline constexpr uint64_t kRom[] = {
     0x00000000000000E1ull,  // mov r7, r0
@@ -110,25 +119,25 @@ inline constexpr uint64_t kRom[] = {
     0x00000000000080E8ull,  // gt r7, r0, r1
     0x00000000000080E9ull,  // ge r7, r0, r1
     0x00000000000080EAull,  // eq r7, r0, r1
-    0x00000000000D8410ull,  // pmag p0, r2, tiny
+    0x00000000000D8411ull,  // pmag p0, r2, tiny
     0x00000000000002E1ull,  // mov r7, r1
     0x00000000400000E1ull,  // mov r7, r0 ? p0
     0x00000000000800E6ull,  // max r7, r0, zero
-    0x0000000000000011ull,  // psign p0, r0
-    0x00000000000D8030ull,  // pmag p1, r0, tiny
-    0x0001000000000015ull,  // pand p0, p0, p1
+    0x0000000000000012ull,  // psign p0, r0
+    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x0001000000000016ull,  // pand p0, p0, p1
     0x00000000000000E1ull,  // mov r7, r0
     0x00000000422080E0ull,  // fma r7, r0, r1, mzero ? p0
-    0x00000000000D0050ull,  // pmag p2, r0, nan_min
+    0x00000000000D0051ull,  // pmag p2, r0, nan_min
     0x00000002400032E1ull,  // mov r7, nan ? p2
-    0x00000000000D0010ull,  // pmag p0, r0, nan_min
-    0x0000000000000031ull,  // psign p1, r0
-    0x0000000000120050ull,  // pmag p2, r0, exp_overflow
-    0x0009400000000055ull,  // pand p2, p2, !p1
-    0x0000000000128070ull,  // pmag p3, r0, exp_underflow
-    0x0001600000000075ull,  // pand p3, p3, p1
+    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x0000000000000032ull,  // psign p1, r0
+    0x0000000000120051ull,  // pmag p2, r0, exp_overflow
+    0x0009400000000056ull,  // pand p2, p2, !p1
+    0x0000000000128071ull,  // pmag p3, r0, exp_underflow
+    0x0001600000000076ull,  // pand p3, p3, p1
     0x0000000004300020ull,  // fma r1, r0, log2e, shift
-    0x000000000000020Bull,  // kfrac r1
+    0x000000000000020Cull,  // kfrac r1
     0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
     0x0000000000110460ull,  // fma r3, r2, ln2_hi, r0
     0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
@@ -139,8 +148,8 @@ inline constexpr uint64_t kRom[] = {
     0x0000000002818880ull,  // fma r4, r4, r3, half
     0x0000000002418880ull,  // fma r4, r4, r3, one
     0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -152,14 +161,14 @@ inline constexpr uint64_t kRom[] = {
     0x00000002400030E1ull,  // mov r7, inf ? p2
     0x00000003400020E1ull,  // mov r7, zero ? p3
     0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0010ull,  // pmag p0, r0, nan_min
-    0x00000000000D8030ull,  // pmag p1, r0, tiny
-    0x00000000000C0050ull,  // pmag p2, r0, inf
-    0x00000000000E0070ull,  // pmag p3, r0, min_normal
+    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x00000000000C0051ull,  // pmag p2, r0, inf
+    0x00000000000E0071ull,  // pmag p3, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
     0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
-    0x000000000000020Cull,  // kexp r1
-    0x00001E03C000000Dull,  // kadd -64 ? !p3
+    0x000000000000020Dull,  // kexp r1
+    0x00001E03C000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
     0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
     0x000000000A418480ull,  // fma r4, -r2, r3, one
@@ -168,9 +177,9 @@ inline constexpr uint64_t kRom[] = {
     0x0000000000620660ull,  // fma r3, r3, r4, r3
     0x000000000A418480ull,  // fma r4, -r2, r3, one
     0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000000000Eull,  // kneg
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000000000000000Full,  // kneg
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -183,18 +192,18 @@ inline constexpr uint64_t kRom[] = {
     0x00000001C00030E1ull,  // mov r7, inf ? !p1
     0x0000000000000EE4ull,  // csgn r7, r7, r0
     0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0010ull,  // pmag p0, r0, nan_min
-    0x00000000000D8030ull,  // pmag p1, r0, tiny
-    0x0000000000000051ull,  // psign p2, r0
-    0x0001400000000055ull,  // pand p2, p2, p1
-    0x00000000000C0070ull,  // pmag p3, r0, inf
-    0x00000000000E00D0ull,  // pmag p6, r0, min_normal
+    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x0000000000000052ull,  // psign p2, r0
+    0x0001400000000056ull,  // pand p2, p2, p1
+    0x00000000000C0071ull,  // pmag p3, r0, inf
+    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
     0x00000006C22E8220ull,  // fma r1, r1, two64, mzero ? !p6
-    0x000000000000020Cull,  // kexp r1
-    0x00001E06C000000Dull,  // kadd -64 ? !p6
+    0x000000000000020Dull,  // kexp r1
+    0x00001E06C000000Eull,  // kadd -64 ? !p6
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000000000094ull,  // pkodd p4
+    0x0000000000000095ull,  // pkodd p4
     0x00000004C5B70460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
     0x0000000445F80460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
     0x00000004C22A8480ull,  // fma r4, r2, minus_half, mzero ? !p4
@@ -213,8 +222,8 @@ inline constexpr uint64_t kRom[] = {
     0x0000000009419340ull,  // fma r10, -r9, r3, r10
     0x00000000022A0760ull,  // fma r11, r3, half, mzero
     0x0000000000651660ull,  // fma r3, r11, r10, r3
-    0x000000000000000Full,  // khalf
-    0x000000000000000Eull,  // kneg
+    0x0000000000000010ull,  // khalf
+    0x000000000000000Full,  // kneg
     0x0000000000000185ull,  // pow2 r12, 0
     0x00000000022606E0ull,  // fma r7, r3, r12, mzero
     0x00000003400020E1ull,  // mov r7, zero ? p3
@@ -222,18 +231,18 @@ inline constexpr uint64_t kRom[] = {
     0x00000001C0000EE4ull,  // csgn r7, r7, r0 ? !p1
     0x00000002400032E1ull,  // mov r7, nan ? p2
     0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0010ull,  // pmag p0, r0, nan_min
-    0x00000000000D8030ull,  // pmag p1, r0, tiny
-    0x0000000000000051ull,  // psign p2, r0
-    0x0001400000000055ull,  // pand p2, p2, p1
-    0x00000000000C0070ull,  // pmag p3, r0, inf
-    0x00000000000E00D0ull,  // pmag p6, r0, min_normal
+    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x0000000000000052ull,  // psign p2, r0
+    0x0001400000000056ull,  // pand p2, p2, p1
+    0x00000000000C0071ull,  // pmag p3, r0, inf
+    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
     0x00000006C22E8220ull,  // fma r1, r1, two64, mzero ? !p6
-    0x000000000000020Cull,  // kexp r1
-    0x00001E06C000000Dull,  // kadd -64 ? !p6
+    0x000000000000020Dull,  // kexp r1
+    0x00001E06C000000Eull,  // kadd -64 ? !p6
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000000000094ull,  // pkodd p4
+    0x0000000000000095ull,  // pkodd p4
     0x00000004C5B70460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
     0x0000000445F80460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
     0x00000004C22A8480ull,  // fma r4, r2, minus_half, mzero ? !p4
@@ -252,7 +261,7 @@ inline constexpr uint64_t kRom[] = {
     0x0000000009419340ull,  // fma r10, -r9, r3, r10
     0x00000000022A0760ull,  // fma r11, r3, half, mzero
     0x0000000000651660ull,  // fma r3, r11, r10, r3
-    0x000000000000000Full,  // khalf
+    0x0000000000000010ull,  // khalf
     0x0000000002218DA0ull,  // fma r13, r6, r3, mzero
     0x0000000008C69BC0ull,  // fma r14, -r13, r13, r6
     0x00000000022A07E0ull,  // fma r15, r3, half, mzero
@@ -263,18 +272,18 @@ inline constexpr uint64_t kRom[] = {
     0x00000001C00000E1ull,  // mov r7, r0 ? !p1
     0x00000002400032E1ull,  // mov r7, nan ? p2
     0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D00F0ull,  // pmag p7, r0, nan_min
-    0x00000000000000D1ull,  // psign p6, r0
+    0x00000000000D00F1ull,  // pmag p7, r0, nan_min
+    0x00000000000000D2ull,  // psign p6, r0
     0x00000000000001E2ull,  // abs r15, r0
     0x0000000008001FE1ull,  // mov r15, -r15
-    0x00000000000D1E10ull,  // pmag p0, r15, nan_min
-    0x0000000000001E31ull,  // psign p1, r15
-    0x0000000000121E50ull,  // pmag p2, r15, exp_overflow
-    0x0009400000000055ull,  // pand p2, p2, !p1
-    0x0000000000129E70ull,  // pmag p3, r15, exp_underflow
-    0x0001600000000075ull,  // pand p3, p3, p1
+    0x00000000000D1E11ull,  // pmag p0, r15, nan_min
+    0x0000000000001E32ull,  // psign p1, r15
+    0x0000000000121E51ull,  // pmag p2, r15, exp_overflow
+    0x0009400000000056ull,  // pand p2, p2, !p1
+    0x0000000000129E71ull,  // pmag p3, r15, exp_underflow
+    0x0001600000000076ull,  // pand p3, p3, p1
     0x0000000004301E20ull,  // fma r1, r15, log2e, shift
-    0x000000000000020Bull,  // kfrac r1
+    0x000000000000020Cull,  // kfrac r1
     0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
     0x0000000001F10460ull,  // fma r3, r2, ln2_hi, r15
     0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
@@ -285,8 +294,8 @@ inline constexpr uint64_t kRom[] = {
     0x0000000002818880ull,  // fma r4, r4, r3, half
     0x0000000002418880ull,  // fma r4, r4, r3, one
     0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -299,14 +308,14 @@ inline constexpr uint64_t kRom[] = {
     0x00000003400021C1ull,  // mov r14, zero ? p3
     0x00000000400033C1ull,  // mov r14, nan ? p0
     0x0000000002491DA0ull,  // fma r13, r14, one, one
-    0x00000000000D1A10ull,  // pmag p0, r13, nan_min
-    0x00000000000D9A30ull,  // pmag p1, r13, tiny
-    0x00000000000C1A50ull,  // pmag p2, r13, inf
-    0x00000000000E1A70ull,  // pmag p3, r13, min_normal
+    0x00000000000D1A11ull,  // pmag p0, r13, nan_min
+    0x00000000000D9A31ull,  // pmag p1, r13, tiny
+    0x00000000000C1A51ull,  // pmag p2, r13, inf
+    0x00000000000E1A71ull,  // pmag p3, r13, min_normal
     0x0000000000001A22ull,  // abs r1, r13
     0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
-    0x000000000000020Cull,  // kexp r1
-    0x00001E03C000000Dull,  // kadd -64 ? !p3
+    0x000000000000020Dull,  // kexp r1
+    0x00001E03C000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
     0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
     0x000000000A418480ull,  // fma r4, -r2, r3, one
@@ -315,9 +324,9 @@ inline constexpr uint64_t kRom[] = {
     0x0000000000620660ull,  // fma r3, r3, r4, r3
     0x000000000A418480ull,  // fma r4, -r2, r3, one
     0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000000000Eull,  // kneg
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000000000000000Full,  // kneg
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -333,9 +342,9 @@ inline constexpr uint64_t kRom[] = {
     0x00000000000018E1ull,  // mov r7, r12
     0x0000000642261CE0ull,  // fma r7, r14, r12, mzero ? p6
     0x00000007400032E1ull,  // mov r7, nan ? p7
-    0x00000000000D00F0ull,  // pmag p7, r0, nan_min
+    0x00000000000D00F1ull,  // pmag p7, r0, nan_min
     0x00000000000001E2ull,  // abs r15, r0
-    0x0000000000189ED0ull,  // pmag p6, r15, tanh_switch
+    0x0000000000189ED1ull,  // pmag p6, r15, tanh_switch
     0x0000000002279FC0ull,  // fma r14, r15, r15, mzero
     0x0000000006C76FA0ull,  // fma r13, tanh_c5, r14, tanh_c4
     0x0000000006A71BA0ull,  // fma r13, r13, r14, tanh_c3
@@ -345,14 +354,14 @@ inline constexpr uint64_t kRom[] = {
     0x0000000002271F80ull,  // fma r12, r15, r14, mzero
     0x0000000001E69960ull,  // fma r11, r12, r13, r15
     0x00000000022B1F40ull,  // fma r10, r15, two, mzero
-    0x00000000000D1410ull,  // pmag p0, r10, nan_min
-    0x0000000000001431ull,  // psign p1, r10
-    0x0000000000121450ull,  // pmag p2, r10, exp_overflow
-    0x0009400000000055ull,  // pand p2, p2, !p1
-    0x0000000000129470ull,  // pmag p3, r10, exp_underflow
-    0x0001600000000075ull,  // pand p3, p3, p1
+    0x00000000000D1411ull,  // pmag p0, r10, nan_min
+    0x0000000000001432ull,  // psign p1, r10
+    0x0000000000121451ull,  // pmag p2, r10, exp_overflow
+    0x0009400000000056ull,  // pand p2, p2, !p1
+    0x0000000000129471ull,  // pmag p3, r10, exp_underflow
+    0x0001600000000076ull,  // pand p3, p3, p1
     0x0000000004301420ull,  // fma r1, r10, log2e, shift
-    0x000000000000020Bull,  // kfrac r1
+    0x000000000000020Cull,  // kfrac r1
     0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
     0x0000000001510460ull,  // fma r3, r2, ln2_hi, r10
     0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
@@ -363,8 +372,8 @@ inline constexpr uint64_t kRom[] = {
     0x0000000002818880ull,  // fma r4, r4, r3, half
     0x0000000002418880ull,  // fma r4, r4, r3, one
     0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -377,14 +386,14 @@ inline constexpr uint64_t kRom[] = {
     0x0000000340002121ull,  // mov r9, zero ? p3
     0x0000000040003321ull,  // mov r9, nan ? p0
     0x0000000002491300ull,  // fma r8, r9, one, one
-    0x00000000000D1010ull,  // pmag p0, r8, nan_min
-    0x00000000000D9030ull,  // pmag p1, r8, tiny
-    0x00000000000C1050ull,  // pmag p2, r8, inf
-    0x00000000000E1070ull,  // pmag p3, r8, min_normal
+    0x00000000000D1011ull,  // pmag p0, r8, nan_min
+    0x00000000000D9031ull,  // pmag p1, r8, tiny
+    0x00000000000C1051ull,  // pmag p2, r8, inf
+    0x00000000000E1071ull,  // pmag p3, r8, min_normal
     0x0000000000001022ull,  // abs r1, r8
     0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
-    0x000000000000020Cull,  // kexp r1
-    0x00001E03C000000Dull,  // kadd -64 ? !p3
+    0x000000000000020Dull,  // kexp r1
+    0x00001E03C000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
     0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
     0x000000000A418480ull,  // fma r4, -r2, r3, one
@@ -393,9 +402,9 @@ inline constexpr uint64_t kRom[] = {
     0x0000000000620660ull,  // fma r3, r3, r4, r3
     0x000000000A418480ull,  // fma r4, -r2, r3, one
     0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000000000Eull,  // kneg
-    0x000003F800000092ull,  // pkgt p4, 127
-    0x00001C10000000B3ull,  // pklt p5, -126
+    0x000000000000000Full,  // kneg
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
     0x0000000440003CA1ull,  // mov r5, two127 ? p4
@@ -413,6 +422,75 @@ inline constexpr uint64_t kRom[] = {
     0x00000006400012E1ull,  // mov r7, r9 ? p6
     0x0000000000000EE4ull,  // csgn r7, r7, r0
     0x00000007400032E1ull,  // mov r7, nan ? p7
+    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
+    0x0000000000000102ull,  // abs r8, r0
+    0x00000006C22E9100ull,  // fma r8, r8, two64, mzero ? !p6
+    0x000000000000100Dull,  // kexp r8
+    0x00001E06C000000Eull,  // kadd -64 ? !p6
+    0x0000000000001123ull,  // mant r9, r8
+    0x000000000004F2D1ull,  // pmag p6, log_sqrt2, r9
+    0x00000006C22A1320ull,  // fma r9, r9, half, mzero ? !p6
+    0x0000000EC000000Eull,  // kadd 1 ? !p6
+    0x000000000000014Bull,  // kint r10
+    0x0000000014291540ull,  // fma r10, r10, one, -shift
+    0x0000000002691360ull,  // fma r11, r9, one, minus_one
+    0x00000000022A1780ull,  // fma r12, r11, half, mzero
+    0x0000000002261780ull,  // fma r12, r11, r12, mzero
+    0x0000000002C917A0ull,  // fma r13, r11, one, two
+    0x00000000000D1A11ull,  // pmag p0, r13, nan_min
+    0x00000000000D9A31ull,  // pmag p1, r13, tiny
+    0x00000000000C1A51ull,  // pmag p2, r13, inf
+    0x00000000000E1A71ull,  // pmag p3, r13, min_normal
+    0x0000000000001A22ull,  // abs r1, r13
+    0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x000000000000020Dull,  // kexp r1
+    0x00001E03C000000Eull,  // kadd -64 ? !p3
+    0x0000000000000243ull,  // mant r2, r1
+    0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x000000000A418480ull,  // fma r4, -r2, r3, one
+    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x000000000A418480ull,  // fma r4, -r2, r3, one
+    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x000000000A418480ull,  // fma r4, -r2, r3, one
+    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x000000000000000Full,  // kneg
+    0x000003F800000093ull,  // pkgt p4, 127
+    0x00001C10000000B4ull,  // pklt p5, -126
+    0x00000000000000A5ull,  // pow2 r5, 0
+    0x00000000000024C1ull,  // mov r6, one
+    0x0000000440003CA1ull,  // mov r5, two127 ? p4
+    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
+    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
+    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000022287C0ull,  // fma r14, r3, r5, mzero
+    0x0000000002231DC0ull,  // fma r14, r14, r6, mzero
+    0x00000002400021C1ull,  // mov r14, zero ? p2
+    0x00000001C00031C1ull,  // mov r14, inf ? !p1
+    0x0000000000069DC4ull,  // csgn r14, r14, r13
+    0x00000000400033C1ull,  // mov r14, nan ? p0
+    0x00000000022717E0ull,  // fma r15, r11, r14, mzero
+    0x0000000002279E20ull,  // fma r1, r15, r15, mzero
+    0x0000000002208240ull,  // fma r2, r1, r1, mzero
+    0x0000000007BF8460ull,  // fma r3, r2, log_lg4, log_lg2
+    0x0000000002218460ull,  // fma r3, r2, r3, mzero
+    0x00000000079F0480ull,  // fma r4, r2, log_lg3, log_lg1
+    0x0000000002220280ull,  // fma r4, r1, r4, mzero
+    0x00000000006908A0ull,  // fma r5, r4, one, r3
+    0x00000000023D94C0ull,  // fma r6, r10, log_ln2_lo, mzero
+    0x0000000000A91860ull,  // fma r3, r12, one, r5
+    0x0000000000C19E60ull,  // fma r3, r15, r3, r6
+    0x0000000001898660ull,  // fma r3, r3, minus_one, r12
+    0x0000000000699660ull,  // fma r3, r11, minus_one, r3
+    0x00000000107D14E0ull,  // fma r7, r10, log_ln2_hi, -r3
+    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x0000000000000032ull,  // psign p1, r0
+    0x00000000000D8051ull,  // pmag p2, r0, tiny
+    0x00000000000C0071ull,  // pmag p3, r0, inf
+    0x00000003400030E1ull,  // mov r7, inf ? p3
+    0x00000002C00070E1ull,  // mov r7, minus_inf ? !p2
+    0x0002200000000036ull,  // pand p1, p1, p2
+    0x00000001400032E1ull,  // mov r7, nan ? p1
+    0x00000000400032E1ull,  // mov r7, nan ? p0
 };
 
 struct Program {
@@ -425,7 +503,7 @@ inline constexpr Program kPrograms[] = {
     {"mac", 4, 1},         {"max", 5, 1},        {"min", 6, 1},     {"gt", 7, 1},
     {"ge", 8, 1},          {"eq", 9, 1},         {"select", 10, 3}, {"relu", 13, 1},
     {"leaky_relu", 14, 7}, {"exp", 21, 31},      {"recip", 52, 31}, {"rsqrt", 83, 39},
-    {"sqrt", 122, 41},     {"sigmoid", 163, 70}, {"tanh", 233, 80},
+    {"sqrt", 122, 41},     {"sigmoid", 163, 70}, {"tanh", 233, 80}, {"log", 313, 69},
 };
 
 }  // namespace tpu::tb::ucode
