@@ -6,14 +6,17 @@
 // instruction here, or else STORE's data side through st_re_i (source 1).
 //
 // VOP runs its elements (i < m outer, j < n inner) in batches of up to Slots rows, one row of
-// Cols lanes per slot of tpu_vpu (Lanes = Cols):
-//   gather  read each element's operands, one row a cycle (A; B unless the scalar; the old
+// Cols lanes per slot of tpu_vpu (Lanes = Cols), in two overlapped parts:
+//   gather  reads each element's operands, one row a cycle (A; B unless the scalar; the old
 //           destination for mac and select), from the accumulators (the store port) or the vector
-//           memory; a batch ends before an element that reads a vector-memory row an earlier
-//           element of the batch writes, so every element reads what the elements before it
+//           memory. A batch ends before an element that reads a vector-memory row an earlier
+//           element of the batch writes, and an element waits while it reads a row the batch in
+//           execution has still to write, so every element reads what the elements before it
 //           wrote (the ISA's sequential meaning);
-//   run     tpu_vpu runs the op's micro-program on the batch;
-//   write   the results go to their destination rows in element order, a row a cycle.
+//   execute starts tpu_vpu on a gathered batch (its operands are copied in at the start, so the
+//           next batch is gathered while this one runs), then writes the results to their
+//           destination rows in element order, a row a cycle; the next batch may start in the
+//           cycle of the last write.
 // LOAD takes the DMA's beats up to each row's end, widens bf16 (format 1) to fp32 exactly, sets
 // elements at or beyond `elems` to +0 and writes the row when it is whole.
 // done_o is the instruction's completion (its push_prev token when push_o).
@@ -92,12 +95,12 @@ module tpu_accel_vec #(
   // ---------------------------------------------------------------------------------------------
   // The instruction
   // ---------------------------------------------------------------------------------------------
-  typedef enum logic [2:0] {Idle, Gather, Run, Write, Load} state_e;
+  typedef enum logic [1:0] {Idle, Vop, Load} state_e;
   state_e state_q, state_d;
   logic   is_load;
   assign is_load = tpu_isa_pkg::instr_opcode(instr_i) == tpu_isa_pkg::OpLoad;
   assign busy_o  = state_q != Idle;
-  assign vop_o   = busy_o && state_q != Load;
+  assign vop_o   = state_q == Vop;
 
   logic        push_q, push_d;
   logic [31:0] pc_q, pc_d;
@@ -116,31 +119,48 @@ module tpu_accel_vec #(
   logic        last_elem;
   assign last_elem = j_q == n_q - 16'd1 && i_q == m_q - 16'd1;
 
-  // The batch: its size, the slot being gathered, the operand of it being read (0 A, 1 B,
-  // 2 the old destination), each slot's destination row, and the walk is past its last element.
+  // The batch being gathered: its size, the operand being read (0 A, 1 B, 2 the old
+  // destination), each slot's destination row, the walk is past its last element (fin), the
+  // batch is complete (ready).
   logic [SlotBits:0]    cnt_q, cnt_d;
   logic [1:0]           k_q, k_d;
   logic [Slots*16-1:0]  dst_q, dst_d;
-  logic                 fin_q, fin_d, started_q, started_d;
-  logic [SlotBits:0]    w_q, w_d;
+  logic                 fin_q, fin_d, ready_q, ready_d;
+  // The batch in execution: running in tpu_vpu (e_run) or being written (e_wr, row w), its size,
+  // destinations, and whether it is the instruction's last.
+  logic                 e_run_q, e_run_d, e_wr_q, e_wr_d, e_last_q, e_last_d;
+  logic [SlotBits:0]    e_cnt_q, e_cnt_d, w_q, w_d;
+  logic [Slots*16-1:0]  e_dst_q, e_dst_d;
 
-  // Hazard: the element at the walk reads a vector-memory row that a slot below cnt_q writes.
-  logic hazard;
+  // Hazards of the element at the walk: it reads a vector-memory row that a slot of the batch
+  // being gathered writes (the batch ends before it), or one the batch in execution has still to
+  // write (the element waits).
+  function automatic logic reads_row(input logic [15:0] row, input logic avm, input logic bvm,
+                                     input logic rdb, input logic rdd, input logic [15:0] ra,
+                                     input logic [15:0] rb, input logic [15:0] rd);
+    reads_row = (avm && ra == row) || (rdb && bvm && rb == row) || (rdd && rd == row);
+  endfunction
+  logic hazard, hazard_exec;
   always_comb begin
-    hazard = 1'b0;
+    hazard      = 1'b0;
+    hazard_exec = 1'b0;
     for (int unsigned s = 0; s < Slots; s++) begin
-      if ((SlotBits + 1)'(s) < cnt_q) begin
-        if (avm_q && ra_q == dst_q[16*s +: 16]) hazard = 1'b1;
-        if (rdb_q && bvm_q && rb_q == dst_q[16*s +: 16]) hazard = 1'b1;
-        if (rdd_q && rd_q == dst_q[16*s +: 16]) hazard = 1'b1;
+      if ((SlotBits + 1)'(s) < cnt_q &&
+          reads_row(dst_q[16*s +: 16], avm_q, bvm_q, rdb_q, rdd_q, ra_q, rb_q, rd_q)) begin
+        hazard = 1'b1;
+      end
+      if ((e_run_q || e_wr_q) && (SlotBits + 1)'(s) < e_cnt_q &&
+          reads_row(e_dst_q[16*s +: 16], avm_q, bvm_q, rdb_q, rdd_q, ra_q, rb_q, rd_q)) begin
+        hazard_exec = 1'b1;
       end
     end
   end
 
-  // This cycle's operand read (Gather): which operand, from where.
+  // This cycle's operand read: which operand, from where.
   logic rd_go, rd_vm, rd_last;
   logic [15:0] rd_row;
-  assign rd_go   = state_q == Gather && !fin_q && !(k_q == 2'd0 && hazard);
+  assign rd_go   = state_q == Vop && !fin_q && !ready_q &&
+                   !(k_q == 2'd0 && (hazard || hazard_exec));
   assign rd_vm   = k_q == 2'd0 ? avm_q : k_q == 2'd1 ? bvm_q : 1'b1;
   assign rd_row  = k_q == 2'd0 ? ra_q : k_q == 2'd1 ? rb_q : rd_q;
   // The element's last operand: A alone, or B, or the destination.
@@ -173,7 +193,12 @@ module tpu_accel_vec #(
   // tpu_vpu: one row per slot, Cols lanes.
   logic vpu_start, vpu_busy, vpu_done;
   logic [Slots*RowW-1:0] res;
-  assign vpu_start = state_q == Run && !started_q && !cap_q && !vpu_busy;
+  // A gathered batch starts when its last row is in and the batch in execution is written (or
+  // writes its last row this cycle).
+  logic exec_free, last_write;
+  assign last_write = e_wr_q && w_q == e_cnt_q - 1'b1;
+  assign exec_free  = !e_run_q && (!e_wr_q || last_write);
+  assign vpu_start  = state_q == Vop && ready_q && !cap_q && exec_free && !vpu_busy;
   tpu_vpu #(.Lanes(Cols), .Slots(Slots), .PipeRegs(PipeRegs)) u_vpu (
     .clk_i, .rst_ni, .ftz_i,
     .start_i(vpu_start), .prog_i(op_q), .a_i(opa_q), .b_i(opb_q), .c_i(opc_q),
@@ -256,14 +281,13 @@ module tpu_accel_vec #(
   assign acc_addr_o = AccAW'(rd_row);
   assign vm_re      = busy_o ? (rd_go && rd_vm) : st_re_i;
   assign vm_raddr   = busy_o ? VmAW'(rd_row) : st_addr_i;
-  assign vm_we      = (state_q == Write) || (state_q == Load && l_write);
-  assign vm_waddr   = state_q == Write ? VmAW'(dst_q[16*w_q[SlotBits-1:0] +: 16])
-                                       : VmAW'(l_dst_q + l_row_q);
-  assign vm_wdata   = state_q == Write ? res[RowW*w_q[SlotBits-1:0] +: RowW] : row_q;
+  assign vm_we      = e_wr_q || (state_q == Load && l_write);
+  assign vm_waddr   = e_wr_q ? VmAW'(e_dst_q[16*w_q[SlotBits-1:0] +: 16])
+                             : VmAW'(l_dst_q + l_row_q);
+  assign vm_wdata   = e_wr_q ? res[RowW*w_q[SlotBits-1:0] +: RowW] : row_q;
 
   // The instruction's last result row or loaded row is written this cycle.
-  assign done_o = (state_q == Write && w_q == cnt_q - 1'b1 && fin_q) ||
-                  (state_q == Load && l_done);
+  assign done_o = (last_write && e_last_q) || (state_q == Load && l_done);
 
   // ---------------------------------------------------------------------------------------------
   // Next state
@@ -298,7 +322,12 @@ module tpu_accel_vec #(
     k_d       = k_q;
     dst_d     = dst_q;
     fin_d     = fin_q;
-    started_d = started_q;
+    ready_d   = ready_q;
+    e_run_d   = e_run_q;
+    e_wr_d    = e_wr_q;
+    e_last_d  = e_last_q;
+    e_cnt_d   = e_cnt_q;
+    e_dst_d   = e_dst_q;
     w_d       = w_q;
     cap_d     = rd_go;
     cap_vm_d  = rd_vm;
@@ -317,6 +346,9 @@ module tpu_accel_vec #(
       cap_d      = 1'b0;
       row_full_d = 1'b0;
       l_chunk_d  = '0;
+      ready_d    = 1'b0;
+      e_run_d    = 1'b0;
+      e_wr_d     = 1'b0;
     end else begin
       unique case (state_q)
         Idle: if (start_i) begin
@@ -332,7 +364,7 @@ module tpu_accel_vec #(
             l_row_d   = '0;
             l_chunk_d = '0;
           end else begin
-            state_d  = Gather;
+            state_d  = Vop;
             op_d     = tpu_isa_pkg::vop_op(instr_i);
             avm_d    = instr_i[tpu_isa_pkg::VopAVmemBit];
             bvm_d    = instr_i[tpu_isa_pkg::VopBVmemBit];
@@ -359,58 +391,65 @@ module tpu_accel_vec #(
             cnt_d    = '0;
             k_d      = '0;
             fin_d    = 1'b0;
+            ready_d  = 1'b0;
+            e_run_d  = 1'b0;
+            e_wr_d   = 1'b0;
           end
         end
-        Gather: begin
-          if (fin_q || (k_q == 2'd0 && hazard)) begin
-            state_d   = Run;   // the walk is done, or the next element must wait for this batch
-            started_d = 1'b0;
-          end else if (!rd_last) begin
-            k_d = k_next;
-          end else begin
-            // The element is gathered: its destination joins the batch, the walk moves on.
-            k_d = '0;
-            dst_d[16*SlotBits'(cnt_q) +: 16] = rd_q;
-            cnt_d = cnt_q + 1'b1;
-            if (j_q == n_q - 16'd1) begin
-              j_d  = '0;
-              i_d  = i_q + 16'd1;
-              oa_d = oa_q + aso_q;
-              ob_d = ob_q + bso_q;
-              od_d = od_q + dso_q;
-              ra_d = oa_q + aso_q;
-              rb_d = ob_q + bso_q;
-              rd_d = od_q + dso_q;
+        Vop: begin
+          // Gather.
+          if (!fin_q && !ready_q) begin
+            if (k_q == 2'd0 && hazard) begin
+              ready_d = 1'b1;  // the next element must wait for this batch
+            end else if (k_q == 2'd0 && hazard_exec) begin
+              // wait for the batch in execution to write the row
+            end else if (!rd_last) begin
+              k_d = k_next;
             end else begin
-              j_d  = j_q + 16'd1;
-              ra_d = ra_q + asi_q;
-              rb_d = rb_q + bsi_q;
-              rd_d = rd_q + dsi_q;
-            end
-            if (last_elem) fin_d = 1'b1;
-            if (last_elem || cnt_q == (SlotBits + 1)'(Slots - 1)) begin
-              state_d   = Run;
-              started_d = 1'b0;
+              // The element is gathered: its destination joins the batch, the walk moves on.
+              k_d = '0;
+              dst_d[16*SlotBits'(cnt_q) +: 16] = rd_q;
+              cnt_d = cnt_q + 1'b1;
+              if (j_q == n_q - 16'd1) begin
+                j_d  = '0;
+                i_d  = i_q + 16'd1;
+                oa_d = oa_q + aso_q;
+                ob_d = ob_q + bso_q;
+                od_d = od_q + dso_q;
+                ra_d = oa_q + aso_q;
+                rb_d = ob_q + bso_q;
+                rd_d = od_q + dso_q;
+              end else begin
+                j_d  = j_q + 16'd1;
+                ra_d = ra_q + asi_q;
+                rb_d = rb_q + bsi_q;
+                rd_d = rd_q + dsi_q;
+              end
+              if (last_elem) fin_d = 1'b1;
+              if (last_elem || cnt_q == (SlotBits + 1)'(Slots - 1)) ready_d = 1'b1;
             end
           end
-        end
-        Run: begin
-          if (vpu_start) started_d = 1'b1;
-          if (started_q && vpu_done) begin
-            state_d = Write;
+          // Execute: write the results a row a cycle, in element order.
+          if (e_wr_q) begin
+            w_d = w_q + 1'b1;
+            if (last_write) begin
+              e_wr_d = 1'b0;
+              if (e_last_q) state_d = Idle;
+            end
+          end
+          if (e_run_q && vpu_done) begin
+            e_run_d = 1'b0;
+            e_wr_d  = 1'b1;
             w_d     = '0;
           end
-        end
-        Write: begin
-          // One result row a cycle, in element order.
-          w_d = w_q + 1'b1;
-          if (w_q == cnt_q - 1'b1) begin
-            cnt_d = '0;
-            if (fin_q) begin
-              state_d = Idle;
-            end else begin
-              state_d = Gather;
-            end
+          // Start the gathered batch; the gatherer begins the next one.
+          if (vpu_start) begin
+            e_run_d  = 1'b1;
+            e_cnt_d  = cnt_q;
+            e_dst_d  = dst_q;
+            e_last_d = fin_q;
+            ready_d  = 1'b0;
+            cnt_d    = '0;
           end
         end
         Load: begin
@@ -458,7 +497,12 @@ module tpu_accel_vec #(
   `TPU_FF(k_q, k_d, '0)
   `TPU_FF(dst_q, dst_d, '0)
   `TPU_FF(fin_q, fin_d, 1'b0)
-  `TPU_FF(started_q, started_d, 1'b0)
+  `TPU_FF(ready_q, ready_d, 1'b0)
+  `TPU_FF(e_run_q, e_run_d, 1'b0)
+  `TPU_FF(e_wr_q, e_wr_d, 1'b0)
+  `TPU_FF(e_last_q, e_last_d, 1'b0)
+  `TPU_FF(e_cnt_q, e_cnt_d, '0)
+  `TPU_FF(e_dst_q, e_dst_d, '0)
   `TPU_FF(w_q, w_d, '0)
   `TPU_FF(cap_q, cap_d, 1'b0)
   `TPU_FF(cap_vm_q, cap_vm_d, 1'b0)
@@ -497,8 +541,14 @@ module tpu_accel_vec #(
                                  32'(cnt_q) <= Slots)
     else $error("tpu_accel_vec: a batch of %0d rows in %0d slots", cnt_q, Slots);
   a_walk_inside: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                  state_q == Gather && !fin_q |-> i_q < m_q && j_q < n_q)
+                                  state_q == Vop && !fin_q |-> i_q < m_q && j_q < n_q)
     else $error("tpu_accel_vec: element (%0d, %0d) outside m=%0d n=%0d", i_q, j_q, m_q, n_q);
+  // One batch in execution at a time; a batch starts only when it holds a row.
+  a_one_exec: assert property (@(posedge clk_i) disable iff (!rst_ni) !(e_run_q && e_wr_q))
+    else $error("tpu_accel_vec: a batch runs while another is written");
+  a_start_nonempty: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     vpu_start |-> cnt_q != '0)
+    else $error("tpu_accel_vec: an empty batch started");
 `endif
 
 endmodule

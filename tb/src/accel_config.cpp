@@ -365,11 +365,12 @@ std::vector<std::string> VerilogArgs(const Config& cfg) {
 std::string Describe(const Config& cfg) {
   const auto& m = cfg.machine;
   return fmt::format(
-      "{}x{} array, act {} x {} bf16, wgt {} x {} bf16, acc {} x {} fp32, queues {}, HBM {} ch "
+      "{}x{} array, act {} x {} bf16, wgt {} x {} bf16, acc {} x {} fp32, {}queues {}, HBM {} ch "
       "({}, {} refresh, {} GiB), {}",
-      m.r, m.c, m.act_depth, m.r, m.wgt_depth, m.c, m.acc_depth, m.c, m.queue_depth, cfg.channels,
-      hbm::kPresets[cfg.preset].label, cfg.per_bank_refresh ? "per-bank" : "all-bank",
-      m.hbm_bytes >> 30, ModeKey(m.mode));
+      m.r, m.c, m.act_depth, m.r, m.wgt_depth, m.c, m.acc_depth, m.c,
+      m.vector_unit() ? fmt::format("vector unit with vmem {} x {} fp32, ", m.vmem_depth, m.c) : "",
+      m.queue_depth, cfg.channels, hbm::kPresets[cfg.preset].label,
+      cfg.per_bank_refresh ? "per-bank" : "all-bank", m.hbm_bytes >> 30, ModeKey(m.mode));
 }
 
 }  // namespace tpu::tb::accel
