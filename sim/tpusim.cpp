@@ -925,6 +925,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
                plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps),
                Num(plan.Macs()));
   }
+  for (const std::string& w : plan.warnings()) fmt::print(stderr, "tpusim: warning: {}\n", w);
   const Classification& cls = j.cls;
   if (o.jobs > 1 && !quiet) {
     fmt::print("jobs:     {} processes, each job split over them (by output columns or rows)\n",

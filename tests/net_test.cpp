@@ -685,6 +685,31 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   }
 }
 
+// A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
+// warning per float64 input; other element types stay errors.
+TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {
+  Graph g = OneNode("r", "Relu", {Input("x", {2, 3})}, {"x"});
+  g.inputs[0].dtype = "float64";
+  const net::Plan plan = net::Plan::Build(g, {}, num::Mode::kIeee);
+  ASSERT_EQ(plan.warnings().size(), 1u);
+  EXPECT_NE(plan.warnings()[0].find("graph input 'x' is float64"), std::string::npos)
+      << plan.warnings()[0];
+  Tensor x;
+  x.shape = {2, 3};
+  x.f = {-1.5f, 2.0f, -0.0f, 3.25f, -7.0f, 0.5f};
+  const auto out = RunGraph(g, {{"x", x}});
+  EXPECT_EQ(out.at("y").f, (std::vector<float>{0.0f, 2.0f, 0.0f, 3.25f, 0.0f, 0.5f}));
+  g.inputs[0].dtype = "float16";
+  try {
+    net::Plan::Build(g, {}, num::Mode::kIeee);
+    ADD_FAILURE() << "a float16 input planned";
+  } catch (const net::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("element type float16"), std::string::npos) << e.what();
+  }
+  g.inputs[0].dtype = "float32";
+  EXPECT_TRUE(net::Plan::Build(g, {}, num::Mode::kIeee).warnings().empty());
+}
+
 // Bad graphs: one net::Error each, naming the node and the operator.
 TEST(NetErrors, NameTheNodeAndTheOperator) {
   auto expect = [](const Graph& g, const std::map<std::string, Shape>& shapes,

@@ -273,7 +273,8 @@ nlohmann::json PerfJson(const Perf& p) {
           {"macs", p.macs},
           {"hbm_read_bytes", p.hbm_read_bytes},
           {"hbm_write_bytes", p.hbm_write_bytes},
-          {"instructions", p.instructions}};
+          {"instructions", p.instructions},
+          {"vector_busy", p.vector_busy}};
 }
 
 std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
@@ -283,6 +284,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
   j["backend"] = backend;
   j["pass"] = pass;
   j["peak_macs_per_cycle"] = cfg.PeakMacsPerCycle();
+  j["warnings"] = plan.warnings();
   j["steps"] = nlohmann::json::array();
   double host_s = 0;
   for (const auto& s : plan.steps()) {

@@ -304,6 +304,7 @@ struct Plan::Impl {
   std::vector<ValueInfo> inputs, outputs;
   std::map<std::string, Tensor> constants;
   uint64_t macs = 0;
+  std::vector<std::string> warnings;
 };
 
 namespace {
@@ -1293,6 +1294,9 @@ const std::vector<ValueInfo>& Plan::outputs() const {
 uint64_t Plan::Macs() const {
   return impl_->macs;
 }
+const std::vector<std::string>& Plan::warnings() const {
+  return impl_->warnings;
+}
 
 void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs) {
   for (auto it = g.inputs.begin(); it != g.inputs.end();) {
@@ -1350,9 +1354,16 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
   for (const auto& [name, t] : g.constants) c.shapes[name] = t.shape;
   // Inputs: the given shapes, checked against the declared ones.
   for (const auto& vi : g.inputs) {
-    if (vi.dtype != "float32") {
-      throw Error(fmt::format("graph input '{}' has element type {}; only float32 is supported",
-                              vi.name, vi.dtype));
+    if (vi.dtype == "float64") {
+      // PyTorch exports a float64 model as it is: computed in float32 (the machine's numbers),
+      // as its float64 initializers are read.
+      impl->warnings.push_back(
+          fmt::format("graph input '{}' is float64: the graph is computed in float32", vi.name));
+    } else if (vi.dtype != "float32") {
+      throw Error(fmt::format(
+          "graph input '{}' has element type {}; only float32 (and float64, computed as "
+          "float32) is supported",
+          vi.name, vi.dtype));
     }
     ValueInfo v = vi;
     auto it = input_shapes.find(vi.name);

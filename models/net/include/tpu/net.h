@@ -171,6 +171,9 @@ class Plan {
   const std::vector<ValueInfo>& inputs() const;   // with the shapes the plan was built for
   const std::vector<ValueInfo>& outputs() const;  // with inferred shapes
   uint64_t Macs() const;
+  // What the plan computes differently from the graph, one line each (a float64 graph input is
+  // computed in float32).
+  const std::vector<std::string>& warnings() const;
 
   // Runs the plan. `inputs` by graph input name (each of the planned shape; Error otherwise).
   // `on_step(step, seconds)` is called after every step with its host time. Returns the graph's
