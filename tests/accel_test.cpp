@@ -420,8 +420,11 @@ TEST(AccelVectorTest, BatchCyclesAreExact) {
         // its own).
         const int n = accumulate ? batches : batches * kSlots;
         const bool a_vmem = o.reads > 1;
-        isa::Vop v = Vp(uint8_t(o.op), a_vmem ? 0 : 9, accumulate ? 8 : 1, 8, uint16_t(n), 1,
-                        a_vmem, kPopPrev);
+        // Accumulating, add reads the row the element before wrote as B, mac as its old
+        // destination (B stays row 1): each hazard alone.
+        const bool b_acc = accumulate && o.op != isa::VectorOp::kMac;
+        isa::Vop v =
+            Vp(uint8_t(o.op), a_vmem ? 0 : 9, b_acc ? 8 : 1, 8, uint16_t(n), 1, a_vmem, kPopPrev);
         v.asi = 0, v.bsi = 0, v.dsi = accumulate ? 0 : 1;
         const auto rows = uint16_t(8 + 3 * kSlots);
         const auto prog = Program(m, {Lv(0, rows, m.c), Ld(isa::kBufAcc, 0, rows, m.c, kPushNext),

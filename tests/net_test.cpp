@@ -685,6 +685,43 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   }
 }
 
+// A residual block, x -> Conv -> Add(·, x) -> Relu, as ResNets have it: on a machine with the
+// vector unit the Add and its Relu are one accelerator job (no host step), and in IEEE mode the
+// bits are the host's (fp32 addition rounds once either way; relu as the store path's).
+TEST(NetVector, ResidualAddAndReluOnTheVectorUnit) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase cc{1, 5, 6, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false};
+  const Tensor w = Random(rng, {5, 5, 3, 3});
+  const Tensor b = Random(rng, {5});
+  Graph g = ConvGraph(cc, w, &b, nullptr, 0.0f);
+  const std::string conv_out = g.nodes.back().outputs[0];
+  Node add;
+  add.name = "add";
+  add.op = "Add";
+  add.inputs = {conv_out, "x"};
+  add.outputs = {"s"};
+  Node relu;
+  relu.name = "relu";
+  relu.op = "Relu";
+  relu.inputs = {"s"};
+  relu.outputs = {"y"};
+  g.nodes.push_back(add);
+  g.nodes.push_back(relu);
+  g.outputs = {Input("y", {})};
+  const Tensor x = Random(rng, {1, 5, 6, 6});
+  const net::Plan host_plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+  EXPECT_EQ(host_plan.steps().size(), 3u);  // conv, add, relu (the add's relu is not fused)
+  const auto host_out = RunGraph(g, {{"x", x}});
+  const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
+  ASSERT_EQ(plan.steps().size(), 2u);
+  for (const auto& st : plan.steps()) EXPECT_TRUE(st.accel) << st.label;
+  EXPECT_EQ(plan.steps()[1].label, "add + relu");
+  tb::accel::ModelSim sim(tb::accel::ConfigFromBuild("accel_3x5"));
+  tb::accel::NetRunner runner(sim, false);
+  const auto out = runner.Run(plan, {{"x", x}});
+  ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host, IEEE mode");
+}
+
 // A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
 // warning per float64 input; other element types stay errors.
 TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {

@@ -892,7 +892,7 @@ std::optional<float> ScalarConst(const Ctx& c, const Node& n, size_t input) {
   return t->f[0];
 }
 
-void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
   using host::VectorB;
   using host::VectorStage;
   using isa::VectorOp;
@@ -925,6 +925,9 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   } else if (op == "Neg") {
     CheckAttrs(n, {});
     parts[0].stages.push_back(scalar(VectorOp::kMul, -1.0f));  // exact: x·(−1) + (−0)
+  } else if (op == "Relu") {  // (a machine with the vector unit only)
+    CheckAttrs(n, {});
+    parts[0].stages.push_back({VectorOp::kRelu});
   } else if (op == "LeakyRelu") {
     CheckAttrs(n, {"alpha"});
     parts[0].stages.push_back(scalar(VectorOp::kLeakyRelu, AttrFloat(n, "alpha", 0.01f)));
@@ -960,14 +963,20 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
       }
     }
     if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
-  } else {  // Mul, Sub (two operands), Max, Min (one or more), broadcast
-    CheckAttrs(n, {});
+  } else {  // Add, Mul, Sub (two operands), Max, Min (one or more), broadcast
+    if (op == "Add") {
+      CheckAttrs(n, {"broadcast", "axis"});
+      if (n.attrs.count("axis")) Fail(n, "the legacy 'axis' broadcast is not supported");
+    } else {
+      CheckAttrs(n, {});
+    }
     const bool variadic = op == "Max" || op == "Min";
     if (variadic ? n.inputs.empty() : n.inputs.size() != 2) {
       Fail(n, fmt::format("{} inputs; {} supported", n.inputs.size(),
                           variadic ? "one or more are" : "two are"));
     }
-    const VectorOp o = op == "Mul"   ? VectorOp::kMul
+    const VectorOp o = op == "Add"   ? VectorOp::kAdd
+                       : op == "Mul" ? VectorOp::kMul
                        : op == "Sub" ? VectorOp::kSub
                        : op == "Max" ? VectorOp::kMax
                                      : VectorOp::kMin;
@@ -986,7 +995,17 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
     }
     if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
   }
-  const std::string in = n.inputs[0], out = n.outputs[0];
+  // A Relu that is the only reader joins the last part (a residual add and its relu: one job).
+  std::string out = n.outputs[0];
+  if (c.vector_unit && op != "Relu") {
+    const Node* r = c.OnlyConsumer(out);
+    if (r != nullptr && r->op == "Relu" && r->attrs.empty() && r->outputs.size() == 1) {
+      parts.back().stages.push_back({VectorOp::kRelu});
+      out = r->outputs[0];
+      Fold(c, size_t(r - c.g.nodes.data()), &st, &done);
+    }
+  }
+  const std::string in = n.inputs[0];
   st.inputs.clear();
   for (const auto& i : n.inputs) {
     if (!i.empty()) st.inputs.push_back(i);
@@ -1465,8 +1484,9 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       PlanPool(c, n, *impl, st);
     } else if (n.op == "Softmax") {
       PlanSoftmax(c, n, *impl, st);
-    } else if (IsVectorOp(n.op)) {
-      PlanVector(c, n, *impl, st);
+    } else if (IsVectorOp(n.op) || (c.vector_unit && (n.op == "Add" || n.op == "Relu"))) {
+      // Add and Relu go to the vector unit where there is one (else the host's, below).
+      PlanVector(c, n, *impl, st, done);
     } else {
       PlanHost(c, n, *impl, st);
     }

@@ -14,7 +14,8 @@
 //  * vector steps: Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
 //    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
 //    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
-//    a host step computing the same operations.
+//    a host step computing the same operations. With the vector unit, Add and a standalone Relu
+//    are vector steps too, and a Relu that is a vector step's only reader joins it.
 //  * host steps: Relu, Add, BatchNormalization (not after a convolution), MaxPool, AveragePool,
 //    GlobalAveragePool, GlobalMaxPool, Softmax, and Flatten, Reshape, Transpose, Identity,
 //    Dropout (inference), Constant, which only move data. Their numerics are in docs/numerics.md
