@@ -82,7 +82,7 @@ module tpu_accel_decode #(
   assign load_vmem    = Vec && load_buffer == tpu_isa_pkg::BufVmem;
   assign load_format  = tpu_isa_pkg::load_format(instr_i);
   assign store_source = tpu_isa_pkg::store_source(instr_i);
-  assign store_vmem   = store_source == tpu_isa_pkg::SrcVmem;
+  assign store_vmem   = Vec && store_source == tpu_isa_pkg::SrcVmem;
   assign vop_op       = tpu_isa_pkg::vop_op(instr_i);
   assign vop_spaces   = tpu_isa_pkg::vop_spaces(instr_i);
   assign vop_bvmem    = instr_i[tpu_isa_pkg::VopBVmemBit];
@@ -98,13 +98,18 @@ module tpu_accel_decode #(
                                            input logic [15:0] m);
     vop_last = 34'(base) + (34'(m) - 34'd1) * 34'(outer) + (34'(n) - 34'd1) * 34'(inner);
   endfunction
+  // (Constant 0 without the vector unit: the rules below never apply there, and the products
+  // fold away.)
   logic [33:0] vop_last_a, vop_last_b, vop_last_d;
-  assign vop_last_a = vop_last(tpu_isa_pkg::vop_a(instr_i), tpu_isa_pkg::vop_asi(instr_i),
-                               tpu_isa_pkg::vop_aso(instr_i), vop_n, vop_m);
-  assign vop_last_b = vop_last(tpu_isa_pkg::vop_b(instr_i), tpu_isa_pkg::vop_bsi(instr_i),
-                               tpu_isa_pkg::vop_bso(instr_i), vop_n, vop_m);
-  assign vop_last_d = vop_last(tpu_isa_pkg::vop_d(instr_i), tpu_isa_pkg::vop_dsi(instr_i),
-                               tpu_isa_pkg::vop_dso(instr_i), vop_n, vop_m);
+  assign vop_last_a = !Vec ? '0 : vop_last(tpu_isa_pkg::vop_a(instr_i),
+                                           tpu_isa_pkg::vop_asi(instr_i),
+                                           tpu_isa_pkg::vop_aso(instr_i), vop_n, vop_m);
+  assign vop_last_b = !Vec ? '0 : vop_last(tpu_isa_pkg::vop_b(instr_i),
+                                           tpu_isa_pkg::vop_bsi(instr_i),
+                                           tpu_isa_pkg::vop_bso(instr_i), vop_n, vop_m);
+  assign vop_last_d = !Vec ? '0 : vop_last(tpu_isa_pkg::vop_d(instr_i),
+                                           tpu_isa_pkg::vop_dsi(instr_i),
+                                           tpu_isa_pkg::vop_dso(instr_i), vop_n, vop_m);
   logic [33:0] vop_depth_a, vop_depth_b, vop_depth_d;
   assign vop_depth_d = 34'(VmemDepth);
   assign vop_depth_a = instr_i[tpu_isa_pkg::VopAVmemBit] ? 34'(VmemDepth) : 34'(AccDepth);
@@ -270,7 +275,7 @@ module tpu_accel_decode #(
         end
         tpu_isa_pkg::OpStore: begin
           if (store_format > tpu_isa_pkg::FmtBf16)                  err_o = ErrField;
-          else if (store_source > tpu_isa_pkg::SrcVmem)             err_o = ErrField;
+          else if (Vec && store_source > tpu_isa_pkg::SrcVmem)      err_o = ErrField;
           else if (store_activation > 8'd1)                         err_o = ErrField;
           else if (store_rows == 16'd0)                             err_o = ErrField;
           else if (store_elems == 16'd0 || 32'(store_elems) > Cols) err_o = ErrField;
