@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -984,6 +986,216 @@ TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
                                    {{isa::VectorOp::kAdd, host::VectorB::kRow},
                                     {isa::VectorOp::kMul, host::VectorB::kTensor}}),
                std::invalid_argument);  // B a row and a tensor
+}
+
+// The contract's vector pooling (host.h, CompilePool), written out per output pixel: max from
+// -inf, the average from -0 in window order and divided by the 5-step sequence.
+std::vector<uint32_t> PoolReference(const host::PoolShape& s, const std::vector<uint32_t>& in,
+                                    num::Mode mode) {
+  using isa::VectorOp;
+  const auto op = [&](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
+    return isa::ApplyVectorOp(o, a, b, d, mode);
+  };
+  const auto f32 = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  std::vector<uint32_t> out(size_t(s.n) * s.oh * s.ow * s.c);
+  for (int img = 0; img < s.n; ++img) {
+    for (int oh = 0; oh < s.oh; ++oh) {
+      for (int ow = 0; ow < s.ow; ++ow) {
+        for (int ch = 0; ch < s.c; ++ch) {
+          uint32_t acc = s.max ? 0xFF800000u : 0x80000000u;
+          int taps = 0, padded = 0;
+          for (int i = 0; i < s.kh; ++i) {
+            for (int j = 0; j < s.kw; ++j) {
+              const int ih = oh * s.sh - s.pt + i * s.dh, iw = ow * s.sw - s.pl + j * s.dw;
+              padded += ih >= -s.pt && ih < s.h + s.pb && iw >= -s.pl && iw < s.w + s.pr;
+              if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+              ++taps;
+              const uint32_t x = in[((size_t(img) * s.h + ih) * s.w + iw) * s.c + ch];
+              acc = op(s.max ? VectorOp::kMax : VectorOp::kAdd, x, acc);
+            }
+          }
+          if (!s.max) {
+            const int n = s.count_include_pad ? padded : taps;
+            if (taps == 0) {
+              acc = 0;
+            } else {
+              const uint32_t y = f32(1.0f / float(n)), minus_n = f32(-float(n));
+              const uint32_t q0 = op(VectorOp::kMul, acc, y);
+              uint32_t r = op(VectorOp::kMac, q0, minus_n, acc);
+              const uint32_t nonzero =
+                  op(VectorOp::kGt, op(VectorOp::kLeakyRelu, r, 0xBF800000u), 0);
+              r = op(VectorOp::kSelect, r, 0x80000000u, nonzero);
+              acc = op(VectorOp::kMac, r, y, q0);
+            }
+          }
+          out[((size_t(img) * s.oh + oh) * s.ow + ow) * s.c + ch] = acc;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// CompilePool on the golden model against the contract's definition: random shapes (pads on
+// each side, strides, dilations, outputs as floor and ceil mode give them), max and average
+// (with and without count_include_pad), channels across tiles, vector memories from the
+// smallest that holds a pixel (tiles of one pixel, taps in chunks) to ones that hold many rows.
+TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
+  tb::Rng rng(test::TestSeed());
+  for (int trial = 0; trial < int(test::Scaled(60)); ++trial) {
+    host::PoolShape s;
+    s.max = rng.Bit();
+    s.count_include_pad = !s.max && rng.Bit();
+    s.n = rng.Range(1, 2), s.c = rng.Range(1, 12);
+    s.kh = rng.Range(1, 4), s.kw = rng.Range(1, 4);
+    s.sh = rng.Range(1, 3), s.sw = rng.Range(1, 3);
+    s.dh = rng.Range(1, 2), s.dw = rng.Range(1, 2);
+    s.pt = rng.Range(0, s.kh - 1), s.pb = rng.Range(0, s.kh - 1);
+    s.pl = rng.Range(0, s.kw - 1), s.pr = rng.Range(0, s.kw - 1);
+    const int ext_h = (s.kh - 1) * s.dh + 1, ext_w = (s.kw - 1) * s.dw + 1;
+    s.h = rng.Range(std::max(1, ext_h - s.pt - s.pb), 9);
+    s.w = rng.Range(std::max(1, ext_w - s.pl - s.pr), 9);
+    const bool ceil = rng.Bit();
+    const auto outs = [&](int in, int pb, int pe, int ext, int st) {
+      const int span = in + pb + pe - ext;
+      int o = (ceil ? (span + st - 1) / st : span / st) + 1;
+      if (ceil && (o - 1) * st >= in + pb) --o;
+      return o;
+    };
+    s.oh = outs(s.h, s.pt, s.pb, ext_h, s.sh), s.ow = outs(s.w, s.pl, s.pr, ext_w, s.sw);
+    if (rng.Range(0, 5) == 0) {  // a global pool: one window over the whole image
+      s = host::PoolShape{s.n, rng.Range(1, 8), rng.Range(1, 8), s.c};
+      s.kh = s.h, s.kw = s.w, s.max = rng.Bit();
+    }
+    const int kout = s.max ? 1 : 3;
+    const int depth = std::vector<int>{kout + 2, kout + 5, 24, 400}[size_t(rng.Range(0, 3))];
+    MachineConfig cfg = Cfg(3, 5, 8, 8, 8, rng.Bit() ? num::Mode::kIeee : num::Mode::kFtz);
+    cfg.vmem_depth = depth;
+    SCOPED_TRACE(fmt::format(
+        "{} pool{}, {}x{}x{}x{} -> {}x{}, kernel {}x{}, strides {},{}, dilations {},{}, pads "
+        "{},{},{},{}, VmemDepth {}, {}",
+        s.max ? "max" : "average", s.count_include_pad ? " (count_include_pad)" : "", s.n, s.h, s.w,
+        s.c, s.oh, s.ow, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pt, s.pl, s.pb, s.pr, depth,
+        num::ModeName(cfg.mode)));
+    const host::PoolProgram p = host::CompilePool(cfg, s);
+    Machine mach(cfg);
+    auto in = RandomFp32(rng, s.n * s.h * s.w, s.c, tb::GemmData::kSpecials);
+    // Infinite sums and NaNs (the division's NaN remainder), on every other trial.
+    for (int k = trial % 2 ? 3 : 0; k > 0; --k) {
+      in[size_t(rng.Range(0, int(in.size()) - 1))] =
+          k == 1 ? 0x7FC00001u : 0x7F800000u | (uint32_t(rng.Bit()) << 31);
+    }
+    host::WriteMatrix(mach, p.in, in);
+    const isa::RunResult r = host::Run(mach, p.prog);
+    ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+    EXPECT_EQ(r.unwritten_bytes_read, 0u);
+    ExpectSame(PoolReference(s, in, cfg.mode), host::ReadMatrixFp32(mach, p.out), s.c, "out");
+    EXPECT_EQ(r.counters.per_module[2],
+              p.prog.stats.vector_loads + p.prog.stats.vops + p.prog.stats.stores);
+    EXPECT_EQ(p.prog.stats.bytes_written, uint64_t(s.n) * s.oh * s.ow * s.c * 4);
+    EXPECT_EQ(r.counters.hbm_bytes_written, p.prog.stats.bytes_written);
+  }
+  {
+    // The program's size: 3x3 max pooling, stride 2, pads 1, of one 8x8 image in one tile.
+    // The constant row (1 LOAD, 2 VOPs), the tile's initial value (1 VOP), per kernel row its
+    // input rows (3, 4 and 4 LOADs: the top row's first output reads the padding) and one VOP
+    // per tap, one STORE.
+    MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+    cfg.vmem_depth = 64;
+    host::PoolShape s{1, 8, 8, 5, 3, 3, 2, 2};
+    s.pt = s.pl = s.pb = s.pr = 1;
+    s.oh = s.ow = 4;
+    const host::PoolProgram p = host::CompilePool(cfg, s);
+    EXPECT_EQ(p.tile_h, 4);
+    EXPECT_EQ(p.tile_w, 4);
+    EXPECT_EQ(p.prog.stats.vector_loads, 12u);
+    EXPECT_EQ(p.prog.stats.vops, 12u);
+    EXPECT_EQ(p.prog.stats.stores, 1u);
+    // The average: 3 rows per output pixel, so 63 rows hold 3 output rows (3 x (12 + 9)); 6 VOPs
+    // per rectangle of equal divisors: 2 x 2 in the first tile (the top row and left column
+    // have 2 taps a side, the others 3), 1 x 2 in the second.
+    s.max = false;
+    const host::PoolProgram a = host::CompilePool(cfg, s);
+    EXPECT_EQ(a.tile_h, 3);
+    EXPECT_EQ(a.prog.stats.vops, 2 + (1 + 9 + 4 * 6) + (1 + 9 + 2 * 6));
+    // Windows of -0 average to -0 (the sum starts from -0, the additive identity), max to -0.
+    for (const host::PoolProgram* prog : {&p, &a}) {
+      Machine mach(cfg);
+      host::WriteMatrix(mach, prog->in, std::vector<uint32_t>(8 * 8 * 5, 0x80000000u));
+      ASSERT_TRUE(host::Run(mach, prog->prog).ok());
+      for (const uint32_t v : host::ReadMatrixFp32(mach, prog->out)) ASSERT_EQ(v, 0x80000000u);
+    }
+  }
+  // What it refuses.
+  MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+  host::PoolShape s{1, 4, 4, 3, 2, 2, 2, 2};
+  s.oh = s.ow = 2;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "no vector unit");
+  cfg.vmem_depth = 2;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "at least 3 rows");
+  cfg.vmem_depth = 4;
+  s.max = false;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "at least 5 rows");
+  cfg.vmem_depth = 64;
+  s.oh = 3;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "starts past the padded input");
+  s.oh = 2, s.pt = -1;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "negative pads");
+  s.pt = 0, s.kw = 0;
+  ExpectThrows([&] { host::CompilePool(cfg, s); }, "kw = 0");
+}
+
+// The average's division (q0 = s·y, r = fma(q0, -n, s), q = fma(r', y, q0), y = fp32(1/n),
+// r' = r unless r is a zero or a NaN, then -0) is s / n correctly rounded in IEEE mode wherever
+// the quotient is normal (Markstein's theorem: y within half an ulp of 1/n, q0 within an ulp of
+// s/n) or zero (its sign included), and ±inf for an infinite sum (r a NaN). Sampled: every
+// divisor up to 4096 and every 97th above, random sums, ±0 and ±inf.
+TEST_F(HostTest, PoolAverageDivisionIsCorrectlyRounded) {
+  using isa::VectorOp;
+  tb::Rng rng(test::TestSeed());
+  const num::Mode mode = num::Mode::kIeee;
+  const auto op = [&](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
+    return isa::ApplyVectorOp(o, a, b, d, mode);
+  };
+  const auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  const auto value = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  uint64_t checked = 0, subnormal_diff = 0;
+  for (int n = 1; n <= 1 << 16; n += n <= 4096 ? 1 : 97) {
+    const uint32_t y = bits(1.0f / float(n)), minus_n = bits(-float(n));
+    for (int t = 0; t < 64; ++t) {
+      uint32_t s = uint32_t(rng.Next());
+      if (t < 2) s = (t == 0 ? 0x7F800000u : 0u) | (uint32_t(rng.Bit()) << 31);  // ±inf, ±0
+      if (num::IsNaN32(s)) continue;
+      const uint32_t q0 = op(VectorOp::kMul, s, y);
+      uint32_t r = op(VectorOp::kMac, q0, minus_n, s);
+      const uint32_t nonzero = op(VectorOp::kGt, op(VectorOp::kLeakyRelu, r, 0xBF800000u), 0);
+      r = op(VectorOp::kSelect, r, 0x80000000u, nonzero);
+      const uint32_t q = op(VectorOp::kMac, r, y, q0);
+      const float want = value(s) / float(n);
+      if (std::fpclassify(want) == FP_SUBNORMAL) {
+        subnormal_diff += q != bits(want);
+        continue;
+      }
+      ASSERT_EQ(q, bits(want)) << fmt::format("{:#010x} / {}", s, n);
+      ++checked;
+    }
+  }
+  std::printf("%llu quotients correctly rounded; %llu of the subnormal ones differ\n",
+              static_cast<unsigned long long>(checked),
+              static_cast<unsigned long long>(subnormal_diff));
+  EXPECT_GT(checked, 200000u);
 }
 
 TEST_F(HostTest, BadInputThrows) {

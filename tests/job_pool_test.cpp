@@ -162,6 +162,13 @@ TEST(JobSplitTest, SplitsTheLargerOperandInWholeTiles) {
   EXPECT_EQ(tb::accel::PlanSplit(g, 4, 16).Parts(), 1);
   g.m = 100, g.n = 100;
   EXPECT_EQ(tb::accel::PlanSplit(g, 1, 16).Parts(), 1);  // one process: whole
+  // The vector unit's jobs carry their data in va / vb, which the parts do not: whole.
+  for (const auto kind : {net::AccelJob::Kind::kVector, net::AccelJob::Kind::kPool}) {
+    net::AccelJob v = g;
+    v.kind = kind;
+    v.k = 0;
+    EXPECT_EQ(tb::accel::PlanSplit(v, 4, 16).dim, JobSplit::Dim::kNone);
+  }
   net::AccelJob c;
   c.kind = net::AccelJob::Kind::kConv;
   c.conv.n = 3, c.conv.h = c.conv.w = 8, c.conv.cin = 4, c.conv.cout = 8;

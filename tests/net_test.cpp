@@ -722,6 +722,73 @@ TEST(NetVector, ResidualAddAndReluOnTheVectorUnit) {
   ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host, IEEE mode");
 }
 
+// Pooling on the vector unit (host::CompilePool): every pooling operator and its attributes
+// (pads on each side, strides, dilations, ceil_mode, count_include_pad, 1-D and global), planned
+// with the vector unit (accelerator steps, run by the golden model of the 3x5 machine with its
+// 24 vector-memory rows: tiles of a few pixels, taps in chunks for the global pools) and
+// without (host steps). On values without -0, NaNs or subnormal quotients the contract's vector
+// pooling is the host's bits (IEEE mode), so the two must agree.
+TEST(NetVector, PoolingOnTheVectorUnitAndTheHostAgree) {
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {2, 7, 9, 11}), Input("x1", {1, 6, 13})};
+  const auto node = [&](const std::string& op, const std::string& in, const std::string& out,
+                        std::map<std::string, net::Attr> attrs = {}) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = {in};
+    n.outputs = {out};
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(n);
+    g.outputs.push_back(Input(out, {}));
+  };
+  node("MaxPool", "x", "mp",
+       {{"kernel_shape", Ints({3, 3})}, {"strides", Ints({2, 2})}, {"pads", Ints({1, 1, 1, 1})}});
+  node("MaxPool", "x", "mpd",
+       {{"kernel_shape", Ints({2, 3})},
+        {"dilations", Ints({2, 1})},
+        {"pads", Ints({0, 2, 1, 0})},
+        {"ceil_mode", Int(1)},
+        {"strides", Ints({3, 2})}});
+  node("AveragePool", "x", "ap",
+       {{"kernel_shape", Ints({3, 2})}, {"pads", Ints({1, 0, 2, 1})}, {"strides", Ints({2, 1})}});
+  node("AveragePool", "x", "api",
+       {{"kernel_shape", Ints({3, 3})},
+        {"pads", Ints({1, 1, 1, 1})},
+        {"count_include_pad", Int(1)},
+        {"ceil_mode", Int(1)},
+        {"strides", Ints({2, 2})}});
+  node("GlobalAveragePool", "x", "gap");
+  node("GlobalMaxPool", "x", "gmp");
+  node("MaxPool", "x1", "mp1", {{"kernel_shape", Ints({4})}, {"strides", Ints({3})}});
+  node("AveragePool", "x1", "ap1", {{"kernel_shape", Ints({5})}, {"pads", Ints({2, 2})}});
+  const Tensor x = Random(rng, {2, 7, 9, 11}), x1 = Random(rng, {1, 6, 13});
+  const std::map<std::string, Tensor> in = {{"x", x}, {"x1", x1}};
+  const net::Plan host_plan =
+      net::Plan::Build(g, {{"x", x.shape}, {"x1", x1.shape}}, num::Mode::kIeee);
+  for (const auto& st : host_plan.steps()) EXPECT_FALSE(st.accel) << st.label;
+  const auto host_out = RunGraph(g, in);
+  const net::Plan plan =
+      net::Plan::Build(g, {{"x", x.shape}, {"x1", x1.shape}}, num::Mode::kIeee, true);
+  ASSERT_EQ(plan.steps().size(), g.nodes.size());
+  for (const auto& st : plan.steps()) {
+    EXPECT_TRUE(st.accel) << st.label;
+    EXPECT_EQ(st.klass, "pool") << st.label;
+    EXPECT_EQ(st.jobs, 1) << st.label;
+  }
+  tb::accel::ModelSim sim(tb::accel::ConfigFromBuild("accel_3x5"));
+  tb::accel::NetRunner runner(sim, false);
+  const auto out = runner.Run(plan, in);
+  EXPECT_EQ(runner.Total().jobs, int(g.nodes.size()));
+  EXPECT_EQ(runner.Total().perf.macs, 0u);
+  for (const auto& o : g.outputs) {
+    ASSERT_EQ(out.at(o.name).shape, host_out.at(o.name).shape) << o.name;
+    ExpectBits(out.at(o.name), host_out.at(o.name), "vector unit vs host: " + o.name);
+  }
+}
+
 // A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
 // warning per float64 input; other element types stay errors.
 TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {

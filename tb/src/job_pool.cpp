@@ -45,7 +45,11 @@ std::vector<int> Bounds(int units, int parts, int scale, int limit) {
 
 JobSplit PlanSplit(const AccelJob& job, int parts, int array_cols) {
   JobSplit s;
-  if (parts <= 1 || array_cols < 1) return s;
+  // The vector unit's jobs (elementwise, pooling) run whole.
+  if (parts <= 1 || array_cols < 1 || job.kind == AccelJob::Kind::kVector ||
+      job.kind == AccelJob::Kind::kPool) {
+    return s;
+  }
   const bool conv = job.kind == AccelJob::Kind::kConv;
   const int tiles = (job.n + array_cols - 1) / array_cols;
   const int rows = conv ? job.conv.n : job.m;  // a convolution splits by whole images

@@ -320,7 +320,13 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     t.data = d;
     return t;
   };
-  if (job.kind == net::AccelJob::Kind::kVector) {
+  if (job.kind == net::AccelJob::Kind::kPool) {
+    auto p = host::CompilePool(Planned(cfg), job.pool);
+    w.description = job.Describe();
+    w.inputs.push_back(in32(Matrix("X", p.in), job.va));
+    w.outputs.push_back(Matrix("Y", p.out));
+    w.prog = std::move(p.prog);
+  } else if (job.kind == net::AccelJob::Kind::kVector) {
     auto p = host::CompileVector(Planned(cfg), job.m, job.n, job.stages);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("A", p.a), job.va));

@@ -4,8 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
+
+#include "tpu/vpu.h"
 
 namespace tpu::host {
 namespace {
@@ -1311,6 +1316,277 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
       p.Emit(so);
       ++st.stores;
       st.bytes_written += uint64_t(count) * so.elems * 4;
+    }
+  }
+  r.prog = Finish(p, st);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pooling (version 1.4)
+
+namespace {
+
+// The outputs o (stride s, leading pad p, dilation d) whose tap t lands inside [0, size), as
+// [lo, hi) within [o0, o1).
+std::pair<int, int> TapRange(int t, int s, int p, int d, int size, int o0, int o1) {
+  const int64_t off = int64_t(t) * d - p;  // input position of output 0's tap t
+  // o·s + off >= 0  <=>  o >= ceil(-off / s); o·s + off < size  <=>  o <= floor((size-1-off)/s)
+  const auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const int64_t lo = -floor_div(off, s), hi = floor_div(size - 1 - off, s) + 1;
+  return {int(std::clamp<int64_t>(lo, o0, o1)), int(std::clamp<int64_t>(hi, o0, o1))};
+}
+
+// Per output position along one axis: the taps inside the input and inside the padded input.
+int AxisTaps(int o, int k, int s, int d, int p, int size, bool padded, int pe) {
+  int count = 0;
+  for (int t = 0; t < k; ++t) {
+    const int64_t i = int64_t(o) * s - p + int64_t(t) * d;
+    count += padded ? (i >= -p && i < size + pe) : (i >= 0 && i < size);
+  }
+  return count;
+}
+
+}  // namespace
+
+int PoolShape::Taps(int o_h, int o_w) const {
+  return AxisTaps(o_h, kh, sh, dh, pt, h, false, pb) * AxisTaps(o_w, kw, sw, dw, pl, w, false, pr);
+}
+
+int PoolShape::Divisor(int o_h, int o_w) const {
+  if (!count_include_pad) return Taps(o_h, o_w);
+  return AxisTaps(o_h, kh, sh, dh, pt, h, true, pb) * AxisTaps(o_w, kw, sw, dw, pl, w, true, pr);
+}
+
+PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base) {
+  CheckConfig(cfg, "CompilePool");
+  if (!cfg.vector_unit()) Bad("CompilePool: the machine has no vector unit (VmemDepth = 0)");
+  for (const auto& [name, v] : {std::pair<const char*, int>{"N", s.n},
+                                {"H", s.h},
+                                {"W", s.w},
+                                {"C", s.c},
+                                {"kh", s.kh},
+                                {"kw", s.kw},
+                                {"stride h", s.sh},
+                                {"stride w", s.sw},
+                                {"dilation h", s.dh},
+                                {"dilation w", s.dw},
+                                {"OH", s.oh},
+                                {"OW", s.ow}}) {
+    CheckDim("CompilePool", name, v);
+  }
+  if (s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0) {
+    Bad(fmt::format("CompilePool: negative pads {}, {}, {}, {}", s.pt, s.pl, s.pb, s.pr));
+  }
+  if (int64_t(s.oh - 1) * s.sh >= int64_t(s.h) + s.pt ||
+      int64_t(s.ow - 1) * s.sw >= int64_t(s.w) + s.pl) {
+    Bad(fmt::format("CompilePool: {}x{} outputs: the last window starts past the padded input",
+                    s.oh, s.ow));
+  }
+  const int depth = cfg.vmem_depth;
+  const int kout = s.max ? 1 : 3;  // vector-memory rows per output pixel: S (Q and C: average)
+  const int avail = depth - 1;     // the last row holds the constant (-inf or -0)
+  const auto seg_of = [&](int64_t tw, int64_t jc) { return (tw - 1) * s.sw + (jc - 1) * s.dw + 1; };
+  // The tile: whole output rows and every tap of a kernel row if they fit, else fewer output
+  // pixels of one row, else one pixel and the taps of a kernel row in chunks.
+  int64_t th = 0, tw = s.ow, jc = s.kw;
+  th = avail / (kout * tw + seg_of(tw, jc));
+  if (th < 1) {
+    th = 1;
+    while (tw > 1 && kout * tw + seg_of(tw, jc) > avail) --tw;
+    if (kout * tw + seg_of(tw, jc) > avail) {
+      while (jc > 1 && kout + seg_of(1, jc) > avail) --jc;
+    }
+  }
+  th = std::min<int64_t>(th, s.oh);
+  if (kout * th * tw + th * seg_of(tw, jc) > avail) {
+    Bad(fmt::format("CompilePool: VmemDepth = {} is too small for {} pooling (at least {} rows)",
+                    depth, s.max ? "max" : "average", kout + 2));
+  }
+  const int T = int(th * tw), seg = int(seg_of(tw, jc));
+  const int row_s = 0, row_q = T, row_c = 2 * T, row_in = kout * T, row_k = depth - 1;
+  Program p(cfg, data_base);
+  PoolProgram r;
+  r.shape = s;
+  r.tile_h = int(th), r.tile_w = int(tw), r.tap_chunk = int(jc);
+  r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, 4,
+                       fmt::format("input ({}x{}x{}x{} fp32 NHWC)", s.n, s.h, s.w, s.c));
+  r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, 4,
+                        fmt::format("output ({}x{}x{}x{} fp32 NHWC)", s.n, s.oh, s.ow, s.c));
+  Stats st;
+  const auto vop = [&](isa::VectorOp op, int a, int b, int d, int m, int n) {
+    isa::Vop v;
+    v.op = uint8_t(op);
+    v.a_vmem = true;
+    v.a = uint16_t(a), v.b = uint16_t(b), v.d = uint16_t(d);
+    v.m = uint16_t(m), v.n = uint16_t(n);
+    return v;
+  };
+  const auto emit = [&](const isa::Vop& v) {
+    p.Emit(v);
+    ++st.vops;
+  };
+  // The constant row: input row 0 loaded, compared with itself (+0 in every lane), then -inf
+  // (+0 - +inf) for max or -0 (+0 · -1) for the average.
+  {
+    isa::Load ld;
+    ld.buffer = isa::kBufVmem;
+    ld.format = isa::kFmtFp32;
+    ld.hbm_addr = r.in.RowAddr(0, 0);
+    ld.hbm_stride = uint32_t(r.in.Pitch());
+    ld.dst = uint16_t(row_k);
+    ld.rows = 1;
+    ld.elems = uint16_t(r.in.TileCols(0));
+    p.Emit(ld);
+    ++st.vector_loads;
+    isa::Vop gt = vop(isa::VectorOp::kGt, row_k, row_k, row_k, 1, 1);
+    gt.b_vmem = true;
+    emit(gt);
+    isa::Vop k = vop(s.max ? isa::VectorOp::kSub : isa::VectorOp::kMul, row_k, 0, row_k, 1, 1);
+    k.b_scalar = true;
+    k.scalar = s.max ? vpu::kPlusInf : vpu::kMinusOne;
+    emit(k);
+  }
+  const auto f32 = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  for (int t = 0; t < r.in.Tiles(); ++t) {
+    const int elems = r.in.TileCols(t);
+    for (int img = 0; img < s.n; ++img) {
+      for (int oh0 = 0; oh0 < s.oh; oh0 += int(th)) {
+        const int toh = std::min(int(th), s.oh - oh0);
+        for (int ow0 = 0; ow0 < s.ow; ow0 += int(tw)) {
+          const int tow = std::min(int(tw), s.ow - ow0);
+          // S = the constant, on every output pixel of the tile (row (oh - oh0)·tw + ow - ow0).
+          isa::Vop init = vop(isa::VectorOp::kCopy, row_k, 0, row_s, toh, tow);
+          init.dsi = 1, init.dso = uint16_t(tw);
+          emit(init);
+          for (int i = 0; i < s.kh; ++i) {
+            const auto [oh_lo, oh_hi] = TapRange(i, s.sh, s.pt, s.dh, s.h, oh0, oh0 + toh);
+            if (oh_lo >= oh_hi) continue;
+            for (int j0 = 0; j0 < s.kw; j0 += int(jc)) {
+              const int j1 = std::min(s.kw, j0 + int(jc));
+              // Segment u holds input row ih(oh0 + u) from column iw0 on.
+              const int64_t iw0 = int64_t(ow0) * s.sw - s.pl + int64_t(j0) * s.dw;
+              const int64_t iw_lo = std::max<int64_t>(0, iw0);
+              const int64_t iw_hi = std::min<int64_t>(
+                  s.w, iw0 + (tow - 1) * int64_t(s.sw) + int64_t(j1 - 1 - j0) * s.dw + 1);
+              if (iw_lo >= iw_hi) continue;
+              for (int oh = oh_lo; oh < oh_hi; ++oh) {
+                const int64_t ih = int64_t(oh) * s.sh - s.pt + int64_t(i) * s.dh;
+                isa::Load ld;
+                ld.buffer = isa::kBufVmem;
+                ld.format = isa::kFmtFp32;
+                ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * s.h + ih) * s.w + iw_lo));
+                ld.hbm_stride = uint32_t(r.in.Pitch());
+                ld.dst = uint16_t(row_in + (oh - oh0) * seg + (iw_lo - iw0));
+                ld.rows = uint16_t(iw_hi - iw_lo);
+                ld.elems = uint16_t(elems);
+                p.Emit(ld);
+                ++st.vector_loads;
+              }
+              for (int j = j0; j < j1; ++j) {
+                const auto [ow_lo, ow_hi] = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
+                if (ow_lo >= ow_hi) continue;
+                const int m = oh_hi - oh_lo, n = ow_hi - ow_lo;
+                const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw - iw0;
+                const int d = row_s + (oh_lo - oh0) * int(tw) + (ow_lo - ow0);
+                isa::Vop v = vop(s.max ? isa::VectorOp::kMax : isa::VectorOp::kAdd,
+                                 int(row_in + (oh_lo - oh0) * seg + col), d, d, m, n);
+                v.b_vmem = true;
+                v.asi = uint16_t(n > 1 ? s.sw : 0), v.aso = uint16_t(m > 1 ? seg : 0);
+                v.bsi = v.dsi = 1;
+                v.bso = v.dso = uint16_t(tw);
+                emit(v);
+              }
+            }
+          }
+          if (!s.max) {
+            // The division, per rectangle of equal divisors (runs along each axis): 6 VOPs.
+            const auto runs = [](int o0, int o1, const std::function<std::pair<int, int>(int)>& f) {
+              std::vector<std::array<int, 4>> r;  // lo, hi, taps, divisor
+              for (int o = o0; o < o1; ++o) {
+                const auto v = f(o);
+                if (r.empty() || r.back()[2] != v.first || r.back()[3] != v.second) {
+                  r.push_back({o, o + 1, v.first, v.second});
+                } else {
+                  r.back()[1] = o + 1;
+                }
+              }
+              return r;
+            };
+            const bool inc = s.count_include_pad;
+            const auto hr = runs(oh0, oh0 + toh, [&](int o) {
+              return std::pair{AxisTaps(o, s.kh, s.sh, s.dh, s.pt, s.h, false, s.pb),
+                               inc ? AxisTaps(o, s.kh, s.sh, s.dh, s.pt, s.h, true, s.pb) : 0};
+            });
+            const auto wr = runs(ow0, ow0 + tow, [&](int o) {
+              return std::pair{AxisTaps(o, s.kw, s.sw, s.dw, s.pl, s.w, false, s.pr),
+                               inc ? AxisTaps(o, s.kw, s.sw, s.dw, s.pl, s.w, true, s.pr) : 0};
+            });
+            for (const auto& a : hr) {
+              for (const auto& b : wr) {
+                const int m = a[1] - a[0], n = b[1] - b[0];
+                const int off = (a[0] - oh0) * int(tw) + (b[0] - ow0);
+                const int taps = a[2] * b[2], div = inc ? a[3] * b[3] : taps;
+                const auto rect = [&](isa::VectorOp op, int a_row, int b_row, int d_row) {
+                  isa::Vop v = vop(op, a_row + off, b_row + off, d_row + off, m, n);
+                  v.asi = v.bsi = v.dsi = 1;
+                  v.aso = v.bso = v.dso = uint16_t(tw);
+                  return v;
+                };
+                if (taps == 0) {  // no tap inside the input: +0 (the constant compared)
+                  isa::Vop v = rect(isa::VectorOp::kGt, 0, 0, row_q);
+                  v.a = v.b = uint16_t(row_k);
+                  v.asi = v.aso = v.bsi = v.bso = 0;
+                  v.b_vmem = true;
+                  emit(v);
+                  continue;
+                }
+                const uint32_t y = f32(1.0f / float(div)), minus_n = f32(-float(div));
+                isa::Vop q0 = rect(isa::VectorOp::kMul, row_s, 0, row_q);
+                q0.b_scalar = true, q0.scalar = y, q0.bsi = q0.bso = 0;
+                emit(q0);
+                isa::Vop rem = rect(isa::VectorOp::kMac, row_q, 0, row_s);
+                rem.b_scalar = true, rem.scalar = minus_n, rem.bsi = rem.bso = 0;
+                emit(rem);
+                // r' = r where r is neither a zero nor a NaN (|r| > 0), else -0: then q = q0
+                // exactly, the sign of a zero quotient included.
+                isa::Vop mag = rect(isa::VectorOp::kLeakyRelu, row_s, 0, row_c);
+                mag.b_scalar = true, mag.scalar = vpu::kMinusOne, mag.bsi = mag.bso = 0;
+                emit(mag);
+                isa::Vop nonzero = rect(isa::VectorOp::kGt, row_c, 0, row_c);
+                nonzero.b_scalar = true, nonzero.scalar = 0, nonzero.bsi = nonzero.bso = 0;
+                emit(nonzero);
+                isa::Vop sel = rect(isa::VectorOp::kSelect, row_s, 0, row_c);
+                sel.b_scalar = true, sel.scalar = vpu::kMinusZero, sel.bsi = sel.bso = 0;
+                emit(sel);
+                isa::Vop q = rect(isa::VectorOp::kMac, row_c, 0, row_q);
+                q.b_scalar = true, q.scalar = y, q.bsi = q.bso = 0;
+                emit(q);
+              }
+            }
+          }
+          // STOREs: the tile's rows, one per output row (one for the tile when it is whole rows).
+          const int src = s.max ? row_s : row_q;
+          const bool whole = tow == s.ow;
+          for (int u = 0; u < (whole ? 1 : toh); ++u) {
+            isa::Store so;
+            so.source = isa::kSrcVmem;
+            so.format = isa::kFmtFp32;
+            so.hbm_addr = r.out.RowAddr(t, (img * s.oh + oh0 + u) * s.ow + ow0);
+            so.hbm_stride = uint32_t(r.out.Pitch());
+            so.acc = uint16_t(src + u * int(tw));
+            so.rows = uint16_t(whole ? toh * tow : tow);
+            so.elems = uint16_t(elems);
+            p.Emit(so);
+            ++st.stores;
+            st.bytes_written += uint64_t(so.rows) * so.elems * 4;
+          }
+        }
+      }
     }
   }
   r.prog = Finish(p, st);

@@ -16,6 +16,12 @@
 namespace tpu::net {
 
 std::string AccelJob::Describe() const {
+  if (kind == Kind::kPool) {
+    return fmt::format(
+        "{} pool {}x{}x{}x{} -> {}x{}, {}x{} window, strides {},{}, pads {},{},{},{}",
+        pool.max ? "max" : "average", pool.n, pool.c, pool.h, pool.w, pool.oh, pool.ow, pool.kh,
+        pool.kw, pool.sh, pool.sw, pool.pt, pool.pl, pool.pb, pool.pr);
+  }
   if (kind == Kind::kVector) {
     std::string ops;
     for (const auto& s : stages) {
@@ -782,6 +788,55 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   c.shapes[n.outputs[0]] = out;
   const std::string in = n.inputs[0], on = n.outputs[0];
   const int64_t planes = x[0] * x[1];
+  if (c.vector_unit) {
+    // On the vector unit (host::CompilePool): the NCHW input moved to NHWC and back.
+    for (int64_t v : {x[0], x[1], win.h, win.w, win.kh, win.kw, win.sh, win.sw, win.dh, win.dw,
+                      win.pt, win.pl, win.pb, win.pr, win.oh, win.ow}) {
+      if (v > 65535) Fail(n, fmt::format("a dimension {} > 65535 on the vector unit", v));
+    }
+    host::PoolShape ps;
+    ps.n = int(x[0]), ps.c = int(x[1]), ps.h = int(win.h), ps.w = int(win.w);
+    ps.kh = int(win.kh), ps.kw = int(win.kw), ps.sh = int(win.sh), ps.sw = int(win.sw);
+    ps.dh = int(win.dh), ps.dw = int(win.dw);
+    ps.pt = int(win.pt), ps.pl = int(win.pl), ps.pb = int(win.pb), ps.pr = int(win.pr);
+    ps.oh = int(win.oh), ps.ow = int(win.ow);
+    ps.max = max;
+    ps.count_include_pad = include_pad;
+    st.accel = true;
+    st.jobs = 1;
+    st.klass = "pool";
+    st.detail = "vector unit";
+    impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+      const Tensor& xt = env.at(in);
+      const int64_t C = ps.c, hw = int64_t(ps.h) * ps.w, ohw = int64_t(ps.oh) * ps.ow;
+      AccelJob job;
+      job.kind = AccelJob::Kind::kPool;
+      job.pool = ps;
+      job.m = int(ps.n * ohw);
+      job.n = ps.c;
+      job.va.resize(xt.f.size());
+      for (int64_t b = 0; b < ps.n; ++b) {
+        for (int64_t ch = 0; ch < C; ++ch) {
+          for (int64_t i = 0; i < hw; ++i) {
+            job.va[size_t((b * hw + i) * C + ch)] = F32Bits(xt.f[size_t((b * C + ch) * hw + i)]);
+          }
+        }
+      }
+      const std::vector<uint32_t> r = accel(job, step);
+      Tensor y;
+      y.shape = out;
+      y.f.resize(size_t(planes * ohw));
+      for (int64_t b = 0; b < ps.n; ++b) {
+        for (int64_t ch = 0; ch < C; ++ch) {
+          for (int64_t i = 0; i < ohw; ++i) {
+            y.f[size_t((b * C + ch) * ohw + i)] = F32FromBits(r.at(size_t((b * ohw + i) * C + ch)));
+          }
+        }
+      }
+      env[on] = std::move(y);
+    });
+    return;
+  }
   impl.execs.push_back([=](Env& env, const AccelFn&, int) {
     const Tensor& xt = env.at(in);
     Tensor y;

@@ -399,4 +399,44 @@ struct VectorProgram {
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
                             const std::vector<VectorStage>& stages, uint64_t data_base = 0);
 
+// Pooling on the vector unit (version 1.4, docs/vpu.md "Pooling"): max or average pooling of an
+// N × H × W × C fp32 NHWC tensor (pixel rows of C channels; C cut into column tiles of the
+// array's C lanes) over kh × kw windows with strides, dilations and pads on each side, into
+// N × OH × OW × C (OH, OW given: the caller's ceil_mode). The numerics contract's vector
+// pooling: per output pixel, in window order (row-major) over the taps inside the input,
+//  * max: m = -inf, then m = max(m, x) (the vector unit's max, IEEE 754-2019 maximum);
+//  * average: s = -0, then s = s + x (the vector unit's add); then for the count n (the taps
+//    inside the input, or the window positions inside the padded input with
+//    count_include_pad) and y = fp32(1/n): q0 = s·y, r = fma(q0, -n, s), r' = r where |r| > 0
+//    (neither a zero nor a NaN), else -0, q = fma(r', y, q0); a window with no tap inside the
+//    input gives +0.
+// (In IEEE mode q is s / n correctly rounded wherever the quotient is normal or zero, and ±inf
+// for an infinite sum: the host's AveragePool bits,
+// HostTest.PoolAverageDivisionIsCorrectlyRounded.)
+struct PoolShape {
+  int n = 1, h = 1, w = 1, c = 1;
+  int kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int pt = 0, pl = 0, pb = 0, pr = 0;  // pads: top, left, bottom, right
+  int oh = 1, ow = 1;
+  bool max = true;
+  bool count_include_pad = false;  // average: divide by the window positions in the padding too
+  // The average's divisor at output (oh, ow) and the taps inside the input there.
+  int Taps(int oh, int ow) const;
+  int Divisor(int oh, int ow) const;
+};
+struct PoolProgram {
+  Compiled prog;
+  PoolShape shape;
+  int tile_h = 0, tile_w = 0, tap_chunk = 0;  // output pixels per vector-memory tile; taps a pass
+  TiledMatrix in;                             // N·H·W × C fp32, tiles of the array's C lanes
+  TiledMatrix out;                            // N·OH·OW × C fp32
+};
+// Per channel tile, image and tile of output pixels (as many as the vector memory holds with the
+// input rows they read): an initial value from a constant row, then per kernel row the input
+// row segments LOADed and one VOP per tap over every output pixel it reaches, the average's
+// division (6 VOPs per rectangle of equal divisors), and STOREs. Throws std::invalid_argument for a
+// machine without the vector unit or too small a vector memory (max: 3 rows, average: 5), a
+// dimension < 1, negative pads, a window position that starts past the padded input.
+PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base = 0);
+
 }  // namespace tpu::host

@@ -16,9 +16,12 @@
 //    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
 //    a host step computing the same operations. With the vector unit, Add and a standalone Relu
 //    are vector steps too, and a Relu that is a vector step's only reader joins it.
-//  * host steps: Relu, Add, BatchNormalization (not after a convolution), MaxPool, AveragePool,
-//    GlobalAveragePool, GlobalMaxPool, Softmax, and Flatten, Reshape, Transpose, Identity,
-//    Dropout (inference), Constant, which only move data. Their numerics are in docs/numerics.md
+//  * pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on the vector unit
+//    (host::CompilePool, the contract's vector pooling) where the machine has one, else host
+//    steps.
+//  * host steps: Relu, Add, BatchNormalization (not after a convolution), Softmax, the pooling
+//    operators without the vector unit, and Flatten, Reshape, Transpose, Identity, Dropout
+//    (inference), Constant, which only move data. Their numerics are in docs/numerics.md
 //    ("Host operators"), computed here with IEEE 754 binary32 / binary64 operations in a stated
 //    order, so this file is their golden definition.
 // Values between steps are fp32 tensors in ONNX's layout (NCHW); a convolution's input is
@@ -118,7 +121,9 @@ Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mo
 struct AccelJob {
   // kVector: elementwise work on the vector unit (host::CompileVector, version 1.4): m × n fp32
   // `va` through `stages`, B `vb` (m × n, or 1 × n for a row) where a stage reads it.
-  enum class Kind : uint8_t { kGemm, kConv, kVector };
+  // kPool: pooling on the vector unit (host::CompilePool, version 1.4) of `pool`'s NHWC fp32
+  // input `va`; the output is N·OH·OW × C (m × n), NHWC.
+  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool };
   Kind kind = Kind::kGemm;
   int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
   host::ConvShape conv;     // kConv: its shape
@@ -132,8 +137,11 @@ struct AccelJob {
   bool relu = false;
   host::OutFormat out = host::OutFormat::kFp32;
   std::vector<host::VectorStage> stages;  // kVector
-  std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits
-  uint64_t Macs() const { return kind == Kind::kVector ? 0 : uint64_t(m) * k * n; }
+  std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits (kPool: va the input)
+  host::PoolShape pool;                   // kPool
+  uint64_t Macs() const {
+    return kind == Kind::kVector || kind == Kind::kPool ? 0 : uint64_t(m) * k * n;
+  }
   std::string Describe() const;  // "GEMM 64x576x64, bias, relu, bf16 out"
 };
 
