@@ -510,6 +510,109 @@ TEST(NetHostOps, Definitions) {
   EXPECT_EQ(F32Bits(net::BnWeight(NAN, 1.0)), num::kFp32CanonicalNaN);
 }
 
+// The data moves (Concat, Split, Slice, Squeeze, Unsqueeze, Pad) on directed values, with the
+// forms ONNX's node tests do not cover: opset-11 attributes, a constant Concat operand, Pad's
+// edge and reflect modes, a run-time constant_value, negative pads, and their errors.
+TEST(NetHostOps, DataMoves) {
+  const auto node = [](const std::string& op, std::vector<std::string> in,
+                       std::vector<std::string> out, std::map<std::string, net::Attr> attrs = {}) {
+    Node n;
+    n.name = out[0];
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    n.attrs = std::move(attrs);
+    return n;
+  };
+  Tensor x;  // 2 x 3: 0 1 2 / 3 4 5
+  x.shape = {2, 3};
+  x.f = {0, 1, 2, 3, 4, 5};
+  Tensor k;
+  k.shape = {2, 1};
+  k.f = {-1, -2};
+  const auto ints = [](std::vector<int64_t> v) {
+    Tensor t;
+    t.shape = {int64_t(v.size())};
+    t.is_int = true;
+    t.i = std::move(v);
+    return t;
+  };
+  Graph g;
+  g.opset = 11;
+  g.inputs = {Input("x", {2, 3}), Input("v", {})};
+  g.constants = {{"k", k},
+                 {"pads", ints({1, -1, 0, 2})},
+                 {"st", ints({2, 1})},
+                 {"en", ints({-100, 2})},
+                 {"ax", ints({1, 0})},
+                 {"sp", ints({-1, 1})}};
+  g.nodes = {node("Concat", {"x", "k"}, {"cat"}, {{"axis", Int(-1)}}),
+             node("Split", {"cat"}, {"s0", "s1"}, {{"axis", Int(1)}, {"split", Ints({1, 3})}}),
+             node("Slice", {"x", "st", "en", "ax", "sp"}, {"sl"}),
+             node("Unsqueeze", {"x"}, {"u"}, {{"axes", Ints({0, -1})}}),
+             node("Squeeze", {"u"}, {"sq"}),
+             node("Pad", {"x", "pads", "v"}, {"pc"}),
+             node("Pad", {"x", "pads"}, {"pe"}, {{"mode", net::Attr{}}}),
+             node("Pad", {"x", "pads"}, {"pr"}, {{"mode", net::Attr{}}})};
+  g.nodes[6].attrs["mode"].kind = net::Attr::Kind::kString;
+  g.nodes[6].attrs["mode"].s = "edge";
+  g.nodes[7].attrs["mode"].kind = net::Attr::Kind::kString;
+  g.nodes[7].attrs["mode"].s = "reflect";
+  for (const char* o : {"cat", "s0", "s1", "sl", "u", "sq", "pc", "pe", "pr"}) {
+    g.outputs.push_back(Input(o, {}));
+  }
+  Tensor v;
+  v.shape = {};
+  v.f = {9.5f};
+  const auto out = RunGraph(g, {{"x", x}, {"v", v}});
+  const auto want = [&](const char* name, Shape shape, std::vector<float> f) {
+    EXPECT_EQ(out.at(name).shape, shape) << name;
+    EXPECT_EQ(out.at(name).f, f) << name;
+  };
+  want("cat", {2, 4}, {0, 1, 2, -1, 3, 4, 5, -2});
+  want("s0", {2, 1}, {0, 3});
+  want("s1", {2, 3}, {1, 2, -1, 4, 5, -2});
+  // Axis 1 from 2 down to the start (steps -1), axis 0 from 1 to 0 (exclusive): row 1 reversed.
+  want("sl", {1, 3}, {5, 4, 3});
+  want("u", {1, 2, 3, 1}, {0, 1, 2, 3, 4, 5});
+  want("sq", {2, 3}, {0, 1, 2, 3, 4, 5});
+  // pads: one row before, one column cut at the front, two columns after: 3 x 4.
+  want("pc", {3, 4}, {9.5f, 9.5f, 9.5f, 9.5f, 1, 2, 9.5f, 9.5f, 4, 5, 9.5f, 9.5f});
+  want("pe", {3, 4}, {1, 2, 2, 2, 1, 2, 2, 2, 4, 5, 5, 5});
+  want("pr", {3, 4}, {4, 5, 4, 3, 1, 2, 1, 0, 4, 5, 4, 3});
+  // Errors, one line naming the node.
+  const auto fails = [&](Node n, const std::string& what, std::map<std::string, Tensor> consts) {
+    Graph e;
+    e.opset = 13;
+    e.inputs = {Input("x", {2, 3})};
+    e.constants = std::move(consts);
+    e.nodes = {std::move(n)};
+    for (const auto& o : e.nodes[0].outputs) e.outputs.push_back(Input(o, {}));
+    try {
+      net::Plan::Build(e, {}, num::Mode::kIeee);
+      ADD_FAILURE() << "planned: " << what;
+    } catch (const net::Error& err) {
+      EXPECT_NE(std::string(err.what()).find(what), std::string::npos) << err.what();
+    }
+  };
+  fails(node("Concat", {"x", "k"}, {"y"}, {{"axis", Int(0)}}), "does not match", {{"k", k}});
+  fails(node("Concat", {"x"}, {"y"}), "axis is missing", {});
+  fails(node("Split", {"x"}, {"a", "b"}, {{"axis", Int(1)}}), "into 2 equal parts", {});
+  fails(node("Split", {"x", "s"}, {"a", "b"}), "does not cut", {{"s", ints({1, 2})}});
+  fails(node("Slice", {"x", "x", "x"}, {"y"}), "starts must be a constant int64", {});
+  fails(node("Slice", {"x", "st", "st"}, {"y"}), "is empty", {{"st", ints({1})}});
+  fails(node("Squeeze", {"x", "a"}, {"y"}), "is not 1", {{"a", ints({0})}});
+  fails(node("Unsqueeze", {"x"}, {"y"}), "axes are missing", {});
+  fails(node("Pad", {"x", "p"}, {"y"}), "do not match", {{"p", ints({1, 1})}});
+  Node wrap = node("Pad", {"x", "p"}, {"y"}, {{"mode", net::Attr{}}});
+  wrap.attrs["mode"].kind = net::Attr::Kind::kString;
+  wrap.attrs["mode"].s = "wrap";
+  fails(wrap, "mode 'wrap'", {{"p", ints({0, 0, 0, 0})}});
+  Node far = wrap;
+  far.attrs["mode"].s = "reflect";
+  fails(far, "exceed axis", {{"p", ints({2, 0, 0, 0})}});
+}
+
 TEST(NetHostOps, PoolsAndSoftmax) {
   Graph g;
   g.opset = 13;

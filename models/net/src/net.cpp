@@ -1124,6 +1124,322 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   });
 }
 
+// Data moves with several inputs or outputs or computed indices (docs/onnx.md): Concat, Split,
+// Slice, Squeeze, Unsqueeze, Pad. Each output element is an input element (or Pad's value), so
+// no bit changes; their index arguments must be constants when the plan is built.
+bool IsDataMove(const std::string& op) {
+  return op == "Concat" || op == "Split" || op == "Slice" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Pad";
+}
+
+// A constant int64 input's values (Error naming it when it is not one).
+std::vector<int64_t> ConstInts(const Ctx& c, const Node& n, size_t input, const char* what) {
+  const Tensor* t = c.Const(n, input);
+  if (t == nullptr || !t->is_int) {
+    Fail(n, fmt::format("{} must be a constant int64 tensor", what));
+  }
+  return t->i;
+}
+
+// Row-major strides of a shape.
+std::vector<int64_t> Strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+// For every element of `out` (row-major), the input element `map(axis, o)` gives per axis
+// (-1 anywhere: the element is the fill value).
+std::vector<int64_t> GatherIndex(const Shape& in, const Shape& out,
+                                 const std::function<int64_t(size_t, int64_t)>& map) {
+  const auto st = Strides(in);
+  std::vector<int64_t> src(size_t(Elements(out)));
+  std::vector<int64_t> cnt(out.size(), 0);
+  for (size_t f = 0; f < src.size(); ++f) {
+    int64_t o = 0;
+    for (size_t a = 0; a < out.size() && o >= 0; ++a) {
+      const int64_t i = map(a, cnt[a]);
+      o = i < 0 ? -1 : o + i * st[a];
+    }
+    src[f] = o;
+    for (size_t a = out.size(); a-- > 0;) {
+      if (++cnt[a] < out[a]) break;
+      cnt[a] = 0;
+    }
+  }
+  return src;
+}
+
+void PlanMove(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
+  const std::string& op = n.op;
+  for (const auto& i : n.inputs) {
+    if (!i.empty() && !c.constants.count(i)) st.inputs.push_back(i);
+  }
+  if (st.inputs.empty() && c.Has(n, 0)) st.inputs.push_back(n.inputs[0]);
+  st.detail = "data move";
+  const Shape x = c.ShapeOf(n, 0);
+  if (op == "Concat") {
+    CheckAttrs(n, {"axis"});
+    if (!n.attrs.count("axis")) Fail(n, "axis is missing");
+    if (Outputs(n) != 1) Fail(n, fmt::format("{} outputs; one is supported", Outputs(n)));
+    const int64_t axis = NormAxis(n, AttrInt(n, "axis", 0), x.size());
+    Shape out = x;
+    out[size_t(axis)] = 0;
+    std::vector<std::string> ins;
+    std::vector<int64_t> sizes;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k].empty()) continue;
+      const Shape s = c.ShapeOf(n, k);
+      bool same = s.size() == x.size();
+      for (size_t a = 0; same && a < s.size(); ++a) same = int64_t(a) == axis || s[a] == x[a];
+      if (!same) {
+        Fail(n, fmt::format("input {} {} does not match {} outside axis {}", k, ShapeText(s),
+                            ShapeText(x), axis));
+      }
+      ins.push_back(n.inputs[k]);
+      sizes.push_back(s[size_t(axis)]);
+      out[size_t(axis)] += s[size_t(axis)];
+    }
+    int64_t outer = 1, inner = 1;
+    for (size_t a = 0; a < x.size(); ++a) {
+      if (int64_t(a) < axis) outer *= x[a];
+      if (int64_t(a) > axis) inner *= x[a];
+    }
+    const std::string on = n.outputs[0];
+    st.outputs = {on};
+    st.out_shape = out;
+    c.shapes[on] = out;
+    impl.execs.push_back([=](Env& env, const AccelFn&, int) {
+      Tensor y;
+      y.shape = out;
+      y.f.reserve(size_t(Elements(out)));
+      for (int64_t o = 0; o < outer; ++o) {
+        for (size_t k = 0; k < ins.size(); ++k) {
+          const auto& f = env.at(ins[k]).f;
+          const int64_t block = sizes[k] * inner;
+          y.f.insert(y.f.end(), f.begin() + o * block, f.begin() + (o + 1) * block);
+        }
+      }
+      env[on] = std::move(y);
+    });
+    return;
+  }
+  if (op == "Split") {
+    CheckAttrs(n, {"axis", "split", "num_outputs"});
+    const int64_t axis = NormAxis(n, AttrInt(n, "axis", 0), x.size());
+    const int64_t dim = x[size_t(axis)];
+    const auto outs = int64_t(n.outputs.size());
+    std::vector<int64_t> split;
+    if (c.Has(n, 1)) {
+      split = ConstInts(c, n, 1, "split");
+    } else if (n.attrs.count("split")) {
+      split = AttrInts(n, "split", {});
+    } else {
+      const int64_t parts = AttrInt(n, "num_outputs", outs);
+      const int64_t each = n.attrs.count("num_outputs") ? (dim + parts - 1) / parts : dim / parts;
+      if (!n.attrs.count("num_outputs") && dim % parts != 0) {
+        Fail(n, fmt::format("axis {} of {} does not split into {} equal parts", axis, ShapeText(x),
+                            parts));
+      }
+      for (int64_t i = 0, left = dim; i < parts; ++i, left -= each) {
+        split.push_back(std::min(each, left));
+      }
+    }
+    int64_t total = 0;
+    for (int64_t v : split) {
+      if (v < 1) Fail(n, fmt::format("split {}: empty parts are not supported", IntsText(split)));
+      total += v;
+    }
+    if (int64_t(split.size()) != outs || total != dim) {
+      Fail(n, fmt::format("split {} does not cut axis {} ({}) into {} outputs", IntsText(split),
+                          axis, dim, outs));
+    }
+    int64_t outer = 1, inner = 1;
+    for (size_t a = 0; a < x.size(); ++a) {
+      if (int64_t(a) < axis) outer *= x[a];
+      if (int64_t(a) > axis) inner *= x[a];
+    }
+    std::vector<Shape> shapes;
+    for (int64_t k = 0; k < outs; ++k) {
+      Shape s = x;
+      s[size_t(axis)] = split[size_t(k)];
+      shapes.push_back(s);
+      c.shapes[n.outputs[size_t(k)]] = s;
+    }
+    st.outputs = n.outputs;
+    st.out_shape = shapes[0];
+    const std::vector<std::string> names = n.outputs;
+    const std::string in = n.inputs[0];
+    impl.execs.push_back([=](Env& env, const AccelFn&, int) {
+      const auto& f = env.at(in).f;
+      int64_t first = 0;
+      for (size_t k = 0; k < names.size(); ++k) {
+        Tensor y;
+        y.shape = shapes[k];
+        y.f.reserve(size_t(Elements(shapes[k])));
+        for (int64_t o = 0; o < outer; ++o) {
+          const auto at = f.begin() + (o * dim + first) * inner;
+          y.f.insert(y.f.end(), at, at + split[k] * inner);
+        }
+        first += split[k];
+        env[names[k]] = std::move(y);
+      }
+    });
+    return;
+  }
+  if (Outputs(n) != 1) Fail(n, fmt::format("{} outputs; one is supported", Outputs(n)));
+  const std::string on = n.outputs[0], in = n.inputs[0];
+  Shape out;
+  std::vector<int64_t> src;  // empty: the same elements in the same order
+  std::string value_name;    // Pad: a run-time constant_value
+  float value = 0.0f;
+  const bool new_axes = c.g.opset >= 13;
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    CheckAttrs(n, {"axes"});
+    const bool given = new_axes ? c.Has(n, 1) : n.attrs.count("axes") != 0;
+    std::vector<int64_t> axes;
+    if (given) axes = new_axes ? ConstInts(c, n, 1, "axes") : AttrInts(n, "axes", {});
+    if (op == "Unsqueeze") {
+      if (!given) Fail(n, "axes are missing");
+      const size_t rank = x.size() + axes.size();
+      std::vector<bool> added(rank, false);
+      for (int64_t a : axes) {
+        const int64_t na = NormAxis(n, a, rank);
+        if (added[size_t(na)]) Fail(n, fmt::format("axes {} repeat an axis", IntsText(axes)));
+        added[size_t(na)] = true;
+      }
+      for (size_t a = 0, k = 0; a < rank; ++a) out.push_back(added[a] ? 1 : x[k++]);
+    } else {
+      std::vector<bool> drop(x.size(), !given);
+      if (!given) {
+        for (size_t a = 0; a < x.size(); ++a) drop[a] = x[a] == 1;
+      }
+      for (int64_t a : axes) {
+        const int64_t na = NormAxis(n, a, x.size());
+        if (x[size_t(na)] != 1) {
+          Fail(n, fmt::format("axis {} of {} is not 1", a, ShapeText(x)));
+        }
+        drop[size_t(na)] = true;
+      }
+      for (size_t a = 0; a < x.size(); ++a) {
+        if (!drop[a]) out.push_back(x[a]);
+      }
+    }
+  } else if (op == "Slice") {
+    CheckAttrs(n, {"starts", "ends", "axes"});
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.g.opset >= 10) {
+      starts = ConstInts(c, n, 1, "starts");
+      ends = ConstInts(c, n, 2, "ends");
+      if (c.Has(n, 3)) axes = ConstInts(c, n, 3, "axes");
+      if (c.Has(n, 4)) steps = ConstInts(c, n, 4, "steps");
+    } else {
+      starts = AttrInts(n, "starts", {});
+      ends = AttrInts(n, "ends", {});
+      axes = AttrInts(n, "axes", {});
+    }
+    if (axes.empty()) {
+      for (size_t a = 0; a < starts.size(); ++a) axes.push_back(int64_t(a));
+    }
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size()) {
+      Fail(n, "starts, ends, axes and steps differ in length");
+    }
+    std::vector<int64_t> first(x.size(), 0), step(x.size(), 1);
+    out = x;
+    std::vector<bool> seen(x.size(), false);
+    for (size_t k = 0; k < starts.size(); ++k) {
+      const auto a = size_t(NormAxis(n, axes[k], x.size()));
+      if (seen[a]) Fail(n, fmt::format("axes {} repeat an axis", IntsText(axes)));
+      seen[a] = true;
+      const int64_t d = x[a], sp = steps[k];
+      if (sp == 0) Fail(n, "a step of 0");
+      const auto clampi = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v, lo, hi); };
+      int64_t b = starts[k] < 0 ? starts[k] + d : starts[k];
+      int64_t e = ends[k] < 0 ? ends[k] + d : ends[k];
+      if (sp > 0) {
+        b = clampi(b, 0, d), e = clampi(e, 0, d);
+        out[a] = e > b ? (e - b + sp - 1) / sp : 0;
+      } else {
+        b = clampi(b, 0, d - 1), e = clampi(e, -1, d - 1);
+        out[a] = b > e ? (b - e - sp - 1) / -sp : 0;
+      }
+      first[a] = b, step[a] = sp;
+    }
+    if (Elements(out) == 0) Fail(n, fmt::format("the slice of {} is empty", ShapeText(x)));
+    src = GatherIndex(x, out, [=](size_t a, int64_t o) { return first[a] + o * step[a]; });
+  } else {  // Pad
+    CheckAttrs(n, {"mode", "pads", "value"});
+    const std::string mode = AttrString(n, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge") {
+      Fail(n, fmt::format("mode '{}' is not supported", mode));
+    }
+    std::vector<int64_t> pads;
+    if (c.g.opset >= 11) {
+      pads = ConstInts(c, n, 1, "pads");
+      if (c.Has(n, 2)) {
+        if (const Tensor* v = c.Const(n, 2)) {
+          if (v->f.size() != 1) Fail(n, "constant_value must be one element");
+          value = v->f[0];
+        } else {
+          value_name = n.inputs[2];
+        }
+      }
+    } else {
+      pads = AttrInts(n, "pads", {});
+      value = AttrFloat(n, "value", 0.0f);
+    }
+    std::vector<int64_t> axes;
+    if (c.Has(n, 3)) {
+      axes = ConstInts(c, n, 3, "axes");
+    } else {
+      for (size_t a = 0; a < x.size(); ++a) axes.push_back(int64_t(a));
+    }
+    if (pads.size() != 2 * axes.size()) {
+      Fail(n, fmt::format("pads {} do not match {} axes", IntsText(pads), axes.size()));
+    }
+    std::vector<int64_t> pb(x.size(), 0);
+    out = x;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const auto a = size_t(NormAxis(n, axes[k], x.size()));
+      pb[a] = pads[k];
+      out[a] = x[a] + pads[k] + pads[k + axes.size()];
+      if (out[a] < 1) Fail(n, fmt::format("pads {} leave axis {} empty", IntsText(pads), a));
+      if (mode != "constant" && (pads[k] > 0 || pads[k + axes.size()] > 0) &&
+          x[a] < (mode == "reflect" ? 2 : 1)) {
+        Fail(n, fmt::format("{} padding of axis {} of size {}", mode, a, x[a]));
+      }
+      if (mode == "reflect" && std::max(pads[k], pads[k + axes.size()]) > x[a] - 1) {
+        Fail(n, fmt::format("reflect pads {} exceed axis {} of size {}", IntsText(pads), a, x[a]));
+      }
+    }
+    src = GatherIndex(x, out, [=](size_t a, int64_t o) -> int64_t {
+      const int64_t i = o - pb[a], d = x[a];
+      if (i >= 0 && i < d) return i;
+      if (mode == "edge") return std::clamp<int64_t>(i, 0, d - 1);
+      if (mode == "reflect") return i < 0 ? -i : 2 * (d - 1) - i;
+      return -1;
+    });
+  }
+  st.outputs = {on};
+  st.out_shape = out;
+  c.shapes[on] = out;
+  impl.execs.push_back([=](Env& env, const AccelFn&, int) {
+    const Tensor& t = env.at(in);
+    Tensor y;
+    y.shape = out;
+    if (src.empty()) {
+      y.f = t.f;
+    } else {
+      const float fill = value_name.empty() ? value : env.at(value_name).f.at(0);
+      y.f.resize(src.size());
+      for (size_t i = 0; i < src.size(); ++i) y.f[i] = src[i] < 0 ? fill : t.f[size_t(src[i])];
+    }
+    env[on] = std::move(y);
+  });
+}
+
 void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const std::string& op = n.op;
   if (op == "BatchNormalization" && (Outputs(n) != 1 || AttrInt(n, "training_mode", 0))) {
@@ -1333,6 +1649,12 @@ const std::set<std::string>& KnownOps() {
                                             "Identity",
                                             "Dropout",
                                             "Constant",
+                                            "Concat",
+                                            "Split",
+                                            "Slice",
+                                            "Squeeze",
+                                            "Unsqueeze",
+                                            "Pad",
                                             "BatchNormalization",
                                             "Sigmoid",
                                             "Tanh",
@@ -1513,7 +1835,10 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
         Fail(n, fmt::format("input '{}' is not produced by any earlier node", in));
       }
       // Integers only where an operator takes them: Reshape's shape, Dropout's training_mode.
-      const bool int_ok = (n.op == "Reshape" && k == 1) || (n.op == "Dropout" && k == 2);
+      const bool int_ok = (n.op == "Reshape" && k == 1) || (n.op == "Dropout" && k == 2) ||
+                          (n.op == "Slice" && k >= 1) || (n.op == "Split" && k == 1) ||
+                          ((n.op == "Squeeze" || n.op == "Unsqueeze") && k == 1) ||
+                          (n.op == "Pad" && (k == 1 || k == 3));
       const auto ct = c.constants.find(in);
       if (!int_ok && ct != c.constants.end() && ct->second.is_int) {
         Fail(n, fmt::format("input '{}' is an integer tensor; float32 is required", in));
@@ -1539,6 +1864,8 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       PlanPool(c, n, *impl, st);
     } else if (n.op == "Softmax") {
       PlanSoftmax(c, n, *impl, st);
+    } else if (IsDataMove(n.op)) {
+      PlanMove(c, n, *impl, st);
     } else if (IsVectorOp(n.op) || (c.vector_unit && (n.op == "Add" || n.op == "Relu"))) {
       // Add and Relu go to the vector unit where there is one (else the host's, below).
       PlanVector(c, n, *impl, st, done);

@@ -21,7 +21,8 @@
 //    steps.
 //  * host steps: Relu, Add, BatchNormalization (not after a convolution), Softmax, the pooling
 //    operators without the vector unit, and Flatten, Reshape, Transpose, Identity, Dropout
-//    (inference), Constant, which only move data. Their numerics are in docs/numerics.md
+//    (inference), Concat, Split, Slice, Squeeze, Unsqueeze, Pad, Constant, which only move data.
+//    Their numerics are in docs/numerics.md
 //    ("Host operators"), computed here with IEEE 754 binary32 / binary64 operations in a stated
 //    order, so this file is their golden definition.
 // Values between steps are fp32 tensors in ONNX's layout (NCHW); a convolution's input is
