@@ -967,6 +967,16 @@ TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
       }
     }
   }
+  {
+    // A last relu is the STORE's in IEEE mode (no VOP for it), a VOP in FTZ mode.
+    MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+    cfg.vmem_depth = 64;
+    const std::vector<host::VectorStage> add_relu = {{isa::VectorOp::kAdd, host::VectorB::kRow},
+                                                     {isa::VectorOp::kRelu}};
+    EXPECT_EQ(host::CompileVector(cfg, 4, 4, add_relu).prog.stats.vops, 1u);
+    cfg.mode = num::Mode::kFtz;
+    EXPECT_EQ(host::CompileVector(cfg, 4, 4, add_relu).prog.stats.vops, 2u);
+  }
   // What it refuses.
   MachineConfig none = Cfg(3, 5, 8, 8, 8);
   const std::vector<host::VectorStage> relu = {{isa::VectorOp::kRelu}};
@@ -1100,28 +1110,44 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
     EXPECT_EQ(r.counters.hbm_bytes_written, p.prog.stats.bytes_written);
   }
   {
-    // The program's size: 3x3 max pooling, stride 2, pads 1, of one 8x8 image in one tile.
-    // The constant row (1 LOAD, 2 VOPs), the tile's initial value (1 VOP), per kernel row its
-    // input rows (3, 4 and 4 LOADs: the top row's first output reads the padding) and one VOP
-    // per tap, one STORE.
+    // The program's size: 3x3 max pooling, stride 2, pads 1, of one 8x8 image. With 400 rows
+    // the whole image is one tile in band mode: the constant row (1 LOAD, 2 VOPs), the tile's
+    // input rows in one LOAD, its initial value (1 VOP), one VOP per tap, one STORE.
     MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
-    cfg.vmem_depth = 64;
+    cfg.vmem_depth = 400;
     host::PoolShape s{1, 8, 8, 5, 3, 3, 2, 2};
     s.pt = s.pl = s.pb = s.pr = 1;
     s.oh = s.ow = 4;
     const host::PoolProgram p = host::CompilePool(cfg, s);
+    EXPECT_TRUE(p.band);
     EXPECT_EQ(p.tile_h, 4);
-    EXPECT_EQ(p.tile_w, 4);
-    EXPECT_EQ(p.prog.stats.vector_loads, 12u);
-    EXPECT_EQ(p.prog.stats.vops, 12u);
+    EXPECT_EQ(p.prog.stats.vector_loads, 2u);
+    EXPECT_EQ(p.prog.stats.vops, 2u + 1 + 9);
     EXPECT_EQ(p.prog.stats.stores, 1u);
-    // The average: 3 rows per output pixel, so 63 rows hold 3 output rows (3 x (12 + 9)); 6 VOPs
-    // per rectangle of equal divisors: 2 x 2 in the first tile (the top row and left column
-    // have 2 taps a side, the others 3), 1 x 2 in the second.
+    // The average: 6 VOPs per rectangle of equal divisors, 2 x 2 of them (the top row and left
+    // column have 2 taps a side, the others 3).
     s.max = false;
     const host::PoolProgram a = host::CompilePool(cfg, s);
-    EXPECT_EQ(a.tile_h, 3);
-    EXPECT_EQ(a.prog.stats.vops, 2 + (1 + 9 + 4 * 6) + (1 + 9 + 2 * 6));
+    EXPECT_EQ(a.tile_h, 4);
+    EXPECT_EQ(a.prog.stats.vops, 2u + 1 + 9 + 4 * 6);
+    // 20 rows do not hold an output row with its band (4 + 3 x 8): segments, one output row a
+    // tile (4 + 9 rows), a LOAD per kernel row inside the image (2 for the top row, else 3).
+    cfg.vmem_depth = 20;
+    s.max = true;
+    const host::PoolProgram seg = host::CompilePool(cfg, s);
+    EXPECT_FALSE(seg.band);
+    EXPECT_EQ(seg.tile_h, 1);
+    EXPECT_EQ(seg.prog.stats.vector_loads, 1u + 2 + 3 * 3);
+    EXPECT_EQ(seg.prog.stats.vops, 2u + (1 + 6) + 3 * (1 + 9));
+    EXPECT_EQ(seg.prog.stats.stores, 4u);
+    // Three images, 2x2 windows with stride 2: stacked into one 12-row image, one tile.
+    cfg.vmem_depth = 400;
+    host::PoolShape st{3, 4, 4, 5, 2, 2, 2, 2};
+    st.oh = st.ow = 2;
+    const host::PoolProgram stk = host::CompilePool(cfg, st);
+    EXPECT_EQ(stk.tile_h, 6);
+    EXPECT_EQ(stk.prog.stats.vector_loads, 2u);
+    EXPECT_EQ(stk.prog.stats.vops, 2u + 1 + 4);
     // Windows of -0 average to -0 (the sum starts from -0, the additive identity), max to -0.
     for (const host::PoolProgram* prog : {&p, &a}) {
       Machine mach(cfg);

@@ -1281,13 +1281,19 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
     p.Emit(ld);
     ++st.vector_loads;
   };
+  // A last relu stage is the STORE's relu in IEEE mode (the same bits: max(x, +0) with NaN as
+  // 0x7FC00000; in FTZ mode the vector unit's relu also flushes a subnormal, the store's does
+  // not).
+  std::vector<VectorStage> run = stages;
+  const bool store_relu = cfg.mode == num::Mode::kIeee && run.back().op == isa::VectorOp::kRelu;
+  if (store_relu) run.pop_back();
   for (int t = 0; t < r.a.Tiles(); ++t) {
     if (b_kind == VectorB::kRow) load(r.b, t, 0, 1, rows);
     for (int r0 = 0; r0 < m; r0 += rows) {
       const int count = std::min(rows, m - r0);
       load(r.a, t, r0, count, 0);
       if (b_kind == VectorB::kTensor) load(r.b, t, r0, count, rows);
-      for (const VectorStage& s : stages) {
+      for (const VectorStage& s : run) {
         isa::Vop v;
         v.op = uint8_t(s.op);
         v.a_vmem = true;
@@ -1308,6 +1314,7 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
       isa::Store so;
       so.source = isa::kSrcVmem;
       so.format = isa::kFmtFp32;
+      so.activation = store_relu ? isa::kActRelu : isa::kActNone;
       so.hbm_addr = r.out.RowAddr(t, r0);
       so.hbm_stride = uint32_t(r.out.Pitch());
       so.acc = 0;
@@ -1383,32 +1390,49 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
     Bad(fmt::format("CompilePool: {}x{} outputs: the last window starts past the padded input",
                     s.oh, s.ow));
   }
+  // Images stacked into one tall image where no window crosses an image's edge (no vertical
+  // pads, windows within their stride's rows, H = OH·sh: a global pool, 2x2 stride 2 on even
+  // sizes), so a tile and each VOP span many images.
+  const int64_t ext_h = int64_t(s.kh - 1) * s.dh + 1;
+  PoolShape g = s;
+  if (s.n > 1 && s.pt == 0 && s.pb == 0 && ext_h <= s.sh && int64_t(s.oh) * s.sh == s.h &&
+      int64_t(s.n) * s.h <= std::numeric_limits<int>::max()) {
+    g.h = s.n * s.h, g.oh = s.n * s.oh, g.n = 1;
+  }
   const int depth = cfg.vmem_depth;
   const int kout = s.max ? 1 : 3;  // vector-memory rows per output pixel: S (Q and C: average)
   const int avail = depth - 1;     // the last row holds the constant (-inf or -0)
   const auto seg_of = [&](int64_t tw, int64_t jc) { return (tw - 1) * s.sw + (jc - 1) * s.dw + 1; };
-  // The tile: whole output rows and every tap of a kernel row if they fit, else fewer output
-  // pixels of one row, else one pixel and the taps of a kernel row in chunks.
+  const auto band_of = [&](int64_t th) { return ((th - 1) * s.sh + ext_h) * s.w; };
+  // The tile: whole output rows with the band of whole input rows they read (one LOAD a tile)
+  // if one output row fits so; else per kernel row its segments: whole output rows if they fit,
+  // else fewer output pixels of one row, else one pixel and the taps of a kernel row in chunks.
   int64_t th = 0, tw = s.ow, jc = s.kw;
-  th = avail / (kout * tw + seg_of(tw, jc));
-  if (th < 1) {
+  const bool band = kout * tw + band_of(1) <= avail;
+  if (band) {
     th = 1;
-    while (tw > 1 && kout * tw + seg_of(tw, jc) > avail) --tw;
-    if (kout * tw + seg_of(tw, jc) > avail) {
-      while (jc > 1 && kout + seg_of(1, jc) > avail) --jc;
+    while (th < g.oh && kout * (th + 1) * tw + band_of(th + 1) <= avail) ++th;
+  } else {
+    th = avail / (kout * tw + seg_of(tw, jc));
+    if (th < 1) {
+      th = 1;
+      while (tw > 1 && kout * tw + seg_of(tw, jc) > avail) --tw;
+      if (kout * tw + seg_of(tw, jc) > avail) {
+        while (jc > 1 && kout + seg_of(1, jc) > avail) --jc;
+      }
     }
-  }
-  th = std::min<int64_t>(th, s.oh);
-  if (kout * th * tw + th * seg_of(tw, jc) > avail) {
-    Bad(fmt::format("CompilePool: VmemDepth = {} is too small for {} pooling (at least {} rows)",
-                    depth, s.max ? "max" : "average", kout + 2));
+    th = std::min<int64_t>(th, g.oh);
+    if (kout * th * tw + th * seg_of(tw, jc) > avail) {
+      Bad(fmt::format("CompilePool: VmemDepth = {} is too small for {} pooling (at least {} rows)",
+                      depth, s.max ? "max" : "average", kout + 2));
+    }
   }
   const int T = int(th * tw), seg = int(seg_of(tw, jc));
   const int row_s = 0, row_q = T, row_c = 2 * T, row_in = kout * T, row_k = depth - 1;
   Program p(cfg, data_base);
   PoolProgram r;
   r.shape = s;
-  r.tile_h = int(th), r.tile_w = int(tw), r.tap_chunk = int(jc);
+  r.tile_h = int(th), r.tile_w = int(tw), r.tap_chunk = int(jc), r.band = band;
   r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, 4,
                        fmt::format("input ({}x{}x{}x{} fp32 NHWC)", s.n, s.h, s.w, s.c));
   r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, 4,
@@ -1454,17 +1478,33 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
   };
   for (int t = 0; t < r.in.Tiles(); ++t) {
     const int elems = r.in.TileCols(t);
-    for (int img = 0; img < s.n; ++img) {
-      for (int oh0 = 0; oh0 < s.oh; oh0 += int(th)) {
-        const int toh = std::min(int(th), s.oh - oh0);
+    for (int img = 0; img < g.n; ++img) {
+      for (int oh0 = 0; oh0 < g.oh; oh0 += int(th)) {
+        const int toh = std::min(int(th), g.oh - oh0);
         for (int ow0 = 0; ow0 < s.ow; ow0 += int(tw)) {
           const int tow = std::min(int(tw), s.ow - ow0);
           // S = the constant, on every output pixel of the tile (row (oh - oh0)·tw + ow - ow0).
           isa::Vop init = vop(isa::VectorOp::kCopy, row_k, 0, row_s, toh, tow);
           init.dsi = 1, init.dso = uint16_t(tw);
           emit(init);
+          // Band: input rows ih_lo .. ih_hi - 1 (those the tile's windows reach), one LOAD.
+          const int64_t ih_lo = std::max<int64_t>(0, int64_t(oh0) * s.sh - s.pt);
+          const int64_t ih_hi =
+              std::min<int64_t>(g.h, int64_t(oh0 + toh - 1) * s.sh - s.pt + ext_h);
+          if (band && ih_lo < ih_hi) {
+            isa::Load ld;
+            ld.buffer = isa::kBufVmem;
+            ld.format = isa::kFmtFp32;
+            ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * g.h + ih_lo) * s.w));
+            ld.hbm_stride = uint32_t(r.in.Pitch());
+            ld.dst = uint16_t(row_in);
+            ld.rows = uint16_t((ih_hi - ih_lo) * s.w);
+            ld.elems = uint16_t(elems);
+            p.Emit(ld);
+            ++st.vector_loads;
+          }
           for (int i = 0; i < s.kh; ++i) {
-            const auto [oh_lo, oh_hi] = TapRange(i, s.sh, s.pt, s.dh, s.h, oh0, oh0 + toh);
+            const auto [oh_lo, oh_hi] = TapRange(i, s.sh, s.pt, s.dh, g.h, oh0, oh0 + toh);
             if (oh_lo >= oh_hi) continue;
             for (int j0 = 0; j0 < s.kw; j0 += int(jc)) {
               const int j1 = std::min(s.kw, j0 + int(jc));
@@ -1474,12 +1514,12 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
               const int64_t iw_hi = std::min<int64_t>(
                   s.w, iw0 + (tow - 1) * int64_t(s.sw) + int64_t(j1 - 1 - j0) * s.dw + 1);
               if (iw_lo >= iw_hi) continue;
-              for (int oh = oh_lo; oh < oh_hi; ++oh) {
+              for (int oh = oh_lo; oh < oh_hi && !band; ++oh) {
                 const int64_t ih = int64_t(oh) * s.sh - s.pt + int64_t(i) * s.dh;
                 isa::Load ld;
                 ld.buffer = isa::kBufVmem;
                 ld.format = isa::kFmtFp32;
-                ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * s.h + ih) * s.w + iw_lo));
+                ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * g.h + ih) * s.w + iw_lo));
                 ld.hbm_stride = uint32_t(r.in.Pitch());
                 ld.dst = uint16_t(row_in + (oh - oh0) * seg + (iw_lo - iw0));
                 ld.rows = uint16_t(iw_hi - iw_lo);
@@ -1491,12 +1531,19 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
                 const auto [ow_lo, ow_hi] = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
                 if (ow_lo >= ow_hi) continue;
                 const int m = oh_hi - oh_lo, n = ow_hi - ow_lo;
-                const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw - iw0;
+                const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw;
                 const int d = row_s + (oh_lo - oh0) * int(tw) + (ow_lo - ow0);
-                isa::Vop v = vop(s.max ? isa::VectorOp::kMax : isa::VectorOp::kAdd,
-                                 int(row_in + (oh_lo - oh0) * seg + col), d, d, m, n);
+                // A: band row (ih - ih_lo)·W + iw, or segment row (oh - oh0)·seg + iw - iw0.
+                const int64_t a =
+                    band
+                        ? row_in +
+                              (int64_t(oh_lo) * s.sh - s.pt + int64_t(i) * s.dh - ih_lo) * s.w + col
+                        : row_in + int64_t(oh_lo - oh0) * seg + col - iw0;
+                isa::Vop v =
+                    vop(s.max ? isa::VectorOp::kMax : isa::VectorOp::kAdd, int(a), d, d, m, n);
                 v.b_vmem = true;
-                v.asi = uint16_t(n > 1 ? s.sw : 0), v.aso = uint16_t(m > 1 ? seg : 0);
+                v.asi = uint16_t(n > 1 ? s.sw : 0);
+                v.aso = uint16_t(m > 1 ? (band ? int64_t(s.sh) * s.w : seg) : 0);
                 v.bsi = v.dsi = 1;
                 v.bso = v.dso = uint16_t(tw);
                 emit(v);
@@ -1519,8 +1566,8 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
             };
             const bool inc = s.count_include_pad;
             const auto hr = runs(oh0, oh0 + toh, [&](int o) {
-              return std::pair{AxisTaps(o, s.kh, s.sh, s.dh, s.pt, s.h, false, s.pb),
-                               inc ? AxisTaps(o, s.kh, s.sh, s.dh, s.pt, s.h, true, s.pb) : 0};
+              return std::pair{AxisTaps(o, s.kh, s.sh, s.dh, s.pt, g.h, false, s.pb),
+                               inc ? AxisTaps(o, s.kh, s.sh, s.dh, s.pt, g.h, true, s.pb) : 0};
             });
             const auto wr = runs(ow0, ow0 + tow, [&](int o) {
               return std::pair{AxisTaps(o, s.kw, s.sw, s.dw, s.pl, s.w, false, s.pr),
@@ -1576,7 +1623,7 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
             isa::Store so;
             so.source = isa::kSrcVmem;
             so.format = isa::kFmtFp32;
-            so.hbm_addr = r.out.RowAddr(t, (img * s.oh + oh0 + u) * s.ow + ow0);
+            so.hbm_addr = r.out.RowAddr(t, (img * g.oh + oh0 + u) * s.ow + ow0);
             so.hbm_stride = uint32_t(r.out.Pitch());
             so.acc = uint16_t(src + u * int(tw));
             so.rows = uint16_t(whole ? toh * tow : tow);

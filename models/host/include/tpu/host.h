@@ -393,9 +393,9 @@ struct VectorProgram {
 };
 // Per column tile of C and block of rows (as many as the vector memory holds beside B's rows):
 // LOADs of A (and B) into the vector memory, one VOP per stage on the block in place, a STORE
-// from the vector memory. Throws std::invalid_argument for a machine without the vector unit, a
-// dimension < 1, no stage, a stage op that reads the destination (mac, select), or stages that
-// disagree on B's shape.
+// from the vector memory (in IEEE mode a last relu stage is the STORE's relu: the same bits).
+// Throws std::invalid_argument for a machine without the vector unit, a dimension < 1, no stage, a
+// stage op that reads the destination (mac, select), or stages that disagree on B's shape.
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
                             const std::vector<VectorStage>& stages, uint64_t data_base = 0);
 
@@ -428,8 +428,9 @@ struct PoolProgram {
   Compiled prog;
   PoolShape shape;
   int tile_h = 0, tile_w = 0, tap_chunk = 0;  // output pixels per vector-memory tile; taps a pass
-  TiledMatrix in;                             // N·H·W × C fp32, tiles of the array's C lanes
-  TiledMatrix out;                            // N·OH·OW × C fp32
+  bool band = false;  // a tile's input rows in one LOAD (else segments per kernel row)
+  TiledMatrix in;     // N·H·W × C fp32, tiles of the array's C lanes
+  TiledMatrix out;    // N·OH·OW × C fp32
 };
 // Per channel tile, image and tile of output pixels (as many as the vector memory holds with the
 // input rows they read): an initial value from a constant row, then per kernel row the input
