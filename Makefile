@@ -111,7 +111,7 @@ bench-train: configure ## training: transposed GEMMs at the same shapes, per-pas
 	@mkdir -p $(BUILD)/bench
 	@/usr/bin/python3 scripts/bench_train.py --tpusim $(BUILD)/sim/tpusim --out $(BUILD)/bench $(TRAIN_BENCH_ARGS)
 
-models: deps ## regenerate the example models with PyTorch: examples/ (the digits MLP and CNN, trained) and build/examples (ResNet-18, ResNet-50)
+models: deps ## regenerate the example models with PyTorch: examples/ (the digits MLP and CNN, trained) and build/examples (torchvision's ResNet-18/50, MobileNetV2, SqueezeNet 1.1, EfficientNet-B0, VGG-11)
 	@scripts/deps.sh models
 	@/usr/bin/python3 scripts/make_models.py digits --out examples
 	@/usr/bin/python3 scripts/train_reference.py --sizes 64,128,64,10 --train examples/digits_train.npz \
@@ -120,8 +120,8 @@ models: deps ## regenerate the example models with PyTorch: examples/ (the digit
 	@/usr/bin/python3 scripts/train_reference.py --cnn examples/digits_cnn.onnx --train examples/digits_train.npz \
 	  --test examples/digits_test.npz --epochs 5 --batch 32 --lr 0.05 --momentum 0.9 --seed 1 \
 	  --json examples/digits_cnn_sgd_torch.json
-	@/usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples
-	@/usr/bin/python3 scripts/make_models.py resnet50 --out $(BUILD)/examples
+	@for m in resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11; do \
+	  /usr/bin/python3 scripts/make_models.py $$m --out $(BUILD)/examples || exit 1; done
 
 bench-accel: configure ## the accelerator end to end: DMA bandwidth, roofline tables, sim speed, then bench-tpu (~100 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_accel_bench -- --no-print-directory 2>&1 \

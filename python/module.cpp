@@ -75,7 +75,8 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   try {
     g = onnx_import::LoadModel(path);
     for (const auto& [k, v] : arrays) inputs[k] = FromArray(k, v);
-    plan.emplace(net::PlanForInputs(&g, &inputs, cfg.machine.mode, cfg.machine.vector_unit()));
+    plan.emplace(net::PlanForInputs(&g, &inputs, cfg.machine.mode, cfg.machine.vector_unit(),
+                                    cfg.machine.vmem_depth));
   } catch (const net::Error& e) {
     throw BadInput(e.what());
   }

@@ -5,8 +5,9 @@ scikit-learn (python3-sklearn), offline, and exports them to ONNX for `tpusim on
 
   scripts/make_models.py digits [--out examples]   the digits MLP and CNN, trained (committed)
   scripts/make_models.py digits-data [--out examples]  only the splits as .npz (committed)
-  scripts/make_models.py resnet18|resnet50 [--out build/examples] [--batch N]
-                                                     torchvision's ResNets, random initial weights
+  scripts/make_models.py resnet18|resnet50|mobilenet_v2|squeezenet1_1|efficientnet_b0|vgg11
+                         [--out build/examples] [--batch N]
+                                                     torchvision's models, random initial weights
 
 digits: scikit-learn's 8x8 digits (1,797 images, shipped with python3-sklearn), split 75/25 with
 a fixed seed; pixels scaled to [0, 1]. Writes digits_mlp.onnx, digits_cnn.onnx, the test split
@@ -134,6 +135,10 @@ def digits(out):
         json.dump(summary, f, indent=1)
 
 
+# torchvision's models of issue 35's list (random initial weights, batch 1 by default).
+TORCHVISION = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "vgg11"]
+
+
 def resnet(name, out, batch):
     import torchvision
     torch.manual_seed(SEED)
@@ -152,10 +157,10 @@ def resnet(name, out, batch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model", choices=["digits", "digits-data", "resnet18", "resnet50"])
+    ap.add_argument("model", choices=["digits", "digits-data"] + TORCHVISION)
     ap.add_argument("--out", help="output folder (default: examples for digits, else "
                     "build/examples)")
-    ap.add_argument("--batch", type=int, default=1, help="ResNet batch (default 1)")
+    ap.add_argument("--batch", type=int, default=1, help="torchvision model batch (default 1)")
     a = ap.parse_args()
     if a.model == "digits":
         digits(a.out or "examples")

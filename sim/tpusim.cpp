@@ -891,8 +891,8 @@ OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
   try {
     j.graph = onnx_import::LoadModel(o.model);
     j.inputs = LoadNetInputs(j.graph, o.inputs);
-    j.plan.emplace(
-        net::PlanForInputs(&j.graph, &j.inputs, cfg.machine.mode, cfg.machine.vector_unit()));
+    j.plan.emplace(net::PlanForInputs(&j.graph, &j.inputs, cfg.machine.mode,
+                                      cfg.machine.vector_unit(), cfg.machine.vmem_depth));
   } catch (const net::Error& e) {
     throw UsageError(e.what());
   } catch (const std::invalid_argument& e) {

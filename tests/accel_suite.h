@@ -6,9 +6,11 @@
 //  * RandomWorkloads: GEMMs (overwrite / preload / accumulate, fp32 / bf16 out, relu, operands
 //    stored transposed and read by transposing LOADs), dense
 //    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
-//    specials), in both numerics modes, bit-exact through the scoreboard, with zero JEDEC timing
-//    violations and consistent performance counters (the six stall classes add up to the cycles,
-//    the useful MACs and the instruction count are the program's, the DMA bytes are its beats);
+//    specials), with the vector unit also pooling and depthwise convolutions (host::CompilePool,
+//    CompileDepthwise: windows with pads, strides, dilations), in both numerics modes, bit-exact
+//    through the scoreboard, with zero JEDEC timing violations and consistent performance counters
+//    (the six stall classes add up to the cycles, the useful MACs and the instruction count are the
+//    program's, the DMA bytes are its beats);
 //  * IllegalPrograms*: hand-encoded programs that hit every error code 1..10 (each field rule,
 //    the precedence rules, dispatch-queue deadlocks, token overflow, a decode error after a
 //    runtime deadlock): the machine reports exactly the golden model's code and pc, does not
@@ -439,6 +441,47 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       sizes.push_back(n);
       return accel::MakeMlp(cfg, std::max(1, m / 2), sizes, rng.Bit(), rng.Bit(), seed, values);
     }
+    case 7:    // pooling on the vector unit (version 1.4)
+    case 8: {  // a depthwise convolution on the vector unit
+      const bool dw = kind == 8;
+      host::PoolShape s;
+      s.n = rng.Range(1, 2), s.c = rng.Range(1, lim.max_c);
+      s.kh = rng.Range(1, 3), s.kw = rng.Range(1, 3);
+      s.sh = rng.Range(1, 2), s.sw = rng.Range(1, 2);
+      s.dh = rng.Range(1, 2), s.dw = rng.Range(1, 2);
+      s.pt = rng.Range(0, s.kh - 1), s.pb = rng.Range(0, s.kh - 1);
+      s.pl = rng.Range(0, s.kw - 1), s.pr = rng.Range(0, s.kw - 1);
+      const int eh = (s.kh - 1) * s.dh + 1, ew = (s.kw - 1) * s.dw + 1;
+      s.h = rng.Range(std::max(1, eh - s.pt - s.pb), lim.max_hw);
+      s.w = rng.Range(std::max(1, ew - s.pl - s.pr), lim.max_hw);
+      s.oh = (s.h + s.pt + s.pb - eh) / s.sh + 1, s.ow = (s.w + s.pl + s.pr - ew) / s.sw + 1;
+      s.max = rng.Bit();
+      s.count_include_pad = rng.Bit();
+      net::AccelJob job;
+      job.kind = dw ? net::AccelJob::Kind::kDepthwise : net::AccelJob::Kind::kPool;
+      job.pool = s;
+      job.m = s.n * s.oh * s.ow, job.k = s.kh * s.kw, job.n = s.c;
+      // Values of a few binades around 1 with zeros, or (a third of the time) any pattern.
+      const auto value = [&]() -> uint32_t {
+        if (values == accel::Values::kSpecials && rng.Range(0, 3) == 0) return uint32_t(rng.Next());
+        if (rng.Range(0, 15) == 0) return uint32_t(rng.Bit()) << 31;
+        return uint32_t(rng.Bit()) << 31 | uint32_t(rng.Range(121, 133)) << 23 |
+               (uint32_t(rng.Next()) & 0x7FFFFFu);
+      };
+      const size_t in = size_t(s.n) * s.h * s.w * s.c;
+      if (dw) {
+        for (size_t i = 0; i < in; ++i) job.a.push_back(uint16_t(value() >> 16));
+        for (int i = 0; i < job.k * s.c; ++i) job.b.push_back(uint16_t(value() >> 16));
+        if (rng.Bit()) {
+          for (int i = 0; i < s.c; ++i) job.bias.push_back(value());
+        }
+        job.relu = rng.Bit();
+        job.out = rng.Bit() ? OutFormat::kBf16 : OutFormat::kFp32;
+      } else {
+        for (size_t i = 0; i < in; ++i) job.va.push_back(value());
+      }
+      return accel::MakeJob(cfg, job);
+    }
     default: {
       host::ConvShape s;
       s.n = rng.Range(1, 2);
@@ -662,6 +705,7 @@ TYPED_TEST_P(AccelTest, RandomWorkloads) {
   for (uint64_t it = 0; it < test::Scaled(uint64_t(lim.iterations)); ++it) {
     // Every kind each round, in a random order and mode.
     std::vector<int> kinds = {0, 1, 2, 3, 4, 5, 6};
+    if (cfg.machine.vector_unit()) kinds.insert(kinds.end(), {7, 8});  // pooling, depthwise
     for (size_t i = kinds.size(); i > 1; --i)
       std::swap(kinds[i - 1], kinds[rng.Range(0, int(i) - 1)]);
     for (int kind : kinds) {

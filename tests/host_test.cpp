@@ -1175,6 +1175,88 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
   ExpectThrows([&] { host::CompilePool(cfg, s); }, "kw = 0");
 }
 
+// CompileDepthwise on the golden model against the contract's convolution written out: per
+// output channel c, from the bias (or +0), mac(x, w) over the taps in (i, j) order with +0 for a
+// tap in the padding (the MXU's windows and im2col), then the store path's relu and format.
+// Random windows (pads on each side, strides, dilations), channels across tiles, both modes,
+// vector memories from band tiles to one pixel with taps in chunks.
+TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
+  tb::Rng rng(test::TestSeed());
+  for (int trial = 0; trial < int(test::Scaled(40)); ++trial) {
+    host::PoolShape s;
+    s.n = rng.Range(1, 2), s.c = rng.Range(1, 12);
+    s.kh = rng.Range(1, 3), s.kw = rng.Range(1, 3);
+    s.sh = rng.Range(1, 2), s.sw = rng.Range(1, 2);
+    s.dh = rng.Range(1, 2), s.dw = rng.Range(1, 2);
+    s.pt = rng.Range(0, 2), s.pb = rng.Range(0, 2), s.pl = rng.Range(0, 2), s.pr = rng.Range(0, 2);
+    const int ext_h = (s.kh - 1) * s.dh + 1, ext_w = (s.kw - 1) * s.dw + 1;
+    s.h = rng.Range(std::max(1, ext_h - s.pt - s.pb), 8);
+    s.w = rng.Range(std::max(1, ext_w - s.pl - s.pr), 8);
+    s.oh = (s.h + s.pt + s.pb - ext_h) / s.sh + 1, s.ow = (s.w + s.pl + s.pr - ext_w) / s.sw + 1;
+    host::DepthwiseOptions o;
+    o.bias = rng.Bit(), o.relu = rng.Bit();
+    o.out = rng.Bit() ? host::OutFormat::kBf16 : host::OutFormat::kFp32;
+    const int taps = s.kh * s.kw, reserved = 1 + taps + (o.bias ? 1 : 0);
+    const int depth =
+        std::vector<int>{reserved + 2, reserved + 6, 48, 400}[size_t(rng.Range(0, 3))];
+    MachineConfig cfg = Cfg(3, 5, 8, 8, 8, rng.Bit() ? num::Mode::kIeee : num::Mode::kFtz);
+    cfg.vmem_depth = depth;
+    SCOPED_TRACE(fmt::format(
+        "{}x{}x{}x{} -> {}x{}, kernel {}x{}, strides {},{}, dilations {},{}, pads {},{},{},{}, "
+        "bias {}, relu {}, {} out, VmemDepth {}, {}",
+        s.n, s.h, s.w, s.c, s.oh, s.ow, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pt, s.pl, s.pb, s.pr,
+        o.bias, o.relu, o.out == host::OutFormat::kBf16 ? "bf16" : "fp32", depth,
+        num::ModeName(cfg.mode)));
+    const host::PoolProgram p = host::CompileDepthwise(cfg, s, o);
+    Machine mach(cfg);
+    const auto x = RandomBf16(rng, s.n * s.h * s.w, s.c, tb::GemmData::kSpecials);
+    const auto w = RandomBf16(rng, taps, s.c, tb::GemmData::kSpecials);
+    const auto b = RandomFp32(rng, 1, s.c, tb::GemmData::kSpecials);
+    host::WriteMatrix(mach, p.in, x);
+    host::WriteMatrix(mach, p.w, w);
+    if (o.bias) host::WriteMatrix(mach, p.bias, b);
+    const isa::RunResult r = host::Run(mach, p.prog);
+    ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+    EXPECT_EQ(r.unwritten_bytes_read, 0u);
+    std::vector<uint32_t> want;
+    for (int img = 0; img < s.n; ++img) {
+      for (int oh = 0; oh < s.oh; ++oh) {
+        for (int ow = 0; ow < s.ow; ++ow) {
+          for (int ch = 0; ch < s.c; ++ch) {
+            uint32_t acc = o.bias ? b[size_t(ch)] : 0u;
+            for (int i = 0; i < s.kh; ++i) {
+              for (int j = 0; j < s.kw; ++j) {
+                const int ih = oh * s.sh - s.pt + i * s.dh, iw = ow * s.sw - s.pl + j * s.dw;
+                const bool in = ih >= 0 && ih < s.h && iw >= 0 && iw < s.w;
+                const uint16_t a = in ? x[((size_t(img) * s.h + ih) * s.w + iw) * s.c + ch] : 0;
+                acc = num::Mac(a, w[size_t(i * s.kw + j) * s.c + ch], acc, cfg.mode);
+              }
+            }
+            want.push_back(o.out == host::OutFormat::kBf16 ? num::StoreBf16(acc, o.relu, cfg.mode)
+                           : o.relu                        ? num::Relu(acc)
+                                                           : acc);
+          }
+        }
+      }
+    }
+    if (o.out == host::OutFormat::kBf16) {
+      const auto got = host::ReadMatrixBf16(mach, p.out);
+      ExpectSame(want, std::vector<uint32_t>(got.begin(), got.end()), s.c, "out");
+    } else {
+      ExpectSame(want, host::ReadMatrixFp32(mach, p.out), s.c, "out");
+    }
+  }
+  MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+  cfg.vmem_depth = 12;
+  host::PoolShape s{1, 4, 4, 3, 3, 3};
+  s.oh = s.ow = 2;
+  ExpectThrows(
+      [&] {
+        host::CompileDepthwise(cfg, s, {true, false, host::OutFormat::kFp32});
+      },
+      "at least 13 rows");
+}
+
 // The average's division (q0 = s·y, r = fma(q0, -n, s), q = fma(r', y, q0), y = fp32(1/n),
 // r' = r unless r is a zero or a NaN, then -0) is s / n correctly rounded in IEEE mode wherever
 // the quotient is normal (Markstein's theorem: y within half an ulp of 1/n, q0 within an ulp of

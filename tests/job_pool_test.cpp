@@ -163,7 +163,8 @@ TEST(JobSplitTest, SplitsTheLargerOperandInWholeTiles) {
   g.m = 100, g.n = 100;
   EXPECT_EQ(tb::accel::PlanSplit(g, 1, 16).Parts(), 1);  // one process: whole
   // The vector unit's jobs carry their data in va / vb, which the parts do not: whole.
-  for (const auto kind : {net::AccelJob::Kind::kVector, net::AccelJob::Kind::kPool}) {
+  for (const auto kind : {net::AccelJob::Kind::kVector, net::AccelJob::Kind::kPool,
+                          net::AccelJob::Kind::kDepthwise}) {
     net::AccelJob v = g;
     v.kind = kind;
     v.k = 0;

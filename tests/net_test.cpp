@@ -892,6 +892,73 @@ TEST(NetVector, PoolingOnTheVectorUnitAndTheHostAgree) {
   }
 }
 
+// Depthwise convolutions on the vector unit (host::CompileDepthwise): one job a step instead
+// of one per channel, bit for bit the contract's convolution (the reference of NetConv) through
+// windows, BN and relu, strides, dilations, unequal pads and strides, 1-D, batches; with a
+// vector memory too small for a kernel's weights the MXU's groups run instead. A depthwise
+// convolution feeding a pointwise one stores bf16, as the MXU's does.
+TEST(NetVector, DepthwiseOnTheVectorUnitIsTheContractsConvolution) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase cases[] = {
+      // n cin h w cout kh kw group | sh sw dh dw | pt pl pb pr | bias bn relu
+      {1, 6, 6, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true},
+      {2, 7, 9, 9, 7, 3, 3, 7, 2, 2, 1, 1, 1, 1, 1, 1, false, true, true},
+      {1, 5, 9, 8, 5, 5, 3, 5, 1, 2, 2, 1, 2, 0, 3, 1, true, false, false},
+      {1, 4, 8, 9, 4, 2, 3, 4, 2, 1, 1, 1, 0, 1, 2, 0, true, true, false},
+      {2, 3, 1, 11, 3, 1, 3, 3, 1, 2, 1, 1, 0, 1, 0, 1, true, false, false},
+  };
+  auto cfg = tb::accel::ConfigFromBuild("accel_3x5");
+  cfg.machine.vmem_depth = 400;
+  int index = 0;
+  for (const auto& c : cases) {
+    for (const int depth : {400, 12}) {
+      SCOPED_TRACE(testing::Message() << "case " << index << ", VmemDepth " << depth);
+      const Tensor x = Random(rng, {c.n, c.cin, c.h, c.w});
+      const Tensor w = Random(rng, {c.cout, 1, c.kh, c.kw});
+      const Tensor b = Random(rng, {c.cout});
+      Tensor bn = Random(rng, {4 * c.cout});
+      for (int i = 0; i < c.cout; ++i)
+        bn.f[size_t(3 * c.cout + i)] = std::fabs(bn.f[size_t(3 * c.cout + i)]);
+      const Graph g = ConvGraph(c, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, 1e-3f);
+      Tensor xin = x;
+      xin.shape = g.inputs[0].shape;
+      const net::Plan plan = net::Plan::Build(g, {{"x", xin.shape}}, num::Mode::kIeee, true, depth);
+      ASSERT_EQ(plan.steps().size(), 1u);
+      const bool on_vector = depth >= 1 + c.kh * c.kw + 3;
+      EXPECT_EQ(plan.steps()[0].jobs, on_vector ? 1 : c.group);
+      EXPECT_EQ(plan.steps()[0].detail.find("vector unit") != std::string::npos, on_vector);
+      tb::accel::ModelSim sim(cfg);
+      tb::accel::NetRunner runner(sim, false);
+      const auto out = runner.Run(plan, {{"x", xin}});
+      Tensor want = RefConv(c, x, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, 1e-3f);
+      Tensor got = out.at(g.outputs[0].name);
+      got.shape = want.shape;
+      ExpectBits(got, want, "depthwise conv");
+      EXPECT_EQ(runner.Total().perf.macs, on_vector ? 0u : plan.Macs());  // MXU MACs
+    }
+    ++index;
+  }
+  // Depthwise (bf16 out) then pointwise: the same bits as the MXU's groups.
+  const ConvCase dwc{1, 6, 7, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true};
+  Graph g = ConvGraph(dwc, Random(rng, {6, 1, 3, 3}), nullptr, nullptr, 0.0f);
+  g.constants["W2"] = Random(rng, {5, 6, 1, 1});
+  Node pw;
+  pw.name = "pw";
+  pw.op = "Conv";
+  pw.inputs = {g.outputs[0].name, "W2"};
+  pw.outputs = {"z"};
+  g.nodes.push_back(pw);
+  g.outputs = {Input("z", {})};
+  const Tensor x = Random(rng, {1, 6, 7, 7});
+  const net::Plan vplan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 400);
+  ASSERT_EQ(vplan.steps().size(), 2u);
+  EXPECT_EQ(vplan.steps()[0].jobs, 1);
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner runner(sim, false);
+  ExpectBits(runner.Run(vplan, {{"x", x}}).at("z"), RunGraph(g, {{"x", x}}).at("z"),
+             "vector unit vs MXU");
+}
+
 // A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
 // warning per float64 input; other element types stay errors.
 TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {

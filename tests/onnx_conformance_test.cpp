@@ -185,8 +185,8 @@ net::Graph AbsGraph(net::Graph g, std::set<std::string>* negate) {
 template <typename Model>
 std::map<std::string, net::Tensor> RunRtl(const net::Graph& g, const Case& c, const Config& cfg,
                                           tb::accel::NetStepStats* total) {
-  const net::Plan plan =
-      net::Plan::Build(g, Shapes(c.inputs), cfg.machine.mode, cfg.machine.vector_unit());
+  const net::Plan plan = net::Plan::Build(g, Shapes(c.inputs), cfg.machine.mode,
+                                          cfg.machine.vector_unit(), cfg.machine.vmem_depth);
   auto sim = tb::accel::MakeAccelSim<Model>(cfg);
   tb::accel::NetRunner runner(*sim, /*check=*/true);
   auto out = runner.Run(plan, c.inputs);

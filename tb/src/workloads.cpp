@@ -320,7 +320,17 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     t.data = d;
     return t;
   };
-  if (job.kind == net::AccelJob::Kind::kPool) {
+  if (job.kind == net::AccelJob::Kind::kDepthwise) {
+    host::DepthwiseOptions o;
+    o.bias = bias, o.relu = job.relu, o.out = out;
+    auto p = host::CompileDepthwise(Planned(cfg), job.pool, o);
+    w.description = job.Describe();
+    w.inputs.push_back(in16(Matrix("X", p.in), job.a));
+    w.inputs.push_back(in16(Matrix("W", p.w), job.b));
+    if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
+    w.outputs.push_back(Matrix("Y", p.out));
+    w.prog = std::move(p.prog);
+  } else if (job.kind == net::AccelJob::Kind::kPool) {
     auto p = host::CompilePool(Planned(cfg), job.pool);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("X", p.in), job.va));

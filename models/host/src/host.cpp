@@ -1365,9 +1365,16 @@ int PoolShape::Divisor(int o_h, int o_w) const {
   return AxisTaps(o_h, kh, sh, dh, pt, h, true, pb) * AxisTaps(o_w, kw, sw, dw, pl, w, true, pr);
 }
 
-PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base) {
-  CheckConfig(cfg, "CompilePool");
-  if (!cfg.vector_unit()) Bad("CompilePool: the machine has no vector unit (VmemDepth = 0)");
+namespace {
+
+// Pooling, or a depthwise convolution (`dw`), on the vector unit: the tiles of CompilePool.
+PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
+                            const DepthwiseOptions* dw, uint64_t data_base) {
+  const char* who = dw != nullptr ? "CompileDepthwise" : "CompilePool";
+  CheckConfig(cfg, who);
+  if (!cfg.vector_unit()) {
+    Bad(fmt::format("{}: the machine has no vector unit (VmemDepth = 0)", who));
+  }
   for (const auto& [name, v] : {std::pair<const char*, int>{"N", s.n},
                                 {"H", s.h},
                                 {"W", s.w},
@@ -1380,15 +1387,16 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
                                 {"dilation w", s.dw},
                                 {"OH", s.oh},
                                 {"OW", s.ow}}) {
-    CheckDim("CompilePool", name, v);
+    CheckDim(who, name, v);
   }
   if (s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0) {
-    Bad(fmt::format("CompilePool: negative pads {}, {}, {}, {}", s.pt, s.pl, s.pb, s.pr));
+    Bad(fmt::format("{}: negative pads {}, {}, {}, {}", who, s.pt, s.pl, s.pb, s.pr));
   }
-  if (int64_t(s.oh - 1) * s.sh >= int64_t(s.h) + s.pt ||
-      int64_t(s.ow - 1) * s.sw >= int64_t(s.w) + s.pl) {
-    Bad(fmt::format("CompilePool: {}x{} outputs: the last window starts past the padded input",
-                    s.oh, s.ow));
+  // (A convolution's window may lie in the padding alone; a pooling window may not.)
+  if (dw == nullptr && (int64_t(s.oh - 1) * s.sh >= int64_t(s.h) + s.pt ||
+                        int64_t(s.ow - 1) * s.sw >= int64_t(s.w) + s.pl)) {
+    Bad(fmt::format("{}: {}x{} outputs: the last window starts past the padded input", who, s.oh,
+                    s.ow));
   }
   // Images stacked into one tall image where no window crosses an image's edge (no vertical
   // pads, windows within their stride's rows, H = OH·sh: a global pool, 2x2 stride 2 on even
@@ -1400,8 +1408,17 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
     g.h = s.n * s.h, g.oh = s.n * s.oh, g.n = 1;
   }
   const int depth = cfg.vmem_depth;
-  const int kout = s.max ? 1 : 3;  // vector-memory rows per output pixel: S (Q and C: average)
-  const int avail = depth - 1;     // the last row holds the constant (-inf or -0)
+  const bool avg = dw == nullptr && !s.max;
+  const int kout = avg ? 3 : 1;  // vector-memory rows per output pixel: S (Q and C: average)
+  // The last rows: the constant (-inf, -0; +0 for a depthwise convolution), and for a depthwise
+  // convolution the kh·kw weight rows and the bias row.
+  const int64_t taps = int64_t(s.kh) * s.kw;
+  const int64_t reserved = dw != nullptr ? 1 + taps + (dw->bias ? 1 : 0) : 1;
+  if (reserved + kout + 1 > depth) {
+    Bad(fmt::format("{}: VmemDepth = {} is too small (at least {} rows)", who, depth,
+                    reserved + kout + 1));
+  }
+  const int avail = depth - int(reserved);
   const auto seg_of = [&](int64_t tw, int64_t jc) { return (tw - 1) * s.sw + (jc - 1) * s.dw + 1; };
   const auto band_of = [&](int64_t th) { return ((th - 1) * s.sh + ext_h) * s.w; };
   // The tile: whole output rows with the band of whole input rows they read (one LOAD a tile)
@@ -1423,20 +1440,30 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
     }
     th = std::min<int64_t>(th, g.oh);
     if (kout * th * tw + th * seg_of(tw, jc) > avail) {
-      Bad(fmt::format("CompilePool: VmemDepth = {} is too small for {} pooling (at least {} rows)",
-                      depth, s.max ? "max" : "average", kout + 2));
+      Bad(fmt::format("{}: VmemDepth = {} is too small (at least {} rows)", who, depth,
+                      reserved + kout + 1));
     }
   }
   const int T = int(th * tw), seg = int(seg_of(tw, jc));
   const int row_s = 0, row_q = T, row_c = 2 * T, row_in = kout * T, row_k = depth - 1;
+  const int row_w = depth - 1 - int(taps), row_b = row_w - 1;  // depthwise: weights, bias
+  const uint8_t in_fmt = dw != nullptr ? isa::kFmtBf16 : isa::kFmtFp32;
+  const bool out_bf16 = dw != nullptr && dw->out == OutFormat::kBf16;
   Program p(cfg, data_base);
   PoolProgram r;
   r.shape = s;
   r.tile_h = int(th), r.tile_w = int(tw), r.tap_chunk = int(jc), r.band = band;
-  r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, 4,
-                       fmt::format("input ({}x{}x{}x{} fp32 NHWC)", s.n, s.h, s.w, s.c));
-  r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, 4,
-                        fmt::format("output ({}x{}x{}x{} fp32 NHWC)", s.n, s.oh, s.ow, s.c));
+  r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, dw != nullptr ? 2 : 4,
+                       fmt::format("input ({}x{}x{}x{} {} NHWC)", s.n, s.h, s.w, s.c,
+                                   dw != nullptr ? "bf16" : "fp32"));
+  if (dw != nullptr) {
+    r.w = p.AllocMatrix(int(taps), s.c, cfg.c, 2,
+                        fmt::format("weights ({}x{} taps x {} channels bf16)", s.kh, s.kw, s.c));
+    if (dw->bias) r.bias = p.AllocMatrix(1, s.c, cfg.c, 4, fmt::format("bias ({} fp32)", s.c));
+  }
+  r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, out_bf16 ? 2 : 4,
+                        fmt::format("output ({}x{}x{}x{} {} NHWC)", s.n, s.oh, s.ow, s.c,
+                                    out_bf16 ? "bf16" : "fp32"));
   Stats st;
   const auto vop = [&](isa::VectorOp op, int a, int b, int d, int m, int n) {
     isa::Vop v;
@@ -1450,12 +1477,24 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
     p.Emit(v);
     ++st.vops;
   };
+  const auto vload = [&](const TiledMatrix& l, int t, int row, int rows, int dst, uint8_t fmt) {
+    isa::Load ld;
+    ld.buffer = isa::kBufVmem;
+    ld.format = fmt;
+    ld.hbm_addr = l.RowAddr(t, row);
+    ld.hbm_stride = uint32_t(l.Pitch());
+    ld.dst = uint16_t(dst);
+    ld.rows = uint16_t(rows);
+    ld.elems = uint16_t(l.TileCols(t));
+    p.Emit(ld);
+    ++st.vector_loads;
+  };
   // The constant row: input row 0 loaded, compared with itself (+0 in every lane), then -inf
-  // (+0 - +inf) for max or -0 (+0 · -1) for the average.
+  // (+0 - +inf) for max or -0 (+0 · -1) for the average (+0 stays for a depthwise convolution).
   {
     isa::Load ld;
     ld.buffer = isa::kBufVmem;
-    ld.format = isa::kFmtFp32;
+    ld.format = in_fmt;
     ld.hbm_addr = r.in.RowAddr(0, 0);
     ld.hbm_stride = uint32_t(r.in.Pitch());
     ld.dst = uint16_t(row_k);
@@ -1466,10 +1505,12 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
     isa::Vop gt = vop(isa::VectorOp::kGt, row_k, row_k, row_k, 1, 1);
     gt.b_vmem = true;
     emit(gt);
-    isa::Vop k = vop(s.max ? isa::VectorOp::kSub : isa::VectorOp::kMul, row_k, 0, row_k, 1, 1);
-    k.b_scalar = true;
-    k.scalar = s.max ? vpu::kPlusInf : vpu::kMinusOne;
-    emit(k);
+    if (dw == nullptr) {
+      isa::Vop k = vop(s.max ? isa::VectorOp::kSub : isa::VectorOp::kMul, row_k, 0, row_k, 1, 1);
+      k.b_scalar = true;
+      k.scalar = s.max ? vpu::kPlusInf : vpu::kMinusOne;
+      emit(k);
+    }
   }
   const auto f32 = [](float f) {
     uint32_t u;
@@ -1478,13 +1519,18 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
   };
   for (int t = 0; t < r.in.Tiles(); ++t) {
     const int elems = r.in.TileCols(t);
+    if (dw != nullptr) {  // the channel tile's weights (bf16) and bias
+      vload(r.w, t, 0, int(taps), row_w, isa::kFmtBf16);
+      if (dw->bias) vload(r.bias, t, 0, 1, row_b, isa::kFmtFp32);
+    }
     for (int img = 0; img < g.n; ++img) {
       for (int oh0 = 0; oh0 < g.oh; oh0 += int(th)) {
         const int toh = std::min(int(th), g.oh - oh0);
         for (int ow0 = 0; ow0 < s.ow; ow0 += int(tw)) {
           const int tow = std::min(int(tw), s.ow - ow0);
           // S = the constant, on every output pixel of the tile (row (oh - oh0)·tw + ow - ow0).
-          isa::Vop init = vop(isa::VectorOp::kCopy, row_k, 0, row_s, toh, tow);
+          isa::Vop init = vop(isa::VectorOp::kCopy, dw != nullptr && dw->bias ? row_b : row_k, 0,
+                              row_s, toh, tow);
           init.dsi = 1, init.dso = uint16_t(tw);
           emit(init);
           // Band: input rows ih_lo .. ih_hi - 1 (those the tile's windows reach), one LOAD.
@@ -1492,20 +1538,35 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
           const int64_t ih_hi =
               std::min<int64_t>(g.h, int64_t(oh0 + toh - 1) * s.sh - s.pt + ext_h);
           if (band && ih_lo < ih_hi) {
-            isa::Load ld;
-            ld.buffer = isa::kBufVmem;
-            ld.format = isa::kFmtFp32;
-            ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * g.h + ih_lo) * s.w));
-            ld.hbm_stride = uint32_t(r.in.Pitch());
-            ld.dst = uint16_t(row_in);
-            ld.rows = uint16_t((ih_hi - ih_lo) * s.w);
-            ld.elems = uint16_t(elems);
-            p.Emit(ld);
-            ++st.vector_loads;
+            vload(r.in, t, int((int64_t(img) * g.h + ih_lo) * s.w), int((ih_hi - ih_lo) * s.w),
+                  row_in, in_fmt);
           }
+          // A depthwise convolution's tap (i, j) on the outputs whose input lies in the padding:
+          // mac with the +0 row (the MXU's +0 operand), rectangles around [oh_lo, oh_hi) x
+          // [ow_lo, ow_hi) (empty: the whole tile).
+          const auto padding = [&](int i, int j, int oh_lo, int oh_hi, int ow_lo, int ow_hi) {
+            if (oh_lo >= oh_hi || ow_lo >= ow_hi) oh_lo = oh_hi = oh0, ow_lo = ow_hi = ow0;
+            const std::array<std::array<int, 4>, 4> rects = {
+                std::array<int, 4>{oh0, oh_lo, ow0, ow0 + tow},
+                {oh_hi, oh0 + toh, ow0, ow0 + tow},
+                {oh_lo, oh_hi, ow0, ow_lo},
+                {oh_lo, oh_hi, ow_hi, ow0 + tow}};
+            for (const auto& q : rects) {
+              if (q[0] >= q[1] || q[2] >= q[3]) continue;
+              const int d = row_s + (q[0] - oh0) * int(tw) + (q[2] - ow0);
+              isa::Vop v = vop(isa::VectorOp::kMac, row_k, row_w + i * s.kw + j, d, q[1] - q[0],
+                               q[3] - q[2]);
+              v.b_vmem = true;
+              v.dsi = 1, v.dso = uint16_t(tw);
+              emit(v);
+            }
+          };
           for (int i = 0; i < s.kh; ++i) {
             const auto [oh_lo, oh_hi] = TapRange(i, s.sh, s.pt, s.dh, g.h, oh0, oh0 + toh);
-            if (oh_lo >= oh_hi) continue;
+            if (oh_lo >= oh_hi) {
+              for (int j = 0; dw != nullptr && j < s.kw; ++j) padding(i, j, 0, 0, 0, 0);
+              continue;
+            }
             for (int j0 = 0; j0 < s.kw; j0 += int(jc)) {
               const int j1 = std::min(s.kw, j0 + int(jc));
               // Segment u holds input row ih(oh0 + u) from column iw0 on.
@@ -1513,22 +1574,18 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
               const int64_t iw_lo = std::max<int64_t>(0, iw0);
               const int64_t iw_hi = std::min<int64_t>(
                   s.w, iw0 + (tow - 1) * int64_t(s.sw) + int64_t(j1 - 1 - j0) * s.dw + 1);
-              if (iw_lo >= iw_hi) continue;
+              if (iw_lo >= iw_hi) {
+                for (int j = j0; dw != nullptr && j < j1; ++j) padding(i, j, 0, 0, 0, 0);
+                continue;
+              }
               for (int oh = oh_lo; oh < oh_hi && !band; ++oh) {
                 const int64_t ih = int64_t(oh) * s.sh - s.pt + int64_t(i) * s.dh;
-                isa::Load ld;
-                ld.buffer = isa::kBufVmem;
-                ld.format = isa::kFmtFp32;
-                ld.hbm_addr = r.in.RowAddr(t, int((int64_t(img) * g.h + ih) * s.w + iw_lo));
-                ld.hbm_stride = uint32_t(r.in.Pitch());
-                ld.dst = uint16_t(row_in + (oh - oh0) * seg + (iw_lo - iw0));
-                ld.rows = uint16_t(iw_hi - iw_lo);
-                ld.elems = uint16_t(elems);
-                p.Emit(ld);
-                ++st.vector_loads;
+                vload(r.in, t, int((int64_t(img) * g.h + ih) * s.w + iw_lo), int(iw_hi - iw_lo),
+                      int(row_in + (oh - oh0) * seg + (iw_lo - iw0)), in_fmt);
               }
               for (int j = j0; j < j1; ++j) {
                 const auto [ow_lo, ow_hi] = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
+                if (dw != nullptr) padding(i, j, oh_lo, oh_hi, ow_lo, ow_hi);
                 if (ow_lo >= ow_hi) continue;
                 const int m = oh_hi - oh_lo, n = ow_hi - ow_lo;
                 const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw;
@@ -1539,18 +1596,24 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
                         ? row_in +
                               (int64_t(oh_lo) * s.sh - s.pt + int64_t(i) * s.dh - ih_lo) * s.w + col
                         : row_in + int64_t(oh_lo - oh0) * seg + col - iw0;
-                isa::Vop v =
-                    vop(s.max ? isa::VectorOp::kMax : isa::VectorOp::kAdd, int(a), d, d, m, n);
+                isa::Vop v = vop(dw != nullptr ? isa::VectorOp::kMac
+                                 : s.max       ? isa::VectorOp::kMax
+                                               : isa::VectorOp::kAdd,
+                                 int(a), d, d, m, n);
                 v.b_vmem = true;
                 v.asi = uint16_t(n > 1 ? s.sw : 0);
                 v.aso = uint16_t(m > 1 ? (band ? int64_t(s.sh) * s.w : seg) : 0);
                 v.bsi = v.dsi = 1;
                 v.bso = v.dso = uint16_t(tw);
+                if (dw != nullptr) {  // B: the tap's weight row, D = S accumulates
+                  v.b = uint16_t(row_w + i * s.kw + j);
+                  v.bsi = v.bso = 0;
+                }
                 emit(v);
               }
             }
           }
-          if (!s.max) {
+          if (avg) {
             // The division, per rectangle of equal divisors (runs along each axis): 6 VOPs.
             const auto runs = [](int o0, int o1, const std::function<std::pair<int, int>(int)>& f) {
               std::vector<std::array<int, 4>> r;  // lo, hi, taps, divisor
@@ -1617,12 +1680,13 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
             }
           }
           // STOREs: the tile's rows, one per output row (one for the tile when it is whole rows).
-          const int src = s.max ? row_s : row_q;
+          const int src = avg ? row_q : row_s;
           const bool whole = tow == s.ow;
           for (int u = 0; u < (whole ? 1 : toh); ++u) {
             isa::Store so;
             so.source = isa::kSrcVmem;
-            so.format = isa::kFmtFp32;
+            so.format = out_bf16 ? isa::kFmtBf16 : isa::kFmtFp32;
+            so.activation = dw != nullptr && dw->relu ? isa::kActRelu : isa::kActNone;
             so.hbm_addr = r.out.RowAddr(t, (img * g.oh + oh0 + u) * s.ow + ow0);
             so.hbm_stride = uint32_t(r.out.Pitch());
             so.acc = uint16_t(src + u * int(tw));
@@ -1630,7 +1694,7 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
             so.elems = uint16_t(elems);
             p.Emit(so);
             ++st.stores;
-            st.bytes_written += uint64_t(so.rows) * so.elems * 4;
+            st.bytes_written += uint64_t(so.rows) * so.elems * (out_bf16 ? 2 : 4);
           }
         }
       }
@@ -1638,6 +1702,17 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
   }
   r.prog = Finish(p, st);
   return r;
+}
+
+}  // namespace
+
+PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base) {
+  return CompileWindowed(cfg, s, nullptr, data_base);
+}
+
+PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
+                             const DepthwiseOptions& o, uint64_t data_base) {
+  return CompileWindowed(cfg, s, &o, data_base);
 }
 
 }  // namespace tpu::host

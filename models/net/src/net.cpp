@@ -16,6 +16,14 @@
 namespace tpu::net {
 
 std::string AccelJob::Describe() const {
+  if (kind == Kind::kDepthwise) {
+    return fmt::format(
+        "depthwise conv {}x{}x{}x{} -> {}x{}, {}x{} window, strides {},{}, pads {},{},{},{}{}{}, "
+        "{} out",
+        pool.n, pool.c, pool.h, pool.w, pool.oh, pool.ow, pool.kh, pool.kw, pool.sh, pool.sw,
+        pool.pt, pool.pl, pool.pb, pool.pr, bias.empty() ? "" : ", bias", relu ? ", relu" : "",
+        out == host::OutFormat::kBf16 ? "bf16" : "fp32");
+  }
   if (kind == Kind::kPool) {
     return fmt::format(
         "{} pool {}x{}x{}x{} -> {}x{}, {}x{} window, strides {},{}, pads {},{},{},{}",
@@ -115,6 +123,7 @@ struct Ctx {
   std::map<std::string, Tensor> constants;
   std::map<std::string, std::vector<size_t>> consumers;  // value -> nodes reading it
   std::set<std::string> graph_outputs;
+  int vmem_depth = 0;  // the vector memory's rows when known (0: unknown)
 
   const Shape& ShapeOf(const Node& n, size_t input) const {
     if (input >= n.inputs.size() || n.inputs[input].empty()) {
@@ -430,9 +439,20 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   const int64_t OH = win.oh, OW = win.ow;
   const num::Mode mode = c.mode;
   const Shape out_shape = SpatialShape(x, cout, win);
+  // A depthwise convolution (one input and one output channel a group) on the vector unit when
+  // its vector memory holds the weights (host::CompileDepthwise: the same bits as the MXU's
+  // groups, in one job).
+  bool fits = true;
+  for (int64_t v : {N, cin, H, W, OH, OW, win.kh * win.kw, win.sh, win.sw, win.dh, win.dw, win.pt,
+                    win.pl, win.pb, win.pr}) {
+    fits = fits && v <= 65535;
+  }
+  const bool vector_dw =
+      group > 1 && cin_g == 1 && cout_g == 1 && fits && c.vmem_depth >= 1 + taps + 1 + 2;
+  if (vector_dw) st.detail = fmt::format("depthwise: {} channels on the vector unit", group);
   st.out_shape = out_shape;
   st.accel = true;
-  st.jobs = int(group);
+  st.jobs = vector_dw ? 1 : int(group);
   st.macs = uint64_t(N * OH * OW) * uint64_t(taps * cin_g) * uint64_t(cout_g) * uint64_t(group);
   const std::string in_name = n.inputs[0];
   const Epilogue ep = e;
@@ -466,6 +486,50 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
     Tensor y;
     y.shape = out_shape;
     y.f.assign(size_t(Elements(out_shape)), 0.0f);
+    if (vector_dw) {
+      AccelJob job;
+      job.kind = AccelJob::Kind::kDepthwise;
+      host::PoolShape& ps = job.pool;
+      ps.n = int(N), ps.c = int(cin), ps.h = int(H), ps.w = int(W);
+      ps.kh = int(win.kh), ps.kw = int(win.kw), ps.sh = int(win.sh), ps.sw = int(win.sw);
+      ps.dh = int(win.dh), ps.dw = int(win.dw);
+      ps.pt = int(win.pt), ps.pl = int(win.pl), ps.pb = int(win.pb), ps.pr = int(win.pr);
+      ps.oh = int(OH), ps.ow = int(OW);
+      job.m = int(N * OH * OW);
+      job.k = int(taps);
+      job.n = int(cin);
+      job.relu = ep.relu;
+      job.out = ep.out;
+      job.bias = bias_bits;
+      const int64_t hw = H * W;
+      job.a.resize(size_t(N * hw * cin));
+      for (int64_t b = 0; b < N; ++b) {
+        for (int64_t ch = 0; ch < cin; ++ch) {
+          for (int64_t i = 0; i < hw; ++i) {
+            job.a[size_t((b * hw + i) * cin + ch)] =
+                Bf16(xt.f[size_t((b * cin + ch) * hw + i)], mode);
+          }
+        }
+      }
+      job.b.resize(size_t(taps * cin));  // tap t of channel ch at row t, column ch
+      for (int64_t ch = 0; ch < cin; ++ch) {
+        for (int64_t t = 0; t < taps; ++t) {
+          job.b[size_t(t * cin + ch)] = Bf16(w[size_t(ch * taps + t)], mode);
+        }
+      }
+      const std::vector<uint32_t> out = accel(job, step);
+      const int64_t ohw = OH * OW;
+      for (int64_t b = 0; b < N; ++b) {
+        for (int64_t ch = 0; ch < cin; ++ch) {
+          for (int64_t i = 0; i < ohw; ++i) {
+            y.f[size_t((b * cin + ch) * ohw + i)] =
+                OutValue(out[size_t((b * ohw + i) * cin + ch)], ep.out);
+          }
+        }
+      }
+      env[ep.value] = std::move(y);
+      return;
+    }
     const bool pre = direct && !even_pad;
     const int64_t ph = pre ? H + win.pt + win.pb : H, pw = pre ? W + win.pl + win.pr : W;
     const int64_t ot = pre ? win.pt : 0, ol = pre ? win.pl : 0;
@@ -1729,7 +1793,7 @@ void CheckInputNames(const Graph& g, const std::map<std::string, T>& given) {
 }  // namespace
 
 Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode,
-                   bool vector_unit) {
+                   bool vector_unit, int vmem_depth) {
   CheckInputNames(*g, *inputs);
   BindIntInputs(*g, *inputs);
   std::map<std::string, Shape> shapes;
@@ -1740,13 +1804,13 @@ Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mo
                               v.known_rank ? ShapeText(v.shape) + " " : ""));
     }
   }
-  return Plan::Build(*g, shapes, mode, vector_unit);
+  return Plan::Build(*g, shapes, mode, vector_unit, vmem_depth);
 }
 
 Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shapes, num::Mode mode,
-                 bool vector_unit) {
+                 bool vector_unit, int vmem_depth) {
   auto impl = std::make_unique<Impl>();
-  Ctx c{g, mode, vector_unit, {}, g.constants, {}, {}};
+  Ctx c{g, mode, vector_unit, {}, g.constants, {}, {}, vector_unit ? vmem_depth : 0};
   for (const auto& [name, t] : g.constants) c.shapes[name] = t.shape;
   // Inputs: the given shapes, checked against the declared ones.
   for (const auto& vi : g.inputs) {

@@ -429,8 +429,15 @@ struct PoolProgram {
   PoolShape shape;
   int tile_h = 0, tile_w = 0, tap_chunk = 0;  // output pixels per vector-memory tile; taps a pass
   bool band = false;  // a tile's input rows in one LOAD (else segments per kernel row)
-  TiledMatrix in;     // N·H·W × C fp32, tiles of the array's C lanes
-  TiledMatrix out;    // N·OH·OW × C fp32
+  TiledMatrix in;     // N·H·W × C fp32 (depthwise: bf16), tiles of the array's C lanes
+  TiledMatrix w;      // depthwise: kh·kw × C bf16 (tap (i, j) is row i·kw + j)
+  TiledMatrix bias;   // depthwise: 1 × C fp32 (rows = 0 without bias)
+  TiledMatrix out;    // N·OH·OW × C fp32 (depthwise: or bf16)
+};
+struct DepthwiseOptions {  // CompileDepthwise
+  bool bias = false;
+  bool relu = false;
+  OutFormat out = OutFormat::kFp32;
 };
 // Per channel tile, image and tile of output pixels (as many as the vector memory holds with the
 // input rows they read): an initial value from a constant row, then per kernel row the input
@@ -439,5 +446,15 @@ struct PoolProgram {
 // machine without the vector unit or too small a vector memory (max: 3 rows, average: 5), a
 // dimension < 1, negative pads, a window position that starts past the padded input.
 PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base = 0);
+
+// A depthwise convolution on the vector unit (`s`'s window; `max` and `count_include_pad`
+// unused): channel c of the output is channel c of the bf16 NHWC input convolved with its own
+// kh × kw bf16 weights, from the fp32 bias (or +0), with the store path's relu and format. The
+// contract's convolution, bit for bit: per output, the taps in (i, j) order as the vector unit's
+// mac of the bf16 values widened (fma32 of them is the MAC: numerics.h), a tap in the padding
+// with a +0 operand (as the MXU's windows and im2col give it). The tiles of CompilePool, with
+// the kh·kw weight rows and the bias row beside the constant row (a +0).
+PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
+                             const DepthwiseOptions& o, uint64_t data_base = 0);
 
 }  // namespace tpu::host

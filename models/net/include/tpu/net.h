@@ -115,8 +115,9 @@ class Plan;
 // The plan for these input tensors: integer inputs bound (BindIntInputs), every graph input
 // given and no other (Error naming it), the plan built for their shapes in `mode`.
 // `vector_unit`: the machine has the vector unit (Plan::Build).
+// `vmem_depth`: its vector memory's rows when known (Plan::Build).
 Plan PlanForInputs(Graph* g, std::map<std::string, Tensor>* inputs, num::Mode mode,
-                   bool vector_unit = false);
+                   bool vector_unit = false, int vmem_depth = 0);
 
 // One program of the host library.
 struct AccelJob {
@@ -124,7 +125,10 @@ struct AccelJob {
   // `va` through `stages`, B `vb` (m × n, or 1 × n for a row) where a stage reads it.
   // kPool: pooling on the vector unit (host::CompilePool, version 1.4) of `pool`'s NHWC fp32
   // input `va`; the output is N·OH·OW × C (m × n), NHWC.
-  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool };
+  // kDepthwise: a depthwise convolution on the vector unit (host::CompileDepthwise) of `pool`'s
+  // window: `a` the NHWC bf16 input, `b` kh·kw × C bf16 weights, `bias` C fp32 or empty, relu,
+  // out; the output N·OH·OW × C.
+  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool, kDepthwise };
   Kind kind = Kind::kGemm;
   int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
   host::ConvShape conv;     // kConv: its shape
@@ -141,6 +145,7 @@ struct AccelJob {
   std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits (kPool: va the input)
   host::PoolShape pool;                   // kPool
   uint64_t Macs() const {
+    // (a depthwise convolution: k taps of each of n channels for m outputs, on the vector unit)
     return kind == Kind::kVector || kind == Kind::kPool ? 0 : uint64_t(m) * k * n;
   }
   std::string Describe() const;  // "GEMM 64x576x64, bias, relu, bf16 out"
@@ -171,8 +176,10 @@ class Plan {
   // `vector_unit`: the machine has the vector unit (version 1.4), so the vector operators
   // (Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max, Min) are
   // accelerator steps; without it they are host steps computing the same bits.
+  // `vmem_depth`: the vector memory's rows, when known: a depthwise convolution whose weights
+  // fit (1 + kh·kw + 3 rows) runs on the vector unit (the same bits as the MXU's groups).
   static Plan Build(const Graph& g, const std::map<std::string, Shape>& input_shapes,
-                    num::Mode mode, bool vector_unit = false);
+                    num::Mode mode, bool vector_unit = false, int vmem_depth = 0);
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
   ~Plan();
