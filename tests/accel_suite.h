@@ -6,8 +6,8 @@
 //  * RandomWorkloads: GEMMs (overwrite / preload / accumulate, fp32 / bf16 out, relu, operands
 //    stored transposed and read by transposing LOADs), dense
 //    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
-//    specials), with the vector unit also pooling and depthwise convolutions (host::CompilePool,
-//    CompileDepthwise: windows with pads, strides, dilations), in both numerics modes, bit-exact
+//    specials), with the vector unit also pooling, depthwise convolutions and softmax
+//    (host::CompilePool, CompileDepthwise, CompileSoftmax), in both numerics modes, bit-exact
 //    through the scoreboard, with zero JEDEC timing violations and consistent performance counters
 //    (the six stall classes add up to the cycles, the useful MACs and the instruction count are the
 //    program's, the DMA bytes are its beats);
@@ -482,6 +482,21 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       }
       return accel::MakeJob(cfg, job);
     }
+    case 9: {  // softmax or log-softmax on the vector unit
+      net::AccelJob job;
+      job.kind = net::AccelJob::Kind::kSoftmax;
+      job.log = rng.Bit();
+      job.m = rng.Range(1, std::max(1, cfg.machine.vmem_depth - 6));
+      job.n = rng.Range(1, 3 * cfg.machine.c + 1);
+      for (int i = 0; i < job.m * job.n; ++i) {
+        const float f = float(rng.Range(-16000, 16000)) / 1000.0f;
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        job.va.push_back(
+            values == accel::Values::kSpecials && rng.Range(0, 40) == 0 ? uint32_t(rng.Next()) : u);
+      }
+      return accel::MakeJob(cfg, job);
+    }
     default: {
       host::ConvShape s;
       s.n = rng.Range(1, 2);
@@ -705,7 +720,8 @@ TYPED_TEST_P(AccelTest, RandomWorkloads) {
   for (uint64_t it = 0; it < test::Scaled(uint64_t(lim.iterations)); ++it) {
     // Every kind each round, in a random order and mode.
     std::vector<int> kinds = {0, 1, 2, 3, 4, 5, 6};
-    if (cfg.machine.vector_unit()) kinds.insert(kinds.end(), {7, 8});  // pooling, depthwise
+    if (cfg.machine.vector_unit())
+      kinds.insert(kinds.end(), {7, 8, 9});  // pool, depthwise, softmax
     for (size_t i = kinds.size(); i > 1; --i)
       std::swap(kinds[i - 1], kinds[rng.Range(0, int(i) - 1)]);
     for (int kind : kinds) {

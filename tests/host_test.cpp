@@ -1257,6 +1257,111 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
       "at least 13 rows");
 }
 
+// CompileSoftmax on the golden model against the contract's vector softmax and log-softmax
+// written out per slice (host.h), random lengths and slice counts across column tiles, vector
+// memories from the smallest (chunks of one row), both modes, with NaN and infinite slices.
+// Then its error in IEEE mode against the exact softmax (long double): every output within
+// (L + 4 + |x_i - m|) ulp of the exact value's binade (x_i - m is rounded to fp32, and exp
+// magnifies that), log-softmax within (L + 4)·2^-23·max(1, |y|).
+TEST_F(HostTest, SoftmaxProgramsComputeTheContractsSoftmax) {
+  using isa::VectorOp;
+  tb::Rng rng(test::TestSeed());
+  const auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  const auto value = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  double worst_ulp = 0, worst_log = 0;
+  for (int trial = 0; trial < int(test::Scaled(40)); ++trial) {
+    const int len = rng.Range(1, 40), slices = rng.Range(1, 12);
+    const bool log = rng.Bit();
+    MachineConfig cfg =
+        Cfg(3, 5, 8, 8, 8, rng.Range(0, 3) == 0 ? num::Mode::kFtz : num::Mode::kIeee);
+    cfg.vmem_depth = std::vector<int>{host::SoftmaxRows(len), host::SoftmaxRows(len) + 3,
+                                      300}[size_t(rng.Range(0, 2))];
+    const num::Mode mode = cfg.mode;
+    SCOPED_TRACE(fmt::format("{} of {} slices of {}, VmemDepth {}, {}",
+                             log ? "log-softmax" : "softmax", slices, len, cfg.vmem_depth,
+                             num::ModeName(mode)));
+    const host::SoftmaxProgram p = host::CompileSoftmax(cfg, len, slices, log);
+    // Values in [-24, 24]; a NaN or an infinity in a few slices.
+    std::vector<uint32_t> x(size_t(len) * slices);
+    for (auto& v : x) v = bits(float(rng.Range(-24000, 24000)) / 1000.0f);
+    if (rng.Bit()) {
+      x[size_t(rng.Range(0, len - 1)) * slices + size_t(rng.Range(0, slices - 1))] =
+          rng.Bit() ? 0x7FC00001u : 0x7F800000u | (uint32_t(rng.Bit()) << 31);
+    }
+    Machine mach(cfg);
+    host::WriteMatrix(mach, p.in, x);
+    const isa::RunResult r = host::Run(mach, p.prog);
+    ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+    const auto got = host::ReadMatrixFp32(mach, p.out);
+    const auto op = [&](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
+      return isa::ApplyVectorOp(o, a, b, d, mode);
+    };
+    std::vector<uint32_t> want(x.size());
+    for (int c = 0; c < slices; ++c) {
+      const auto at = [&](int i) { return size_t(i) * slices + size_t(c); };
+      uint32_t m = 0xFF800000u, sum = 0x80000000u;
+      for (int i = 0; i < len; ++i) m = op(VectorOp::kMax, x[at(i)], m);
+      std::vector<uint32_t> d(static_cast<size_t>(len)), e(static_cast<size_t>(len));
+      for (int i = 0; i < len; ++i) {
+        d[size_t(i)] = op(VectorOp::kSub, x[at(i)], m);
+        e[size_t(i)] = op(VectorOp::kExp, d[size_t(i)], 0);
+        sum = op(VectorOp::kAdd, e[size_t(i)], sum);
+      }
+      const uint32_t rs = op(VectorOp::kRecip, sum, 0), ns = op(VectorOp::kMul, sum, 0xBF800000u);
+      const uint32_t ls = op(VectorOp::kLog, sum, 0);
+      for (int i = 0; i < len; ++i) {
+        if (log) {
+          want[at(i)] = op(VectorOp::kSub, d[size_t(i)], ls);
+          continue;
+        }
+        const uint32_t q0 = op(VectorOp::kMul, e[size_t(i)], rs);
+        const uint32_t t = op(VectorOp::kMac, q0, ns, e[size_t(i)]);
+        want[at(i)] = op(VectorOp::kMac, t, rs, q0);
+      }
+      // The error against the exact (long double) softmax, finite slices in IEEE mode.
+      bool finite = mode == num::Mode::kIeee;
+      for (int i = 0; i < len; ++i) finite = finite && std::isfinite(value(x[at(i)]));
+      if (!finite) continue;
+      long double mx = -INFINITY, se = 0;
+      for (int i = 0; i < len; ++i) mx = std::max<long double>(mx, value(x[at(i)]));
+      for (int i = 0; i < len; ++i) se += std::exp((long double)value(x[at(i)]) - mx);
+      for (int i = 0; i < len; ++i) {
+        const long double xv = value(x[at(i)]);
+        const long double exact = log ? xv - mx - std::log(se) : std::exp(xv - mx) / se;
+        const double err = double(std::fabs((long double)value(got[at(i)]) - exact));
+        if (log) {
+          worst_log = std::max(worst_log, err);
+          EXPECT_LE(err, (len + 4) * std::ldexp(1.0, -23) * std::max(1.0L, std::fabs(exact)))
+              << "slice " << c << " element " << i;
+        } else {
+          // d_i = x_i - m is rounded to fp32 (half an ulp: |d|·2^-24), which exp turns into
+          // as much relative error: |d| ulp more.
+          const double ulp = std::ldexp(1.0, std::max(-149, std::ilogb(double(exact)) - 23));
+          const double d = double(mx - xv);
+          worst_ulp = std::max(worst_ulp, err / ulp);
+          EXPECT_LE(err, (len + 4 + d) * ulp) << "slice " << c << " element " << i;
+        }
+      }
+    }
+    ExpectSame(want, got, slices, "out");
+  }
+  std::printf("softmax: largest error %.2f ulp; log-softmax: largest error %.3g\n", worst_ulp,
+              worst_log);
+  MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+  cfg.vmem_depth = 9;
+  ExpectThrows([&] { host::CompileSoftmax(cfg, 4, 3, false); }, "at least 10 rows");
+  cfg.vmem_depth = 0;
+  ExpectThrows([&] { host::CompileSoftmax(cfg, 4, 3, false); }, "no vector unit");
+}
+
 // The average's division (q0 = s·y, r = fma(q0, -n, s), q = fma(r', y, q0), y = fp32(1/n),
 // r' = r unless r is a zero or a NaN, then -0) is s / n correctly rounded in IEEE mode wherever
 // the quotient is normal (Markstein's theorem: y within half an ulp of 1/n, q0 within an ulp of

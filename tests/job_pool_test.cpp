@@ -164,7 +164,7 @@ TEST(JobSplitTest, SplitsTheLargerOperandInWholeTiles) {
   EXPECT_EQ(tb::accel::PlanSplit(g, 1, 16).Parts(), 1);  // one process: whole
   // The vector unit's jobs carry their data in va / vb, which the parts do not: whole.
   for (const auto kind : {net::AccelJob::Kind::kVector, net::AccelJob::Kind::kPool,
-                          net::AccelJob::Kind::kDepthwise}) {
+                          net::AccelJob::Kind::kDepthwise, net::AccelJob::Kind::kSoftmax}) {
     net::AccelJob v = g;
     v.kind = kind;
     v.k = 0;

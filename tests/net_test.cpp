@@ -959,6 +959,61 @@ TEST(NetVector, DepthwiseOnTheVectorUnitIsTheContractsConvolution) {
              "vector unit vs MXU");
 }
 
+// Softmax and LogSoftmax on the vector unit (host::CompileSoftmax): the slices along any axis
+// moved to the lanes, within the vector softmax's bound of the host's binary64 answer (the
+// slice's length + 4 + |x - m| ulp); on the host when the vector memory is too small for a slice
+// (or unknown); the host's LogSoftmax is (x - m) - log(sum) in binary64, rounded once.
+TEST(NetVector, SoftmaxOnTheVectorUnit) {
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {2, 5, 3, 4})};
+  const auto node = [&](const std::string& op, const std::string& out, int64_t axis) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = {"x"};
+    n.outputs = {out};
+    n.attrs["axis"] = Int(axis);
+    g.nodes.push_back(n);
+    g.outputs.push_back(Input(out, {}));
+  };
+  node("Softmax", "s1", 1);
+  node("Softmax", "s3", -1);
+  node("LogSoftmax", "l1", 1);
+  node("LogSoftmax", "l2", 2);
+  const Tensor x = Random(rng, {2, 5, 3, 4}, 8.0);
+  const auto host = RunGraph(g, {{"x", x}});
+  auto cfg = tb::accel::ConfigFromBuild("accel_3x5");
+  for (const int depth : {24, 9}) {
+    const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, depth);
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::NetRunner runner(sim, false);
+    const auto out = runner.Run(plan, {{"x", x}});
+    for (const auto& st : plan.steps()) {
+      const int64_t len = st.label == "s3" ? 4 : st.label == "l2" ? 3 : 5;
+      EXPECT_EQ(st.accel, depth >= len + 6) << st.label << ", VmemDepth " << depth;
+      const Tensor& y = out.at(st.label);
+      const Tensor& h = host.at(st.label);
+      for (size_t i = 0; i < y.f.size(); ++i) {
+        const double bound =
+            (len + 4 + 16.0) * std::ldexp(1.0, -23) * std::max(1.0f, std::fabs(h.f[i]));
+        ASSERT_LE(std::fabs(double(y.f[i]) - h.f[i]), st.accel ? bound : 0.0)
+            << st.label << "[" << i << "], VmemDepth " << depth;
+      }
+    }
+  }
+  EXPECT_FALSE(net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true).steps()[0].accel)
+      << "vector memory unknown: on the host";
+  // LogSoftmax on the host: (x - m) - log(sum) in binary64, one rounding.
+  Graph one = OneNode("ls", "LogSoftmax", {Input("x", {1, 2})}, {"x"});
+  Tensor t;
+  t.shape = {1, 2};
+  t.f = {1.0f, 1.0f};
+  EXPECT_EQ(RunGraph(one, {{"x", t}}).at("y").f,
+            (std::vector<float>{float(-std::log(2.0)), float(-std::log(2.0))}));
+}
+
 // A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
 // warning per float64 input; other element types stay errors.
 TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {

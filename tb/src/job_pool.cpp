@@ -47,7 +47,8 @@ JobSplit PlanSplit(const AccelJob& job, int parts, int array_cols) {
   JobSplit s;
   // The vector unit's jobs (elementwise, pooling) run whole.
   if (parts <= 1 || array_cols < 1 || job.kind == AccelJob::Kind::kVector ||
-      job.kind == AccelJob::Kind::kPool || job.kind == AccelJob::Kind::kDepthwise) {
+      job.kind == AccelJob::Kind::kPool || job.kind == AccelJob::Kind::kDepthwise ||
+      job.kind == AccelJob::Kind::kSoftmax) {
     return s;
   }
   const bool conv = job.kind == AccelJob::Kind::kConv;

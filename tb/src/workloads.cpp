@@ -320,7 +320,13 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     t.data = d;
     return t;
   };
-  if (job.kind == net::AccelJob::Kind::kDepthwise) {
+  if (job.kind == net::AccelJob::Kind::kSoftmax) {
+    auto p = host::CompileSoftmax(Planned(cfg), job.m, job.n, job.log);
+    w.description = job.Describe();
+    w.inputs.push_back(in32(Matrix("X", p.in), job.va));
+    w.outputs.push_back(Matrix("Y", p.out));
+    w.prog = std::move(p.prog);
+  } else if (job.kind == net::AccelJob::Kind::kDepthwise) {
     host::DepthwiseOptions o;
     o.bias = bias, o.relu = job.relu, o.out = out;
     auto p = host::CompileDepthwise(Planned(cfg), job.pool, o);

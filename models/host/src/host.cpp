@@ -1715,4 +1715,100 @@ PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
   return CompileWindowed(cfg, s, &o, data_base);
 }
 
+SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,
+                              uint64_t data_base) {
+  CheckConfig(cfg, "CompileSoftmax");
+  if (!cfg.vector_unit()) Bad("CompileSoftmax: the machine has no vector unit (VmemDepth = 0)");
+  CheckDim("CompileSoftmax", "L", len);
+  CheckDim("CompileSoftmax", "slices", slices);
+  const int depth = cfg.vmem_depth;
+  if (depth < SoftmaxRows(len)) {
+    Bad(fmt::format("CompileSoftmax: VmemDepth = {} holds no slice of {} (at least {} rows)", depth,
+                    len, SoftmaxRows(len)));
+  }
+  // Rows: X (the slices) 0..L-1, then M (max), S (sum), NS (-s), R (1/s or log s), K (a
+  // constant), then a Q chunk of `chunk` rows.
+  const int row_m = len, row_s = len + 1, row_ns = len + 2, row_r = len + 3, row_k = len + 4;
+  const int row_q = len + 5, chunk = std::min(len, depth - row_q);
+  Program p(cfg, data_base);
+  SoftmaxProgram r;
+  r.chunk = chunk;
+  r.in = p.AllocMatrix(len, slices, cfg.c, 4, fmt::format("input ({}x{} fp32)", len, slices));
+  r.out = p.AllocMatrix(len, slices, cfg.c, 4, fmt::format("output ({}x{} fp32)", len, slices));
+  Stats st;
+  // A VOP over `n` rows from a, b, d with unit strides (0 where the operand is one row).
+  const auto vop = [&](isa::VectorOp op, int a, int a_si, int b, int b_si, int d, int d_si, int n,
+                       bool b_scalar = false, uint32_t scalar = 0) {
+    isa::Vop v;
+    v.op = uint8_t(op);
+    v.a_vmem = true;
+    v.a = uint16_t(a), v.asi = uint16_t(a_si);
+    if (b_scalar) {
+      v.b_scalar = true, v.scalar = scalar;
+    } else if (isa::kVectorOps[size_t(op)].reads_b) {
+      v.b_vmem = true, v.b = uint16_t(b), v.bsi = uint16_t(b_si);
+    }
+    v.d = uint16_t(d), v.dsi = uint16_t(d_si);
+    v.n = uint16_t(n);
+    p.Emit(v);
+    ++st.vops;
+  };
+  using Op = isa::VectorOp;
+  const auto store = [&](int t, int src, int r0, int n) {
+    isa::Store so;
+    so.source = isa::kSrcVmem;
+    so.format = isa::kFmtFp32;
+    so.hbm_addr = r.out.RowAddr(t, r0);
+    so.hbm_stride = uint32_t(r.out.Pitch());
+    so.acc = uint16_t(src);
+    so.rows = uint16_t(n);
+    so.elems = uint16_t(r.out.TileCols(t));
+    p.Emit(so);
+    ++st.stores;
+    st.bytes_written += uint64_t(n) * so.elems * 4;
+  };
+  for (int t = 0; t < r.in.Tiles(); ++t) {
+    isa::Load ld;
+    ld.buffer = isa::kBufVmem;
+    ld.format = isa::kFmtFp32;
+    ld.hbm_addr = r.in.RowAddr(t, 0);
+    ld.hbm_stride = uint32_t(r.in.Pitch());
+    ld.rows = uint16_t(len);
+    ld.elems = uint16_t(r.in.TileCols(t));
+    p.Emit(ld);
+    ++st.vector_loads;
+    // K = +0 (row 0 compared with itself), M = -inf, S = -0.
+    vop(Op::kGt, 0, 0, 0, 0, row_k, 0, 1);
+    vop(Op::kSub, row_k, 0, 0, 0, row_m, 0, 1, true, vpu::kPlusInf);
+    vop(Op::kMul, row_k, 0, 0, 0, row_s, 0, 1, true, vpu::kMinusOne);
+    vop(Op::kMax, 0, 1, row_m, 0, row_m, 0, len);  // m = max(m, x_i), i = 0 .. L-1
+    vop(Op::kSub, 0, 1, row_m, 0, 0, 1, len);      // d_i = x_i - m
+    if (log) {
+      // s = s + exp(d_i) through the Q chunk (the d_i stay), then y_i = d_i - log(s).
+      for (int r0 = 0; r0 < len; r0 += chunk) {
+        const int n = std::min(chunk, len - r0);
+        vop(Op::kExp, r0, 1, 0, 0, row_q, 1, n);
+        vop(Op::kAdd, row_q, 1, row_s, 0, row_s, 0, n);
+      }
+      vop(Op::kLog, row_s, 0, 0, 0, row_r, 0, 1);
+      vop(Op::kSub, 0, 1, row_r, 0, 0, 1, len);
+      store(t, 0, 0, len);
+    } else {
+      vop(Op::kExp, 0, 1, 0, 0, 0, 1, len);                               // e_i
+      vop(Op::kAdd, 0, 1, row_s, 0, row_s, 0, len);                       // s = s + e_i
+      vop(Op::kMul, row_s, 0, 0, 0, row_ns, 0, 1, true, vpu::kMinusOne);  // -s
+      vop(Op::kRecip, row_s, 0, 0, 0, row_r, 0, 1);                       // r = 1/s
+      for (int r0 = 0; r0 < len; r0 += chunk) {
+        const int n = std::min(chunk, len - r0);
+        vop(Op::kMul, r0, 1, row_r, 0, row_q, 1, n);   // q0 = e·r
+        vop(Op::kMac, row_q, 1, row_ns, 0, r0, 1, n);  // t = fma(q0, -s, e)
+        vop(Op::kMac, r0, 1, row_r, 0, row_q, 1, n);   // y = fma(t, r, q0)
+        store(t, row_q, r0, n);
+      }
+    }
+  }
+  r.prog = Finish(p, st);
+  return r;
+}
+
 }  // namespace tpu::host

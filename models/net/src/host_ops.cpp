@@ -90,4 +90,25 @@ void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
   }
 }
 
+void LogSoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
+  float m = x[0];
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i * stride];
+    if (std::isnan(v)) nan = true;
+    if (v > m) m = v;
+  }
+  if (nan) {
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = kNaN;
+    return;
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * stride]) - double(m));
+  const double ls = std::log(sum);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = float((double(x[i * stride]) - double(m)) - ls);
+    y[i * stride] = std::isnan(r) ? kNaN : r;
+  }
+}
+
 }  // namespace tpu::net

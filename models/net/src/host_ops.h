@@ -17,5 +17,7 @@ float MaxOf(const float* x, const int64_t* idx, int n);
 float SumOf(const float* x, const int64_t* idx, int n);
 // Softmax of x[0], x[stride], ... x[(n-1)·stride] into y (same strides).
 void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride);
+// Log-softmax likewise: (x_i - m) - log(the sum), in binary64, rounded once.
+void LogSoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride);
 
 }  // namespace tpu::net

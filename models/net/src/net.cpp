@@ -16,6 +16,9 @@
 namespace tpu::net {
 
 std::string AccelJob::Describe() const {
+  if (kind == Kind::kSoftmax) {
+    return fmt::format("{} of {} slices of {}", log ? "log-softmax" : "softmax", n, m);
+  }
   if (kind == Kind::kDepthwise) {
     return fmt::format(
         "depthwise conv {}x{}x{}x{} -> {}x{}, {}x{} window, strides {},{}, pads {},{},{},{}{}{}, "
@@ -961,6 +964,48 @@ void PlanSoftmax(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   st.outputs = {n.outputs[0]};
   c.shapes[n.outputs[0]] = x;
   const std::string in = n.inputs[0], on = n.outputs[0];
+  const bool log = n.op == "LogSoftmax";
+  // On the vector unit (host::CompileSoftmax, the contract's vector softmax) when its vector
+  // memory holds a slice: the slices moved to the lanes (row i: element i of every slice).
+  if (c.vmem_depth >= host::SoftmaxRows(int(std::min<int64_t>(len, 1 << 20))) && len <= 65535 &&
+      outer * inner <= (int64_t(1) << 30)) {
+    st.accel = true;
+    st.jobs = 1;
+    st.klass = "vector";
+    st.detail = fmt::format("vector unit: {} slices of {}", outer * inner, len);
+    impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+      const Tensor& xt = env.at(in);
+      const int64_t slices = outer * inner;
+      AccelJob job;
+      job.kind = AccelJob::Kind::kSoftmax;
+      job.log = log;
+      job.m = int(len);
+      job.n = int(slices);
+      job.va.resize(xt.f.size());
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < len; ++i) {
+          for (int64_t k = 0; k < inner; ++k) {
+            job.va[size_t(i * slices + o * inner + k)] =
+                F32Bits(xt.f[size_t((o * len + i) * inner + k)]);
+          }
+        }
+      }
+      const std::vector<uint32_t> r = accel(job, step);
+      Tensor y;
+      y.shape = x;
+      y.f.resize(xt.f.size());
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < len; ++i) {
+          for (int64_t k = 0; k < inner; ++k) {
+            y.f[size_t((o * len + i) * inner + k)] =
+                F32FromBits(r.at(size_t(i * slices + o * inner + k)));
+          }
+        }
+      }
+      env[on] = std::move(y);
+    });
+    return;
+  }
   impl.execs.push_back([=](Env& env, const AccelFn&, int) {
     const Tensor& xt = env.at(in);
     Tensor y;
@@ -969,7 +1014,7 @@ void PlanSoftmax(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
         const size_t first = size_t(o * len * inner + i);
-        SoftmaxSlice(xt.f.data() + first, y.f.data() + first, len, inner);
+        (log ? LogSoftmaxSlice : SoftmaxSlice)(xt.f.data() + first, y.f.data() + first, len, inner);
       }
     }
     env[on] = std::move(y);
@@ -1707,6 +1752,7 @@ const std::set<std::string>& KnownOps() {
                                             "GlobalAveragePool",
                                             "GlobalMaxPool",
                                             "Softmax",
+                                            "LogSoftmax",
                                             "Flatten",
                                             "Reshape",
                                             "Transpose",
@@ -1926,7 +1972,7 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     } else if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
                n.op == "GlobalMaxPool") {
       PlanPool(c, n, *impl, st);
-    } else if (n.op == "Softmax") {
+    } else if (n.op == "Softmax" || n.op == "LogSoftmax") {
       PlanSoftmax(c, n, *impl, st);
     } else if (IsDataMove(n.op)) {
       PlanMove(c, n, *impl, st);

@@ -457,4 +457,28 @@ PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint6
 PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
                              const DepthwiseOptions& o, uint64_t data_base = 0);
 
+// Softmax (or log-softmax) on the vector unit (version 1.4), the numerics contract's vector
+// softmax: `slices` independent slices of `len` elements, stored L × S fp32 (row i holds element
+// i of every slice: the slices are the lanes, C to a column tile). Per slice, in index order:
+//   m = max of the x_i (the vector unit's max), d_i = x_i - m, e_i = exp(d_i),
+//   s = -0, then s = s + e_i;
+//   softmax: r = recip(s), q0 = e_i·r, t = fma(q0, -s, e_i), y_i = fma(t, r, q0) (e_i is in
+//            [0, 1] and s in [1, L], so t is finite unless the slice holds a NaN);
+//   log-softmax: y_i = d_i - log(s).
+// Per column tile: the L rows in one LOAD, the max and the sum as accumulating VOPs (one row a
+// batch), the rest over all rows (the division in chunks of the rows left). Throws
+// std::invalid_argument without the vector unit or when the vector memory holds fewer than
+// L + 6 rows (SoftmaxRows).
+struct SoftmaxProgram {
+  Compiled prog;
+  TiledMatrix in;   // L × S fp32, tiles of C lanes
+  TiledMatrix out;  // L × S fp32
+  int chunk = 0;    // rows a division pass
+};
+inline int SoftmaxRows(int len) {
+  return len + 6;
+}
+SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,
+                              uint64_t data_base = 0);
+
 }  // namespace tpu::host

@@ -11,6 +11,8 @@
 //    library compiles (tpu/host.h) with bf16 operands rounded from fp32 at this boundary
 //    (num::Fp32ToBf16 in the machine's mode), an fp32 bias or initial value, and an fp32 or bf16
 //    output (bf16 when every consumer is itself an accelerator step that would round it anyway).
+//    A depthwise convolution runs on the vector unit where its vector memory holds the weights
+//    (host::CompileDepthwise: the same bits as the MXU's groups, in one job).
 //  * vector steps: Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
 //    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
 //    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
@@ -19,7 +21,9 @@
 //  * pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on the vector unit
 //    (host::CompilePool, the contract's vector pooling) where the machine has one, else host
 //    steps.
-//  * host steps: Relu, Add, BatchNormalization (not after a convolution), Softmax, the pooling
+//  * Softmax, LogSoftmax: on the vector unit (host::CompileSoftmax, the contract's vector
+//    softmax) where the machine's vector memory holds a slice, else host steps (binary64).
+//  * host steps: Relu, Add, BatchNormalization (not after a convolution), the pooling
 //    operators without the vector unit, and Flatten, Reshape, Transpose, Identity, Dropout
 //    (inference), Concat, Split, Slice, Squeeze, Unsqueeze, Pad, Constant, which only move data.
 //    Their numerics are in docs/numerics.md
@@ -128,7 +132,9 @@ struct AccelJob {
   // kDepthwise: a depthwise convolution on the vector unit (host::CompileDepthwise) of `pool`'s
   // window: `a` the NHWC bf16 input, `b` kh·kw × C bf16 weights, `bias` C fp32 or empty, relu,
   // out; the output N·OH·OW × C.
-  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool, kDepthwise };
+  // kSoftmax: softmax (log-softmax with `log`) on the vector unit (host::CompileSoftmax) of n
+  // slices of m elements, `va` m × n (row i: element i of every slice); the output likewise.
+  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool, kDepthwise, kSoftmax };
   Kind kind = Kind::kGemm;
   int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
   host::ConvShape conv;     // kConv: its shape
@@ -143,10 +149,13 @@ struct AccelJob {
   host::OutFormat out = host::OutFormat::kFp32;
   std::vector<host::VectorStage> stages;  // kVector
   std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits (kPool: va the input)
-  host::PoolShape pool;                   // kPool
+  host::PoolShape pool;                   // kPool, kDepthwise
+  bool log = false;                       // kSoftmax: log-softmax
   uint64_t Macs() const {
     // (a depthwise convolution: k taps of each of n channels for m outputs, on the vector unit)
-    return kind == Kind::kVector || kind == Kind::kPool ? 0 : uint64_t(m) * k * n;
+    return kind == Kind::kVector || kind == Kind::kPool || kind == Kind::kSoftmax
+               ? 0
+               : uint64_t(m) * k * n;
   }
   std::string Describe() const;  // "GEMM 64x576x64, bias, relu, bf16 out"
 };
