@@ -48,11 +48,12 @@ test: build ## the fast test tier (what CI runs): GoogleTest suites, the Python 
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L fast --output-on-failure \
 	  --output-junit $(abspath $(BUILD))/junit-fast.xml $(CTEST_ARGS)
 
-test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels, ResNet-18 from ONNX on it (builds them first)
-	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test models_long_test numerics_long_test -- --no-print-directory 2>&1 \
+test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full stack, accelerator 16×16 and the TPU-class 128×128 on 8 channels, ResNet-18 from ONNX on it, issue 35's torchvision models with the vector unit (builds and exports them first)
+	@cmake --build $(BUILD) -j $(JOBS) --target mxu_long_test hbm_long_test accel_long_test models_long_test zoo_long_test numerics_long_test -- --no-print-directory 2>&1 \
 	  | grep -E '\[verilator\]|error|Error'; exit $${PIPESTATUS[0]}
-	@test -f $(BUILD)/examples/resnet18.onnx || { scripts/deps.sh models && \
-	  /usr/bin/python3 scripts/make_models.py resnet18 --out $(BUILD)/examples; }
+	@for m in resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 vgg11; do \
+	  test -f $(BUILD)/examples/$$m.onnx || { scripts/deps.sh models && \
+	  /usr/bin/python3 scripts/make_models.py $$m --out $(BUILD)/examples; } || exit 1; done
 	@cd $(BUILD) && $(if $(SEED),TPU_SEED=$(SEED)) ctest -j $(JOBS) -L long --output-on-failure \
 	  --output-junit $(abspath $(BUILD))/junit-long.xml $(CTEST_ARGS)
 
