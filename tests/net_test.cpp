@@ -613,6 +613,75 @@ TEST(NetHostOps, DataMoves) {
   fails(far, "exceed axis", {{"p", ints({2, 0, 0, 0})}});
 }
 
+// Shape computations fold when the plan is built: PyTorch's `x.view(x.size(0), -1)` with a
+// dynamic batch exports Shape, Gather, Unsqueeze, Concat (and integer arithmetic) feeding a
+// Reshape; with the input's shape known they become the Reshape's constant target. Gather and
+// Cast of values computed at run time are errors naming the node.
+TEST(NetHostOps, ShapeComputationsFoldWhenPlanned) {
+  const auto node = [](const std::string& op, std::vector<std::string> in, const std::string& out,
+                       std::map<std::string, net::Attr> attrs = {}) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(attrs);
+    return n;
+  };
+  const auto ints = [](Shape shape, std::vector<int64_t> v) {
+    Tensor t;
+    t.shape = std::move(shape);
+    t.is_int = true;
+    t.i = std::move(v);
+    return t;
+  };
+  Graph g;
+  g.opset = 13;
+  net::ValueInfo xi = Input("x", {-1, 3, 4});  // a dynamic batch
+  g.inputs = {xi};
+  g.constants = {{"i0", ints({}, {0})},
+                 {"i1", ints({}, {1})},
+                 {"i2", ints({1}, {-1})},
+                 {"ax", ints({1}, {0})}};
+  net::Attr to;
+  to.kind = net::Attr::Kind::kInt;
+  to.i = 7;
+  g.nodes = {node("Shape", {"x"}, "s"),
+             node("Gather", {"s", "i0"}, "n"),  // a scalar: the batch
+             node("Gather", {"s", "i1"}, "c"),
+             node("Gather", {"s", "i2"}, "w"),  // the last dimension, as a 1-element vector
+             node("Mul", {"c", "w"}, "cw"),     // int64 arithmetic
+             node("Unsqueeze", {"n", "ax"}, "nu"),
+             node("Concat", {"nu", "cw"}, "shape", {{"axis", Int(0)}}),
+             node("Cast", {"shape"}, "shape64", {{"to", to}}),
+             node("Reshape", {"x", "shape64"}, "y")};
+  g.outputs = {Input("y", {})};
+  Tensor x;
+  x.shape = {2, 3, 4};
+  for (int k = 0; k < 24; ++k) x.f.push_back(float(k) - 7.5f);
+  const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+  const auto out = RunGraph(g, {{"x", x}});
+  ASSERT_EQ(plan.steps().size(), 1u) << "everything but the Reshape folds";
+  EXPECT_EQ(plan.steps()[0].op, "Reshape");
+  EXPECT_EQ(out.at("y").shape, (Shape{2, 12}));
+  EXPECT_EQ(out.at("y").f, x.f);
+  // Gather of a value computed at run time.
+  Graph e;
+  e.opset = 13;
+  e.inputs = {Input("x", {2, 3})};
+  e.constants = {{"i", ints({}, {1})}};
+  e.nodes = {node("Gather", {"x", "i"}, "gx")};
+  e.outputs = {Input("gx", {})};
+  try {
+    net::Plan::Build(e, {}, num::Mode::kIeee);
+    ADD_FAILURE() << "a Gather of a run-time value planned";
+  } catch (const net::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("node 'gx' (Gather): is supported on constants only"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(NetHostOps, PoolsAndSoftmax) {
   Graph g;
   g.opset = 13;

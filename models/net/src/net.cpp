@@ -1549,6 +1549,149 @@ void PlanMove(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   });
 }
 
+// Shape computations folded when the plan is built (docs/onnx.md): Shape of a value whose shape
+// is known, and Gather, Cast, the data moves and integer Add, Sub, Mul, Div whose inputs are all
+// constants (PyTorch's `x.view(x.size(0), -1)` exports Shape, Gather, Unsqueeze, Concat and a
+// Reshape reading the result). Their outputs become constants. Returns false for a node that is
+// not such a computation.
+bool FoldConstant(Ctx& c, const Node& n, Plan::Impl& impl) {
+  const std::string& op = n.op;
+  const auto is_const = [&](size_t k) { return !c.Has(n, k) || c.constants.count(n.inputs[k]); };
+  bool all_const = true;
+  for (size_t k = 0; k < n.inputs.size(); ++k) all_const = all_const && is_const(k);
+  const auto put = [&](const std::string& name, Tensor t) {
+    c.shapes[name] = t.shape;
+    c.constants[name] = t;
+    impl.constants[name] = std::move(t);
+  };
+  const auto ints = [](Shape shape, std::vector<int64_t> v) {
+    Tensor t;
+    t.shape = std::move(shape);
+    t.is_int = true;
+    t.i = std::move(v);
+    return t;
+  };
+  if (op == "Shape") {
+    CheckAttrs(n, {"start", "end"});
+    const Shape x = c.ShapeOf(n, 0);
+    for (int64_t d : x) {
+      if (d < 0) Fail(n, fmt::format("the shape {} is not known", ShapeText(x)));
+    }
+    const auto r = int64_t(x.size());
+    const auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + r : v, 0, r); };
+    const int64_t b = clampi(AttrInt(n, "start", 0)), e = clampi(AttrInt(n, "end", r));
+    const std::vector<int64_t> dims(x.begin() + b, x.begin() + std::max(b, e));
+    put(n.outputs.at(0), ints({int64_t(dims.size())}, dims));
+    return true;
+  }
+  if (op == "Gather" || op == "Cast") {
+    if (!all_const) Fail(n, "is supported on constants only (folded when the plan is built)");
+  }
+  if (op == "Cast") {
+    CheckAttrs(n, {"to", "saturate"});
+    Tensor t = c.constants.at(n.inputs.at(0));
+    const int64_t to = AttrInt(n, "to", 0);
+    if (to == 7 && !t.is_int) {  // INT64: toward zero
+      for (float f : t.f) t.i.push_back(int64_t(f));
+      t.f.clear();
+      t.is_int = true;
+    } else if (to == 1 && t.is_int) {  // FLOAT
+      t = AsFloat(t);
+    } else if (to != 7 && to != 1) {
+      Fail(n, fmt::format("a cast to element type {} is not supported", to));
+    }
+    put(n.outputs.at(0), std::move(t));
+    return true;
+  }
+  if (op == "Gather") {
+    CheckAttrs(n, {"axis"});
+    const Tensor& d = c.constants.at(n.inputs.at(0));
+    const Tensor& ix = c.constants.at(n.inputs.at(1));
+    if (!ix.is_int) Fail(n, "indices must be integers");
+    const int64_t axis = NormAxis(n, AttrInt(n, "axis", 0), d.shape.size());
+    const int64_t dim = d.shape[size_t(axis)];
+    int64_t outer = 1, inner = 1;
+    for (size_t a = 0; a < d.shape.size(); ++a) {
+      if (int64_t(a) < axis) outer *= d.shape[a];
+      if (int64_t(a) > axis) inner *= d.shape[a];
+    }
+    Tensor t;
+    t.is_int = d.is_int;
+    t.shape.assign(d.shape.begin(), d.shape.begin() + axis);
+    t.shape.insert(t.shape.end(), ix.shape.begin(), ix.shape.end());
+    t.shape.insert(t.shape.end(), d.shape.begin() + axis + 1, d.shape.end());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j : ix.i) {
+        if (j < -dim || j >= dim) {
+          Fail(n, fmt::format("index {} is out of range for axis {} of {}", j, axis, dim));
+        }
+        const int64_t at = (o * dim + (j < 0 ? j + dim : j)) * inner;
+        for (int64_t k = 0; k < inner; ++k) {
+          if (d.is_int) {
+            t.i.push_back(d.i[size_t(at + k)]);
+          } else {
+            t.f.push_back(d.f[size_t(at + k)]);
+          }
+        }
+      }
+    }
+    put(n.outputs.at(0), std::move(t));
+    return true;
+  }
+  if (!all_const || n.inputs.empty()) return false;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    if (n.inputs.size() != 2) return false;
+    const Tensor& a = c.constants.at(n.inputs[0]);
+    const Tensor& b = c.constants.at(n.inputs[1]);
+    if (!a.is_int || !b.is_int) return false;  // float arithmetic runs as planned
+    const Shape shape = Broadcast(n, a.shape, b.shape);
+    const auto ia = BroadcastIndex(a.shape, shape), ib = BroadcastIndex(b.shape, shape);
+    std::vector<int64_t> v;
+    for (size_t k = 0; k < ia.size(); ++k) {
+      const int64_t x = a.i[size_t(ia[k])], y = b.i[size_t(ib[k])];
+      if (op == "Div" && y == 0) Fail(n, "an integer division by zero");
+      v.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+    }
+    put(n.outputs.at(0), ints(shape, std::move(v)));
+    return true;
+  }
+  if (!IsDataMove(op)) return false;
+  // A data move of constants: planned and run now, on float32 values (integers exactly, up to
+  // 2^24; the result is integer again).
+  Env env;
+  bool is_int = false;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    if (!c.Has(n, k)) continue;
+    Tensor t = c.constants.at(n.inputs[k]);
+    const bool index_arg = k >= 1 && op != "Concat";  // starts, ends, axes, split, pads
+    if (t.is_int && !index_arg) {
+      for (int64_t v : t.i) {
+        if (v < -(int64_t(1) << 24) || v > (int64_t(1) << 24)) {
+          Fail(n, fmt::format("the constant '{}' holds {}, beyond what folding keeps exact",
+                              n.inputs[k], v));
+        }
+      }
+      is_int = true;
+      t = AsFloat(t);
+    }
+    env[n.inputs[k]] = std::move(t);
+  }
+  Plan::Impl tmp;
+  Step st;
+  PlanMove(c, n, tmp, st);
+  tmp.execs.at(0)(env, AccelFn{}, 0);
+  for (const auto& o : n.outputs) {
+    Tensor t = env.at(o);
+    if (is_int) {
+      for (float f : t.f) t.i.push_back(int64_t(f));
+      t.f.clear();
+      t.is_int = true;
+    }
+    put(o, std::move(t));
+  }
+  return true;
+}
+
 void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const std::string& op = n.op;
   if (op == "BatchNormalization" && (Outputs(n) != 1 || AttrInt(n, "training_mode", 0))) {
@@ -1765,6 +1908,9 @@ const std::set<std::string>& KnownOps() {
                                             "Squeeze",
                                             "Unsqueeze",
                                             "Pad",
+                                            "Shape",
+                                            "Gather",
+                                            "Cast",
                                             "BatchNormalization",
                                             "Sigmoid",
                                             "Tanh",
@@ -1928,6 +2074,7 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       impl->constants[n.outputs[0]] = std::move(t);
       continue;
     }
+    if (FoldConstant(c, n, *impl)) continue;
     // An Identity of a constant is that constant (exporters alias shared parameters this way).
     if (n.op == "Identity" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
         c.constants.count(n.inputs[0])) {
