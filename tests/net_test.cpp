@@ -558,6 +558,22 @@ TEST(NetHostOps, DataMoves) {
   g.nodes[6].attrs["mode"].s = "edge";
   g.nodes[7].attrs["mode"].kind = net::Attr::Kind::kString;
   g.nodes[7].attrs["mode"].s = "reflect";
+  // Resize, nearest: columns doubled (asymmetric, floor), rows and columns from sizes 1 x 2
+  // (half_pixel, round_prefer_floor: row 0.5 -> 0, columns 0.25 -> 0, 1.75 -> 2).
+  Tensor sc;
+  sc.shape = {2};
+  sc.f = {1.0f, 2.0f};
+  g.constants["sc"] = sc;
+  g.constants["sz"] = ints({1, 2});
+  net::Attr asym, floor_mode;
+  asym.kind = floor_mode.kind = net::Attr::Kind::kString;
+  asym.s = "asymmetric";
+  floor_mode.s = "floor";
+  g.nodes.push_back(node("Resize", {"x", "", "sc"}, {"rs"},
+                         {{"coordinate_transformation_mode", asym}, {"nearest_mode", floor_mode}}));
+  g.nodes.push_back(node("Resize", {"x", "", "", "sz"}, {"rz"}));
+  g.outputs.push_back(Input("rs", {}));
+  g.outputs.push_back(Input("rz", {}));
   for (const char* o : {"cat", "s0", "s1", "sl", "u", "sq", "pc", "pe", "pr"}) {
     g.outputs.push_back(Input(o, {}));
   }
@@ -580,6 +596,8 @@ TEST(NetHostOps, DataMoves) {
   want("pc", {3, 4}, {9.5f, 9.5f, 9.5f, 9.5f, 1, 2, 9.5f, 9.5f, 4, 5, 9.5f, 9.5f});
   want("pe", {3, 4}, {1, 2, 2, 2, 1, 2, 2, 2, 4, 5, 5, 5});
   want("pr", {3, 4}, {4, 5, 4, 3, 1, 2, 1, 0, 4, 5, 4, 3});
+  want("rs", {2, 6}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5});
+  want("rz", {1, 2}, {0, 2});
   // Errors, one line naming the node.
   const auto fails = [&](Node n, const std::string& what, std::map<std::string, Tensor> consts) {
     Graph e;

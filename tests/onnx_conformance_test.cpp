@@ -55,7 +55,8 @@ const char* kOps[] = {"test_gemm_", "test_matmul_", "test_conv_", "test_basic_co
                       "test_max_", "test_min_", "test_log$", "test_log_example",
                       // Data moves (host steps until whole-network programs).
                       "test_concat_", "test_split_", "test_slice", "test_squeeze", "test_unsqueeze",
-                      "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_logsoftmax_"};
+                      "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_logsoftmax_",
+                      "test_resize_"};
 
 // Cases of those operators that are not supported, with (part of) the reason the planner gives.
 const std::map<std::string, std::string> kUnsupported = {
@@ -99,6 +100,21 @@ const std::map<std::string, std::string> kUnsupported = {
     {"test_reflect_pad", "element type int32"},
     {"test_split_zero_size_splits", "is empty"},
     {"test_slice_start_out_of_bounds", "is empty"},
+    {"test_resize_downsample_scales_cubic", "mode 'cubic'"},
+    {"test_resize_downsample_scales_cubic_A_n0p5_exclude_outside", "mode 'cubic'"},
+    {"test_resize_downsample_scales_cubic_align_corners", "mode 'cubic'"},
+    {"test_resize_downsample_sizes_cubic", "mode 'cubic'"},
+    {"test_resize_upsample_scales_cubic", "mode 'cubic'"},
+    {"test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "mode 'cubic'"},
+    {"test_resize_upsample_scales_cubic_align_corners", "mode 'cubic'"},
+    {"test_resize_upsample_scales_cubic_asymmetric", "mode 'cubic'"},
+    {"test_resize_upsample_sizes_cubic", "mode 'cubic'"},
+    {"test_resize_downsample_scales_linear", "mode 'linear'"},
+    {"test_resize_downsample_scales_linear_align_corners", "mode 'linear'"},
+    {"test_resize_downsample_sizes_linear_pytorch_half_pixel", "mode 'linear'"},
+    {"test_resize_tf_crop_and_resize", "mode 'linear'"},
+    {"test_resize_upsample_scales_linear", "mode 'linear'"},
+    {"test_resize_upsample_scales_linear_align_corners", "mode 'linear'"},
     {"test_logsoftmax_axis_0_expanded", "operator not supported"},
     {"test_logsoftmax_axis_1_expanded", "operator not supported"},
     {"test_logsoftmax_axis_2_expanded", "operator not supported"},

@@ -1238,7 +1238,7 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
 // no bit changes; their index arguments must be constants when the plan is built.
 bool IsDataMove(const std::string& op) {
   return op == "Concat" || op == "Split" || op == "Slice" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Pad";
+         op == "Pad" || op == "Resize";
 }
 
 // A constant int64 input's values (Error naming it when it is not one).
@@ -1478,6 +1478,80 @@ void PlanMove(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
     }
     if (Elements(out) == 0) Fail(n, fmt::format("the slice of {} is empty", ShapeText(x)));
     src = GatherIndex(x, out, [=](size_t a, int64_t o) { return first[a] + o * step[a]; });
+  } else if (op == "Resize") {
+    // Nearest-neighbour resizing: each output element is the input element its coordinate maps
+    // to (ONNX's coordinate_transformation_mode and nearest_mode, in binary64).
+    CheckAttrs(n, {"coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+                   "extrapolation_value", "mode", "nearest_mode", "antialias",
+                   "keep_aspect_ratio_policy"});
+    const std::string mode = AttrString(n, "mode", "nearest");
+    if (mode != "nearest") Fail(n, fmt::format("mode '{}' is not supported", mode));
+    const std::string ct = AttrString(n, "coordinate_transformation_mode", "half_pixel");
+    const std::string nm = AttrString(n, "nearest_mode", "round_prefer_floor");
+    if (ct != "half_pixel" && ct != "pytorch_half_pixel" && ct != "align_corners" &&
+        ct != "asymmetric" && ct != "tf_half_pixel_for_nn") {
+      Fail(n, fmt::format("coordinate_transformation_mode '{}' is not supported", ct));
+    }
+    if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil") {
+      Fail(n, fmt::format("nearest_mode '{}' is not supported", nm));
+    }
+    if (AttrInt(n, "antialias", 0) != 0) Fail(n, "antialias is not supported");
+    // scales (input 2, float) or sizes (input 3, int64), constants.
+    std::vector<double> scale(x.size(), 1.0);
+    const Tensor* sc = c.Const(n, c.g.opset >= 11 ? 2 : 1);
+    const Tensor* sz = c.g.opset >= 11 ? c.Const(n, 3) : nullptr;
+    const bool has_sc = sc != nullptr && sc->Size() > 0, has_sz = sz != nullptr && sz->Size() > 0;
+    if (has_sc == has_sz) Fail(n, "give constant scales or sizes (one of them)");
+    out = x;
+    if (has_sz) {
+      if (!sz->is_int || sz->i.size() != x.size()) {
+        Fail(n, fmt::format("sizes must be {} int64 values", x.size()));
+      }
+      for (size_t a = 0; a < x.size(); ++a) {
+        out[a] = sz->i[a];
+        scale[a] = double(out[a]) / double(x[a]);
+      }
+    } else {
+      if (sc->is_int || sc->f.size() != x.size()) {
+        Fail(n, fmt::format("scales must be {} float values", x.size()));
+      }
+      for (size_t a = 0; a < x.size(); ++a) {
+        scale[a] = sc->f[a];
+        out[a] = int64_t(std::floor(double(x[a]) * scale[a]));
+      }
+    }
+    for (size_t a = 0; a < x.size(); ++a) {
+      if (out[a] < 1 || scale[a] <= 0) {
+        Fail(n, fmt::format("the output shape {} is empty", ShapeText(out)));
+      }
+    }
+    src = GatherIndex(x, out, [=](size_t a, int64_t o) -> int64_t {
+      const double in = double(x[a]), len = double(out[a]), s = scale[a];
+      double v;
+      if (ct == "half_pixel") {
+        v = (double(o) + 0.5) / s - 0.5;
+      } else if (ct == "pytorch_half_pixel") {
+        v = len > 1 ? (double(o) + 0.5) / s - 0.5 : 0.0;
+      } else if (ct == "align_corners") {
+        v = len > 1 ? double(o) * (in - 1) / (len - 1) : 0.0;
+      } else if (ct == "asymmetric") {
+        v = double(o) / s;
+      } else {  // tf_half_pixel_for_nn
+        v = (double(o) + 0.5) / s;
+      }
+      double r;
+      const bool half = v - std::floor(v) == 0.5;
+      if (nm == "floor") {
+        r = std::floor(v);
+      } else if (nm == "ceil") {
+        r = std::ceil(v);
+      } else if (half) {
+        r = nm == "round_prefer_floor" ? std::floor(v) : std::ceil(v);
+      } else {
+        r = std::round(v);
+      }
+      return std::clamp<int64_t>(int64_t(r), 0, x[a] - 1);
+    });
   } else {  // Pad
     CheckAttrs(n, {"mode", "pads", "value"});
     const std::string mode = AttrString(n, "mode", "constant");
@@ -1908,6 +1982,7 @@ const std::set<std::string>& KnownOps() {
                                             "Squeeze",
                                             "Unsqueeze",
                                             "Pad",
+                                            "Resize",
                                             "Shape",
                                             "Gather",
                                             "Cast",
@@ -1958,7 +2033,16 @@ void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs) {
       throw Error(fmt::format("input '{}': {}; the model declares {}", it->name,
                               in->second.is_int ? "integers" : "floating-point values", it->dtype));
     }
-    if (in != inputs.end() && int_type) {
+    // A float input read only as a Resize's roi or scales (index arguments) is bound too.
+    bool resize_arg = in != inputs.end() && !int_type;
+    for (const auto& n : g.nodes) {
+      for (size_t k = 0; resize_arg && k < n.inputs.size(); ++k) {
+        if (n.inputs[k] == it->name && !(n.op == "Resize" && (k == 1 || k == 2))) {
+          resize_arg = false;
+        }
+      }
+    }
+    if (in != inputs.end() && (int_type || resize_arg)) {
       g.constants[it->name] = std::move(in->second);
       inputs.erase(in);
       it = g.inputs.erase(it);
@@ -2095,7 +2179,7 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       const bool int_ok = (n.op == "Reshape" && k == 1) || (n.op == "Dropout" && k == 2) ||
                           (n.op == "Slice" && k >= 1) || (n.op == "Split" && k == 1) ||
                           ((n.op == "Squeeze" || n.op == "Unsqueeze") && k == 1) ||
-                          (n.op == "Pad" && (k == 1 || k == 3));
+                          (n.op == "Pad" && (k == 1 || k == 3)) || (n.op == "Resize" && k >= 1);
       const auto ct = c.constants.find(in);
       if (!int_ok && ct != c.constants.end() && ct->second.is_int) {
         Fail(n, fmt::format("input '{}' is an integer tensor; float32 is required", in));

@@ -112,7 +112,8 @@ struct Graph {
 };
 
 // Makes every int64 input given in `inputs` a constant of the graph (a Reshape's target shape
-// must be known when the plan is built) and removes it from `inputs` and from g.inputs.
+// must be known when the plan is built), and every float input read only as a Resize's roi or
+// scales, and removes it from `inputs` and from g.inputs.
 void BindIntInputs(Graph& g, std::map<std::string, Tensor>& inputs);
 
 class Plan;
