@@ -82,6 +82,22 @@ net::AccelJob RandomJob(tb::Rng& rng) {
     if (rng.Range(0, 1) == 1) j.bias = RandomFp32(rng, size_t(j.n));
     return j;
   }
+  if (rng.Range(0, 4) == 0) {  // a chain of dense layers (one program): split by rows
+    j.kind = net::AccelJob::Kind::kMlp;
+    j.m = rng.Range(1, 40);
+    j.sizes = {rng.Range(1, 30), rng.Range(1, 30), rng.Range(1, 30)};
+    if (rng.Range(0, 1) == 1) j.sizes.push_back(rng.Range(1, 30));
+    j.k = j.sizes.front();
+    j.n = j.sizes.back();
+    j.a = RandomBf16(rng, size_t(j.m) * size_t(j.k));
+    const bool bias = rng.Range(0, 1) == 1;
+    for (size_t i = 0; i + 1 < j.sizes.size(); ++i) {
+      j.layers_b.push_back(RandomBf16(rng, size_t(j.sizes[i]) * size_t(j.sizes[i + 1])));
+      j.layers_bias.push_back(bias ? RandomFp32(rng, size_t(j.sizes[i + 1]))
+                                   : std::vector<uint32_t>{});
+    }
+    return j;
+  }
   j.kind = net::AccelJob::Kind::kGemm;
   j.m = rng.Range(1, 40);
   j.k = rng.Range(1, 40);

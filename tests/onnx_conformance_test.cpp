@@ -56,7 +56,7 @@ const char* kOps[] = {"test_gemm_", "test_matmul_", "test_conv_", "test_basic_co
                       // Data moves (host steps until whole-network programs).
                       "test_concat_", "test_split_", "test_slice", "test_squeeze", "test_unsqueeze",
                       "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_logsoftmax_",
-                      "test_resize_"};
+                      "test_resize_", "test_convtranspose", "test_gather_"};
 
 // Cases of those operators that are not supported, with (part of) the reason the planner gives.
 const std::map<std::string, std::string> kUnsupported = {
@@ -115,6 +115,10 @@ const std::map<std::string, std::string> kUnsupported = {
     {"test_resize_tf_crop_and_resize", "mode 'linear'"},
     {"test_resize_upsample_scales_linear", "mode 'linear'"},
     {"test_resize_upsample_scales_linear_align_corners", "mode 'linear'"},
+    {"test_convtranspose_3d", "is not 1-D or 2-D"},
+    {"test_gather_elements_0", "operator not supported"},
+    {"test_gather_elements_1", "operator not supported"},
+    {"test_gather_elements_negative_indices", "operator not supported"},
     {"test_logsoftmax_axis_0_expanded", "operator not supported"},
     {"test_logsoftmax_axis_1_expanded", "operator not supported"},
     {"test_logsoftmax_axis_2_expanded", "operator not supported"},

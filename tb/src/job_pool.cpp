@@ -54,7 +54,9 @@ JobSplit PlanSplit(const AccelJob& job, int parts, int array_cols) {
   const bool conv = job.kind == AccelJob::Kind::kConv;
   const int tiles = (job.n + array_cols - 1) / array_cols;
   const int rows = conv ? job.conv.n : job.m;  // a convolution splits by whole images
-  const bool by_rows = rows >= 2, by_cols = tiles >= 2;
+  // An MLP's layers run in one program: it splits by rows only.
+  const bool mlp = job.kind == AccelJob::Kind::kMlp;
+  const bool by_rows = rows >= 2, by_cols = tiles >= 2 && !mlp;
   if (!by_rows && !by_cols) return s;
   // Rows repeat B (K x N) in every part, columns repeat A (M x K): split the larger operand.
   if (by_rows && (!by_cols || job.n <= job.m)) {
@@ -83,6 +85,9 @@ AccelJob JobPart(const AccelJob& job, const JobSplit& s, int i) {
   p.m = job.m;
   p.k = job.k;
   p.n = job.n;
+  p.sizes = job.sizes;  // an MLP's layers (split by rows: A's rows)
+  p.layers_b = job.layers_b;
+  p.layers_bias = job.layers_bias;
   switch (s.dim) {
     case JobSplit::Dim::kCols: {
       p.n = w;
@@ -246,6 +251,12 @@ void PutJob(Writer& w, const AccelJob& j) {
   w.Vec(j.c0);
   w.Put(j.relu);
   w.Put(j.out);
+  w.Vec(j.sizes);
+  w.Put(uint64_t(j.layers_b.size()));
+  for (size_t i = 0; i < j.layers_b.size(); ++i) {
+    w.Vec(j.layers_b[i]);
+    w.Vec(j.layers_bias.at(i));
+  }
 }
 
 AccelJob GetJob(Reader& r) {
@@ -262,6 +273,12 @@ AccelJob GetJob(Reader& r) {
   j.c0 = r.Vec<uint32_t>();
   j.relu = r.Get<bool>();
   j.out = r.Get<host::OutFormat>();
+  j.sizes = r.Vec<int>();
+  const auto layers = r.Get<uint64_t>();
+  for (uint64_t i = 0; i < layers; ++i) {
+    j.layers_b.push_back(r.Vec<uint16_t>());
+    j.layers_bias.push_back(r.Vec<uint32_t>());
+  }
   return j;
 }
 
@@ -722,7 +739,11 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
   const bool conv = job.kind == AccelJob::Kind::kConv;
   const size_t m = size_t(std::max(job.m, 0)), k = size_t(std::max(job.k, 0)),
                n = size_t(std::max(job.n, 0));
-  const bool consistent = job.b.size() == k * n && (job.bias.empty() || job.bias.size() == n) &&
+  const bool mlp = job.kind == AccelJob::Kind::kMlp;
+  const bool consistent = (mlp ? job.layers_b.size() + 1 == job.sizes.size() &&
+                                     job.layers_bias.size() == job.layers_b.size()
+                               : job.b.size() == k * n) &&
+                          (job.bias.empty() || job.bias.size() == n) &&
                           (job.c0.empty() || job.c0.size() == m * n) &&
                           (conv ? job.conv.n >= 1 && job.conv.cout == job.n &&
                                       job.conv.M() == job.m && job.conv.K() == job.k &&

@@ -320,7 +320,25 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     t.data = d;
     return t;
   };
-  if (job.kind == net::AccelJob::Kind::kSoftmax) {
+  if (job.kind == net::AccelJob::Kind::kMlp) {
+    const bool has_bias = !job.layers_bias.empty() && !job.layers_bias[0].empty();
+    auto p = host::CompileMlp(Planned(cfg), job.m, job.sizes, has_bias, job.relu, out);
+    w.description = job.Describe();
+    w.inputs.push_back(in16(Matrix("X", p.input), job.a));
+    if (job.layers_b.size() != p.w.size()) {
+      throw std::invalid_argument(fmt::format("job {}: {} layers' weights for {} layers",
+                                              w.description, job.layers_b.size(), p.w.size()));
+    }
+    for (size_t i = 0; i < p.w.size(); ++i) {
+      w.inputs.push_back(in16(Weights(fmt::format("L{}.W", i), p.w[i]), job.layers_b[i]));
+      if (has_bias) {
+        w.inputs.push_back(
+            in32(Matrix(fmt::format("L{}.bias", i), p.bias[i]), job.layers_bias.at(i)));
+      }
+    }
+    w.outputs.push_back(Matrix("Y", p.output.back()));
+    w.prog = std::move(p.prog);
+  } else if (job.kind == net::AccelJob::Kind::kSoftmax) {
     auto p = host::CompileSoftmax(Planned(cfg), job.m, job.n, job.log);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("X", p.in), job.va));

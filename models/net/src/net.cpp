@@ -16,6 +16,13 @@
 namespace tpu::net {
 
 std::string AccelJob::Describe() const {
+  if (kind == Kind::kMlp) {
+    std::string z;
+    for (size_t i = 0; i < sizes.size(); ++i) z += fmt::format("{}{}", i ? "-" : "", sizes[i]);
+    return fmt::format("MLP {} rows, {}{}{}, {} out", m, z,
+                       layers_bias.empty() || layers_bias[0].empty() ? "" : ", bias",
+                       relu ? ", relu" : "", out == host::OutFormat::kBf16 ? "bf16" : "fp32");
+  }
   if (kind == Kind::kSoftmax) {
     return fmt::format("{} of {} slices of {}", log ? "log-softmax" : "softmax", n, m);
   }
@@ -630,6 +637,284 @@ std::vector<uint16_t> Matrix16(const Tensor& t, bool trans, num::Mode mode) {
   return out;
 }
 
+// ConvTranspose as the convolution it equals (docs/numerics.md): the input with s - 1 zeros
+// between its pixels and d·(k - 1) - pad rows and columns of zeros around it (a negative count
+// crops), convolved at stride 1 and dilation d with the kernel flipped and its channel axes
+// swapped. The host builds that input (a data move) and the step is PlanConv's, whose lowering,
+// folding (BatchNormalization, Relu) and numerics it keeps.
+void PlanConvTranspose(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
+  CheckAttrs(n, {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
+                 "pads", "strides"});
+  const Shape x = c.ShapeOf(n, 0);
+  if (x.size() != 3 && x.size() != 4) {
+    Fail(n, fmt::format("input {} is not 1-D or 2-D (N, C, [H,] W)", ShapeText(x)));
+  }
+  const size_t sp = x.size() - 2;
+  const Shape ws = c.ShapeOf(n, 1);
+  const int64_t group = AttrInt(n, "group", 1);
+  const int64_t cin = x[1];
+  if (ws.size() != x.size() || group < 1 || cin % group != 0 || ws[0] != cin) {
+    Fail(n, fmt::format("weights {} do not match the input {} with group {}", ShapeText(ws),
+                        ShapeText(x), group));
+  }
+  const int64_t cout_g = ws[1], cout = cout_g * group, cin_g = cin / group;
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (AttrInts(n, "kernel_shape", kernel) != kernel)
+    Fail(n, "kernel_shape differs from the weights'");
+  const auto strides = AttrInts(n, "strides", std::vector<int64_t>(sp, 1));
+  const auto dil = AttrInts(n, "dilations", std::vector<int64_t>(sp, 1));
+  const auto opad = AttrInts(n, "output_padding", std::vector<int64_t>(sp, 0));
+  auto pads = AttrInts(n, "pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
+  if (strides.size() != sp || dil.size() != sp || opad.size() != sp || pads.size() != 2 * sp) {
+    Fail(n, "strides, dilations, output_padding or pads do not match the input's rank");
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID") {
+    Fail(n, fmt::format("auto_pad '{}' is not supported", auto_pad));
+  }
+  std::vector<int64_t> out_shape = AttrInts(n, "output_shape", {});
+  if (!out_shape.empty() && out_shape.size() != sp) {
+    if (out_shape.size() == x.size()) {
+      out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    } else {
+      Fail(n, fmt::format("output_shape {} does not match the input's rank", IntsText(out_shape)));
+    }
+  }
+  for (size_t a = 0; a < sp; ++a) {
+    if (kernel[a] < 1 || strides[a] < 1 || dil[a] < 1 || opad[a] < 0) {
+      Fail(n, "kernel_shape, strides, dilations must be >= 1 and output_padding >= 0");
+    }
+    const int64_t ext = (kernel[a] - 1) * dil[a] + 1, in = x[2 + a];
+    const int64_t full = strides[a] * (in - 1) + opad[a] + ext;
+    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t want = out_shape.empty() ? in * strides[a] : out_shape[a];
+      // ONNX's equations, with Python's floor division: a negative total (an output_shape past
+      // the full result) adds zeros at the end.
+      const int64_t total = full - want;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      if (auto_pad == "SAME_UPPER") {
+        pads[a] = half, pads[a + sp] = total - half;
+      } else {
+        pads[a] = total - half, pads[a + sp] = half;
+      }
+    } else if (auto_pad == "VALID") {
+      pads[a] = pads[a + sp] = 0;
+    }
+  }
+  // The equivalent convolution's input: per spatial axis, size and where input pixel 0 lands.
+  Shape px = {x[0], cin};
+  std::vector<int64_t> first(sp), step(sp);
+  for (size_t a = 0; a < sp; ++a) {
+    const int64_t edge = dil[a] * (kernel[a] - 1);
+    const int64_t lo = edge - pads[a], hi = edge - pads[a + sp] + opad[a];
+    const int64_t size = (x[2 + a] - 1) * strides[a] + 1 + lo + hi;
+    if (size < (kernel[a] - 1) * dil[a] + 1) Fail(n, "the pads leave no output");
+    px.push_back(size);
+    first[a] = lo, step[a] = strides[a];
+  }
+  // The equivalent convolution's weights: [co][ci within the group][flipped taps].
+  const std::string stuffed = n.outputs.at(0) + ":convtranspose_input";
+  const std::string wname = n.outputs.at(0) + ":convtranspose_weights";
+  const int64_t taps = Elements(kernel);
+  Shape wshape = {cout, cin_g};
+  wshape.insert(wshape.end(), kernel.begin(), kernel.end());
+  c.shapes[stuffed] = px;
+  c.shapes[wname] = wshape;
+  Node conv;
+  conv.name = n.name;
+  conv.op = "Conv";
+  conv.inputs = {stuffed, wname};
+  if (c.Has(n, 2)) conv.inputs.push_back(n.inputs[2]);
+  conv.outputs = {n.outputs.at(0)};
+  net::Attr a_ints;
+  a_ints.kind = net::Attr::Kind::kInts;
+  a_ints.ints = dil;
+  conv.attrs["dilations"] = a_ints;
+  a_ints.ints.assign(sp, 1);
+  conv.attrs["strides"] = a_ints;
+  a_ints.ints.assign(2 * sp, 0);
+  conv.attrs["pads"] = a_ints;
+  net::Attr a_group;
+  a_group.kind = net::Attr::Kind::kInt;
+  a_group.i = group;
+  conv.attrs["group"] = a_group;
+  Plan::Impl tmp;
+  PlanConv(c, conv, tmp, st, done);
+  st.inputs.at(0) = n.inputs[0];
+  st.inputs.erase(std::remove(st.inputs.begin(), st.inputs.end(), wname), st.inputs.end());
+  st.inputs.insert(st.inputs.begin() + 1, n.inputs[1]);
+  st.detail = "zeros inserted and the kernel flipped by the host" +
+              (st.detail.empty() ? std::string() : ", " + st.detail);
+  const std::string in = n.inputs[0], w_in = n.inputs[1];
+  const Exec conv_exec = tmp.execs.at(0);
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step_index) {
+    const Tensor& wt = env.at(w_in);
+    Tensor wc;
+    wc.shape = wshape;
+    wc.f.resize(size_t(Elements(wshape)));
+    for (int64_t g = 0; g < group; ++g) {
+      for (int64_t co = 0; co < cout_g; ++co) {
+        for (int64_t ci = 0; ci < cin_g; ++ci) {
+          for (int64_t t = 0; t < taps; ++t) {
+            wc.f[size_t(((g * cout_g + co) * cin_g + ci) * taps + (taps - 1 - t))] =
+                wt.f[size_t(((g * cin_g + ci) * cout_g + co) * taps + t)];
+          }
+        }
+      }
+    }
+    env[wname] = std::move(wc);
+    const Tensor& xt = env.at(in);
+    Tensor p;
+    p.shape = px;
+    p.f.assign(size_t(Elements(px)), 0.0f);
+    const int64_t inner_in = sp == 2 ? x[3] : 1, inner_p = sp == 2 ? px[3] : 1;
+    const int64_t rows_in = x[2], rows_p = px[2];
+    for (int64_t b = 0; b < x[0] * cin; ++b) {
+      for (int64_t i = 0; i < rows_in; ++i) {
+        const int64_t pi = first[0] + i * step[0];
+        if (pi < 0 || pi >= rows_p) continue;
+        for (int64_t j = 0; j < inner_in; ++j) {
+          const int64_t pj = sp == 2 ? first[1] + j * step[1] : 0;
+          if (pj < 0 || pj >= inner_p) continue;
+          p.f[size_t((b * rows_p + pi) * inner_p + pj)] =
+              xt.f[size_t((b * rows_in + i) * inner_in + j)];
+        }
+      }
+    }
+    env[stuffed] = std::move(p);
+    conv_exec(env, accel, step_index);
+    env.erase(stuffed);
+    env.erase(wname);
+  });
+}
+
+// A chain of Gemms (a multilayer perceptron: each layer's output, through a fused Relu, read
+// only by the next Gemm's A) as one program: host::CompileMlp, whose hidden layers hand their
+// bf16 outputs to the next layer in HBM without the host (the same bits as one job a layer:
+// each hidden output is stored bf16, as its reader would round it). Layers: alpha 1, beta 1
+// (a bias row or no C), A not transposed; all with a bias or none, every hidden layer with a
+// Relu or none; the last layer's Relu, if any, stays a step of its own. Returns false (nothing
+// planned) for fewer than two such layers.
+bool PlanMlpChain(Ctx& c, const Node& first, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
+  struct Layer {
+    const Node* n;
+    bool tb, bias;
+    int64_t k, nn;
+  };
+  // `a`: the layer's A shape (a later layer's A is its predecessor's output, not planned yet).
+  const auto layer = [&](const Node& n, const Shape& a) -> std::optional<Layer> {
+    if (n.op != "Gemm" || n.outputs.size() != 1 || n.inputs.size() < 2) return std::nullopt;
+    for (const auto& [name, a] : n.attrs) {
+      if (name != "alpha" && name != "beta" && name != "transA" && name != "transB") {
+        return std::nullopt;
+      }
+    }
+    if (AttrFloat(n, "alpha", 1.0f) != 1.0f || AttrInt(n, "transA", 0) != 0) return std::nullopt;
+    const bool tb = AttrInt(n, "transB", 0) != 0;
+    if (!c.shapes.count(n.inputs[1])) return std::nullopt;
+    const Shape b = c.shapes.at(n.inputs[1]);
+    if (a.size() != 2 || b.size() != 2) return std::nullopt;
+    const int64_t k = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
+    if (a[1] != k) return std::nullopt;
+    const bool bias = c.Has(n, 2) && AttrFloat(n, "beta", 1.0f) != 0.0f;
+    if (bias) {
+      if (AttrFloat(n, "beta", 1.0f) != 1.0f || !c.shapes.count(n.inputs[2])) return std::nullopt;
+      const Shape cs = c.shapes.at(n.inputs[2]);
+      if (Elements(cs) != nn || !(cs.size() == 1 || (cs.size() == 2 && cs[0] == 1))) {
+        return std::nullopt;
+      }
+    }
+    return Layer{&n, tb, bias, k, nn};
+  };
+  std::vector<Layer> layers;
+  std::vector<bool> relus;
+  std::vector<size_t> relu_nodes;
+  if (!c.shapes.count(first.inputs.at(0))) return false;
+  const auto l0 = layer(first, c.shapes.at(first.inputs[0]));
+  if (!l0) return false;
+  layers.push_back(*l0);
+  while (true) {
+    const Layer& cur = layers.back();
+    const Epilogue ep = FuseRelu(c, cur.n->outputs[0], true);
+    const Node* next = c.OnlyConsumer(ep.value);
+    if (next == nullptr || next->inputs.empty() || next->inputs[0] != ep.value) break;
+    const auto nl = layer(*next, Shape{c.shapes.at(first.inputs[0]).at(0), cur.nn});
+    if (!nl || nl->bias != layers[0].bias) break;
+    if (!relus.empty() && ep.relu != relus[0]) break;
+    relus.push_back(ep.relu);
+    if (ep.relu) relu_nodes.push_back(ep.fused.at(0));
+    layers.push_back(*nl);
+  }
+  if (layers.size() < 2) return false;
+  const bool relu = relus[0];
+  const Shape a0 = c.shapes.at(first.inputs[0]);
+  const int64_t M = a0[0];
+  std::vector<int> sizes = {int(layers[0].k)};
+  uint64_t macs = 0;
+  for (const Layer& l : layers) {
+    sizes.push_back(int(l.nn));
+    macs += uint64_t(M * l.k * l.nn);
+  }
+  // Fold the later layers and the hidden Relus into this step.
+  for (size_t i = 1; i < layers.size(); ++i) {
+    if (relu) Fold(c, relu_nodes.at(i - 1), &st, &done);
+    Fold(c, size_t(layers[i].n - c.g.nodes.data()), &st, &done);
+  }
+  const Layer& last = layers.back();
+  const Epilogue ep = FuseRelu(c, last.n->outputs[0], false);
+  st.accel = true;
+  st.klass = "mlp";
+  st.jobs = 1;
+  st.macs = macs;
+  st.detail = fmt::format("{} layers as one program", layers.size());
+  st.out_shape = {M, last.nn};
+  st.inputs = {first.inputs[0]};
+  for (const Layer& l : layers) {
+    for (size_t k = 1; k < l.n->inputs.size(); ++k) {
+      if (!l.n->inputs[k].empty()) st.inputs.push_back(l.n->inputs[k]);
+    }
+  }
+  st.outputs = {ep.value};
+  c.shapes[ep.value] = st.out_shape;
+  const num::Mode mode = c.mode;
+  const std::string in = first.inputs[0], out_name = ep.value;
+  const host::OutFormat out_fmt = ep.out;
+  std::vector<std::array<std::string, 2>> params;  // W, bias per layer
+  std::vector<bool> tbs;
+  for (const Layer& l : layers) {
+    params.push_back({l.n->inputs[1], l.bias ? l.n->inputs[2] : ""});
+    tbs.push_back(l.tb);
+  }
+  const Shape out_shape = st.out_shape;
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    AccelJob job;
+    job.kind = AccelJob::Kind::kMlp;
+    job.m = int(M);
+    job.k = sizes.front();  // A's columns and the output's (a split by rows slices both)
+    job.n = sizes.back();
+    job.sizes = sizes;
+    job.relu = relu;
+    job.out = out_fmt;
+    job.a = Matrix16(env.at(in), false, mode);
+    for (size_t i = 0; i < params.size(); ++i) {
+      job.layers_b.push_back(Matrix16(env.at(params[i][0]), tbs[i], mode));
+      std::vector<uint32_t> bias;
+      if (!params[i][1].empty()) {
+        for (float v : env.at(params[i][1]).f) bias.push_back(F32Bits(v));
+      }
+      job.layers_bias.push_back(std::move(bias));
+    }
+    const std::vector<uint32_t> o = accel(job, step);
+    Tensor y;
+    y.shape = out_shape;
+    y.f.resize(o.size());
+    for (size_t i = 0; i < o.size(); ++i) y.f[i] = OutValue(o[i], out_fmt);
+    env[out_name] = std::move(y);
+  });
+  return true;
+}
+
 void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
   CheckAttrs(n, {"alpha", "beta", "transA", "transB", "broadcast"});
   const Shape a = c.ShapeOf(n, 0), b = c.ShapeOf(n, 1);
@@ -1238,7 +1523,7 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
 // no bit changes; their index arguments must be constants when the plan is built.
 bool IsDataMove(const std::string& op) {
   return op == "Concat" || op == "Split" || op == "Slice" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Pad" || op == "Resize";
+         op == "Pad" || op == "Resize" || op == "Gather";
 }
 
 // A constant int64 input's values (Error naming it when it is not one).
@@ -1478,6 +1763,32 @@ void PlanMove(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
     }
     if (Elements(out) == 0) Fail(n, fmt::format("the slice of {} is empty", ShapeText(x)));
     src = GatherIndex(x, out, [=](size_t a, int64_t o) { return first[a] + o * step[a]; });
+  } else if (op == "Gather") {
+    // Gather with indices known when the plan is built (an embedding lookup by constant or
+    // bound int64 indices): out = x's shape with axis replaced by the indices' shape.
+    CheckAttrs(n, {"axis"});
+    const Tensor* ix = c.Const(n, 1);
+    if (ix == nullptr || !ix->is_int) Fail(n, "the indices must be constant integers");
+    const int64_t axis = NormAxis(n, AttrInt(n, "axis", 0), x.size());
+    const int64_t dim = x[size_t(axis)];
+    int64_t outer = 1, inner = 1;
+    for (size_t a = 0; a < x.size(); ++a) {
+      if (int64_t(a) < axis) outer *= x[a];
+      if (int64_t(a) > axis) inner *= x[a];
+    }
+    out.assign(x.begin(), x.begin() + axis);
+    out.insert(out.end(), ix->shape.begin(), ix->shape.end());
+    out.insert(out.end(), x.begin() + axis + 1, x.end());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t j : ix->i) {
+        if (j < -dim || j >= dim) {
+          Fail(n, fmt::format("index {} is out of range for axis {} of {}", j, axis, dim));
+        }
+        for (int64_t k = 0; k < inner; ++k)
+          src.push_back((o * dim + (j < 0 ? j + dim : j)) * inner + k);
+      }
+    }
+    if (src.empty()) Fail(n, "the result is empty");
   } else if (op == "Resize") {
     // Nearest-neighbour resizing: each output element is the input element its coordinate maps
     // to (ONNX's coordinate_transformation_mode and nearest_mode, in binary64).
@@ -1658,8 +1969,12 @@ bool FoldConstant(Ctx& c, const Node& n, Plan::Impl& impl) {
     put(n.outputs.at(0), ints({int64_t(dims.size())}, dims));
     return true;
   }
-  if (op == "Gather" || op == "Cast") {
-    if (!all_const) Fail(n, "is supported on constants only (folded when the plan is built)");
+  if (op == "Cast" && !all_const) {
+    Fail(n, "is supported on constants only (folded when the plan is built)");
+  }
+  if (op == "Gather" && !all_const) {
+    if (!is_const(1)) Fail(n, "the indices must be known when the plan is built");
+    return false;  // a data move (PlanMove): the values gathered at run time
   }
   if (op == "Cast") {
     CheckAttrs(n, {"to", "saturate"});
@@ -1960,6 +2275,7 @@ Tensor ConstantValue(const Node& n) {
 
 const std::set<std::string>& KnownOps() {
   static const std::set<std::string> ops = {"Conv",
+                                            "ConvTranspose",
                                             "Gemm",
                                             "MatMul",
                                             "Relu",
@@ -2179,7 +2495,8 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
       const bool int_ok = (n.op == "Reshape" && k == 1) || (n.op == "Dropout" && k == 2) ||
                           (n.op == "Slice" && k >= 1) || (n.op == "Split" && k == 1) ||
                           ((n.op == "Squeeze" || n.op == "Unsqueeze") && k == 1) ||
-                          (n.op == "Pad" && (k == 1 || k == 3)) || (n.op == "Resize" && k >= 1);
+                          (n.op == "Pad" && (k == 1 || k == 3)) || (n.op == "Resize" && k >= 1) ||
+                          (n.op == "Gather" && k == 1);
       const auto ct = c.constants.find(in);
       if (!int_ok && ct != c.constants.end() && ct->second.is_int) {
         Fail(n, fmt::format("input '{}' is an integer tensor; float32 is required", in));
@@ -2196,8 +2513,10 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     st.nodes = {n.name};
     if (n.op == "Conv") {
       PlanConv(c, n, *impl, st, done);
+    } else if (n.op == "ConvTranspose") {
+      PlanConvTranspose(c, n, *impl, st, done);
     } else if (n.op == "Gemm") {
-      PlanGemm(c, n, *impl, st, done);
+      if (!PlanMlpChain(c, n, *impl, st, done)) PlanGemm(c, n, *impl, st, done);
     } else if (n.op == "MatMul") {
       PlanMatMul(c, n, *impl, st, done);
     } else if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||

@@ -12,7 +12,10 @@
 //    (num::Fp32ToBf16 in the machine's mode), an fp32 bias or initial value, and an fp32 or bf16
 //    output (bf16 when every consumer is itself an accelerator step that would round it anyway).
 //    A depthwise convolution runs on the vector unit where its vector memory holds the weights
-//    (host::CompileDepthwise: the same bits as the MXU's groups, in one job).
+//    (host::CompileDepthwise: the same bits as the MXU's groups, in one job). ConvTranspose is
+//    the convolution it equals (zeros inserted and the kernel flipped by the host). A chain of
+//    Gemms (each read only by the next, through a Relu) is one step and one program
+//    (host::CompileMlp).
 //  * vector steps: Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
 //    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
 //    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
@@ -25,7 +28,9 @@
 //    softmax) where the machine's vector memory holds a slice, else host steps (binary64).
 //  * host steps: Relu, Add, BatchNormalization (not after a convolution), the pooling
 //    operators without the vector unit, and Flatten, Reshape, Transpose, Identity, Dropout
-//    (inference), Concat, Split, Slice, Squeeze, Unsqueeze, Pad, Constant, which only move data.
+//    (inference), Concat, Split, Slice, Squeeze, Unsqueeze, Pad, Resize (nearest), Gather
+//    (constant indices), Constant, which only move data. Shape, Gather, Cast and integer
+//    arithmetic on constants fold when the plan is built.
 //    Their numerics are in docs/numerics.md
 //    ("Host operators"), computed here with IEEE 754 binary32 / binary64 operations in a stated
 //    order, so this file is their golden definition.
@@ -135,7 +140,11 @@ struct AccelJob {
   // out; the output N·OH·OW × C.
   // kSoftmax: softmax (log-softmax with `log`) on the vector unit (host::CompileSoftmax) of n
   // slices of m elements, `va` m × n (row i: element i of every slice); the output likewise.
-  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool, kDepthwise, kSoftmax };
+  // kMlp: a chain of dense layers as one program (host::CompileMlp): m = M, k = sizes[0],
+  // n = sizes.back(); `a` M × sizes[0] bf16,
+  // layer i's weights `layers_b[i]` sizes[i] × sizes[i+1] bf16 and bias `layers_bias[i]` (all
+  // empty or all given), relu on the hidden layers; the output M × sizes.back() (`out`).
+  enum class Kind : uint8_t { kGemm, kConv, kVector, kPool, kDepthwise, kSoftmax, kMlp };
   Kind kind = Kind::kGemm;
   int m = 0, k = 0, n = 0;  // the GEMM (a convolution's: M pixels, K taps, N = Cout)
   host::ConvShape conv;     // kConv: its shape
@@ -152,8 +161,16 @@ struct AccelJob {
   std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits (kPool: va the input)
   host::PoolShape pool;                   // kPool, kDepthwise
   bool log = false;                       // kSoftmax: log-softmax
+  std::vector<int> sizes;                 // kMlp
+  std::vector<std::vector<uint16_t>> layers_b;
+  std::vector<std::vector<uint32_t>> layers_bias;
   uint64_t Macs() const {
     // (a depthwise convolution: k taps of each of n channels for m outputs, on the vector unit)
+    if (kind == Kind::kMlp) {  // every layer's
+      uint64_t s = 0;
+      for (size_t i = 0; i + 1 < sizes.size(); ++i) s += uint64_t(m) * sizes[i] * sizes[i + 1];
+      return s;
+    }
     return kind == Kind::kVector || kind == Kind::kPool || kind == Kind::kSoftmax
                ? 0
                : uint64_t(m) * k * n;
