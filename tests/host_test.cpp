@@ -1196,6 +1196,7 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
     host::DepthwiseOptions o;
     o.bias = rng.Bit(), o.relu = rng.Bit();
     o.out = rng.Bit() ? host::OutFormat::kBf16 : host::OutFormat::kFp32;
+    o.fp32 = rng.Range(0, 3) == 0;  // fp32 operands: fma32 over the taps
     const int taps = s.kh * s.kw, reserved = 1 + taps + (o.bias ? 1 : 0);
     const int depth =
         std::vector<int>{reserved + 2, reserved + 6, 48, 400}[size_t(rng.Range(0, 3))];
@@ -1203,17 +1204,24 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
     cfg.vmem_depth = depth;
     SCOPED_TRACE(fmt::format(
         "{}x{}x{}x{} -> {}x{}, kernel {}x{}, strides {},{}, dilations {},{}, pads {},{},{},{}, "
-        "bias {}, relu {}, {} out, VmemDepth {}, {}",
+        "bias {}, relu {}, {} out, fp32 operands {}, VmemDepth {}, {}",
         s.n, s.h, s.w, s.c, s.oh, s.ow, s.kh, s.kw, s.sh, s.sw, s.dh, s.dw, s.pt, s.pl, s.pb, s.pr,
-        o.bias, o.relu, o.out == host::OutFormat::kBf16 ? "bf16" : "fp32", depth,
+        o.bias, o.relu, o.out == host::OutFormat::kBf16 ? "bf16" : "fp32", o.fp32, depth,
         num::ModeName(cfg.mode)));
     const host::PoolProgram p = host::CompileDepthwise(cfg, s, o);
     Machine mach(cfg);
     const auto x = RandomBf16(rng, s.n * s.h * s.w, s.c, tb::GemmData::kSpecials);
     const auto w = RandomBf16(rng, taps, s.c, tb::GemmData::kSpecials);
+    const auto x32 = RandomFp32(rng, s.n * s.h * s.w, s.c, tb::GemmData::kSpecials);
+    const auto w32 = RandomFp32(rng, taps, s.c, tb::GemmData::kSpecials);
     const auto b = RandomFp32(rng, 1, s.c, tb::GemmData::kSpecials);
-    host::WriteMatrix(mach, p.in, x);
-    host::WriteMatrix(mach, p.w, w);
+    if (o.fp32) {
+      host::WriteMatrix(mach, p.in, x32);
+      host::WriteMatrix(mach, p.w, w32);
+    } else {
+      host::WriteMatrix(mach, p.in, x);
+      host::WriteMatrix(mach, p.w, w);
+    }
     if (o.bias) host::WriteMatrix(mach, p.bias, b);
     const isa::RunResult r = host::Run(mach, p.prog);
     ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
@@ -1228,8 +1236,10 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
               for (int j = 0; j < s.kw; ++j) {
                 const int ih = oh * s.sh - s.pt + i * s.dh, iw = ow * s.sw - s.pl + j * s.dw;
                 const bool in = ih >= 0 && ih < s.h && iw >= 0 && iw < s.w;
-                const uint16_t a = in ? x[((size_t(img) * s.h + ih) * s.w + iw) * s.c + ch] : 0;
-                acc = num::Mac(a, w[size_t(i * s.kw + j) * s.c + ch], acc, cfg.mode);
+                const size_t at = ((size_t(img) * s.h + ih) * s.w + iw) * s.c + ch;
+                const size_t wt = size_t(i * s.kw + j) * s.c + ch;
+                acc = o.fp32 ? num::Fma32(in ? x32[at] : 0u, w32[wt], acc, cfg.mode)
+                             : num::Mac(in ? x[at] : uint16_t(0), w[wt], acc, cfg.mode);
               }
             }
             want.push_back(o.out == host::OutFormat::kBf16 ? num::StoreBf16(acc, o.relu, cfg.mode)

@@ -1277,6 +1277,61 @@ TEST(NetVector, SoftmaxOnTheVectorUnit) {
             (std::vector<float>{float(-std::log(2.0)), float(-std::log(2.0))}));
 }
 
+// BatchNormalization not after a convolution (pre-activation networks) on the vector unit: per
+// channel y = fma32(x, a, b) with a = fp32(s), b = fp32(beta - mean·s) from the binary64 s, and a
+// following Relu in the same job; on the host (binary64) without the vector memory's depth.
+TEST(NetVector, BatchNormOnTheVectorUnit) {
+  tb::Rng rng(test::TestSeed());
+  for (const Shape& xs : {Shape{2, 3, 4, 5}, Shape{5, 7}}) {
+    const int64_t C = xs[1];
+    Graph g;
+    g.opset = 13;
+    g.inputs = {Input("x", xs)};
+    const char* names[4] = {"gamma", "beta", "mean", "var"};
+    Node bn;
+    bn.name = "bn";
+    bn.op = "BatchNormalization";
+    bn.inputs = {"x"};
+    for (const char* p : names) {
+      Tensor t = Random(rng, {C});
+      if (std::string(p) == "var") {
+        for (auto& v : t.f) v = std::fabs(v);
+      }
+      g.constants[p] = t;
+      bn.inputs.push_back(p);
+    }
+    bn.attrs["epsilon"] = Float(1e-3f);
+    bn.outputs = {"b"};
+    Node relu;
+    relu.name = "relu";
+    relu.op = "Relu";
+    relu.inputs = {"b"};
+    relu.outputs = {"y"};
+    g.nodes = {bn, relu};
+    g.outputs = {Input("y", {})};
+    const Tensor x = Random(rng, xs);
+    const net::Plan plan = net::Plan::Build(g, {{"x", xs}}, num::Mode::kIeee, true, 24);
+    ASSERT_EQ(plan.steps().size(), 1u);
+    EXPECT_TRUE(plan.steps()[0].accel);
+    EXPECT_EQ(plan.steps()[0].label, "bn + relu");
+    tb::accel::ModelSim sim(tb::accel::ConfigFromBuild("accel_3x5"));
+    tb::accel::NetRunner runner(sim, false);
+    const Tensor y = runner.Run(plan, {{"x", x}}).at("y");
+    const int64_t hw = net::Elements(xs) / (xs[0] * C);
+    for (size_t i = 0; i < y.f.size(); ++i) {
+      const size_t ch = size_t(int64_t(i) / hw % C);
+      const double sc = net::BnScale(g.constants["gamma"].f[ch], g.constants["var"].f[ch], 1e-3f);
+      const uint32_t a = F32Bits(float(sc));
+      const uint32_t b =
+          F32Bits(net::BnApply(0.0f, g.constants["mean"].f[ch], g.constants["beta"].f[ch], sc));
+      const uint32_t want = num::Relu(num::Fma32(F32Bits(x.f[i]), a, b, num::Mode::kIeee));
+      ASSERT_EQ(F32Bits(y.f[i]), want) << "element " << i;
+    }
+    EXPECT_FALSE(net::Plan::Build(g, {{"x", xs}}, num::Mode::kIeee, true, 4).steps()[0].accel)
+        << "4 vector-memory rows: on the host";
+  }
+}
+
 // A float64 graph (what PyTorch exports from a double model) is computed in float32 with one
 // warning per float64 input; other element types stay errors.
 TEST(NetInputs, Float64GraphsRunInFloat32WithAWarning) {

@@ -346,11 +346,16 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kDepthwise) {
     host::DepthwiseOptions o;
-    o.bias = bias, o.relu = job.relu, o.out = out;
+    o.bias = bias, o.relu = job.relu, o.out = out, o.fp32 = job.fp32;
     auto p = host::CompileDepthwise(Planned(cfg), job.pool, o);
     w.description = job.Describe();
-    w.inputs.push_back(in16(Matrix("X", p.in), job.a));
-    w.inputs.push_back(in16(Matrix("W", p.w), job.b));
+    if (job.fp32) {
+      w.inputs.push_back(in32(Matrix("X", p.in), job.va));
+      w.inputs.push_back(in32(Matrix("W", p.w), job.vb));
+    } else {
+      w.inputs.push_back(in16(Matrix("X", p.in), job.a));
+      w.inputs.push_back(in16(Matrix("W", p.w), job.b));
+    }
     if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
     w.outputs.push_back(Matrix("Y", p.out));
     w.prog = std::move(p.prog);

@@ -1447,18 +1447,21 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
   const int T = int(th * tw), seg = int(seg_of(tw, jc));
   const int row_s = 0, row_q = T, row_c = 2 * T, row_in = kout * T, row_k = depth - 1;
   const int row_w = depth - 1 - int(taps), row_b = row_w - 1;  // depthwise: weights, bias
-  const uint8_t in_fmt = dw != nullptr ? isa::kFmtBf16 : isa::kFmtFp32;
+  // A depthwise convolution's operands are bf16 (fp32 with dw->fp32: a per-channel affine map).
+  const bool bf16_in = dw != nullptr && !dw->fp32;
+  const uint8_t in_fmt = bf16_in ? isa::kFmtBf16 : isa::kFmtFp32;
+  const char* in_name = bf16_in ? "bf16" : "fp32";
   const bool out_bf16 = dw != nullptr && dw->out == OutFormat::kBf16;
   Program p(cfg, data_base);
   PoolProgram r;
   r.shape = s;
   r.tile_h = int(th), r.tile_w = int(tw), r.tap_chunk = int(jc), r.band = band;
-  r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, dw != nullptr ? 2 : 4,
-                       fmt::format("input ({}x{}x{}x{} {} NHWC)", s.n, s.h, s.w, s.c,
-                                   dw != nullptr ? "bf16" : "fp32"));
+  r.in = p.AllocMatrix(s.n * s.h * s.w, s.c, cfg.c, bf16_in ? 2 : 4,
+                       fmt::format("input ({}x{}x{}x{} {} NHWC)", s.n, s.h, s.w, s.c, in_name));
   if (dw != nullptr) {
-    r.w = p.AllocMatrix(int(taps), s.c, cfg.c, 2,
-                        fmt::format("weights ({}x{} taps x {} channels bf16)", s.kh, s.kw, s.c));
+    r.w = p.AllocMatrix(
+        int(taps), s.c, cfg.c, bf16_in ? 2 : 4,
+        fmt::format("weights ({}x{} taps x {} channels {})", s.kh, s.kw, s.c, in_name));
     if (dw->bias) r.bias = p.AllocMatrix(1, s.c, cfg.c, 4, fmt::format("bias ({} fp32)", s.c));
   }
   r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, out_bf16 ? 2 : 4,
@@ -1520,7 +1523,7 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
   for (int t = 0; t < r.in.Tiles(); ++t) {
     const int elems = r.in.TileCols(t);
     if (dw != nullptr) {  // the channel tile's weights (bf16) and bias
-      vload(r.w, t, 0, int(taps), row_w, isa::kFmtBf16);
+      vload(r.w, t, 0, int(taps), row_w, in_fmt);
       if (dw->bias) vload(r.bias, t, 0, 1, row_b, isa::kFmtFp32);
     }
     for (int img = 0; img < g.n; ++img) {

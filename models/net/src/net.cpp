@@ -26,6 +26,10 @@ std::string AccelJob::Describe() const {
   if (kind == Kind::kSoftmax) {
     return fmt::format("{} of {} slices of {}", log ? "log-softmax" : "softmax", n, m);
   }
+  if (kind == Kind::kDepthwise && fp32) {
+    return fmt::format("batch norm {}x{}x{} (fp32, y = fma32(x, a, b)){}", pool.n, pool.c, pool.w,
+                       relu ? ", relu" : "");
+  }
   if (kind == Kind::kDepthwise) {
     return fmt::format(
         "depthwise conv {}x{}x{}x{} -> {}x{}, {}x{} window, strides {},{}, pads {},{},{},{}{}{}, "
@@ -2081,6 +2085,87 @@ bool FoldConstant(Ctx& c, const Node& n, Plan::Impl& impl) {
   return true;
 }
 
+// A BatchNormalization that is not folded into a convolution, on the vector unit (where its
+// vector memory holds 5 rows): per channel c, a = fp32(s) and b = fp32(beta - mean·s) from the
+// binary64 s = gamma / sqrt(var + eps), and y = fma32(x, a, b) (docs/numerics.md): a 1x1
+// depthwise job on fp32 operands (host::CompileDepthwise), the input moved to NHWC by the host;
+// a Relu that is its only reader is the store path's.
+bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
+                         std::set<size_t>& done) {
+  if (!c.vector_unit || c.vmem_depth < 5 || Outputs(n) != 1 || n.inputs.size() != 5) return false;
+  CheckAttrs(n, {"epsilon", "momentum", "training_mode", "spatial", "is_test"});
+  if (AttrInt(n, "training_mode", 0) != 0) Fail(n, "training_mode = 1 is not supported");
+  if (AttrInt(n, "spatial", 1) != 1) Fail(n, "spatial = 0 is not supported");
+  const Shape x = c.ShapeOf(n, 0);
+  if (x.size() < 2) Fail(n, fmt::format("input {} has no channel axis", ShapeText(x)));
+  const int64_t N = x[0], C = x[1], hw = Elements(x) / std::max<int64_t>(1, N * C);
+  if (N > 65535 || C > (int64_t(1) << 24) || hw > (int64_t(1) << 30)) return false;
+  std::vector<std::string> pn;
+  for (size_t i = 1; i <= 4; ++i) {
+    if (Elements(c.ShapeOf(n, i)) != C) {
+      Fail(n, fmt::format("parameter {} is not ({},)", ShapeText(c.ShapeOf(n, i)), C));
+    }
+    pn.push_back(n.inputs[i]);
+  }
+  const float eps = AttrFloat(n, "epsilon", 1e-5f);
+  const Epilogue ep = FuseRelu(c, n.outputs[0], true);
+  for (size_t i : ep.fused) Fold(c, i, &st, &done);
+  st.accel = true;
+  st.jobs = 1;
+  st.klass = "vector";
+  st.detail = "vector unit: y = fma32(x, a, b) per channel";
+  st.inputs = {n.inputs[0]};
+  st.inputs.insert(st.inputs.end(), pn.begin(), pn.end());
+  st.outputs = {ep.value};
+  st.out_shape = x;
+  c.shapes[ep.value] = x;
+  const std::string in = n.inputs[0], out = ep.value;
+  const bool relu = ep.relu;
+  impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
+    const Tensor& xt = env.at(in);
+    const auto& gamma = env.at(pn[0]).f;
+    const auto& beta = env.at(pn[1]).f;
+    const auto& mean = env.at(pn[2]).f;
+    const auto& var = env.at(pn[3]).f;
+    AccelJob job;
+    job.kind = AccelJob::Kind::kDepthwise;
+    job.fp32 = true;
+    host::PoolShape& ps = job.pool;
+    ps.n = int(N), ps.c = int(C), ps.h = 1, ps.w = int(hw), ps.oh = 1, ps.ow = int(hw);
+    job.m = int(N * hw);
+    job.k = 1;
+    job.n = int(C);
+    job.relu = relu;
+    job.out = host::OutFormat::kFp32;
+    for (int64_t ch = 0; ch < C; ++ch) {
+      const double s = BnScale(gamma[size_t(ch)], var[size_t(ch)], eps);
+      job.vb.push_back(F32Bits(float(s)));
+      job.bias.push_back(F32Bits(BnApply(0.0f, mean[size_t(ch)], beta[size_t(ch)], s)));
+    }
+    job.va.resize(xt.f.size());
+    for (int64_t b = 0; b < N; ++b) {
+      for (int64_t ch = 0; ch < C; ++ch) {
+        for (int64_t i = 0; i < hw; ++i) {
+          job.va[size_t((b * hw + i) * C + ch)] = F32Bits(xt.f[size_t((b * C + ch) * hw + i)]);
+        }
+      }
+    }
+    const std::vector<uint32_t> r = accel(job, step);
+    Tensor y;
+    y.shape = xt.shape;
+    y.f.resize(xt.f.size());
+    for (int64_t b = 0; b < N; ++b) {
+      for (int64_t ch = 0; ch < C; ++ch) {
+        for (int64_t i = 0; i < hw; ++i) {
+          y.f[size_t((b * C + ch) * hw + i)] = F32FromBits(r.at(size_t((b * hw + i) * C + ch)));
+        }
+      }
+    }
+    env[out] = std::move(y);
+  });
+  return true;
+}
+
 void PlanHost(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
   const std::string& op = n.op;
   if (op == "BatchNormalization" && (Outputs(n) != 1 || AttrInt(n, "training_mode", 0))) {
@@ -2522,6 +2607,8 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     } else if (n.op == "MaxPool" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
                n.op == "GlobalMaxPool") {
       PlanPool(c, n, *impl, st);
+    } else if (n.op == "BatchNormalization" && PlanVectorBatchNorm(c, n, *impl, st, done)) {
+      // on the vector unit
     } else if (n.op == "Softmax" || n.op == "LogSoftmax") {
       PlanSoftmax(c, n, *impl, st);
     } else if (IsDataMove(n.op)) {

@@ -438,6 +438,9 @@ struct DepthwiseOptions {  // CompileDepthwise
   bool bias = false;
   bool relu = false;
   OutFormat out = OutFormat::kFp32;
+  // fp32 input and weights (a per-channel affine map: BatchNormalization on the vector unit,
+  // y = fma32(x, a, b) with a 1x1 window) instead of bf16.
+  bool fp32 = false;
 };
 // Per channel tile, image and tile of output pixels (as many as the vector memory holds with the
 // input rows they read): an initial value from a constant row, then per kernel row the input

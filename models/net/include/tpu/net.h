@@ -161,7 +161,8 @@ struct AccelJob {
   std::vector<uint32_t> va, vb;           // kVector: A and B, fp32 bits (kPool: va the input)
   host::PoolShape pool;                   // kPool, kDepthwise
   bool log = false;                       // kSoftmax: log-softmax
-  std::vector<int> sizes;                 // kMlp
+  bool fp32 = false;       // kDepthwise: fp32 operands, `va` the input and `vb` the weights
+  std::vector<int> sizes;  // kMlp
   std::vector<std::vector<uint16_t>> layers_b;
   std::vector<std::vector<uint32_t>> layers_bias;
   uint64_t Macs() const {
