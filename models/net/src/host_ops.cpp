@@ -70,7 +70,12 @@ float SumOf(const float* x, const int64_t* idx, int n) {
   return std::isnan(s) ? kNaN : s;
 }
 
-void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
+namespace {
+
+// Softmax and log-softmax of a slice in binary64 (docs/numerics.md): m the largest element (a
+// NaN gives a slice of NaNs), the sum of exp(x_i - m) in index order, then y_i = f(x_i - m, sum).
+template <typename F>
+void SliceInBinary64(const float* x, float* y, int64_t n, int64_t stride, F f) {
   float m = x[0];
   bool nan = false;
   for (int64_t i = 0; i < n; ++i) {
@@ -85,30 +90,19 @@ void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * stride]) - double(m));
   for (int64_t i = 0; i < n; ++i) {
-    const float r = float(std::exp(double(x[i * stride]) - double(m)) / sum);
+    const float r = float(f(double(x[i * stride]) - double(m), sum));
     y[i * stride] = std::isnan(r) ? kNaN : r;
   }
 }
 
+}  // namespace
+
+void SoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
+  SliceInBinary64(x, y, n, stride, [](double d, double sum) { return std::exp(d) / sum; });
+}
+
 void LogSoftmaxSlice(const float* x, float* y, int64_t n, int64_t stride) {
-  float m = x[0];
-  bool nan = false;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i * stride];
-    if (std::isnan(v)) nan = true;
-    if (v > m) m = v;
-  }
-  if (nan) {
-    for (int64_t i = 0; i < n; ++i) y[i * stride] = kNaN;
-    return;
-  }
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i * stride]) - double(m));
-  const double ls = std::log(sum);
-  for (int64_t i = 0; i < n; ++i) {
-    const float r = float((double(x[i * stride]) - double(m)) - ls);
-    y[i * stride] = std::isnan(r) ? kNaN : r;
-  }
+  SliceInBinary64(x, y, n, stride, [](double d, double sum) { return d - std::log(sum); });
 }
 
 }  // namespace tpu::net
