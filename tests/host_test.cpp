@@ -998,6 +998,18 @@ TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
                std::invalid_argument);  // B a row and a tensor
 }
 
+// fp32 values and their bit patterns.
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float value(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 // The contract's vector pooling (host.h, CompilePool), written out per output pixel: max from
 // -inf, the average from -0 in window order and divided by the 5-step sequence.
 std::vector<uint32_t> PoolReference(const host::PoolShape& s, const std::vector<uint32_t>& in,
@@ -1005,11 +1017,6 @@ std::vector<uint32_t> PoolReference(const host::PoolShape& s, const std::vector<
   using isa::VectorOp;
   const auto op = [&](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
     return isa::ApplyVectorOp(o, a, b, d, mode);
-  };
-  const auto f32 = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
   };
   std::vector<uint32_t> out(size_t(s.n) * s.oh * s.ow * s.c);
   for (int img = 0; img < s.n; ++img) {
@@ -1033,7 +1040,7 @@ std::vector<uint32_t> PoolReference(const host::PoolShape& s, const std::vector<
             if (taps == 0) {
               acc = 0;
             } else {
-              const uint32_t y = f32(1.0f / float(n)), minus_n = f32(-float(n));
+              const uint32_t y = bits(1.0f / float(n)), minus_n = bits(-float(n));
               const uint32_t q0 = op(VectorOp::kMul, acc, y);
               uint32_t r = op(VectorOp::kMac, q0, minus_n, acc);
               const uint32_t nonzero =
@@ -1276,16 +1283,6 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
 TEST_F(HostTest, SoftmaxProgramsComputeTheContractsSoftmax) {
   using isa::VectorOp;
   tb::Rng rng(test::TestSeed());
-  const auto bits = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-  };
-  const auto value = [](uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  };
   double worst_ulp = 0, worst_log = 0;
   for (int trial = 0; trial < int(test::Scaled(40)); ++trial) {
     const int len = rng.Range(1, 40), slices = rng.Range(1, 12);
@@ -1383,16 +1380,6 @@ TEST_F(HostTest, PoolAverageDivisionIsCorrectlyRounded) {
   const num::Mode mode = num::Mode::kIeee;
   const auto op = [&](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
     return isa::ApplyVectorOp(o, a, b, d, mode);
-  };
-  const auto bits = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-  };
-  const auto value = [](uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
   };
   uint64_t checked = 0, subnormal_diff = 0;
   for (int n = 1; n <= 1 << 16; n += n <= 4096 ? 1 : 97) {

@@ -1219,6 +1219,26 @@ void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uin
   WriteMatrix(m, p.a, p.window || p.pointwise ? nhwc : Im2col(p.shape, nhwc));
 }
 
+namespace {
+
+// A LOAD of `rows` rows of tile t of `l` from row `row` into the vector memory from row `dst`
+// (`format`: what HBM holds).
+void EmitVmemLoad(Program& p, Stats& st, const TiledMatrix& l, int t, int row, int rows, int dst,
+                  uint8_t format) {
+  isa::Load ld;
+  ld.buffer = isa::kBufVmem;
+  ld.format = format;
+  ld.hbm_addr = l.RowAddr(t, row);
+  ld.hbm_stride = uint32_t(l.Pitch());
+  ld.dst = uint16_t(dst);
+  ld.rows = uint16_t(rows);
+  ld.elems = uint16_t(l.TileCols(t));
+  p.Emit(ld);
+  ++st.vector_loads;
+}
+
+}  // namespace
+
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
                             const std::vector<VectorStage>& stages, uint64_t data_base) {
   CheckConfig(cfg, "CompileVector");
@@ -1270,16 +1290,7 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
   r.out = p.AllocMatrix(m, n, cfg.c, 4, fmt::format("output ({}×{} fp32)", m, n));
   Stats st;
   const auto load = [&](const TiledMatrix& l, int t, int r0, int count, int dst) {
-    isa::Load ld;
-    ld.buffer = isa::kBufVmem;
-    ld.format = isa::kFmtFp32;
-    ld.hbm_addr = l.RowAddr(t, r0);
-    ld.hbm_stride = uint32_t(l.Pitch());
-    ld.dst = uint16_t(dst);
-    ld.rows = uint16_t(count);
-    ld.elems = uint16_t(l.TileCols(t));
-    p.Emit(ld);
-    ++st.vector_loads;
+    EmitVmemLoad(p, st, l, t, r0, count, dst, isa::kFmtFp32);
   };
   // A last relu stage is the STORE's relu in IEEE mode (the same bits: max(x, +0) with NaN as
   // 0x7FC00000; in FTZ mode the vector unit's relu also flushes a subnormal, the store's does
@@ -1481,30 +1492,12 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
     ++st.vops;
   };
   const auto vload = [&](const TiledMatrix& l, int t, int row, int rows, int dst, uint8_t fmt) {
-    isa::Load ld;
-    ld.buffer = isa::kBufVmem;
-    ld.format = fmt;
-    ld.hbm_addr = l.RowAddr(t, row);
-    ld.hbm_stride = uint32_t(l.Pitch());
-    ld.dst = uint16_t(dst);
-    ld.rows = uint16_t(rows);
-    ld.elems = uint16_t(l.TileCols(t));
-    p.Emit(ld);
-    ++st.vector_loads;
+    EmitVmemLoad(p, st, l, t, row, rows, dst, fmt);
   };
   // The constant row: input row 0 loaded, compared with itself (+0 in every lane), then -inf
   // (+0 - +inf) for max or -0 (+0 · -1) for the average (+0 stays for a depthwise convolution).
   {
-    isa::Load ld;
-    ld.buffer = isa::kBufVmem;
-    ld.format = in_fmt;
-    ld.hbm_addr = r.in.RowAddr(0, 0);
-    ld.hbm_stride = uint32_t(r.in.Pitch());
-    ld.dst = uint16_t(row_k);
-    ld.rows = 1;
-    ld.elems = uint16_t(r.in.TileCols(0));
-    p.Emit(ld);
-    ++st.vector_loads;
+    vload(r.in, 0, 0, 1, row_k, in_fmt);
     isa::Vop gt = vop(isa::VectorOp::kGt, row_k, row_k, row_k, 1, 1);
     gt.b_vmem = true;
     emit(gt);
@@ -1771,15 +1764,7 @@ SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices
     st.bytes_written += uint64_t(n) * so.elems * 4;
   };
   for (int t = 0; t < r.in.Tiles(); ++t) {
-    isa::Load ld;
-    ld.buffer = isa::kBufVmem;
-    ld.format = isa::kFmtFp32;
-    ld.hbm_addr = r.in.RowAddr(t, 0);
-    ld.hbm_stride = uint32_t(r.in.Pitch());
-    ld.rows = uint16_t(len);
-    ld.elems = uint16_t(r.in.TileCols(t));
-    p.Emit(ld);
-    ++st.vector_loads;
+    EmitVmemLoad(p, st, r.in, t, 0, len, 0, isa::kFmtFp32);
     // K = +0 (row 0 compared with itself), M = -inf, S = -0.
     vop(Op::kGt, 0, 0, 0, 0, row_k, 0, 1);
     vop(Op::kSub, row_k, 0, 0, 0, row_m, 0, 1, true, vpu::kPlusInf);
