@@ -1408,6 +1408,156 @@ TEST_F(HostTest, PoolAverageDivisionIsCorrectlyRounded) {
   EXPECT_GT(checked, 200000u);
 }
 
+// host::Link: a convolution (bf16 out) into a convolution (fp32 out) into a max pool into a
+// vector job (add B, relu) into a GEMM that preloads the vector job's output as C0, linked into
+// one program with every input bound to its producer's output where the layouts agree (else the
+// host writes it, as the parts run alone), on machines whose layouts agree and on ones whose do
+// not. The linked program's outputs equal the parts' run one by one, each from the previous
+// one's output read back; it is race-free; and a part that leaves a token or a binding of
+// another layout is refused.
+TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
+  tb::Rng rng(test::TestSeed());
+  int bound = 0, written = 0;
+  for (MachineConfig cfg : {Cfg(4, 4, 64, 32, 64), Cfg(8, 8, 2048, 2048, 4096, num::Mode::kFtz),
+                            Cfg(3, 5, 16, 12, 24), Cfg(4, 4, 16, 256, 64)}) {
+    cfg.vmem_depth = 64;
+    for (int trial = 0; trial < 3; ++trial) {
+      const int n = rng.Range(1, 2), h = rng.Range(3, 7), w = rng.Range(3, 7);
+      const int c0 = rng.Range(1, 9), c1 = rng.Range(1, 9), c2 = rng.Range(1, 9);
+      const int k4 = rng.Range(1, 12);
+      SCOPED_TRACE(fmt::format("{}: N {} H {} W {} channels {} {} {}, K {}", CfgName(cfg), n, h, w,
+                               c0, c1, c2, k4));
+      host::ConvShape s0{n, h, w, c0, c1, 3, 3, 1, 1};
+      host::ConvShape s1{n, h, w, c1, c2, 3, 3, rng.Range(1, 2), 1};
+      const auto p0 = host::CompileConv(cfg, s0, true, true, OutFormat::kBf16);
+      const auto p1 = host::CompileConv(cfg, s1, true, false, OutFormat::kFp32, p0.prog.addr);
+      host::PoolShape ps;
+      ps.n = n, ps.h = s1.OutH(), ps.w = s1.OutW(), ps.c = c2;
+      ps.kh = ps.kw = 2, ps.pb = ps.pr = 1, ps.oh = ps.h, ps.ow = ps.w;
+      const auto p2 = host::CompilePool(cfg, ps, p1.prog.addr);
+      const int m3 = n * ps.oh * ps.ow;
+      const std::vector<host::VectorStage> st = {{isa::VectorOp::kAdd, host::VectorB::kTensor},
+                                                 {isa::VectorOp::kRelu}};
+      const auto p3 = host::CompileVector(cfg, m3, c2, st, p2.prog.addr);
+      const auto p4 = host::CompileGemm(cfg, m3, k4, c2, host::Init::kPreload, OutFormat::kFp32,
+                                        false, p3.prog.addr);
+      // Inputs.
+      const auto x0 = RandomBf16(rng, n * h * w, c0, tb::GemmData::kModerate);
+      const auto w0 = RandomBf16(rng, 9 * c0, c1, tb::GemmData::kModerate);
+      const auto b0 = RandomFp32(rng, 1, c1, tb::GemmData::kModerate);
+      const auto w1 = RandomBf16(rng, 9 * c1, c2, tb::GemmData::kModerate);
+      const auto b1 = RandomFp32(rng, 1, c2, tb::GemmData::kModerate);
+      const auto vb = RandomFp32(rng, m3, c2, tb::GemmData::kModerate);
+      const auto a4 = RandomBf16(rng, m3, k4, tb::GemmData::kModerate);
+      const auto w4 = RandomBf16(rng, k4, c2, tb::GemmData::kModerate);
+      // One by one.
+      auto run = [&](Machine& m, const host::Compiled& c) {
+        const auto r = host::Run(m, c);
+        EXPECT_TRUE(r.ok()) << r.message;
+      };
+      Machine m0(cfg);
+      host::WriteConvInput(m0, p0, x0);
+      host::WriteWeights(m0, p0.b, w0);
+      host::WriteMatrix(m0, p0.bias, b0);
+      run(m0, p0.prog);
+      const auto y0 = host::ReadMatrixBf16(m0, p0.out);
+      Machine m1(cfg);
+      host::WriteConvInput(m1, p1, y0);
+      host::WriteWeights(m1, p1.b, w1);
+      host::WriteMatrix(m1, p1.bias, b1);
+      run(m1, p1.prog);
+      const auto y1 = host::ReadMatrixFp32(m1, p1.out);
+      Machine m2(cfg);
+      host::WriteMatrix(m2, p2.in, y1);
+      run(m2, p2.prog);
+      const auto y2 = host::ReadMatrixFp32(m2, p2.out);
+      Machine m3m(cfg);
+      host::WriteMatrix(m3m, p3.a, y2);
+      host::WriteMatrix(m3m, p3.b, vb);
+      run(m3m, p3.prog);
+      const auto y3 = host::ReadMatrixFp32(m3m, p3.out);
+      Machine m4(cfg);
+      host::WriteMatrix(m4, p4.a, a4);
+      host::WriteWeights(m4, p4.b, w4);
+      host::WriteMatrix(m4, p4.c0, y3);
+      run(m4, p4.prog);
+      const auto y4 = host::ReadMatrixFp32(m4, p4.out);
+      if (HasFailure()) return;
+      // Linked: an input bound where the layouts agree (and the program reads the tensor
+      // itself, not the host's im2col of it), else written by the host.
+      Machine ml(cfg);
+      auto same = [](const host::TiledMatrix& a, const host::TiledMatrix& b) {
+        if (a.rows != b.rows || a.cols != b.cols || a.elem_bytes != b.elem_bytes ||
+            a.Tiles() != b.Tiles()) {
+          return false;
+        }
+        for (int t = 0; t < a.Tiles(); ++t) {
+          if (a.TileCols(t) != b.TileCols(t)) return false;
+        }
+        return true;
+      };
+      std::vector<host::LinkPart> parts(5);
+      auto bind = [&](size_t part, const host::TiledMatrix& from, const host::TiledMatrix& to,
+                      bool readable, const std::function<void()>& write) {
+        if (readable && same(from, to)) {
+          parts[part].binds.push_back({from, to});
+          ++bound;
+        } else {
+          write();
+          ++written;
+        }
+      };
+      parts[0].prog = p0.prog;
+      host::WriteConvInput(ml, p0, x0);
+      host::WriteWeights(ml, p0.b, w0);
+      host::WriteMatrix(ml, p0.bias, b0);
+      parts[1].prog = p1.prog;
+      bind(1, p1.a, p0.out, p1.window || p1.pointwise, [&] { host::WriteConvInput(ml, p1, y0); });
+      host::WriteWeights(ml, p1.b, w1);
+      host::WriteMatrix(ml, p1.bias, b1);
+      parts[2].prog = p2.prog;
+      bind(2, p2.in, p1.out, true, [&] { host::WriteMatrix(ml, p2.in, y1); });
+      parts[3].prog = p3.prog;
+      bind(3, p3.a, p2.out, true, [&] { host::WriteMatrix(ml, p3.a, y2); });
+      host::WriteMatrix(ml, p3.b, vb);
+      parts[4].prog = p4.prog;
+      bind(4, p4.c0, p3.out, true, [&] { host::WriteMatrix(ml, p4.c0, y3); });
+      host::WriteMatrix(ml, p4.a, a4);
+      host::WriteWeights(ml, p4.b, w4);
+      const host::Compiled linked = host::Link(cfg, parts);
+      const auto r = host::Run(ml, linked);
+      ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+      EXPECT_EQ(r.counters.macs, linked.stats.macs);
+      ExpectSame(y0, host::ReadMatrixBf16(ml, p0.out), c1, "conv 0");
+      ExpectSame(y1, host::ReadMatrixFp32(ml, p1.out), c2, "conv 1");
+      ExpectSame(y2, host::ReadMatrixFp32(ml, p2.out), c2, "pool");
+      ExpectSame(y3, host::ReadMatrixFp32(ml, p3.out), c2, "vector");
+      ExpectSame(y4, host::ReadMatrixFp32(ml, p4.out), c2, "gemm");
+      if (linked.count() <= 3000) {
+        EXPECT_EQ(FindRace(linked.instrs), "");
+      }
+      if (HasFailure()) return;
+      // Refused: a binding of another layout, a part that leaves a token.
+      auto bad = parts;
+      host::TiledMatrix other = p3.out;
+      other.cols += 1;
+      bad[4].binds = {{p4.c0, other}};
+      ExpectThrows([&] { host::Link(cfg, bad); }, "another layout");
+      bad = parts;
+      for (auto& in : bad[1].prog.instrs) {
+        if (isa::ModuleOf(in) == isa::Module::kLoad && !isa::DepsOf(in).push_next) {
+          isa::DepsOf(in).push_next = true;  // one token more than its GEMMs pop
+          ExpectThrows([&] { host::Link(cfg, bad); }, "leaves 1 tokens in its load→compute");
+          break;
+        }
+      }
+    }
+  }
+  std::printf("%d inputs bound to their producers' outputs, %d written by the host\n", bound,
+              written);
+  EXPECT_GE(bound, 20);
+}
+
 TEST_F(HostTest, BadInputThrows) {
   const auto cfg = Cfg(4, 4, 8, 8, 16);
   ExpectThrows([&] { host::CompileGemm(cfg, 0, 4, 4, host::Init::kOverwrite); }, "M = 0");

@@ -484,4 +484,29 @@ inline int SoftmaxRows(int len) {
 SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,
                               uint64_t data_base = 0);
 
+// Linking (whole networks as one program, docs/accel.md "Programs of several layers"): programs
+// compiled for one machine, each with its tensors in its own HBM range (compile part i with
+// data_base = part i−1's Compiled::addr), become one program. A part's input may be bound to an
+// earlier part's output: every LOAD of the part that reads the input's bytes reads the output
+// instead (the same rows, columns, tiles and element size; the pitch may differ: the LOAD's
+// address and stride follow it). Between two parts, when the later one has a LOAD or GEMM in the
+// load or compute module, a barrier: the last store-module instruction before it pushes
+// store → compute, a 1-row accumulator LOAD pops that token and pushes compute → load, and the
+// later part's first LOAD to the activation or weight buffer pops it; so the later part's buffer
+// and accumulator writes and its HBM reads come after everything before it. A part of the store
+// module alone (the vector unit's jobs) needs none: that module runs in program order and starts
+// a vector LOAD only when no STORE is in flight (docs/vpu.md). Throws std::invalid_argument when
+// a part leaves tokens in a queue (every part must pop every token it pushes), a binding's
+// layouts differ, a LOAD reads a bound input other than row by row, or a part writes a bound
+// input.
+struct LinkBind {
+  TiledMatrix from;  // the part's input, as it was compiled
+  TiledMatrix to;    // an earlier part's output
+};
+struct LinkPart {
+  Compiled prog;
+  std::vector<LinkBind> binds;
+};
+Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts);
+
 }  // namespace tpu::host

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+// host::Link: several compiled programs as one (tpu/host.h, "Linking").
+#include <fmt/format.h>
+
+#include <array>
+#include <limits>
+#include <stdexcept>
+#include <variant>
+
+#include "tpu/host.h"
+
+namespace tpu::host {
+namespace {
+
+[[noreturn]] void Bad(const std::string& msg) {
+  throw std::invalid_argument("Link: " + msg);
+}
+
+bool SameTiles(const TiledMatrix& a, const TiledMatrix& b) {
+  if (a.rows != b.rows || a.cols != b.cols || a.elem_bytes != b.elem_bytes ||
+      a.Tiles() != b.Tiles()) {
+    return false;
+  }
+  for (int t = 0; t < a.Tiles(); ++t) {
+    if (a.TileCols(t) != b.TileCols(t)) return false;
+  }
+  return true;
+}
+
+std::string Text(const TiledMatrix& m) {
+  return fmt::format("{}x{} ({}-byte elements, tiles of {}, pitch {}) at {:#x}", m.rows, m.cols,
+                     m.elem_bytes, m.tile, m.Pitch(), m.base);
+}
+
+int InstrModule(const isa::Instr& in) {
+  const isa::Module m = isa::ModuleOf(in);
+  return m == isa::Module::kLoad      ? 0
+         : m == isa::Module::kCompute ? 1
+         : m == isa::Module::kStore   ? 2
+                                      : -1;
+}
+
+// Token queues: 0 load→compute, 1 compute→load, 2 compute→store, 3 store→compute.
+std::array<int64_t, 4> Balance(const std::vector<isa::Instr>& instrs) {
+  std::array<int64_t, 4> q{};
+  for (const auto& in : instrs) {
+    const int mod = InstrModule(in);
+    if (mod < 0) continue;
+    const isa::Deps& d = isa::DepsOf(in);
+    if (mod == 0) {
+      q[0] += d.push_next;
+      q[1] -= d.pop_next;
+    } else if (mod == 1) {
+      q[0] -= d.pop_prev;
+      q[1] += d.push_prev;
+      q[2] += d.push_next;
+      q[3] -= d.pop_next;
+    } else {
+      q[2] -= d.pop_prev;
+      q[3] += d.push_prev;
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
+Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts) {
+  if (parts.empty()) Bad("no programs");
+  Compiled r;
+  r.cfg = cfg;
+  uint64_t data_end = 0;
+  for (const auto& p : parts) data_end = std::max(data_end, p.prog.addr);
+  // The body, then HEADER and END around it once its length is known.
+  std::vector<isa::Instr> body;
+  std::vector<size_t> dataless;  // barrier LOADs (and the parts' own): pointed at the HEADER
+  for (size_t pi = 0; pi < parts.size(); ++pi) {
+    const LinkPart& part = parts[pi];
+    const auto& ins = part.prog.instrs;
+    if (ins.size() < 2 || !std::holds_alternative<isa::Header>(ins.front()) ||
+        !std::holds_alternative<isa::End>(ins.back())) {
+      Bad(fmt::format("part {} is not a program (HEADER ... END)", pi));
+    }
+    if (part.prog.cfg.r != cfg.r || part.prog.cfg.c != cfg.c) {
+      Bad(fmt::format("part {} is compiled for a {}x{} array, not {}x{}", pi, part.prog.cfg.r,
+                      part.prog.cfg.c, cfg.r, cfg.c));
+    }
+    const std::vector<isa::Instr> mid(ins.begin() + 1, ins.end() - 1);
+    const auto q = Balance(mid);
+    for (int k = 0; k < 4; ++k) {
+      if (q[size_t(k)] != 0) {
+        static const char* kNames[] = {"load→compute", "compute→load", "compute→store",
+                                       "store→compute"};
+        Bad(fmt::format("part {} leaves {} tokens in its {} queue", pi, q[size_t(k)], kNames[k]));
+      }
+    }
+    for (const auto& b : part.binds) {
+      if (!SameTiles(b.from, b.to)) {
+        Bad(fmt::format("part {}: input {} bound to output {} of another layout", pi, Text(b.from),
+                        Text(b.to)));
+      }
+    }
+    bool uses_lc = false;
+    for (const auto& in : mid) uses_lc = uses_lc || InstrModule(in) == 0 || InstrModule(in) == 1;
+    if (pi > 0 && uses_lc) {
+      // The barrier (tpu/host.h): the last store-module instruction so far pushes store→compute.
+      size_t last = body.size();
+      while (last > 0 && InstrModule(body[last - 1]) != 2) --last;
+      if (last == 0) Bad(fmt::format("part {} follows parts that store nothing", pi));
+      isa::Deps& d = isa::DepsOf(body[last - 1]);
+      if (d.push_prev) Bad(fmt::format("part {} ends with a STORE that pushes a token", pi - 1));
+      d.push_prev = true;
+      bool has_load = false;
+      for (const auto& in : mid) has_load = has_load || InstrModule(in) == 0;
+      isa::Load bl;
+      bl.buffer = isa::kBufAcc;
+      bl.rows = 1;
+      bl.elems = 1;
+      bl.deps.pop_next = true;
+      bl.deps.push_prev = has_load;
+      dataless.push_back(body.size());
+      body.push_back(bl);
+      ++r.stats.acc_loads;
+      ++r.stats.barriers;
+    }
+    bool first_load = pi > 0 && uses_lc;
+    for (isa::Instr in : mid) {
+      const int mod = InstrModule(in);
+      if (auto* l = std::get_if<isa::Load>(&in)) {
+        if (l->hbm_addr == part.prog.addr && l->buffer == isa::kBufAcc) {
+          dataless.push_back(body.size());  // the part's own barrier LOAD
+        } else {
+          for (const auto& b : part.binds) {
+            if (l->hbm_addr < b.from.base || l->hbm_addr >= b.from.base + b.from.Bytes()) continue;
+            const uint64_t off = l->hbm_addr - b.from.base, pf = b.from.Pitch();
+            if (l->rows > 1 && l->hbm_stride != 0 && l->hbm_stride != pf) {
+              Bad(fmt::format("part {}: a LOAD reads input {} with stride {}, not its pitch", pi,
+                              Text(b.from), l->hbm_stride));
+            }
+            l->hbm_addr = b.to.base + off / pf * b.to.Pitch() + off % pf;
+            if (l->hbm_stride == pf) l->hbm_stride = uint32_t(b.to.Pitch());
+            break;
+          }
+        }
+        if (first_load && mod == 0) {
+          if (l->deps.pop_next) Bad(fmt::format("part {}'s first LOAD already pops", pi));
+          l->deps.pop_next = true;
+          first_load = false;
+        }
+      } else if (const auto* s = std::get_if<isa::Store>(&in)) {
+        for (const auto& b : part.binds) {
+          if (s->hbm_addr >= b.from.base && s->hbm_addr < b.from.base + b.from.Bytes()) {
+            Bad(fmt::format("part {} writes its bound input {}", pi, Text(b.from)));
+          }
+        }
+      }
+      body.push_back(in);
+    }
+    const Stats& s = part.prog.stats;
+    r.stats.macs += s.macs;
+    r.stats.gemms += s.gemms;
+    r.stats.loads += s.loads;
+    r.stats.acc_loads += s.acc_loads;
+    r.stats.barriers += s.barriers;
+    r.stats.stores += s.stores;
+    r.stats.vector_loads += s.vector_loads;
+    r.stats.vops += s.vops;
+    r.stats.blocks += s.blocks;
+    r.stats.bytes_written += s.bytes_written;
+  }
+  const uint64_t count = body.size() + 2;
+  if (count > std::numeric_limits<uint32_t>::max()) {
+    Bad(fmt::format("{} instructions exceed the 32-bit count", count));
+  }
+  isa::Header h;
+  h.r = uint16_t(cfg.r);
+  h.c = uint16_t(cfg.c);
+  h.count = uint32_t(count);
+  r.addr = RoundUp32(data_end);
+  r.instrs.reserve(count);
+  r.instrs.push_back(h);
+  for (size_t i : dataless) std::get<isa::Load>(body[i]).hbm_addr = r.addr;
+  r.instrs.insert(r.instrs.end(), body.begin(), body.end());
+  r.instrs.push_back(isa::End{});
+  r.hbm_end = r.addr + count * isa::kInstrBytes;
+  if (r.hbm_end > cfg.hbm_bytes) {
+    Bad(fmt::format("the program ({} instructions at {:#x}) reaches {:#x}, beyond HbmBytes = {:#x}",
+                    count, r.addr, r.hbm_end, cfg.hbm_bytes));
+  }
+  return r;
+}
+
+}  // namespace tpu::host
