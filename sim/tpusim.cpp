@@ -107,6 +107,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::string json;
   std::string labels, reference;
+  bool whole = false;  // --whole-network
   // train
   tpusim::TrainOptions train;
   // onnx and train: engine processes
@@ -587,6 +588,10 @@ Commands DefineCommands(CLI::App& app, Options& o) {
                    "the framework's own first output (.npy, e.g. PyTorch's float32 logits): prints "
                    "its accuracy and how many predictions agree")
       ->check(CLI::ExistingFile);
+  onnx->add_flag("--whole-network", o.whole,
+                 "run the accelerator's jobs linked into one program (a new one only where the "
+                 "host computes an operand from the machine's output), activations left in HBM "
+                 "between layers; every output checked against the golden model's jobs");
   AddCommon(onnx, o, false);
   AddJobs(onnx, o);
 
@@ -907,8 +912,11 @@ OnnxJob PrepareOnnx(const Options& o, const Config& cfg) {
 int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   const net::Plan& plan = *j.plan;
   const bool quiet = o.quiet || o.json == "-";
-  int accel_steps = 0;
-  for (const auto& s : plan.steps()) accel_steps += s.accel ? 1 : 0;
+  int accel_steps = 0, views = 0;
+  for (const auto& s : plan.steps()) {
+    accel_steps += s.accel ? 1 : 0;
+    views += s.view ? 1 : 0;
+  }
   if (!quiet) {
     fmt::print("tpusim onnx: {} (graph '{}', opset {}, {} nodes)\n", o.model, j.graph.name,
                j.graph.opset, j.graph.nodes.size());
@@ -921,9 +929,10 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
       in += fmt::format("{}{} {}", in.empty() ? "" : ", ", v.name, net::ShapeText(v.shape));
     }
     fmt::print("inputs:   {}\n", in);
-    fmt::print("plan:     {} steps: {} on the accelerator, {} on the host; {} MACs\n",
-               plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps),
-               Num(plan.Macs()));
+    fmt::print(
+        "plan:     {} steps: {} on the accelerator, {} on the host{}; {} MACs\n",
+        plan.steps().size(), accel_steps, plan.steps().size() - size_t(accel_steps) - size_t(views),
+        views ? fmt::format(", {} view{}", views, views == 1 ? "" : "s") : "", Num(plan.Macs()));
   }
   for (const std::string& w : plan.warnings()) fmt::print(stderr, "tpusim: warning: {}\n", w);
   const Classification& cls = j.cls;
@@ -939,6 +948,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   const std::unique_ptr<JobPool> pool = MakePool(o, cfg, ro);
   Sim* dut = &pool->dut();
   NetRunner runner(*pool);
+  runner.SetWholeNetwork(o.whole);
   const bool tty = isatty(2) != 0;
   const size_t n_steps = plan.steps().size();
   bool pass = true;
@@ -968,7 +978,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
   if (tty && !quiet) fmt::print(stderr, "\r\x1b[K");
   const bool timed = o.backend != "model";
   if (!quiet) {
-    fmt::print("\n{}", FormatNetTable(plan, runner.steps(), cfg, timed));
+    fmt::print("\n{}", FormatNetTable(plan, runner.steps(), cfg, timed, runner.programs()));
   }
   if (pass) {
     const NetStepStats t = runner.Total();
@@ -976,8 +986,10 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
       if (o.check && !IsGoldenModel(*dut)) {
         fmt::print(
             "PASS: every accelerator output bit-exact against the golden model ({} "
-            "elements in {} jobs)\n",
-            Num(t.checked), t.jobs);
+            "elements in {} jobs{})\n",
+            Num(t.checked), t.jobs,
+            o.whole ? fmt::format(" run as {} program{}", t.programs, t.programs == 1 ? "" : "s")
+                    : "");
       } else {
         fmt::print("{}\n", tpusim::NotChecked(o.check));
       }
@@ -1016,7 +1028,7 @@ int RunOnnx(const Options& o, const Config& cfg, OnnxJob& j) {
     }
   }
   if (!o.json.empty()) {
-    const std::string js = NetJson(plan, runner.steps(), cfg, o.backend, pass);
+    const std::string js = NetJson(plan, runner.steps(), cfg, o.backend, pass, runner.programs());
     tpusim::WriteJson(o.json, js);
   }
   return pass ? 0 : 1;
@@ -1040,6 +1052,10 @@ int Main(int argc, char** argv) {
   if (o.jobs > 1 && !o.trace.empty()) {
     throw UsageError(fmt::format(
         "--trace with --jobs {}: waves come from one process; trace with --jobs 1", o.jobs));
+  }
+  if (o.jobs > 1 && o.whole) {
+    throw UsageError(fmt::format(
+        "--whole-network with --jobs {}: a whole-network program runs in one process", o.jobs));
   }
 
   Config cfg;

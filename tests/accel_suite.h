@@ -7,7 +7,8 @@
 //    stored transposed and read by transposing LOADs), dense
 //    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
 //    specials), with the vector unit also pooling, depthwise convolutions and softmax
-//    (host::CompilePool, CompileDepthwise, CompileSoftmax), in both numerics modes, bit-exact
+//    (host::CompilePool, CompileDepthwise, CompileSoftmax) and five jobs linked into one program
+//    (host::Link, second bf16 outputs), in both numerics modes, bit-exact
 //    through the scoreboard, with zero JEDEC timing violations and consistent performance counters
 //    (the six stall classes add up to the cycles, the useful MACs and the instruction count are the
 //    program's, the DMA bytes are its beats);
@@ -482,6 +483,84 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       }
       return accel::MakeJob(cfg, job);
     }
+    case 10: {  // jobs linked into one program (host::Link): conv, conv, pool, vector, dense
+      // Each job's activations are its producer's output where the layouts agree (a bf16
+      // copy for the convolution and the dense layer), else random data the host writes.
+      const auto value = [&]() -> uint32_t {
+        if (values == accel::Values::kSpecials && rng.Range(0, 7) == 0) return uint32_t(rng.Next());
+        return uint32_t(rng.Bit()) << 31 | uint32_t(rng.Range(122, 130)) << 23 |
+               (uint32_t(rng.Next()) & 0x7FFFFFu);
+      };
+      const auto fill32 = [&](std::vector<uint32_t>* v, size_t n) {
+        for (size_t i = 0; i < n; ++i) v->push_back(value());
+      };
+      const auto fill16 = [&](std::vector<uint16_t>* v, size_t n) {
+        for (size_t i = 0; i < n; ++i) v->push_back(uint16_t(value() >> 16));
+      };
+      const int nimg = rng.Range(1, 2), h = rng.Range(2, lim.max_hw), w = rng.Range(2, lim.max_hw);
+      const int c0 = rng.Range(1, lim.max_c), c1 = rng.Range(1, lim.max_c);
+      const int c2 = rng.Range(1, lim.max_c);
+      std::vector<net::AccelJob> jobs(5);
+      auto& a = jobs[0];  // conv: fp32 out and its bf16 copy
+      a.kind = net::AccelJob::Kind::kConv;
+      a.conv = {nimg, h, w, c0, c1, 3, 3, 1, 1};
+      fill16(&a.a, size_t(nimg) * h * w * c0);
+      fill16(&a.b, size_t(9) * c0 * c1);
+      fill32(&a.bias, size_t(c1));
+      a.relu = rng.Bit();
+      a.also_bf16 = true;
+      auto& b = jobs[1];  // conv on a's bf16 copy
+      b.kind = net::AccelJob::Kind::kConv;
+      b.conv = {nimg, h, w, c1, c2, rng.Range(1, 3), rng.Range(1, 3), 1, 1};
+      fill16(&b.a, size_t(nimg) * h * w * c1);
+      fill16(&b.b, size_t(b.conv.kh) * b.conv.kw * c1 * c2);
+      b.also_bf16 = rng.Bit();
+      host::PoolShape ps;  // max or average pooling of b's output
+      ps.n = nimg, ps.h = b.conv.OutH(), ps.w = b.conv.OutW(), ps.c = c2;
+      ps.kh = ps.kw = 2, ps.pb = ps.pr = 1, ps.oh = ps.h, ps.ow = ps.w, ps.max = rng.Bit();
+      auto& c = jobs[2];
+      c.kind = net::AccelJob::Kind::kPool;
+      c.pool = ps;
+      c.m = nimg * ps.oh * ps.ow, c.n = c2;
+      fill32(&c.va, size_t(nimg) * ps.h * ps.w * c2);
+      auto& d = jobs[3];  // vector: A the pool's output, B random; a bf16 copy
+      d.kind = net::AccelJob::Kind::kVector;
+      d.m = c.m, d.n = c2;
+      d.stages = {{isa::VectorOp::kMul, host::VectorB::kTensor}, {isa::VectorOp::kRelu}};
+      fill32(&d.va, size_t(d.m) * c2);
+      fill32(&d.vb, size_t(d.m) * c2);
+      d.also_bf16 = true;
+      auto& e = jobs[4];  // dense on d's bf16 copy
+      e.kind = net::AccelJob::Kind::kGemm;
+      e.m = d.m, e.k = c2, e.n = rng.Range(1, lim.max_n);
+      fill16(&e.a, size_t(e.m) * e.k);
+      fill16(&e.b, size_t(e.k) * e.n);
+      if (rng.Bit()) fill32(&e.bias, size_t(e.n));
+      std::vector<Workload> parts;
+      uint64_t base = 0;
+      for (const auto& j : jobs) {
+        parts.push_back(accel::MakeJob(cfg, j, base, true));
+        base = parts.back().prog.addr;
+      }
+      std::vector<accel::WorkloadLink> links;
+      const auto link = [&](size_t part, size_t from, int elem_bytes) {
+        const accel::Tensor* in = accel::JobOperand(parts[part], jobs[part], 0);
+        for (const auto& o : parts[from].outputs) {
+          if (in != nullptr && o.elem_bytes == elem_bytes && host::Bindable(in->mat, o.mat)) {
+            links.push_back({part, in->name, from, o.name});
+            return;
+          }
+        }
+      };
+      link(1, 0, 2);
+      link(2, 1, 4);
+      link(3, 2, 4);
+      link(4, 3, 2);
+      Workload lw = accel::LinkWorkloads(cfg, parts, links);
+      lw.seed = seed;
+      lw.description += fmt::format(" ({} bound)", links.size());
+      return lw;
+    }
     case 9: {  // softmax or log-softmax on the vector unit
       net::AccelJob job;
       job.kind = net::AccelJob::Kind::kSoftmax;
@@ -721,7 +800,7 @@ TYPED_TEST_P(AccelTest, RandomWorkloads) {
     // Every kind each round, in a random order and mode.
     std::vector<int> kinds = {0, 1, 2, 3, 4, 5, 6};
     if (cfg.machine.vector_unit())
-      kinds.insert(kinds.end(), {7, 8, 9});  // pool, depthwise, softmax
+      kinds.insert(kinds.end(), {7, 8, 9, 10});  // pool, depthwise, softmax, linked jobs
     for (size_t i = kinds.size(); i > 1; --i)
       std::swap(kinds[i - 1], kinds[rng.Range(0, int(i) - 1)]);
     for (int kind : kinds) {

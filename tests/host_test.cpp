@@ -1417,19 +1417,25 @@ TEST_F(HostTest, PoolAverageDivisionIsCorrectlyRounded) {
 // another layout is refused.
 TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
   tb::Rng rng(test::TestSeed());
-  int bound = 0, written = 0;
-  for (MachineConfig cfg : {Cfg(4, 4, 64, 32, 64), Cfg(8, 8, 2048, 2048, 4096, num::Mode::kFtz),
-                            Cfg(3, 5, 16, 12, 24), Cfg(4, 4, 16, 256, 64)}) {
+  int bound = 0, written = 0, repitched = 0;
+  // (32 columns: a convolution's input of few channels has a narrower pitch than the output
+  // of 32-column tiles it is bound to, so the LOADs' strides change too.)
+  for (MachineConfig cfg :
+       {Cfg(4, 4, 64, 32, 64), Cfg(8, 8, 2048, 2048, 4096, num::Mode::kFtz), Cfg(3, 5, 16, 12, 24),
+        Cfg(4, 4, 16, 256, 64), Cfg(32, 32, 512, 512, 512)}) {
     cfg.vmem_depth = 64;
-    for (int trial = 0; trial < 3; ++trial) {
+    for (int trial = 0; trial < 6; ++trial) {
       const int n = rng.Range(1, 2), h = rng.Range(3, 7), w = rng.Range(3, 7);
-      const int c0 = rng.Range(1, 9), c1 = rng.Range(1, 9), c2 = rng.Range(1, 9);
+      // (On the 32-column machine c1 takes windows, with a pitch of 32 bytes: 15 or 16 channels.)
+      const int c0 = rng.Range(1, 9), c2 = rng.Range(1, 9);
+      const int c1 = cfg.c >= 32 ? rng.Range(15, 16) : rng.Range(1, 9);
       const int k4 = rng.Range(1, 12);
       SCOPED_TRACE(fmt::format("{}: N {} H {} W {} channels {} {} {}, K {}", CfgName(cfg), n, h, w,
                                c0, c1, c2, k4));
       host::ConvShape s0{n, h, w, c0, c1, 3, 3, 1, 1};
       host::ConvShape s1{n, h, w, c1, c2, 3, 3, rng.Range(1, 2), 1};
-      const auto p0 = host::CompileConv(cfg, s0, true, true, OutFormat::kBf16);
+      // (p0: fp32 and a bf16 copy, which p1 reads.)
+      const auto p0 = host::CompileConv(cfg, s0, true, true, OutFormat::kFp32, 0, true);
       const auto p1 = host::CompileConv(cfg, s1, true, false, OutFormat::kFp32, p0.prog.addr);
       host::PoolShape ps;
       ps.n = n, ps.h = s1.OutH(), ps.w = s1.OutW(), ps.c = c2;
@@ -1460,7 +1466,12 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       host::WriteWeights(m0, p0.b, w0);
       host::WriteMatrix(m0, p0.bias, b0);
       run(m0, p0.prog);
-      const auto y0 = host::ReadMatrixBf16(m0, p0.out);
+      const auto y0 = host::ReadMatrixBf16(m0, p0.out_bf16);
+      const auto y0f = host::ReadMatrixFp32(m0, p0.out);
+      ASSERT_EQ(y0.size(), y0f.size());
+      for (size_t i = 0; i < y0.size(); ++i) {
+        ASSERT_EQ(y0[i], num::Fp32ToBf16(y0f[i], cfg.mode)) << "the bf16 copy, element " << i;
+      }
       Machine m1(cfg);
       host::WriteConvInput(m1, p1, y0);
       host::WriteWeights(m1, p1.b, w1);
@@ -1502,6 +1513,7 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
         if (readable && same(from, to)) {
           parts[part].binds.push_back({from, to});
           ++bound;
+          repitched += from.Pitch() != to.Pitch();
         } else {
           write();
           ++written;
@@ -1512,7 +1524,8 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       host::WriteWeights(ml, p0.b, w0);
       host::WriteMatrix(ml, p0.bias, b0);
       parts[1].prog = p1.prog;
-      bind(1, p1.a, p0.out, p1.window || p1.pointwise, [&] { host::WriteConvInput(ml, p1, y0); });
+      bind(1, p1.a, p0.out_bf16, p1.window || p1.pointwise,
+           [&] { host::WriteConvInput(ml, p1, y0); });
       host::WriteWeights(ml, p1.b, w1);
       host::WriteMatrix(ml, p1.bias, b1);
       parts[2].prog = p2.prog;
@@ -1528,7 +1541,8 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       const auto r = host::Run(ml, linked);
       ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
       EXPECT_EQ(r.counters.macs, linked.stats.macs);
-      ExpectSame(y0, host::ReadMatrixBf16(ml, p0.out), c1, "conv 0");
+      ExpectSame(y0, host::ReadMatrixBf16(ml, p0.out_bf16), c1, "conv 0");
+      ExpectSame(y0f, host::ReadMatrixFp32(ml, p0.out), c1, "conv 0 fp32");
       ExpectSame(y1, host::ReadMatrixFp32(ml, p1.out), c2, "conv 1");
       ExpectSame(y2, host::ReadMatrixFp32(ml, p2.out), c2, "pool");
       ExpectSame(y3, host::ReadMatrixFp32(ml, p3.out), c2, "vector");
@@ -1553,9 +1567,12 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       }
     }
   }
-  std::printf("%d inputs bound to their producers' outputs, %d written by the host\n", bound,
-              written);
+  std::printf(
+      "%d inputs bound to their producers' outputs (%d of another pitch), %d written by the "
+      "host\n",
+      bound, repitched, written);
   EXPECT_GE(bound, 20);
+  EXPECT_GE(repitched, 3);
 }
 
 TEST_F(HostTest, BadInputThrows) {

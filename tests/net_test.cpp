@@ -1401,4 +1401,95 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
          "input 'x': the model does not fix its shape (-1, 4)");
 }
 
+// Whole-network programs (NetRunner::SetWholeNetwork): a small residual network (a convolution
+// into a second and a residual add with a relu, read by a 1x1 convolution and a max pool, a 1x1
+// convolution, a global average pool, a flatten and a dense layer) runs as one program on a machine
+// with the vector unit, its activations left in HBM (a value with both fp32 and bf16 readers stored
+// both ways), and gives the bits the job-by-job run gives; a host step that computes from a job's
+// output (here a Transpose the machine's layout cannot express) starts a second program.
+TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
+  tb::Rng rng(test::TestSeed());
+  for (const bool transpose : {false, true}) {
+    SCOPED_TRACE(transpose ? "with a host transpose" : "all on the accelerator");
+    Graph g;
+    g.opset = 13;
+    g.inputs = {Input("x", {2, 8, 6, 6})};
+    const auto node = [&](const std::string& op, std::vector<std::string> in,
+                          const std::string& out, std::map<std::string, net::Attr> attrs = {}) {
+      Node n;
+      n.name = out;
+      n.op = op;
+      n.inputs = std::move(in);
+      n.outputs = {out};
+      n.attrs = std::move(attrs);
+      g.nodes.push_back(n);
+    };
+    g.constants["w1"] = Random(rng, {8, 8, 3, 3}, 0.3);
+    g.constants["b1"] = Random(rng, {8});
+    g.constants["w2"] = Random(rng, {8, 8, 3, 3}, 0.3);
+    g.constants["w3"] = Random(rng, {16, 8, 1, 1}, 0.3);
+    g.constants["w4"] = Random(rng, {4, 8, 1, 1}, 0.3);
+    g.constants["fc"] = Random(rng, {16, 10}, 0.3);
+    g.constants["fcb"] = Random(rng, {10});
+    const std::map<std::string, net::Attr> pad1 = {{"pads", Ints({1, 1, 1, 1})}};
+    node("Conv", {"x", "w1", "b1"}, "c1", pad1);
+    node("Relu", {"c1"}, "r1");
+    node("Conv", {"r1", "w2"}, "c2", pad1);
+    node("Add", {"c2", "r1"}, "s");
+    node("Relu", {"s"}, "r2");
+    node("Conv", {"r2", "w4"}, "side");  // r2 read as bf16 too: the add's job stores both
+    std::string pool_in = "r2";
+    if (transpose) {
+      node("Transpose", {"r2"}, "tr", {{"perm", Ints({0, 1, 3, 2})}});
+      pool_in = "tr";
+    }
+    node("MaxPool", {pool_in}, "p", {{"kernel_shape", Ints({2, 2})}, {"strides", Ints({2, 2})}});
+    node("Conv", {"p", "w3"}, "c3");
+    node("GlobalAveragePool", {"c3"}, "gap");
+    node("Flatten", {"gap"}, "f");
+    node("Gemm", {"f", "fc", "fcb"}, "y");
+    g.outputs = {Input("y", {}), Input("side", {})};
+    const Tensor x = Random(rng, {2, 8, 6, 6});
+    const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 512);
+    // On the 3x5 array a convolution's input tiles (3 columns) are not its producer's (5): the
+    // program ends there and the next one's host writes that input.
+    {
+      tb::accel::ModelSim narrow(tb::accel::ConfigFromBuild("accel_3x5"));
+      const net::Plan p35 = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true,
+                                             narrow.config().machine.vmem_depth);
+      tb::accel::NetRunner a(narrow, false), b(narrow, false);
+      b.SetWholeNetwork(true);
+      const auto wa = a.Run(p35, {{"x", x}}), wb = b.Run(p35, {{"x", x}});
+      ExpectBits(wb.at("y"), wa.at("y"), "3x5 whole");
+      ExpectBits(wb.at("side"), wa.at("side"), "3x5 whole, side");
+      EXPECT_GT(b.programs().size(), transpose ? 2u : 1u);
+      EXPECT_LT(b.programs().size(), size_t(a.Total().jobs));
+    }
+    auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+    cfg.machine.vmem_depth = 512;
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::NetRunner jobs(sim, false);
+    const auto want = jobs.Run(plan, {{"x", x}});
+    tb::accel::NetRunner whole(sim, false);
+    whole.SetWholeNetwork(true);
+    const auto got = whole.Run(plan, {{"x", x}});
+    ExpectBits(got.at("y"), want.at("y"), "one program vs job by job");
+    ExpectBits(got.at("side"), want.at("side"), "one program vs job by job, side");
+    const int n_jobs = jobs.Total().jobs;
+    EXPECT_EQ(n_jobs, 8);  // conv, conv, add + relu, conv, pool, conv, pool, dense
+    ASSERT_EQ(whole.programs().size(), transpose ? 2u : 1u);
+    int linked = 0;
+    for (const auto& p : whole.programs()) linked += p.stats.jobs;
+    EXPECT_EQ(linked, n_jobs);
+    EXPECT_EQ(whole.Total().jobs, n_jobs);
+    EXPECT_EQ(whole.Total().perf.macs, plan.Macs());
+    // The program computed every job's output itself: the first program's outputs are checked
+    // (elements counted), bf16 copies included.
+    EXPECT_GT(whole.programs()[0].stats.checked, 0u);
+    EXPECT_EQ(whole.programs()[0].stats.programs, 1);
+    // A job whose input the host computes from a job's output starts the second program.
+    if (transpose) EXPECT_EQ(plan.steps()[size_t(whole.programs()[1].first_step)].op, "MaxPool");
+  }
+}
+
 }  // namespace

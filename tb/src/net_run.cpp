@@ -73,6 +73,13 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
   } catch (const std::invalid_argument& e) {
     throw net::Error(fmt::format("{}: {}", where, e.what()));
   }
+  return RunWorkloadChecked(dut, w, check, opt, where, st).at(0);
+}
+
+std::vector<std::vector<uint32_t>> RunWorkloadChecked(Sim& dut, const Workload& w, bool check,
+                                                      const RunOptions& opt,
+                                                      const std::string& where, NetStepStats* st) {
+  const Config& cfg = dut.config();
   // The golden model runs the same job on a second thread while the back end runs it, so that a
   // checked run takes about the back end's time (the golden model is not checked against
   // itself).
@@ -101,8 +108,8 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
     throw NetFailure(
         fmt::format("{}: {} HBM timing violations:\n{}", where, r.hbm_violations, r.violations));
   }
-  const Tensor& out = w.outputs.at(0);
-  std::vector<uint32_t> got = ReadTensor(dut, out);
+  std::vector<std::vector<uint32_t>> got;
+  for (const Tensor& out : w.outputs) got.push_back(ReadTensor(dut, out));
   if (checking) {
     t0 = std::chrono::steady_clock::now();  // the check's cost: the wait beyond the back end
     const GoldenRun gr = golden_run.get();
@@ -120,7 +127,9 @@ std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check
       throw NetFailure(fmt::format(
           "{}: the machine's on-chip state differs from the golden model's:\n{}", where, diff));
     }
-    const Report rep = CompareData(w, {got}, {ReadTensor(golden, out)});
+    std::vector<std::vector<uint32_t>> want;
+    for (const Tensor& out : w.outputs) want.push_back(ReadTensor(golden, out));
+    const Report rep = CompareData(w, got, want);
     st->check_seconds += Since(t0);
     if (!rep.pass) throw NetFailure(fmt::format("{}:\n{}", where, rep.Format()));
     st->checked += rep.Elements();
@@ -140,8 +149,10 @@ std::map<std::string, net::Tensor> NetRunner::Run(
     const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
     const std::function<void(const net::Step&, const NetStepStats&)>& on_step) {
   steps_.assign(plan.steps().size(), NetStepStats{});
+  programs_.clear();
   labels_.clear();
   for (const auto& s : plan.steps()) labels_.push_back(s.label);
+  if (whole_) return RunWhole(plan, inputs, on_step);
   return plan.Run(
       inputs, [this](const net::AccelJob& job, int step) { return RunJob(job, step); },
       [&](const net::Step& s, double seconds) {
@@ -151,7 +162,184 @@ std::map<std::string, net::Tensor> NetRunner::Run(
 }
 
 NetStepStats NetRunner::Total() const {
-  return Sum(steps_);
+  NetStepStats t = Sum(steps_);
+  if (!whole_) return t;
+  t.perf = Perf{};
+  t.programs = 0;
+  for (const auto& p : programs_) {
+    Add(t.perf, p.stats.perf);
+    t.programs += p.stats.programs;
+    t.checked += p.stats.checked;
+    t.sim_seconds += p.stats.sim_seconds;
+    t.check_seconds += p.stats.check_seconds;
+  }
+  return t;
+}
+
+namespace {
+
+// A job's output as tensor `o` of its workload holds it: the output itself, or its bf16 copy
+// (MakeJob's bf16_copy: the contract's rounding of the fp32 output).
+std::vector<uint32_t> Expected(const std::vector<uint32_t>& out, const Tensor& o,
+                               const Config& cfg) {
+  const std::string suffix = ".bf16";
+  if (o.name.size() < suffix.size() ||
+      o.name.compare(o.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return out;
+  }
+  std::vector<uint32_t> r(out.size());
+  for (size_t i = 0; i < out.size(); ++i) r[i] = num::Fp32ToBf16(out[i], cfg.machine.mode);
+  return r;
+}
+
+}  // namespace
+
+struct NetRunner::Recorded {
+  net::AccelJob job;
+  int step = 0;
+  int index = 0;  // within its step
+  std::vector<uint32_t> out;
+};
+
+std::map<std::string, net::Tensor> NetRunner::RunWhole(
+    const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
+    const std::function<void(const net::Step&, const NetStepStats&)>& on_step) {
+  if (pool_->processes() > 1) {
+    throw net::Error("whole-network programs run in one process (not with several processes)");
+  }
+  const Config& cfg = pool_->dut().config();
+  std::vector<Recorded> recs;
+  // The golden model, job by job: the reference for every program's outputs.
+  auto outs = plan.Run(
+      inputs,
+      [&](const net::AccelJob& job, int step) {
+        NetStepStats& st = steps_.at(size_t(step));
+        const std::string where = fmt::format("step {} ({}), job {}: {}", step,
+                                              labels_.at(size_t(step)), st.jobs, job.Describe());
+        Workload w;
+        try {
+          w = MakeJob(cfg, job);
+        } catch (const std::invalid_argument& e) {
+          throw net::Error(fmt::format("{}: {}", where, e.what()));
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        isa::Machine m(cfg.machine);
+        const isa::RunResult r = RunGolden(m, w);
+        if (!r.ok()) {
+          throw NetFailure(fmt::format("{}: golden model error {} at pc {}: {}", where,
+                                       isa::ErrorName(r.code), r.pc, r.message));
+        }
+        std::vector<uint32_t> o = ReadTensor(m, w.outputs.at(0));
+        st.check_seconds += Since(t0);
+        st.perf.macs += job.Macs();
+        recs.push_back({job, step, st.jobs, o});
+        ++st.jobs;
+        return o;
+      },
+      [&](const net::Step& s, double seconds) {
+        steps_[size_t(s.index)].step_seconds = seconds;
+        if (on_step) on_step(s, steps_[size_t(s.index)]);
+      });
+  // The programs: a job whose operand the host computes from a job's output starts a new one.
+  size_t first = 0;
+  while (first < recs.size()) {
+    size_t end = first + 1;
+    while (end < recs.size() && !recs[end].job.host_a && !recs[end].job.host_b) ++end;
+    RunProgram(recs, first, end);
+    first = end;
+  }
+  return outs;
+}
+
+// The jobs [first, end) as programs: as many as fit in HBM in each.
+void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size_t end) {
+  const Config& cfg = pool_->dut().config();
+  while (first < end) {
+    std::vector<Workload> parts;
+    std::vector<WorkloadLink> links;
+    uint64_t base = 0;
+    size_t k = first;
+    for (; k < end; ++k) {
+      const Recorded& rc = recs[k];
+      const std::string where =
+          fmt::format("step {} ({}), job {}: {}", rc.step, labels_.at(size_t(rc.step)), rc.index,
+                      rc.job.Describe());
+      Workload w;
+      try {
+        w = MakeJob(cfg, rc.job, base, /*bf16_copy=*/true);
+      } catch (const std::invalid_argument& e) {
+        if (k == first) throw net::Error(fmt::format("{}: {}", where, e.what()));
+        break;  // HBM is full: the next program starts here
+      }
+      // Operands that are an earlier job's output in this program are read where it stored
+      // them; one that the program cannot read as stored (another layout, the host's im2col of
+      // it) starts a new program, whose host writes it.
+      std::vector<WorkloadLink> mine;
+      bool linkable = true;
+      for (int op = 0; op < 2 && linkable; ++op) {
+        const int src = op == 0 ? rc.job.from_a : rc.job.from_b;
+        if (src < int(first) || src >= int(k)) continue;  // the host writes it
+        const Tensor* in = JobOperand(w, rc.job, op);
+        const Workload& pw = parts[size_t(src) - first];
+        const Tensor* po = nullptr;
+        for (const Tensor& t : pw.outputs) {
+          if (!t.weights && in != nullptr && t.elem_bytes == in->elem_bytes) {
+            po = &t;
+            break;
+          }
+        }
+        if (in == nullptr || po == nullptr || !host::Bindable(in->mat, po->mat)) {
+          linkable = false;
+          break;
+        }
+        if (in->data != Expected(recs[size_t(src)].out, *po, cfg)) {
+          throw NetFailure(fmt::format(
+              "{}: operand {} is not the output of job {} as the plan says (a planner error)",
+              where, op == 0 ? "A" : "B", src));
+        }
+        mine.push_back({k - first, in->name, size_t(src) - first, po->name});
+      }
+      if (!linkable) break;
+      links.insert(links.end(), mine.begin(), mine.end());
+      base = w.prog.addr;
+      parts.push_back(std::move(w));
+    }
+    NetProgram np;
+    np.first_step = recs[first].step;
+    np.last_step = recs[k - 1].step;
+    const std::string where = fmt::format("program {} (steps {} to {}, {} jobs)", programs_.size(),
+                                          np.first_step, np.last_step, k - first);
+    Workload linked;
+    try {
+      linked = LinkWorkloads(cfg, parts, links);
+    } catch (const std::invalid_argument& e) {
+      throw NetFailure(fmt::format("{}: {}", where, e.what()));
+    }
+    const auto got = RunWorkloadChecked(pool_->dut(), linked, pool_->check(), pool_->options(),
+                                        where, &np.stats);
+    np.stats.jobs = int(k - first);
+    np.stats.checked = 0;
+    size_t t = 0;  // the linked workload's outputs: every part's, in order
+    for (size_t i = first; i < k; ++i) {
+      const Recorded& rc = recs[i];
+      for (const Tensor& o : parts[i - first].outputs) {
+        const std::vector<uint32_t> want = Expected(rc.out, o, cfg);
+        const std::vector<uint32_t>& g = got.at(t++);
+        if (g != want) {
+          size_t bad = 0;
+          while (bad < want.size() && bad < g.size() && g[bad] == want[bad]) ++bad;
+          throw NetFailure(fmt::format(
+              "{}: step {} ({}), job {}: output {} element {} is {:#x}, the golden model's job "
+              "alone gives {:#x}",
+              where, rc.step, labels_.at(size_t(rc.step)), rc.index, o.name, bad,
+              bad < g.size() ? g[bad] : 0, bad < want.size() ? want[bad] : 0));
+        }
+        np.stats.checked += want.size();
+      }
+    }
+    programs_.push_back(np);
+    first = k;
+  }
 }
 
 }  // namespace tpu::tb::accel
@@ -210,8 +398,9 @@ std::string Clip(const std::string& s, size_t n) {
 }  // namespace
 
 std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats>& steps,
-                           const Config& cfg, bool timed) {
+                           const Config& cfg, bool timed, const std::vector<NetProgram>& programs) {
   const double peak = cfg.PeakMacsPerCycle();
+  const bool whole = !programs.empty();
   std::string r = fmt::format(
       "{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9}\n", "#", "nodes",
       "op", "on", "output", "jobs", "MACs", timed ? "cycles" : "-", "util", "HBM bytes", "host ms");
@@ -219,33 +408,66 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
     const NetStepStats& t = steps.at(size_t(s.index));
     const uint64_t bytes = t.perf.hbm_read_bytes + t.perf.hbm_write_bytes;
     const std::string util =
-        s.accel && timed && t.perf.cycles
+        s.accel && timed && !whole && t.perf.cycles
             ? fmt::format("{:.1f}%", 100.0 * double(t.perf.macs) / (double(t.perf.cycles) * peak))
             : "-";
-    r +=
-        fmt::format("{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n",
-                    s.index, Clip(s.label, 34), Clip(s.op, 18), s.accel ? "accel" : "host",
-                    Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
-                    s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-",
-                    util, s.accel ? Num(bytes) : "-", 1e3 * t.step_seconds);
+    r += fmt::format(
+        "{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n", s.index,
+        Clip(s.label, 34), Clip(s.op, 18),
+        s.view    ? "view"
+        : s.accel ? "accel"
+                  : "host",
+        Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
+        s.accel ? Num(t.perf.macs) : "-", s.accel && timed && !whole ? Num(t.perf.cycles) : "-",
+        util, s.accel && !whole ? Num(bytes) : "-", 1e3 * t.step_seconds);
     if (!s.detail.empty()) r += fmt::format("     ({})\n", s.detail);
   }
-  const NetStepStats tot = Sum(steps);
+  NetStepStats tot = Sum(steps);
+  if (whole) {
+    r += fmt::format("\n{} program{} (whole network: the jobs linked, activations left in HBM):\n",
+                     programs.size(), programs.size() == 1 ? "" : "s");
+    tot.perf = Perf{};
+    tot.programs = 0;
+    for (size_t i = 0; i < programs.size(); ++i) {
+      const NetStepStats& p = programs[i].stats;
+      r += fmt::format(
+          "  program {}: steps {} to {}, {} jobs, {} instructions, {} MACs{}, HBM {} B\n", i,
+          programs[i].first_step, programs[i].last_step, p.jobs, Num(p.perf.instructions),
+          Num(p.perf.macs),
+          timed ? fmt::format(", {} cycles, MAC utilization {:.1f}%", Num(p.perf.cycles),
+                              p.perf.cycles
+                                  ? 100.0 * double(p.perf.macs) / (double(p.perf.cycles) * peak)
+                                  : 0.0)
+                : "",
+          Num(p.perf.hbm_read_bytes + p.perf.hbm_write_bytes));
+      Add(tot.perf, p.perf);
+      tot.programs += p.programs;
+      tot.checked += p.checked;
+      tot.sim_seconds += p.sim_seconds;
+      tot.check_seconds += p.check_seconds;
+      tot.step_seconds += p.sim_seconds + p.check_seconds;  // the programs run after the steps
+    }
+  }
   double host_s = 0;
-  int host_steps = 0, accel_steps = 0;
+  int host_steps = 0, accel_steps = 0, views = 0;
   for (const auto& st : plan.steps()) {
     if (st.accel) {
       ++accel_steps;
+    } else if (st.view) {
+      ++views;
     } else {
       ++host_steps;
       host_s += steps.at(size_t(st.index)).step_seconds;
     }
   }
-  r +=
-      fmt::format("\ntotal: {} steps ({} on the accelerator in {} jobs{}, {} on the host); {} MACs",
-                  plan.steps().size(), accel_steps, tot.jobs,
-                  tot.programs != tot.jobs ? fmt::format(" run as {} programs", tot.programs) : "",
-                  host_steps, Num(tot.perf.macs));
+  r += fmt::format(
+      "\ntotal: {} steps ({} on the accelerator in {} jobs{}, {} on the host{}); {} MACs",
+      plan.steps().size(), accel_steps, tot.jobs,
+      tot.programs != tot.jobs
+          ? fmt::format(" run as {} program{}", tot.programs, tot.programs == 1 ? "" : "s")
+          : "",
+      host_steps, views ? fmt::format(", {} view{}", views, views == 1 ? "" : "s") : "",
+      Num(tot.perf.macs));
   if (timed) {
     r += fmt::format(
         ", {} cycles, MAC utilization {:.1f}%", Num(tot.perf.cycles),
@@ -278,7 +500,8 @@ nlohmann::json PerfJson(const Perf& p) {
 }
 
 std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
-                    const Config& cfg, const std::string& backend, bool pass) {
+                    const Config& cfg, const std::string& backend, bool pass,
+                    const std::vector<NetProgram>& programs) {
   nlohmann::json j;
   j["config"] = cfg.name;
   j["backend"] = backend;
@@ -293,7 +516,9 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
                      {"label", s.label},
                      {"op", s.op},
                      {"class", s.klass},
-                     {"on", s.accel ? "accel" : "host"},
+                     {"on", s.view    ? "view"
+                            : s.accel ? "accel"
+                                      : "host"},
                      {"nodes", s.nodes},
                      {"detail", s.detail},
                      {"output_shape", s.out_shape},
@@ -310,7 +535,25 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
     j["steps"].push_back(e);
     if (!s.accel) host_s += t.step_seconds;
   }
-  const NetStepStats tot = Sum(steps);
+  NetStepStats tot = Sum(steps);
+  if (!programs.empty()) {
+    j["programs"] = nlohmann::json::array();
+    tot.perf = Perf{};
+    tot.programs = 0;
+    for (const auto& p : programs) {
+      j["programs"].push_back({{"first_step", p.first_step},
+                               {"last_step", p.last_step},
+                               {"jobs", p.stats.jobs},
+                               {"checked_elements", p.stats.checked},
+                               {"sim_seconds", p.stats.sim_seconds},
+                               {"perf", PerfJson(p.stats.perf)}});
+      Add(tot.perf, p.stats.perf);
+      tot.programs += p.stats.programs;
+      tot.checked += p.stats.checked;
+      tot.sim_seconds += p.stats.sim_seconds;
+      tot.check_seconds += p.stats.check_seconds;
+    }
+  }
   j["total"] = {{"jobs", tot.jobs},
                 {"programs", tot.programs},
                 {"checked_elements", tot.checked},

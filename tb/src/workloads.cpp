@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
 #include <stdexcept>
 
 #include "tpu/numerics.h"
@@ -307,7 +308,8 @@ Workload MakeConv(const Config& cfg, const host::ConvShape& s, bool bias, bool r
   return w;
 }
 
-Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
+Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base, bool bf16_copy) {
+  const bool also = bf16_copy && job.also_bf16 && job.out == host::OutFormat::kFp32;
   const host::OutFormat out = job.out;
   const bool bias = !job.bias.empty();
   Workload w;
@@ -322,7 +324,7 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
   };
   if (job.kind == net::AccelJob::Kind::kMlp) {
     const bool has_bias = !job.layers_bias.empty() && !job.layers_bias[0].empty();
-    auto p = host::CompileMlp(Planned(cfg), job.m, job.sizes, has_bias, job.relu, out);
+    auto p = host::CompileMlp(Planned(cfg), job.m, job.sizes, has_bias, job.relu, out, data_base);
     w.description = job.Describe();
     w.inputs.push_back(in16(Matrix("X", p.input), job.a));
     if (job.layers_b.size() != p.w.size()) {
@@ -339,15 +341,15 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     w.outputs.push_back(Matrix("Y", p.output.back()));
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kSoftmax) {
-    auto p = host::CompileSoftmax(Planned(cfg), job.m, job.n, job.log);
+    auto p = host::CompileSoftmax(Planned(cfg), job.m, job.n, job.log, data_base);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("X", p.in), job.va));
     w.outputs.push_back(Matrix("Y", p.out));
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kDepthwise) {
     host::DepthwiseOptions o;
-    o.bias = bias, o.relu = job.relu, o.out = out, o.fp32 = job.fp32;
-    auto p = host::CompileDepthwise(Planned(cfg), job.pool, o);
+    o.bias = bias, o.relu = job.relu, o.out = out, o.fp32 = job.fp32, o.also_bf16 = also;
+    auto p = host::CompileDepthwise(Planned(cfg), job.pool, o, data_base);
     w.description = job.Describe();
     if (job.fp32) {
       w.inputs.push_back(in32(Matrix("X", p.in), job.va));
@@ -358,23 +360,26 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     }
     if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
     w.outputs.push_back(Matrix("Y", p.out));
+    if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("Y.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kPool) {
-    auto p = host::CompilePool(Planned(cfg), job.pool);
+    auto p = host::CompilePool(Planned(cfg), job.pool, data_base, also);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("X", p.in), job.va));
     w.outputs.push_back(Matrix("Y", p.out));
+    if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("Y.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kVector) {
-    auto p = host::CompileVector(Planned(cfg), job.m, job.n, job.stages);
+    auto p = host::CompileVector(Planned(cfg), job.m, job.n, job.stages, data_base, also);
     w.description = job.Describe();
     w.inputs.push_back(in32(Matrix("A", p.a), job.va));
     if (p.b.rows > 0) w.inputs.push_back(in32(Matrix("B", p.b), job.vb));
     w.outputs.push_back(Matrix("out", p.out));
+    if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("out.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kConv) {
     const host::ConvShape& s = job.conv;
-    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out);
+    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out, data_base, also);
     w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),
                                 job.relu ? ", relu" : "");
     w.conv = s;
@@ -385,12 +390,14 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     Tensor y = Matrix("Y", p.out);
     y.conv = s;
     w.outputs.push_back(std::move(y));
+    if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("Y.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   } else if (!job.c0.empty() || job.trans.a || job.trans.b) {
     if (bias) throw std::invalid_argument("a job with a bias and C0 or a transposed operand");
     const bool c0 = !job.c0.empty();
     auto p = host::CompileGemm(Planned(cfg), job.m, job.k, job.n, job.trans,
-                               c0 ? host::Init::kPreload : host::Init::kOverwrite, out, job.relu);
+                               c0 ? host::Init::kPreload : host::Init::kOverwrite, out, job.relu,
+                               data_base);
     w.description = fmt::format(
         "{}x{}x{} (M x K x N){}{}{}, {}{}", job.m, job.k, job.n,
         job.trans.a ? ", A stored transposed" : "", job.trans.b ? ", B stored transposed" : "",
@@ -401,13 +408,15 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     w.outputs.push_back(Matrix("C", p.out));
     w.prog = std::move(p.prog);
   } else {
-    auto p = host::CompileDense(Planned(cfg), job.m, job.k, job.n, bias, job.relu, out);
+    auto p =
+        host::CompileDense(Planned(cfg), job.m, job.k, job.n, bias, job.relu, out, data_base, also);
     w.description = fmt::format("{}x{}x{} (M x K x N){}, {}{}", job.m, job.k, job.n,
                                 bias ? ", bias" : "", FormatName(out), job.relu ? ", relu" : "");
     w.inputs.push_back(in16(Matrix("A", p.a), job.a));
     w.inputs.push_back(in16(Weights("B", p.b), job.b));
     if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
     w.outputs.push_back(Matrix("C", p.out));
+    if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("C.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   }
   for (const auto& t : w.inputs) {
@@ -417,6 +426,72 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job) {
     }
   }
   return w;
+}
+
+const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which) {
+  using K = net::AccelJob::Kind;
+  const char* name = nullptr;
+  if (which == 0) {
+    switch (job.kind) {
+      case K::kConv:
+      case K::kMlp:
+      case K::kPool:
+      case K::kDepthwise:
+        name = "X";  // a convolution through the host's im2col reads "im2col(X)"
+        break;
+      case K::kGemm: name = job.trans.a ? nullptr : "A"; break;
+      case K::kVector: name = "A"; break;
+      case K::kSoftmax: break;
+    }
+  } else if (which == 1 && job.kind == K::kVector) {
+    name = "B";
+  }
+  if (name == nullptr) return nullptr;
+  for (const auto& t : w.inputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
+                       const std::vector<WorkloadLink>& links) {
+  std::vector<host::LinkPart> lp(parts.size());
+  std::vector<std::set<std::string>> bound(parts.size());
+  auto find = [&](const std::vector<Tensor>& v, const std::string& name, size_t part,
+                  const char* what) -> const Tensor& {
+    for (const auto& t : v) {
+      if (t.name == name && !t.weights) return t;
+    }
+    throw std::invalid_argument(
+        fmt::format("LinkWorkloads: part {} has no {} matrix '{}'", part, what, name));
+  };
+  for (const auto& l : links) {
+    if (l.part >= parts.size() || l.from >= l.part) {
+      throw std::invalid_argument(
+          fmt::format("LinkWorkloads: a link from part {} to part {}", l.from, l.part));
+    }
+    const Tensor& in = find(parts[l.part].inputs, l.input, l.part, "input");
+    const Tensor& out = find(parts[l.from].outputs, l.output, l.from, "output");
+    lp[l.part].binds.push_back({in.mat, out.mat});
+    bound[l.part].insert(l.input);
+  }
+  Workload r;
+  r.kind = "program";
+  r.description = fmt::format("{} jobs as one program", parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    lp[i].prog = parts[i].prog;
+    for (Tensor t : parts[i].inputs) {
+      if (bound[i].count(t.name)) continue;
+      t.name = fmt::format("j{}.{}", i, t.name);
+      r.inputs.push_back(std::move(t));
+    }
+    for (Tensor t : parts[i].outputs) {
+      t.name = fmt::format("j{}.{}", i, t.name);
+      r.outputs.push_back(std::move(t));
+    }
+  }
+  r.prog = host::Link(Planned(cfg), lp);
+  return r;
 }
 
 Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<float>& a,

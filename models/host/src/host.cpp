@@ -128,6 +128,7 @@ struct GemmOp {
   enum class InitKind { kNone, kC0, kBias } init = InitKind::kNone;
   TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
   TiledMatrix out;
+  TiledMatrix out2;  // rows > 0: a second copy of the output, bf16 (the STOREs twice)
   bool relu = false;
   const ConvWin* win = nullptr;  // a convolution through windows (a is unused)
 };
@@ -481,27 +482,32 @@ class Emitter {
     return w;
   }
 
-  // The block's output, one STORE per N tile.
+  // The block's output, one STORE per N tile (two with a second, bf16 copy: the second pushes).
   void EmitStores(const Layer& ly, const Block& blk) {
     const GemmOp& op = ly.op;
-    const int osize = op.out.elem_bytes;
     const int blocks = ly.plan.m_blocks * ly.plan.n_blocks;
+    const bool two = op.out2.rows > 0;
     for (int j = 0; j < blk.nts; ++j) {
       const int nt = blk.nt0 + j, nv = op.out.TileCols(nt);
-      isa::Store s;
-      s.format = osize == 2 ? isa::kFmtBf16 : isa::kFmtFp32;
-      s.activation = op.relu ? isa::kActRelu : isa::kActNone;
-      s.hbm_addr = op.out.RowAddr(nt, blk.m0);
-      s.hbm_stride = uint32_t(op.out.Pitch());
-      s.acc = uint16_t(blk.acc_base + j * blk.rows);
-      s.rows = uint16_t(blk.rows);
-      s.elems = uint16_t(nv);
-      s.deps.pop_prev = j % StoreGroup(blk.nts) == 0;  // the group's last GEMM pushed it
-      s.deps.push_prev = j == blk.nts - 1 && (blk.index + t_.acc_halves < blocks ||
-                                              (blk.index == blocks - 1 && ly.barrier_after));
-      p_->Emit(s);
-      ++st_->stores;
-      st_->bytes_written += uint64_t(blk.rows) * nv * osize;
+      for (int copy = 0; copy < (two ? 2 : 1); ++copy) {
+        const TiledMatrix& o = copy == 0 ? op.out : op.out2;
+        const int osize = o.elem_bytes;
+        isa::Store s;
+        s.format = osize == 2 ? isa::kFmtBf16 : isa::kFmtFp32;
+        s.activation = op.relu ? isa::kActRelu : isa::kActNone;
+        s.hbm_addr = o.RowAddr(nt, blk.m0);
+        s.hbm_stride = uint32_t(o.Pitch());
+        s.acc = uint16_t(blk.acc_base + j * blk.rows);
+        s.rows = uint16_t(blk.rows);
+        s.elems = uint16_t(nv);
+        s.deps.pop_prev = copy == 0 && j % StoreGroup(blk.nts) == 0;  // the group's last GEMM
+        s.deps.push_prev =
+            copy + 1 == (two ? 2 : 1) && j == blk.nts - 1 &&
+            (blk.index + t_.acc_halves < blocks || (blk.index == blocks - 1 && ly.barrier_after));
+        p_->Emit(s);
+        ++st_->stores;
+        st_->bytes_written += uint64_t(blk.rows) * nv * osize;
+      }
     }
   }
 
@@ -858,7 +864,7 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Gemm
 }
 
 DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
-                          OutFormat out, uint64_t data_base) {
+                          OutFormat out, uint64_t data_base, bool also_bf16) {
   CheckConfig(cfg, "CompileDense");
   CheckDim("CompileDense", "M", m);
   CheckDim("CompileDense", "K", k);
@@ -874,9 +880,13 @@ DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bo
     r.bias.tile = t.nt_w, r.bias.elem_bytes = 4;
   }
   r.out = p.AllocMatrix(m, n, t.nt_w, OutBytes(out), fmt::format("output ({}×{})", m, n));
+  if (also_bf16 && out == OutFormat::kFp32) {
+    r.out_bf16 = p.AllocMatrix(m, n, t.nt_w, 2, fmt::format("output ({}×{} bf16)", m, n));
+  }
   GemmOp op;
   op.m = m, op.k = k, op.n = n;
   op.a = r.a, op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
+  op.out2 = r.out_bf16;
   op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
   Stats st;
   Emitter e(&p, &st);
@@ -1116,7 +1126,7 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
 }  // namespace
 
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias, bool relu,
-                        OutFormat out, uint64_t data_base) {
+                        OutFormat out, uint64_t data_base, bool also_bf16) {
   CheckConfig(cfg, "CompileConv");
   CheckDim("CompileConv", "N", s.n);
   CheckDim("CompileConv", "H", s.h);
@@ -1147,13 +1157,15 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   // A 1×1 convolution with stride 1 and no padding is a GEMM on the NHWC input itself (pixel rows
   // × Cin): the GEMM emitter loads its A per K-tile, so blocks are not limited by a whole band.
   if (s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0) {
-    const DenseProgram d = CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base);
+    const DenseProgram d =
+        CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base, also_bf16);
     r.pointwise = true;
     r.prog = d.prog;
     r.a = d.a;
     r.b = d.b;
     r.bias = d.bias;
     r.out = d.out;
+    r.out_bf16 = d.out_bf16;
     return r;
   }
   // Through windows when the machine can express them (version 1.1), else the host's im2col.
@@ -1176,12 +1188,14 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
         BandRows(s, chunks, 0, 1), cfg.act_depth);
   }
   if (!r.host_im2col_reason.empty()) {
-    const DenseProgram d = CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base);
+    const DenseProgram d =
+        CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base, also_bf16);
     r.prog = d.prog;
     r.a = d.a;
     r.b = d.b;
     r.bias = d.bias;
     r.out = d.out;
+    r.out_bf16 = d.out_bf16;
     return r;
   }
   r.window = true;
@@ -1203,9 +1217,15 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   }
   r.out = p.AllocMatrix(int(M), s.cout, t.nt_w, OutBytes(out),
                         fmt::format("Y ({}x{}x{}x{})", s.n, s.OutH(), s.OutW(), s.cout));
+  if (also_bf16 && out == OutFormat::kFp32) {
+    r.out_bf16 =
+        p.AllocMatrix(int(M), s.cout, t.nt_w, 2,
+                      fmt::format("Y ({}x{}x{}x{} bf16)", s.n, s.OutH(), s.OutW(), s.cout));
+  }
   GemmOp op;
   op.m = int(M), op.k = int(K), op.n = s.cout;
   op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
+  op.out2 = r.out_bf16;
   op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
   op.win = &cw;
   Stats st;
@@ -1240,7 +1260,8 @@ void EmitVmemLoad(Program& p, Stats& st, const TiledMatrix& l, int t, int row, i
 }  // namespace
 
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
-                            const std::vector<VectorStage>& stages, uint64_t data_base) {
+                            const std::vector<VectorStage>& stages, uint64_t data_base,
+                            bool also_bf16) {
   CheckConfig(cfg, "CompileVector");
   CheckDim("CompileVector", "M", m);
   CheckDim("CompileVector", "N", n);
@@ -1288,6 +1309,8 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
     r.b = p.AllocMatrix(b_rows, n, cfg.c, 4, fmt::format("B ({}×{} fp32)", b_rows, n));
   }
   r.out = p.AllocMatrix(m, n, cfg.c, 4, fmt::format("output ({}×{} fp32)", m, n));
+  if (also_bf16)
+    r.out_bf16 = p.AllocMatrix(m, n, cfg.c, 2, fmt::format("output ({}×{} bf16)", m, n));
   Stats st;
   const auto load = [&](const TiledMatrix& l, int t, int r0, int count, int dst) {
     EmitVmemLoad(p, st, l, t, r0, count, dst, isa::kFmtFp32);
@@ -1334,6 +1357,14 @@ VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
       p.Emit(so);
       ++st.stores;
       st.bytes_written += uint64_t(count) * so.elems * 4;
+      if (also_bf16) {
+        so.format = isa::kFmtBf16;
+        so.hbm_addr = r.out_bf16.RowAddr(t, r0);
+        so.hbm_stride = uint32_t(r.out_bf16.Pitch());
+        p.Emit(so);
+        ++st.stores;
+        st.bytes_written += uint64_t(count) * so.elems * 2;
+      }
     }
   }
   r.prog = Finish(p, st);
@@ -1380,7 +1411,7 @@ namespace {
 
 // Pooling, or a depthwise convolution (`dw`), on the vector unit: the tiles of CompilePool.
 PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
-                            const DepthwiseOptions* dw, uint64_t data_base) {
+                            const DepthwiseOptions* dw, uint64_t data_base, bool also_bf16) {
   const char* who = dw != nullptr ? "CompileDepthwise" : "CompilePool";
   CheckConfig(cfg, who);
   if (!cfg.vector_unit()) {
@@ -1478,6 +1509,10 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
   r.out = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, out_bf16 ? 2 : 4,
                         fmt::format("output ({}x{}x{}x{} {} NHWC)", s.n, s.oh, s.ow, s.c,
                                     out_bf16 ? "bf16" : "fp32"));
+  if (also_bf16 && !out_bf16) {
+    r.out_bf16 = p.AllocMatrix(s.n * s.oh * s.ow, s.c, cfg.c, 2,
+                               fmt::format("output ({}x{}x{}x{} bf16 NHWC)", s.n, s.oh, s.ow, s.c));
+  }
   Stats st;
   const auto vop = [&](isa::VectorOp op, int a, int b, int d, int m, int n) {
     isa::Vop v;
@@ -1691,6 +1726,14 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
             p.Emit(so);
             ++st.stores;
             st.bytes_written += uint64_t(so.rows) * so.elems * (out_bf16 ? 2 : 4);
+            if (r.out_bf16.rows > 0) {
+              so.format = isa::kFmtBf16;
+              so.hbm_addr = r.out_bf16.RowAddr(t, (img * g.oh + oh0 + u) * s.ow + ow0);
+              so.hbm_stride = uint32_t(r.out_bf16.Pitch());
+              p.Emit(so);
+              ++st.stores;
+              st.bytes_written += uint64_t(so.rows) * so.elems * 2;
+            }
           }
         }
       }
@@ -1702,13 +1745,14 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
 
 }  // namespace
 
-PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base) {
-  return CompileWindowed(cfg, s, nullptr, data_base);
+PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base,
+                        bool also_bf16) {
+  return CompileWindowed(cfg, s, nullptr, data_base, also_bf16);
 }
 
 PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
                              const DepthwiseOptions& o, uint64_t data_base) {
-  return CompileWindowed(cfg, s, &o, data_base);
+  return CompileWindowed(cfg, s, &o, data_base, o.also_bf16);
 }
 
 SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,

@@ -16,7 +16,9 @@ namespace {
   throw std::invalid_argument("Link: " + msg);
 }
 
-bool SameTiles(const TiledMatrix& a, const TiledMatrix& b) {
+}  // namespace
+
+bool Bindable(const TiledMatrix& a, const TiledMatrix& b) {
   if (a.rows != b.rows || a.cols != b.cols || a.elem_bytes != b.elem_bytes ||
       a.Tiles() != b.Tiles()) {
     return false;
@@ -26,6 +28,8 @@ bool SameTiles(const TiledMatrix& a, const TiledMatrix& b) {
   }
   return true;
 }
+
+namespace {
 
 std::string Text(const TiledMatrix& m) {
   return fmt::format("{}x{} ({}-byte elements, tiles of {}, pitch {}) at {:#x}", m.rows, m.cols,
@@ -95,7 +99,7 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
       }
     }
     for (const auto& b : part.binds) {
-      if (!SameTiles(b.from, b.to)) {
+      if (!Bindable(b.from, b.to)) {
         Bad(fmt::format("part {}: input {} bound to output {} of another layout", pi, Text(b.from),
                         Text(b.to)));
       }

@@ -67,7 +67,40 @@ std::string AccelJob::Describe() const {
 
 namespace {
 
-using Env = std::map<std::string, Tensor>;
+// The values by name, and what whole-network programs need to know of them (AccelJob::from_a,
+// host_a): which are a job's output as it stored it, and which depend on some job's output.
+struct Env : std::map<std::string, Tensor> {
+  struct Made {
+    int job = -1;
+    int64_t rows = 0, cols = 0;  // the job's output matrix (channels last)
+    host::OutFormat fmt = host::OutFormat::kFp32;
+    bool bf16_too = false;  // an fp32 output stored a second time as bf16 (also_bf16)
+  };
+  std::map<std::string, Made> made;
+  std::set<std::string> dynamic;                        // computed from some job's output
+  int jobs = 0;                                         // jobs run so far
+  bool step_a_dynamic = false, step_b_dynamic = false;  // the running step's inputs
+
+  // `v` is the output of the job just run, rows × cols in format f.
+  void Produced(const std::string& v, int64_t rows, int64_t cols, host::OutFormat f,
+                bool bf16_too = false) {
+    made[v] = {jobs - 1, rows, cols, f, bf16_too && f == host::OutFormat::kFp32};
+  }
+  // The job whose output is `v` as a rows × cols matrix in format f, or -1.
+  int From(const std::string& v, int64_t rows, int64_t cols, host::OutFormat f) const {
+    auto it = made.find(v);
+    if (it == made.end() || it->second.rows != rows || it->second.cols != cols ||
+        (it->second.fmt != f && !(f == host::OutFormat::kBf16 && it->second.bf16_too))) {
+      return -1;
+    }
+    return it->second.job;
+  }
+  // Before a job goes to the back end: its operands computed by the host from job outputs.
+  void Prepare(AccelJob* job) const {
+    job->host_a = step_a_dynamic && job->from_a < 0;
+    job->host_b = step_b_dynamic && job->from_b < 0;
+  }
+};
 // A step's work: reads and writes values in the environment, sends jobs to the back end.
 using Exec = std::function<void(Env& env, const AccelFn& accel, int step)>;
 
@@ -161,6 +194,27 @@ struct Ctx {
     auto it = consumers.find(value);
     if (it == consumers.end() || it->second.size() != 1) return nullptr;
     return &g.nodes[it->second[0]];
+  }
+  // Whether some reader of `value`, directly or through views (Flatten, Reshape, Squeeze,
+  // Unsqueeze, Identity, Dropout), is an accelerator operand that rounds it to bf16.
+  bool Bf16Reader(const std::string& value, int depth = 0) const {
+    auto it = consumers.find(value);
+    if (it == consumers.end() || depth > 16) return false;
+    for (size_t i : it->second) {
+      const Node& c = g.nodes[i];
+      for (size_t k = 0; k < c.inputs.size(); ++k) {
+        if (c.inputs[k] != value) continue;
+        if ((c.op == "Conv" && k == 0) || ((c.op == "MatMul" || c.op == "Gemm") && k < 2)) {
+          return true;
+        }
+        const bool view = c.op == "Flatten" || c.op == "Reshape" || c.op == "Squeeze" ||
+                          c.op == "Unsqueeze" || c.op == "Identity" || c.op == "Dropout";
+        if (view && k == 0 && !c.outputs.empty() && Bf16Reader(c.outputs[0], depth + 1)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
   // Whether every reader of `value` is an accelerator operand that rounds it to bf16.
   bool OnlyAccelReaders(const std::string& value) const {
@@ -471,6 +525,8 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   const std::string in_name = n.inputs[0];
   const Epilogue ep = e;
   const bool has_bias = !b_name.empty() || !bn_params.empty();
+  // fp32 for some readers, bf16 for others: a whole-network program stores it both ways.
+  const bool copy16 = ep.out == host::OutFormat::kFp32 && c.Bf16Reader(ep.value);
   st.outputs = {ep.value};
   c.shapes[ep.value] = out_shape;
 
@@ -531,6 +587,9 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
           job.b[size_t(t * cin + ch)] = Bf16(w[size_t(ch * taps + t)], mode);
         }
       }
+      job.from_a = env.From(in_name, N * H * W, cin, host::OutFormat::kBf16);
+      job.also_bf16 = copy16;
+      env.Prepare(&job);
       const std::vector<uint32_t> out = accel(job, step);
       const int64_t ohw = OH * OW;
       for (int64_t b = 0; b < N; ++b) {
@@ -542,6 +601,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         }
       }
       env[ep.value] = std::move(y);
+      env.Produced(ep.value, N * OH * OW, cin, ep.out, copy16);
       return;
     }
     const bool pre = direct && !even_pad;
@@ -611,6 +671,11 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
           }
         }
       }
+      if (direct && !pre && group == 1) {
+        job.from_a = env.From(in_name, N * H * W, cin, host::OutFormat::kBf16);
+      }
+      job.also_bf16 = copy16 && group == 1;
+      env.Prepare(&job);
       const std::vector<uint32_t> out = accel(job, step);
       for (int64_t p = 0; p < N * OH * OW; ++p) {
         const int64_t b = p / (OH * OW), hw = p % (OH * OW);
@@ -621,6 +686,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       }
     }
     env[ep.value] = std::move(y);
+    if (group == 1) env.Produced(ep.value, N * OH * OW, cout, ep.out, copy16);
   });
 }
 
@@ -909,12 +975,15 @@ bool PlanMlpChain(Ctx& c, const Node& first, Plan::Impl& impl, Step& st, std::se
       }
       job.layers_bias.push_back(std::move(bias));
     }
+    job.from_a = env.From(in, M, sizes.front(), host::OutFormat::kBf16);
+    env.Prepare(&job);
     const std::vector<uint32_t> o = accel(job, step);
     Tensor y;
     y.shape = out_shape;
     y.f.resize(o.size());
     for (size_t i = 0; i < o.size(); ++i) y.f[i] = OutValue(o[i], out_fmt);
     env[out_name] = std::move(y);
+    env.Produced(out_name, M, sizes.back(), out_fmt);
   });
   return true;
 }
@@ -947,6 +1016,7 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   for (size_t i : ep.fused) Fold(c, i, &st, &done);
   const bool bias_row =
       has_c && (cs.size() == 1 || (cs.size() == 2 && cs[0] == 1)) && Elements(cs) == N;
+  const bool copy16 = !host_scale && ep.out == host::OutFormat::kFp32 && c.Bf16Reader(ep.value);
   std::vector<std::string> how;
   if (ta || tb) how.push_back("transposed by the host");
   if (host_scale)
@@ -997,6 +1067,9 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         for (float v : cv) job.c0.push_back(F32Bits(v));
       }
     }
+    if (!ta) job.from_a = env.From(an, M, K, host::OutFormat::kBf16);
+    job.also_bf16 = copy16 && job.c0.empty();
+    env.Prepare(&job);
     const std::vector<uint32_t> out = accel(job, step);
     Tensor y;
     y.shape = out_shape;
@@ -1010,6 +1083,7 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       y.f[i] = v;
     }
     env[ep.value] = std::move(y);
+    if (!host_scale) env.Produced(ep.value, M, N, ep.out, copy16 && job.c0.empty());
   });
 }
 
@@ -1075,6 +1149,7 @@ void PlanMatMul(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       for (int64_t i = 0; i < K * N; ++i) {
         job.b[size_t(i)] = Bf16(bt.f[size_t(b_mat * K * N + i)], mode);
       }
+      env.Prepare(&job);
       const auto o = accel(job, step);
       for (size_t i = 0; i < o.size(); ++i) y.f[size_t(out_first) + i] = OutValue(o[i], ep.out);
     };
@@ -1162,6 +1237,7 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
     st.jobs = 1;
     st.klass = "pool";
     st.detail = "vector unit";
+    const bool copy16 = c.Bf16Reader(n.outputs[0]);
     impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
       const Tensor& xt = env.at(in);
       const int64_t C = ps.c, hw = int64_t(ps.h) * ps.w, ohw = int64_t(ps.oh) * ps.ow;
@@ -1178,6 +1254,9 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
           }
         }
       }
+      job.from_a = env.From(in, ps.n * hw, C, host::OutFormat::kFp32);
+      job.also_bf16 = copy16;
+      env.Prepare(&job);
       const std::vector<uint32_t> r = accel(job, step);
       Tensor y;
       y.shape = out;
@@ -1190,6 +1269,7 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
         }
       }
       env[on] = std::move(y);
+      env.Produced(on, ps.n * ohw, C, host::OutFormat::kFp32, copy16);
     });
     return;
   }
@@ -1279,6 +1359,7 @@ void PlanSoftmax(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
           }
         }
       }
+      env.Prepare(&job);
       const std::vector<uint32_t> r = accel(job, step);
       Tensor y;
       y.shape = x;
@@ -1476,11 +1557,17 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   st.accel = c.vector_unit;
   st.jobs = c.vector_unit ? int(parts.size()) : 0;
   st.detail = fmt::format("{} ({})", c.vector_unit ? "vector unit" : "host, no vector unit", names);
-  // An M × N view: N the innermost dimension.
-  const int64_t cols = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
-  const int64_t rows = Elements(shape) / cols;
+  // An M × N view: channels last (N = C, M = N·H·W) for 3-D and higher shapes, as the
+  // convolutions and pools store their outputs (so a whole-network program reads them as they
+  // are); else N the innermost dimension.
+  const bool cl = shape.size() >= 3;
+  const int64_t cols = cl ? shape[1] : shape.empty() ? 1 : std::max<int64_t>(shape.back(), 1);
+  const int64_t rows = cols == 0 ? 0 : Elements(shape) / cols;
+  const int64_t inner =
+      cl && shape[0] * shape[1] != 0 ? Elements(shape) / (shape[0] * shape[1]) : 1;
   const num::Mode mode = c.mode;
   const bool on_chip = c.vector_unit;
+  const bool copy16 = on_chip && c.Bf16Reader(out);
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     const auto bits = [&](const std::string& name) {
       const Tensor& t = env.at(name);
@@ -1489,8 +1576,36 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       for (size_t i = 0; i < idx.size(); ++i) v[i] = F32Bits(t.f[size_t(idx[i])]);
       return v;
     };
+    // NCHW <-> channels last (the identity for 2-D and smaller shapes).
+    const auto to_cl = [&](std::vector<uint32_t> v) {
+      if (!cl || inner == 1 || v.empty()) return v;
+      std::vector<uint32_t> o(v.size());
+      for (int64_t b = 0; b < shape[0]; ++b) {
+        for (int64_t ch = 0; ch < cols; ++ch) {
+          for (int64_t i = 0; i < inner; ++i) {
+            o[size_t((b * inner + i) * cols + ch)] = v[size_t((b * cols + ch) * inner + i)];
+          }
+        }
+      }
+      return o;
+    };
+    const auto from_cl = [&](std::vector<uint32_t> v) {
+      if (!cl || inner == 1 || v.empty()) return v;
+      std::vector<uint32_t> o(v.size());
+      for (int64_t b = 0; b < shape[0]; ++b) {
+        for (int64_t ch = 0; ch < cols; ++ch) {
+          for (int64_t i = 0; i < inner; ++i) {
+            o[size_t((b * cols + ch) * inner + i)] = v[size_t((b * inner + i) * cols + ch)];
+          }
+        }
+      }
+      return o;
+    };
     std::vector<uint32_t> r = bits(in);
-    for (Part p : parts) {
+    if (on_chip) r = to_cl(std::move(r));
+    bool first = true;
+    for (size_t pi = 0; pi < parts.size(); ++pi) {
+      Part p = parts[pi];
       if (!p.scalar.empty()) p.stages[p.scalar_stage].scalar = F32Bits(env.at(p.scalar).f.at(0));
       std::vector<uint32_t> vb;
       if (!p.b.empty()) vb = bits(p.b);
@@ -1501,8 +1616,13 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
         job.n = int(cols);
         job.stages = p.stages;
         job.va = std::move(r);
-        job.vb = std::move(vb);
+        job.vb = to_cl(std::move(vb));
+        job.from_a = first ? env.From(in, rows, cols, host::OutFormat::kFp32) : env.jobs - 1;
+        if (!p.b.empty()) job.from_b = env.From(p.b, rows, cols, host::OutFormat::kFp32);
+        job.also_bf16 = copy16 && pi + 1 == parts.size();
+        env.Prepare(&job);
         r = accel(job, step);
+        first = false;
       } else {
         for (const VectorStage& s : p.stages) {
           for (size_t i = 0; i < r.size(); ++i) {
@@ -1514,11 +1634,13 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
         }
       }
     }
+    if (on_chip) r = from_cl(std::move(r));
     Tensor y;
     y.shape = shape;
     y.f.resize(r.size());
     for (size_t i = 0; i < r.size(); ++i) y.f[i] = F32FromBits(r[i]);
     env[out] = std::move(y);
+    if (on_chip) env.Produced(out, rows, cols, host::OutFormat::kFp32, copy16);
   });
 }
 
@@ -2121,6 +2243,7 @@ bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
   c.shapes[ep.value] = x;
   const std::string in = n.inputs[0], out = ep.value;
   const bool relu = ep.relu;
+  const bool copy16 = c.Bf16Reader(out);
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     const Tensor& xt = env.at(in);
     const auto& gamma = env.at(pn[0]).f;
@@ -2150,6 +2273,9 @@ bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
         }
       }
     }
+    job.from_a = env.From(in, N * hw, C, host::OutFormat::kFp32);
+    job.also_bf16 = copy16;
+    env.Prepare(&job);
     const std::vector<uint32_t> r = accel(job, step);
     Tensor y;
     y.shape = xt.shape;
@@ -2162,6 +2288,7 @@ bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
       }
     }
     env[out] = std::move(y);
+    env.Produced(out, N * hw, C, host::OutFormat::kFp32, copy16);
   });
   return true;
 }
@@ -2619,6 +2746,11 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
     } else {
       PlanHost(c, n, *impl, st);
     }
+    // A view: the same elements in the same order (the plan's values are row-major NCHW), so
+    // nothing is computed or moved; Dropout only without its mask output.
+    st.view = !st.accel && st.outputs.size() == 1 &&
+              (n.op == "Flatten" || n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
+               n.op == "Identity" || (n.op == "Dropout" && Outputs(n) == 1));
     impl->macs += st.macs;
     impl->steps.push_back(std::move(st));
   }
@@ -2639,7 +2771,8 @@ Plan Plan::Build(const Graph& g, const std::map<std::string, Shape>& input_shape
 std::map<std::string, Tensor> Plan::Run(
     const std::map<std::string, Tensor>& inputs, const AccelFn& accel,
     const std::function<void(const Step&, double)>& on_step) const {
-  Env env = impl_->constants;
+  Env env;
+  static_cast<std::map<std::string, Tensor>&>(env) = impl_->constants;
   for (const auto& v : impl_->inputs) {
     auto it = inputs.find(v.name);
     if (it == inputs.end()) throw Error(fmt::format("input '{}' is missing", v.name));
@@ -2650,11 +2783,51 @@ std::map<std::string, Tensor> Plan::Run(
     }
     env[v.name] = it->second;
   }
+  // Every job counted (AccelJob::from_a refers to that count) and checked to have said where
+  // its operands come from (Env::Prepare).
+  const AccelFn counted = [&](const AccelJob& job, int step) {
+    if (job.host_a != (env.step_a_dynamic && job.from_a < 0) ||
+        job.host_b != (env.step_b_dynamic && job.from_b < 0)) {
+      throw std::logic_error(fmt::format("step {}: a job not prepared (Env::Prepare)", step));
+    }
+    std::vector<uint32_t> r = accel(job, step);
+    ++env.jobs;
+    return r;
+  };
+  // A view (the same elements in the same order) keeps its input's producer when the producer's
+  // matrix is the view's too: the same shape, or N × C with no spatial extent on both sides.
+  const auto nc = [](const Shape& s) {
+    if (s.size() < 2) return false;
+    int64_t p = 1;
+    for (size_t i = 2; i < s.size(); ++i) p *= s[i];
+    return p == 1;
+  };
+  static const std::set<std::string> kViews = {"Flatten",   "Reshape",  "Squeeze",
+                                               "Unsqueeze", "Identity", "Dropout"};
   for (size_t i = 0; i < impl_->steps.size(); ++i) {
+    const Step& st = impl_->steps[i];
+    env.step_a_dynamic = !st.inputs.empty() && env.dynamic.count(st.inputs[0]) != 0;
+    env.step_b_dynamic = false;
+    for (size_t k = 1; k < st.inputs.size(); ++k) {
+      env.step_b_dynamic = env.step_b_dynamic || env.dynamic.count(st.inputs[k]) != 0;
+    }
     const auto t0 = std::chrono::steady_clock::now();
-    impl_->execs[i](env, accel, int(i));
+    impl_->execs[i](env, counted, int(i));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (on_step) on_step(impl_->steps[i], s);
+    if (st.accel || env.step_a_dynamic || env.step_b_dynamic) {
+      for (const auto& o : st.outputs) env.dynamic.insert(o);
+    }
+    if (!st.accel && kViews.count(st.op) && !st.inputs.empty() && st.outputs.size() == 1) {
+      auto it = env.made.find(st.inputs[0]);
+      if (it != env.made.end()) {
+        const Shape& a = env.at(st.inputs[0]).shape;
+        const Shape& b = env.at(st.outputs[0]).shape;
+        if (a == b || (nc(a) && nc(b) && a[0] == b[0] && a[1] == b[1])) {
+          env.made[st.outputs[0]] = it->second;
+        }
+      }
+    }
+    if (on_step) on_step(st, s);
   }
   std::map<std::string, Tensor> out;
   for (const auto& o : impl_->outputs) out[o.name] = env.at(o.name);

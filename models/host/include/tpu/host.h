@@ -321,10 +321,13 @@ struct DenseProgram {
   WeightTiles b;
   TiledMatrix bias;  // 1 × N fp32 (rows = 0 without bias)
   TiledMatrix out;
+  TiledMatrix out_bf16;  // also_bf16: the output again, bf16 (rows = 0 without)
 };
 // out = act(A·B + bias): the bias broadcast over rows (LOAD to the accumulators, hbm_stride 0).
+// `also_bf16` (with an fp32 output): every STORE twice, the second bf16 into out_bf16 (a
+// network's value that both fp32 and bf16 readers take, docs/onnx.md "One program per network").
 DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
-                          OutFormat out, uint64_t data_base = 0);
+                          OutFormat out, uint64_t data_base = 0, bool also_bf16 = false);
 
 struct MlpProgram {
   Compiled prog;
@@ -365,10 +368,11 @@ struct ConvProgram {
   WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
   TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)
   TiledMatrix out;   // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
+  TiledMatrix out_bf16;  // also_bf16 (CompileDense's)
 };
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
                         bool relu = false, OutFormat out = OutFormat::kFp32,
-                        uint64_t data_base = 0);
+                        uint64_t data_base = 0, bool also_bf16 = false);
 // The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 
@@ -390,6 +394,7 @@ struct VectorProgram {
   TiledMatrix a;    // M × N fp32, tiles of C columns
   TiledMatrix b;    // M × N or 1 × N fp32 (rows = 0 when no stage reads B)
   TiledMatrix out;  // M × N fp32
+  TiledMatrix out_bf16;  // also_bf16: the output again, bf16 (a second STORE of each block)
 };
 // Per column tile of C and block of rows (as many as the vector memory holds beside B's rows):
 // LOADs of A (and B) into the vector memory, one VOP per stage on the block in place, a STORE
@@ -397,7 +402,8 @@ struct VectorProgram {
 // Throws std::invalid_argument for a machine without the vector unit, a dimension < 1, no stage, a
 // stage op that reads the destination (mac, select), or stages that disagree on B's shape.
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
-                            const std::vector<VectorStage>& stages, uint64_t data_base = 0);
+                            const std::vector<VectorStage>& stages, uint64_t data_base = 0,
+                            bool also_bf16 = false);
 
 // Pooling on the vector unit (version 1.4, docs/vpu.md "Pooling"): max or average pooling of an
 // N × H × W × C fp32 NHWC tensor (pixel rows of C channels; C cut into column tiles of the
@@ -433,6 +439,7 @@ struct PoolProgram {
   TiledMatrix w;      // depthwise: kh·kw × C bf16 (tap (i, j) is row i·kw + j)
   TiledMatrix bias;   // depthwise: 1 × C fp32 (rows = 0 without bias)
   TiledMatrix out;    // N·OH·OW × C fp32 (depthwise: or bf16)
+  TiledMatrix out_bf16;  // also_bf16 with an fp32 output: the output again, bf16
 };
 struct DepthwiseOptions {  // CompileDepthwise
   bool bias = false;
@@ -441,6 +448,7 @@ struct DepthwiseOptions {  // CompileDepthwise
   // fp32 input and weights (a per-channel affine map: BatchNormalization on the vector unit,
   // y = fma32(x, a, b) with a 1x1 window) instead of bf16.
   bool fp32 = false;
+  bool also_bf16 = false;  // CompilePool's
 };
 // Per channel tile, image and tile of output pixels (as many as the vector memory holds with the
 // input rows they read): an initial value from a constant row, then per kernel row the input
@@ -448,7 +456,9 @@ struct DepthwiseOptions {  // CompileDepthwise
 // division (6 VOPs per rectangle of equal divisors), and STOREs. Throws std::invalid_argument for a
 // machine without the vector unit or too small a vector memory (max: 3 rows, average: 5), a
 // dimension < 1, negative pads, a window position that starts past the padded input.
-PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base = 0);
+// `also_bf16`: every STORE twice, the second bf16 into out_bf16.
+PoolProgram CompilePool(const isa::MachineConfig& cfg, const PoolShape& s, uint64_t data_base = 0,
+                        bool also_bf16 = false);
 
 // A depthwise convolution on the vector unit (`s`'s window; `max` and `count_include_pad`
 // unused): channel c of the output is channel c of the bf16 NHWC input convolved with its own
@@ -508,5 +518,7 @@ struct LinkPart {
   std::vector<LinkBind> binds;
 };
 Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts);
+// Whether Link can bind `from` to `to`: the same rows, columns, element size and column tiles.
+bool Bindable(const TiledMatrix& from, const TiledMatrix& to);
 
 }  // namespace tpu::host

@@ -165,6 +165,17 @@ struct AccelJob {
   std::vector<int> sizes;  // kMlp
   std::vector<std::vector<uint16_t>> layers_b;
   std::vector<std::vector<uint32_t>> layers_bias;
+  // Where the operands come from (set by the plan, for whole-network programs:
+  // tpu/tb/net_run.h). from_a: the index, in the run's order, of the job whose output is A (`a`
+  // or `va`) bit for bit as that job stores it (channels last: N·H·W rows × C, or a GEMM's M × N),
+  // or -1; from_b likewise for a vector job's B (`vb`). host_a: A is computed by the host from
+  // some job's output (a data move, a host operator); host_b: likewise for any other operand.
+  int from_a = -1, from_b = -1;
+  bool host_a = false, host_b = false;
+  // An fp32 output that readers also take as bf16 (a convolution's operand): a whole-network
+  // program stores it a second time, bf16, for them (kConv, kGemm without C0, kVector, kPool,
+  // kDepthwise).
+  bool also_bf16 = false;
   uint64_t Macs() const {
     // (a depthwise convolution: k taps of each of n channels for m outputs, on the vector unit)
     if (kind == Kind::kMlp) {  // every layer's
@@ -185,10 +196,15 @@ using AccelFn = std::function<std::vector<uint32_t>(const AccelJob& job, int ste
 
 struct Step {
   int index = 0;
-  std::string label;               // the nodes: "conv1 + bn1 + relu"
-  std::string op;                  // the main operator: "Conv", "MaxPool", ...
-  std::string klass;               // its class for reports: "conv 3x3", "dense", "matmul", or op
-  bool accel = false;              // an accelerator step (else the host)
+  std::string label;   // the nodes: "conv1 + bn1 + relu"
+  std::string op;      // the main operator: "Conv", "MaxPool", ...
+  std::string klass;   // its class for reports: "conv 3x3", "dense", "matmul", or op
+  bool accel = false;  // an accelerator step (else the host)
+  // A view (Flatten, Reshape, Squeeze, Unsqueeze, Identity, Dropout): its output is its input's
+  // elements in the same order, so neither the host nor the machine computes or moves anything
+  // (a whole-network program reads the producer's output in place where the machine's
+  // channels-last matrix is the same; else its next program starts there).
+  bool view = false;
   std::string detail;              // how it is lowered: "2 groups, im2col (dilations)"
   std::vector<std::string> nodes;  // the ONNX nodes it covers
   uint64_t macs = 0;               // accelerator MACs (0 on the host)

@@ -71,6 +71,8 @@ class JobPool {
   JobPool& operator=(const JobPool&) = delete;
 
   Sim& dut() { return *dut_; }  // this process's back end
+  bool check() const { return check_; }
+  const RunOptions& options() const { return opt_; }
   int processes() const { return int(workers_.size()) + 1; }
   // Runs one job as RunAccelJob does (same errors, `where` first; a part's error names the
   // part), split over the processes; adds the parts' counters to *st (st->jobs counts the job

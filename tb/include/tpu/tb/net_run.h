@@ -17,6 +17,7 @@
 
 #include "tpu/net.h"
 #include "tpu/tb/accel_sim.h"
+#include "tpu/tb/workloads.h"
 
 namespace tpu::tb::accel {
 
@@ -44,10 +45,21 @@ bool IsGoldenModel(const Sim& dut);
 std::vector<uint32_t> RunAccelJob(Sim& dut, const net::AccelJob& job, bool check,
                                   const RunOptions& opt, const std::string& where,
                                   NetStepStats* st);
+// Runs a workload on `dut` as RunAccelJob runs a job's, and returns every output tensor.
+std::vector<std::vector<uint32_t>> RunWorkloadChecked(Sim& dut, const Workload& w, bool check,
+                                                      const RunOptions& opt,
+                                                      const std::string& where, NetStepStats* st);
 // The sum of steps' statistics.
 NetStepStats Sum(const std::vector<NetStepStats>& steps);
 
 class JobPool;
+
+// One program of a whole-network run (NetRunner::SetWholeNetwork): the steps whose jobs it ran,
+// and its counters (stats.jobs: the jobs linked into it).
+struct NetProgram {
+  int first_step = 0, last_step = 0;
+  NetStepStats stats;
+};
 
 class NetRunner {
  public:
@@ -59,11 +71,30 @@ class NetRunner {
   std::map<std::string, net::Tensor> Run(
       const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
       const std::function<void(const net::Step&, const NetStepStats&)>& on_step = {});
+  // Whole-network programs (docs/onnx.md, "One program per network"): the plan runs on the golden
+  // model job by job, then the jobs run on the back end linked into as few programs as the plan
+  // allows (tpu/tb/workloads.h LinkWorkloads): a job starts a new program only when the host
+  // computes one of its operands from a job's output (AccelJob::host_a, host_b) or the
+  // program's tensors would not fit in HBM; an operand that is an earlier job's output in the
+  // same program is read where that job stored it (AccelJob::from_a, from_b). Every output of
+  // every program is compared bit for bit with the golden model's job by job (and, checking on
+  // the RTL, the program with the golden model's run of it). Not with several processes.
+  void SetWholeNetwork(bool on) { whole_ = on; }
   const std::vector<NetStepStats>& steps() const { return steps_; }
+  // Whole-network runs: the programs (the steps' statistics then hold their jobs, MACs and host
+  // times, and no counters of the machine).
+  const std::vector<NetProgram>& programs() const { return programs_; }
   NetStepStats Total() const;
 
  private:
   std::vector<uint32_t> RunJob(const net::AccelJob& job, int step);
+  std::map<std::string, net::Tensor> RunWhole(
+      const net::Plan& plan, const std::map<std::string, net::Tensor>& inputs,
+      const std::function<void(const net::Step&, const NetStepStats&)>& on_step);
+  struct Recorded;
+  void RunProgram(const std::vector<Recorded>& recs, size_t first, size_t end);
+  bool whole_ = false;
+  std::vector<NetProgram> programs_;
   std::unique_ptr<JobPool> own_;
   JobPool* pool_;
   std::vector<NetStepStats> steps_;
@@ -82,12 +113,16 @@ std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
 
 // The per-step table: step, nodes, where it ran, output shape, jobs, MACs, cycles, MAC
 // utilization, HBM bytes, host time; then the totals (`timed`: the back end has a clock).
+// `programs`: a whole-network run's (NetRunner::programs()): a line per program and the totals
+// from them.
 std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats>& steps,
-                           const Config& cfg, bool timed);
+                           const Config& cfg, bool timed,
+                           const std::vector<NetProgram>& programs = {});
 // A run's counters as JSON: the "perf" objects of the --json files (and tpusim gemm/run's).
 nlohmann::json PerfJson(const Perf& p);
 // Every counter as JSON (docs/onnx.md, "JSON"): the configuration, the totals and every step.
 std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& steps,
-                    const Config& cfg, const std::string& backend, bool pass);
+                    const Config& cfg, const std::string& backend, bool pass,
+                    const std::vector<NetProgram>& programs = {});
 
 }  // namespace tpu::tb::accel

@@ -89,7 +89,31 @@ Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<
 // One accelerator job of a network (tpu/net.h) with its data: a convolution (tensor names as
 // MakeConv's), a GEMM with C0 preloaded (as MakeGemm's), or a dense layer (as MakeDense's).
 // Throws std::invalid_argument when the data do not match the shape.
-Workload MakeJob(const Config& cfg, const net::AccelJob& job);
+// `data_base`: the job's tensors from there up (host::Program), so that jobs compiled one after
+// another (each at the previous one's prog.addr) can be linked into one program. `bf16_copy`:
+// a job with AccelJob::also_bf16 and an fp32 output stores it twice, the second output
+// ("<name>.bf16") bf16 (whole-network programs; a job alone does not need it).
+Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base = 0,
+                 bool bf16_copy = false);
+// The input tensor of MakeJob's workload that holds the job's operand `which` (0: A, the
+// activations; 1: a vector job's B) as the job gives it, or nullptr: no such operand, or the
+// program reads something the host derives from it (a convolution's im2col, a transposed A, a
+// softmax's slices).
+const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which);
+
+// Several workloads as one program (host::Link; docs/accel.md "Programs of several layers"):
+// each part compiled at the previous part's prog.addr; an input of a part bound to an earlier
+// part's output is no longer written by the host. The result's tensors keep their layouts and
+// are named "j<part>.<name>"; every part's outputs are outputs. Throws std::invalid_argument
+// (host::Link's reasons, an unknown tensor, a link to a later part).
+struct WorkloadLink {
+  size_t part = 0;     // the reading part
+  std::string input;   // its input tensor's name
+  size_t from = 0;     // the producing part (< part)
+  std::string output;  // its output tensor's name
+};
+Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
+                       const std::vector<WorkloadLink>& links);
 
 // Writes the program and the inputs.
 void Load(Sim& sim, const Workload& w);
