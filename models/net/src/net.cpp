@@ -1440,9 +1440,11 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
     std::string b;       // a tensor operand (kTensor), or empty
     std::string scalar;  // a one-element tensor whose value is stage `scalar_stage`'s scalar
     size_t scalar_stage = 0;
+    bool row = false;  // b holds one value per channel: a row for every row (VectorB::kRow)
   };
   std::vector<Part> parts(1);
   Shape shape = c.ShapeOf(n, 0);
+  bool swapped = false;  // A is input 1 (Add, Mul)
   const auto scalar = [](VectorOp o, float v) {
     return VectorStage{o, VectorB::kScalar, F32Bits(v)};
   };
@@ -1515,15 +1517,20 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
                        : op == "Max" ? VectorOp::kMax
                                      : VectorOp::kMin;
     for (size_t i = 1; i < n.inputs.size(); ++i) shape = Broadcast(n, shape, c.ShapeOf(n, i));
+    // Add and Mul (bitwise commutative: fma(a, 1, b) and fma(a, b, -0)) take the broadcast
+    // operand as B, so that A is the full value (a squeeze-and-excite's scale · x).
+    swapped = (op == "Add" || op == "Mul") && n.inputs.size() == 2 && c.ShapeOf(n, 0) != shape &&
+              c.ShapeOf(n, 1) == shape;
     parts.clear();
     for (size_t i = 1; i < n.inputs.size(); ++i) {
       Part p;
-      const std::optional<float> v = ScalarConst(c, n, i);
-      if (v && i + 1 == n.inputs.size() && c.ShapeOf(n, 0) == shape) {
+      const size_t bi = swapped ? 0 : i;
+      const std::optional<float> v = ScalarConst(c, n, bi);
+      if (v && i + 1 == n.inputs.size() && c.ShapeOf(n, swapped ? 1 : 0) == shape) {
         p.stages.push_back(scalar(o, *v));
       } else {
         p.stages.push_back({o, VectorB::kTensor});
-        p.b = n.inputs[i];
+        p.b = n.inputs[bi];
       }
       parts.push_back(std::move(p));
     }
@@ -1539,10 +1546,11 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       Fold(c, size_t(r - c.g.nodes.data()), &st, &done);
     }
   }
-  const std::string in = n.inputs[0];
+  const std::string in = n.inputs[swapped ? 1 : 0];
   st.inputs.clear();
+  if (swapped) st.inputs = {n.inputs[1], n.inputs[0]};
   for (const auto& i : n.inputs) {
-    if (!i.empty()) st.inputs.push_back(i);
+    if (!i.empty() && !swapped) st.inputs.push_back(i);
   }
   st.outputs = {out};
   st.out_shape = shape;
@@ -1568,6 +1576,22 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   const num::Mode mode = c.mode;
   const bool on_chip = c.vector_unit;
   const bool copy16 = on_chip && c.Bf16Reader(out);
+  // A B of one value per channel for every image (shape (1, C, 1, 1), e.g. a squeeze-and-excite
+  // scale) is, channels last, the same row for every row: a 1 x C operand (VectorB::kRow), which
+  // a whole-network program reads where its producer stored it.
+  for (Part& p : parts) {
+    if (!on_chip || !cl || p.b.empty()) continue;
+    Shape bs = c.shapes.at(p.b);
+    if (bs.size() > shape.size()) continue;
+    bs.insert(bs.begin(), shape.size() - bs.size(), 1);
+    bool row = bs[1] == shape[1];
+    for (size_t a = 0; a < bs.size(); ++a) row = row && (a == 1 || bs[a] == 1);
+    if (!row) continue;
+    p.row = true;
+    for (auto& st : p.stages) {
+      if (st.b == VectorB::kTensor) st.b = VectorB::kRow;
+    }
+  }
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     const auto bits = [&](const std::string& name) {
       const Tensor& t = env.at(name);
@@ -1617,8 +1641,11 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
         job.stages = p.stages;
         job.va = std::move(r);
         job.vb = to_cl(std::move(vb));
+        if (p.row) job.vb.resize(size_t(cols));  // the first row: every row's
         job.from_a = first ? env.From(in, rows, cols, host::OutFormat::kFp32) : env.jobs - 1;
-        if (!p.b.empty()) job.from_b = env.From(p.b, rows, cols, host::OutFormat::kFp32);
+        if (!p.b.empty()) {
+          job.from_b = env.From(p.b, p.row ? 1 : rows, cols, host::OutFormat::kFp32);
+        }
         job.also_bf16 = copy16 && pi + 1 == parts.size();
         env.Prepare(&job);
         r = accel(job, step);

@@ -365,14 +365,14 @@ struct ConvProgram {
   std::string host_im2col_reason;  // empty through windows or pointwise
   LayerPlan plan;                  // the windowed plan (blocks of plan.mb output pixels)
   TiledMatrix a;
-  WeightTiles b;     // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
-  TiledMatrix bias;  // 1 × Cout (rows = 0 without bias)
-  TiledMatrix out;   // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
+  WeightTiles b;         // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
+  TiledMatrix bias;      // 1 × Cout (rows = 0 without bias)
+  TiledMatrix out;       // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
   TiledMatrix out_bf16;  // also_bf16 (CompileDense's)
 };
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
-                        bool relu = false, OutFormat out = OutFormat::kFp32,
-                        uint64_t data_base = 0, bool also_bf16 = false);
+                        bool relu = false, OutFormat out = OutFormat::kFp32, uint64_t data_base = 0,
+                        bool also_bf16 = false);
 // The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 
@@ -391,9 +391,9 @@ struct VectorStage {
 };
 struct VectorProgram {
   Compiled prog;
-  TiledMatrix a;    // M × N fp32, tiles of C columns
-  TiledMatrix b;    // M × N or 1 × N fp32 (rows = 0 when no stage reads B)
-  TiledMatrix out;  // M × N fp32
+  TiledMatrix a;         // M × N fp32, tiles of C columns
+  TiledMatrix b;         // M × N or 1 × N fp32 (rows = 0 when no stage reads B)
+  TiledMatrix out;       // M × N fp32
   TiledMatrix out_bf16;  // also_bf16: the output again, bf16 (a second STORE of each block)
 };
 // Per column tile of C and block of rows (as many as the vector memory holds beside B's rows):
@@ -434,11 +434,11 @@ struct PoolProgram {
   Compiled prog;
   PoolShape shape;
   int tile_h = 0, tile_w = 0, tap_chunk = 0;  // output pixels per vector-memory tile; taps a pass
-  bool band = false;  // a tile's input rows in one LOAD (else segments per kernel row)
-  TiledMatrix in;     // N·H·W × C fp32 (depthwise: bf16), tiles of the array's C lanes
-  TiledMatrix w;      // depthwise: kh·kw × C bf16 (tap (i, j) is row i·kw + j)
-  TiledMatrix bias;   // depthwise: 1 × C fp32 (rows = 0 without bias)
-  TiledMatrix out;    // N·OH·OW × C fp32 (depthwise: or bf16)
+  bool band = false;     // a tile's input rows in one LOAD (else segments per kernel row)
+  TiledMatrix in;        // N·H·W × C fp32 (depthwise: bf16), tiles of the array's C lanes
+  TiledMatrix w;         // depthwise: kh·kw × C bf16 (tap (i, j) is row i·kw + j)
+  TiledMatrix bias;      // depthwise: 1 × C fp32 (rows = 0 without bias)
+  TiledMatrix out;       // N·OH·OW × C fp32 (depthwise: or bf16)
   TiledMatrix out_bf16;  // also_bf16 with an fp32 output: the output again, bf16
 };
 struct DepthwiseOptions {  // CompileDepthwise
