@@ -11,12 +11,14 @@
 // RTL.
 #include "tpu/net.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "test_support.h"
 #include "tpu/isa_model.h"
@@ -1421,11 +1423,14 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
 // output (here a Transpose the machine's layout cannot express) starts a second program.
 TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
   tb::Rng rng(test::TestSeed());
-  for (const bool transpose : {false, true}) {
-    SCOPED_TRACE(transpose ? "with a host transpose" : "all on the accelerator");
+  // (Batch 1 adds a squeeze-and-excite scale, Mul(sigmoid(gap), x): its B one row per channel.)
+  for (const auto& [transpose, batch] : {std::pair{false, 2}, {true, 2}, {false, 1}}) {
+    SCOPED_TRACE(fmt::format(
+        "{}, batch {}", transpose ? "with a host transpose" : "all on the accelerator", batch));
+    const bool se = batch == 1;
     Graph g;
     g.opset = 13;
-    g.inputs = {Input("x", {2, 8, 6, 6})};
+    g.inputs = {Input("x", {batch, 8, 6, 6})};
     const auto node = [&](const std::string& op, std::vector<std::string> in,
                           const std::string& out, std::map<std::string, net::Attr> attrs = {}) {
       Node n;
@@ -1451,6 +1456,12 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     node("Relu", {"s"}, "r2");
     node("Conv", {"r2", "w4"}, "side");  // r2 read as bf16 too: the add's job stores both
     std::string pool_in = "r2";
+    if (se) {
+      node("GlobalAveragePool", {"r2"}, "sg");
+      node("Sigmoid", {"sg"}, "ss");
+      node("Mul", {"ss", "r2"}, "se");
+      pool_in = "se";
+    }
     if (transpose) {
       node("Transpose", {"r2"}, "tr", {{"perm", Ints({0, 1, 3, 2})}});
       pool_in = "tr";
@@ -1461,7 +1472,7 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     node("Flatten", {"gap"}, "f");
     node("Gemm", {"f", "fc", "fcb"}, "y");
     g.outputs = {Input("y", {}), Input("side", {})};
-    const Tensor x = Random(rng, {2, 8, 6, 6});
+    const Tensor x = Random(rng, {batch, 8, 6, 6});
     const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 512);
     // On the 3x5 array a convolution's input tiles (3 columns) are not its producer's (5): the
     // program ends there and the next one's host writes that input.
@@ -1488,7 +1499,8 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     ExpectBits(got.at("y"), want.at("y"), "one program vs job by job");
     ExpectBits(got.at("side"), want.at("side"), "one program vs job by job, side");
     const int n_jobs = jobs.Total().jobs;
-    EXPECT_EQ(n_jobs, 8);  // conv, conv, add + relu, conv, pool, conv, pool, dense
+    // conv, conv, add + relu, conv, pool, conv, pool, dense (and gap, sigmoid, mul)
+    EXPECT_EQ(n_jobs, se ? 11 : 8);
     ASSERT_EQ(whole.programs().size(), transpose ? 2u : 1u);
     int linked = 0;
     for (const auto& p : whole.programs()) linked += p.stats.jobs;
