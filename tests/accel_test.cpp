@@ -10,8 +10,10 @@
 #include "Vaccel_4x4_q4.h"
 #include "Vaccel_8x8.h"
 #include "accel_suite.h"
+#include "tpu/net.h"
 #include "tpu/tb/job_pool.h"
 #include "tpu/tb/model_sim.h"
+#include "tpu/tb/net_run.h"
 #include "tpu/tb/train_run.h"
 #include "tpu/tb/vpu_ucode_rom.h"
 #include "tpu/train.h"
@@ -1175,6 +1177,89 @@ TEST(AccelTrainingTest, NetworkStepsAreBitExactOnEveryArray) {
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
   OnEveryArray(run);
+}
+
+// A whole network as one program on the RTL (NetRunner::SetWholeNetwork, docs/onnx.md): two
+// convolutions, a residual add and relu, a max pool, a 1x1 convolution, a global average pool, a
+// flatten and a dense layer on accel_4x4_q4's vector unit. One program, every output bit-exact
+// (against the golden model's run of the program and its jobs one by one), the outputs the
+// job-by-job run's, and the cycles per layer (the store module's progress sampled while it runs)
+// adding up to the program's.
+TEST(AccelWholeNetworkTest, OneProgramWithCyclesPerLayer) {
+  tb::Rng rng(test::TestSeed());
+  const Config cfg = Accel4x4Q4::MakeConfig();
+  ASSERT_GT(cfg.machine.vmem_depth, 0);
+  net::Graph g;
+  g.opset = 13;
+  net::ValueInfo xi;
+  xi.name = "x", xi.shape = {1, 4, 5, 5}, xi.known_rank = true;
+  g.inputs = {xi};
+  const auto tensor = [&](net::Shape shape) {
+    net::Tensor t;
+    t.shape = shape;
+    for (int64_t i = 0; i < net::Elements(shape); ++i) {
+      t.f.push_back(float(rng.Range(-1000, 1000)) / 2000.0f);
+    }
+    return t;
+  };
+  const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out,
+                        std::map<std::string, net::Attr> attrs = {}) {
+    net::Node n;
+    n.name = out, n.op = op, n.inputs = std::move(in), n.outputs = {out};
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(n);
+  };
+  const auto ints = [](std::vector<int64_t> v) {
+    net::Attr a;
+    a.kind = net::Attr::Kind::kInts;
+    a.ints = std::move(v);
+    return a;
+  };
+  g.constants["w1"] = tensor({4, 4, 3, 3});
+  g.constants["b1"] = tensor({4});
+  g.constants["w2"] = tensor({4, 4, 3, 3});
+  g.constants["w3"] = tensor({8, 4, 1, 1});
+  g.constants["fc"] = tensor({8, 3});
+  node("Conv", {"x", "w1", "b1"}, "c1", {{"pads", ints({1, 1, 1, 1})}});
+  node("Relu", {"c1"}, "r1");
+  node("Conv", {"r1", "w2"}, "c2", {{"pads", ints({1, 1, 1, 1})}});
+  node("Add", {"c2", "r1"}, "s");
+  node("Relu", {"s"}, "r2");
+  node("MaxPool", {"r2"}, "p", {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  node("Conv", {"p", "w3"}, "c3");
+  node("GlobalAveragePool", {"c3"}, "gap");
+  node("Flatten", {"gap"}, "f");
+  node("Gemm", {"f", "fc"}, "y");
+  net::ValueInfo yo;
+  yo.name = "y";
+  g.outputs = {yo};
+  const net::Tensor x = tensor({1, 4, 5, 5});
+  const net::Plan plan =
+      net::Plan::Build(g, {{"x", x.shape}}, cfg.machine.mode, true, cfg.machine.vmem_depth);
+  accel::ModelSim golden(cfg);
+  accel::NetRunner jobs(golden, false);
+  const auto want = jobs.Run(plan, {{"x", x}});
+  accel::AccelSim<Vaccel_4x4_q4> sim(cfg, tb::TraceOptions{});
+  accel::NetRunner whole(sim, true);
+  whole.SetWholeNetwork(true);
+  const auto got = whole.Run(plan, {{"x", x}});
+  const auto& a = got.at("y").f;
+  const auto& b = want.at("y").f;
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+  ASSERT_EQ(whole.programs().size(), 1u);
+  const accel::NetProgram& p = whole.programs()[0];
+  EXPECT_EQ(p.stats.jobs, jobs.Total().jobs);
+  EXPECT_GT(p.stats.checked, 0u);
+  EXPECT_EQ(p.stats.perf.macs, plan.Macs());
+  uint64_t cycles = 0;
+  for (const auto& st : plan.steps()) {
+    const accel::NetStepStats& t = whole.steps()[size_t(st.index)];
+    if (st.accel) EXPECT_GT(t.perf.cycles, 0u) << st.label;
+    cycles += t.perf.cycles;
+  }
+  EXPECT_EQ(cycles, p.stats.perf.cycles);
+  EXPECT_EQ(whole.Total().perf.cycles, p.stats.perf.cycles);
 }
 
 }  // namespace

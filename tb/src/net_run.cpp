@@ -194,6 +194,27 @@ std::vector<uint32_t> Expected(const std::vector<uint32_t>& out, const Tensor& o
 
 }  // namespace
 
+namespace {
+
+// The HBM bytes a program's LOADs read and its STOREs write (whole 32-byte beats per row).
+std::pair<uint64_t, uint64_t> HbmBytes(const host::Compiled& p) {
+  uint64_t rd = 0, wr = 0;
+  for (const auto& in : p.instrs) {
+    if (const auto* l = std::get_if<isa::Load>(&in)) {
+      const bool acc = l->buffer == isa::kBufAcc;
+      const uint64_t size =
+          acc || (l->buffer == isa::kBufVmem && l->format == isa::kFmtFp32) ? 4 : 2;
+      const uint64_t rows = acc && l->hbm_stride == 0 ? 1 : l->rows;
+      rd += rows * host::RoundUp32(l->elems * size);
+    } else if (const auto* st = std::get_if<isa::Store>(&in)) {
+      wr += uint64_t(st->rows) * host::RoundUp32(st->elems * (st->format == isa::kFmtBf16 ? 2 : 4));
+    }
+  }
+  return {rd, wr};
+}
+
+}  // namespace
+
 struct NetRunner::Recorded {
   net::AccelJob job;
   int step = 0;
@@ -315,8 +336,36 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
     } catch (const std::invalid_argument& e) {
       throw NetFailure(fmt::format("{}: {}", where, e.what()));
     }
-    const auto got = RunWorkloadChecked(pool_->dut(), linked, pool_->check(), pool_->options(),
-                                        where, &np.stats);
+    // Cycles per job: part j ends when the store module has taken its last instruction (the
+    // counters sampled through the host port every 64 cycles while the machine runs).
+    const size_t nparts = parts.size();
+    std::vector<uint64_t> threshold(nparts), ends(nparts, 0);
+    uint64_t cum = 0;
+    for (size_t j = 0; j < nparts; ++j) {
+      for (const auto& in : parts[j].prog.instrs) {
+        cum += isa::ModuleOf(in) == isa::Module::kStore ? 1 : 0;
+      }
+      threshold[j] = cum;
+    }
+    size_t ended = 0;
+    RunOptions opt = pool_->options();
+    if (!IsGoldenModel(pool_->dut())) {
+      opt.modules_every = 64;
+      opt.on_modules = [&](uint64_t cycles, const std::array<uint64_t, 3>& taken) {
+        while (ended < nparts && taken[2] >= threshold[ended]) ends[ended++] = cycles;
+      };
+    }
+    const auto got =
+        RunWorkloadChecked(pool_->dut(), linked, pool_->check(), opt, where, &np.stats);
+    for (size_t j = ended; j < nparts; ++j) ends[j] = np.stats.perf.cycles;
+    for (size_t j = 0; j < nparts; ++j) {
+      NetStepStats& st = steps_.at(size_t(recs[first + j].step));
+      const uint64_t start = j == 0 ? 0 : std::min(ends[j - 1], ends[j]);
+      st.perf.cycles += ends[j] - start;
+      const auto [rd, wr] = HbmBytes(parts[j].prog);
+      st.perf.hbm_read_bytes += rd;
+      st.perf.hbm_write_bytes += wr;
+    }
     np.stats.jobs = int(k - first);
     np.stats.checked = 0;
     size_t t = 0;  // the linked workload's outputs: every part's, in order
@@ -408,7 +457,7 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
     const NetStepStats& t = steps.at(size_t(s.index));
     const uint64_t bytes = t.perf.hbm_read_bytes + t.perf.hbm_write_bytes;
     const std::string util =
-        s.accel && timed && !whole && t.perf.cycles
+        s.accel && timed && t.perf.cycles
             ? fmt::format("{:.1f}%", 100.0 * double(t.perf.macs) / (double(t.perf.cycles) * peak))
             : "-";
     r += fmt::format(
@@ -418,8 +467,8 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
         : s.accel ? "accel"
                   : "host",
         Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
-        s.accel ? Num(t.perf.macs) : "-", s.accel && timed && !whole ? Num(t.perf.cycles) : "-",
-        util, s.accel && !whole ? Num(bytes) : "-", 1e3 * t.step_seconds);
+        s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-", util,
+        s.accel && (!whole || timed) ? Num(bytes) : "-", 1e3 * t.step_seconds);
     if (!s.detail.empty()) r += fmt::format("     ({})\n", s.detail);
   }
   NetStepStats tot = Sum(steps);

@@ -146,10 +146,19 @@ class AccelSim : public Sim {
     WriteReg(reg::kCtrl, ftz | 1u);
     const uint64_t start = t_;
     uint64_t next_progress = start + opt.progress_every;
+    const bool sample = opt.on_modules && opt.modules_every > 0;
+    uint64_t next_sample = start;
     auto& d = sim_.dut();
     while (!d.irq_o) {
       Step();
       if (opt.on_cycle) opt.on_cycle(t_ - start);
+      if (sample && t_ >= next_sample) {
+        const std::array<uint64_t, 3> taken = {Counter(reg::kLoadInstructions),
+                                                Counter(reg::kComputeInstructions),
+                                                Counter(reg::kStoreInstructions)};
+        opt.on_modules(t_ - start, taken);  // (the reads take cycles: the time after them)
+        next_sample = t_ + opt.modules_every;
+      }
       if (t_ - start > opt.max_cycles) {
         throw WatchdogError(fmt::format(
             "{}: the program did not finish in {} cycles (status 0x{:X}, {} instructions "

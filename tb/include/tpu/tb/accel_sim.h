@@ -96,6 +96,12 @@ struct RunOptions {
   // Called after every clock cycle of the run with the cycles since its start (a clocked back
   // end only; empty: not called). It may read the model's state but must not advance it.
   std::function<void(uint64_t cycles)> on_cycle;
+  // Called about every `modules_every` cycles (a clocked back end only; 0 or an empty function:
+  // not called) with the cycles so far and the instructions each module (load, compute, store)
+  // has taken from its queue, read through the host port while the machine runs (a whole
+  // program's cycles per layer, tpu/tb/net_run.h).
+  std::function<void(uint64_t cycles, const std::array<uint64_t, 3>& taken)> on_modules;
+  uint64_t modules_every = 0;
   std::string trace_file;  // FST waves when non-empty (a back end built with tracing only)
   uint64_t trace_from = 0, trace_to = UINT64_MAX;
 };
