@@ -1575,6 +1575,93 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
   EXPECT_GE(repitched, 3);
 }
 
+// host::Link's places (a Concat as address arithmetic): two convolutions of one input store
+// their outputs side by side into a 1x1 convolution's input (at a tile boundary, and on a
+// 32-column machine in the middle of a tile), which then reads the concatenation: the same bits
+// as the three run one by one with the host concatenating; a place off a 32-byte boundary or
+// past the tensor is refused.
+TEST_F(HostTest, LinkedOutputsPlacedSideBySide) {
+  tb::Rng rng(test::TestSeed());
+  struct Case {
+    MachineConfig cfg;
+    int a, b;  // the two convolutions' channels
+  };
+  for (const Case& k :
+       {Case{Cfg(8, 8, 2048, 2048, 4096), 8, 5}, Case{Cfg(8, 8, 256, 256, 512), 16, 11},
+        Case{Cfg(32, 32, 512, 512, 512), 16, 16},
+        Case{Cfg(32, 32, 512, 512, 512, num::Mode::kFtz), 48, 9}}) {
+    const MachineConfig& cfg = k.cfg;
+    const int n = rng.Range(1, 2), h = rng.Range(2, 5), w = rng.Range(2, 5), cin = rng.Range(1, 6);
+    const int cout = rng.Range(1, 9);
+    SCOPED_TRACE(fmt::format("{}: {} + {} channels", CfgName(cfg), k.a, k.b));
+    const host::ConvShape sa{n, h, w, cin, k.a, 3, 3, 1, 1}, sb{n, h, w, cin, k.b, 1, 1, 1, 0};
+    const host::ConvShape sc{n, h, w, k.a + k.b, cout, 1, 1, 1, 0};
+    const auto pa = host::CompileConv(cfg, sa, true, true, OutFormat::kBf16);
+    const auto pb = host::CompileConv(cfg, sb, false, false, OutFormat::kBf16, pa.prog.addr);
+    const auto pc = host::CompileConv(cfg, sc, true, false, OutFormat::kFp32, pb.prog.addr);
+    ASSERT_TRUE(pc.pointwise);
+    const auto x = RandomBf16(rng, n * h * w, cin, tb::GemmData::kModerate);
+    const auto wa = RandomBf16(rng, 9 * cin, k.a, tb::GemmData::kModerate);
+    const auto ba = RandomFp32(rng, 1, k.a, tb::GemmData::kModerate);
+    const auto wb = RandomBf16(rng, cin, k.b, tb::GemmData::kModerate);
+    const auto wc = RandomBf16(rng, k.a + k.b, cout, tb::GemmData::kModerate);
+    const auto bc = RandomFp32(rng, 1, cout, tb::GemmData::kModerate);
+    // One by one, the host concatenating.
+    Machine m(cfg);
+    host::WriteConvInput(m, pa, x);
+    host::WriteWeights(m, pa.b, wa);
+    host::WriteMatrix(m, pa.bias, ba);
+    ASSERT_TRUE(host::Run(m, pa.prog).ok());
+    const auto ya = host::ReadMatrixBf16(m, pa.out);
+    host::WriteConvInput(m, pb, x);
+    host::WriteWeights(m, pb.b, wb);
+    ASSERT_TRUE(host::Run(m, pb.prog).ok());
+    const auto yb = host::ReadMatrixBf16(m, pb.out);
+    std::vector<uint16_t> cat;
+    for (int r = 0; r < n * h * w; ++r) {
+      cat.insert(cat.end(), ya.begin() + r * k.a, ya.begin() + (r + 1) * k.a);
+      cat.insert(cat.end(), yb.begin() + r * k.b, yb.begin() + (r + 1) * k.b);
+    }
+    Machine m1(cfg);
+    host::WriteConvInput(m1, pc, cat);
+    host::WriteWeights(m1, pc.b, wc);
+    host::WriteMatrix(m1, pc.bias, bc);
+    ASSERT_TRUE(host::Run(m1, pc.prog).ok());
+    const auto want = host::ReadMatrixFp32(m1, pc.out);
+    // Linked: a and b store into c's input.
+    ASSERT_TRUE(host::Placeable(pa.out, pc.a, 0));
+    ASSERT_TRUE(host::Placeable(pb.out, pc.a, k.a));
+    std::vector<host::LinkPart> parts(3);
+    parts[0].prog = pa.prog;
+    parts[0].places = {{pa.out, pc.a, 0}};
+    parts[1].prog = pb.prog;
+    parts[1].places = {{pb.out, pc.a, k.a}};
+    parts[2].prog = pc.prog;
+    Machine ml(cfg);
+    host::WriteConvInput(ml, pa, x);
+    host::WriteWeights(ml, pa.b, wa);
+    host::WriteMatrix(ml, pa.bias, ba);
+    host::WriteConvInput(ml, pb, x);
+    host::WriteWeights(ml, pb.b, wb);
+    host::WriteWeights(ml, pc.b, wc);
+    host::WriteMatrix(ml, pc.bias, bc);
+    const host::Compiled linked = host::Link(cfg, parts);
+    const auto r = host::Run(ml, linked);
+    ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+    ExpectSame(cat, host::ReadMatrixBf16(ml, pc.a), k.a + k.b, "the concatenation");
+    ExpectSame(want, host::ReadMatrixFp32(ml, pc.out), cout, "the convolution on it");
+    if (linked.count() <= 3000) {
+      EXPECT_EQ(FindRace(linked.instrs), "");
+    }
+    // Refused: off a 32-byte boundary (one bf16 column in), past the tensor's columns.
+    EXPECT_FALSE(host::Placeable(pb.out, pc.a, k.a - 1));
+    EXPECT_FALSE(host::Placeable(pb.out, pc.a, k.a + 1));
+    auto bad = parts;
+    bad[1].places = {{pb.out, pc.a, k.a + 1}};
+    ExpectThrows([&] { host::Link(cfg, bad); }, "cannot be placed");
+  }
+}
+
 TEST_F(HostTest, BadInputThrows) {
   const auto cfg = Cfg(4, 4, 8, 8, 16);
   ExpectThrows([&] { host::CompileGemm(cfg, 0, 4, 4, host::Init::kOverwrite); }, "M = 0");

@@ -1444,7 +1444,11 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     g.constants["w1"] = Random(rng, {8, 8, 3, 3}, 0.3);
     g.constants["b1"] = Random(rng, {8});
     g.constants["w2"] = Random(rng, {8, 8, 3, 3}, 0.3);
-    g.constants["w3"] = Random(rng, {16, 8, 1, 1}, 0.3);
+    g.constants["w3"] = Random(rng, {16, 12, 1, 1}, 0.3);
+    g.constants["we1"] = Random(rng, {8, 8, 1, 1}, 0.3);
+    g.constants["we3"] = Random(rng, {4, 8, 3, 3}, 0.3);
+    g.constants["wt0"] = Random(rng, {2, 8, 1, 1}, 0.3);
+    g.constants["wt1"] = Random(rng, {4, 2, 3, 3}, 0.3);
     g.constants["w4"] = Random(rng, {4, 8, 1, 1}, 0.3);
     g.constants["fc"] = Random(rng, {16, 10}, 0.3);
     g.constants["fcb"] = Random(rng, {10});
@@ -1467,11 +1471,22 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
       pool_in = "tr";
     }
     node("MaxPool", {pool_in}, "p", {{"kernel_shape", Ints({2, 2})}, {"strides", Ints({2, 2})}});
-    node("Conv", {"p", "w3"}, "c3");
+    // A fire module's expand: two convolutions concatenated along the channels, which a
+    // whole-network program stores side by side into the next convolution's input.
+    node("Conv", {"p", "we1"}, "e1");
+    node("Relu", {"e1"}, "re1");
+    node("Conv", {"p", "we3"}, "e3", pad1);
+    node("Relu", {"e3"}, "re3");
+    node("Concat", {"re1", "re3"}, "cat", {{"axis", Int(1)}});
+    node("Conv", {"cat", "w3"}, "c3");
+    // A 3x3 convolution of 2 channels, which alone goes through the host's im2col (fewer passes
+    // than windows): in a whole-network program through windows, reading its input in place.
+    node("Conv", {"p", "wt0"}, "t0");
+    node("Conv", {"t0", "wt1"}, "thin", pad1);
     node("GlobalAveragePool", {"c3"}, "gap");
     node("Flatten", {"gap"}, "f");
     node("Gemm", {"f", "fc", "fcb"}, "y");
-    g.outputs = {Input("y", {}), Input("side", {})};
+    g.outputs = {Input("y", {}), Input("side", {}), Input("thin", {})};
     const Tensor x = Random(rng, {batch, 8, 6, 6});
     const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 512);
     // On the 3x5 array a convolution's input tiles (3 columns) are not its producer's (5): the
@@ -1498,9 +1513,11 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     const auto got = whole.Run(plan, {{"x", x}});
     ExpectBits(got.at("y"), want.at("y"), "one program vs job by job");
     ExpectBits(got.at("side"), want.at("side"), "one program vs job by job, side");
+    ExpectBits(got.at("thin"), want.at("thin"), "one program vs job by job, thin");
     const int n_jobs = jobs.Total().jobs;
-    // conv, conv, add + relu, conv, pool, conv, pool, dense (and gap, sigmoid, mul)
-    EXPECT_EQ(n_jobs, se ? 11 : 8);
+    // conv, conv, add + relu, conv, pool, conv, conv, conv, conv, conv, pool, dense (and gap,
+    // sigmoid, mul)
+    EXPECT_EQ(n_jobs, se ? 15 : 12);
     ASSERT_EQ(whole.programs().size(), transpose ? 2u : 1u);
     int linked = 0;
     for (const auto& p : whole.programs()) linked += p.stats.jobs;

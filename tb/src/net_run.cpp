@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tpu/io/npy.h"
 #include "tpu/isa_model.h"
@@ -278,6 +279,10 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
   while (first < end) {
     std::vector<Workload> parts;
     std::vector<WorkloadLink> links;
+    // Outputs read in place (bound) and outputs stored into a reader's input (placed): one use
+    // each way, and never both.
+    std::set<std::pair<size_t, std::string>> bound_outs, placed_outs;
+    std::map<std::string, std::vector<uint32_t>> filled;  // "j<part>.<input>": its data
     uint64_t base = 0;
     size_t k = first;
     for (; k < end; ++k) {
@@ -288,6 +293,18 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
       Workload w;
       try {
         w = MakeJob(cfg, rc.job, base, /*bf16_copy=*/true);
+        // A convolution the host would feed through its im2col reads its input in place when
+        // that input is an earlier job's output here: through windows (slower on the array,
+        // but no program boundary).
+        const bool linked_in =
+            (rc.job.from_a >= int(first) && rc.job.from_a < int(k)) || !rc.job.a_pieces.empty();
+        if (rc.job.kind == net::AccelJob::Kind::kConv && linked_in &&
+            JobOperand(w, rc.job, 0) == nullptr) {
+          net::AccelJob wj = rc.job;
+          wj.windows = true;
+          Workload ww = MakeJob(cfg, wj, base, /*bf16_copy=*/true);
+          if (JobOperand(ww, wj, 0) != nullptr) w = std::move(ww);
+        }
       } catch (const std::invalid_argument& e) {
         if (k == first) throw net::Error(fmt::format("{}: {}", where, e.what()));
         break;  // HBM is full: the next program starts here
@@ -313,6 +330,10 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
           linkable = false;
           break;
         }
+        if (placed_outs.count({size_t(src) - first, po->name})) {
+          linkable = false;
+          break;
+        }
         if (in->data != Expected(recs[size_t(src)].out, *po, cfg)) {
           throw NetFailure(fmt::format(
               "{}: operand {} is not the output of job {} as the plan says (a planner error)",
@@ -320,7 +341,61 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
         }
         mine.push_back({k - first, in->name, size_t(src) - first, po->name});
       }
+      // A concatenation of earlier jobs' outputs: each stored into this job's input.
+      const auto& pieces = rc.job.a_pieces;
+      bool in_program = !pieces.empty();
+      for (const auto& pc : pieces)
+        in_program = in_program && pc.job >= int(first) && pc.job < int(k);
+      std::vector<uint32_t> cat_want;
+      if (linkable && in_program) {
+        const Tensor* in = JobOperand(w, rc.job, 0);
+        std::vector<const Tensor*> pos;
+        for (const auto& pc : pieces) {
+          const Tensor* po = nullptr;
+          for (const Tensor& t : parts[size_t(pc.job) - first].outputs) {
+            if (!t.weights && in != nullptr && t.elem_bytes == in->elem_bytes) {
+              po = &t;
+              break;
+            }
+          }
+          const std::pair<size_t, std::string> key{size_t(pc.job) - first,
+                                                   po ? po->name : std::string()};
+          if (in == nullptr || po == nullptr || !host::Placeable(po->mat, in->mat, pc.col0) ||
+              bound_outs.count(key) || placed_outs.count(key)) {
+            linkable = false;
+            break;
+          }
+          pos.push_back(po);
+        }
+        if (linkable) {
+          // The operand must be the pieces side by side, row by row.
+          const size_t rows = size_t(in->Rows()), cols = size_t(in->Cols());
+          cat_want.assign(rows * cols, 0);
+          for (size_t i = 0; i < pieces.size(); ++i) {
+            const std::vector<uint32_t> pv =
+                Expected(recs[size_t(pieces[i].job)].out, *pos[i], cfg);
+            const size_t pc = size_t(pos[i]->Cols());
+            for (size_t r = 0; r < rows; ++r) {
+              std::copy(pv.begin() + long(r * pc), pv.begin() + long((r + 1) * pc),
+                        cat_want.begin() + long(r * cols + size_t(pieces[i].col0)));
+            }
+          }
+          if (in->data != cat_want) {
+            throw NetFailure(fmt::format(
+                "{}: operand A is not the concatenation the plan says (a planner error)", where));
+          }
+          for (size_t i = 0; i < pieces.size(); ++i) {
+            WorkloadLink l{k - first, in->name, size_t(pieces[i].job) - first, pos[i]->name};
+            l.col0 = pieces[i].col0;
+            mine.push_back(l);
+          }
+          filled[fmt::format("j{}.{}", k - first, in->name)] = cat_want;
+        }
+      }
       if (!linkable) break;
+      for (const auto& l : mine) {
+        (l.col0 >= 0 ? placed_outs : bound_outs).insert({l.from, l.output});
+      }
       links.insert(links.end(), mine.begin(), mine.end());
       base = w.prog.addr;
       parts.push_back(std::move(w));
@@ -368,23 +443,31 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
     }
     np.stats.jobs = int(k - first);
     np.stats.checked = 0;
-    size_t t = 0;  // the linked workload's outputs: every part's, in order
-    for (size_t i = first; i < k; ++i) {
-      const Recorded& rc = recs[i];
-      for (const Tensor& o : parts[i - first].outputs) {
-        const std::vector<uint32_t> want = Expected(rc.out, o, cfg);
-        const std::vector<uint32_t>& g = got.at(t++);
-        if (g != want) {
-          size_t bad = 0;
-          while (bad < want.size() && bad < g.size() && g[bad] == want[bad]) ++bad;
-          throw NetFailure(fmt::format(
-              "{}: step {} ({}), job {}: output {} element {} is {:#x}, the golden model's job "
-              "alone gives {:#x}",
-              where, rc.step, labels_.at(size_t(rc.step)), rc.index, o.name, bad,
-              bad < g.size() ? g[bad] : 0, bad < want.size() ? want[bad] : 0));
-        }
-        np.stats.checked += want.size();
+    // The linked workload's outputs ("j<part>.<name>"): every part's output, bf16 copies
+    // included, and every input the pieces of a concatenation were stored into.
+    for (size_t t = 0; t < linked.outputs.size(); ++t) {
+      const std::string& name = linked.outputs[t].name;
+      const size_t dot = name.find('.');
+      const size_t part = size_t(std::stoul(name.substr(1, dot - 1)));
+      const Recorded& rc = recs[first + part];
+      std::vector<uint32_t> want;
+      if (auto it = filled.find(name); it != filled.end()) {
+        want = it->second;
+      } else {
+        Tensor o = linked.outputs[t];
+        o.name = name.substr(dot + 1);
+        want = Expected(rc.out, o, cfg);
       }
+      const std::vector<uint32_t>& g = got.at(t);
+      if (g != want) {
+        size_t bad = 0;
+        while (bad < want.size() && bad < g.size() && g[bad] == want[bad]) ++bad;
+        throw NetFailure(fmt::format(
+            "{}: step {} ({}), job {}: {} element {} is {:#x}, the golden model's jobs give {:#x}",
+            where, rc.step, labels_.at(size_t(rc.step)), rc.index, name, bad,
+            bad < g.size() ? g[bad] : 0, bad < want.size() ? want[bad] : 0));
+      }
+      np.stats.checked += want.size();
     }
     programs_.push_back(np);
     first = k;
@@ -460,15 +543,15 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
         s.accel && timed && t.perf.cycles
             ? fmt::format("{:.1f}%", 100.0 * double(t.perf.macs) / (double(t.perf.cycles) * peak))
             : "-";
-    r += fmt::format(
-        "{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n", s.index,
-        Clip(s.label, 34), Clip(s.op, 18),
-        s.view    ? "view"
-        : s.accel ? "accel"
-                  : "host",
-        Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
-        s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-", util,
-        s.accel && (!whole || timed) ? Num(bytes) : "-", 1e3 * t.step_seconds);
+    r +=
+        fmt::format("{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n",
+                    s.index, Clip(s.label, 34), Clip(s.op, 18),
+                    s.view    ? "view"
+                    : s.accel ? "accel"
+                              : "host",
+                    Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
+                    s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-",
+                    util, s.accel && (!whole || timed) ? Num(bytes) : "-", 1e3 * t.step_seconds);
     if (!s.detail.empty()) r += fmt::format("     ({})\n", s.detail);
   }
   NetStepStats tot = Sum(steps);

@@ -379,7 +379,7 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kConv) {
     const host::ConvShape& s = job.conv;
-    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out, data_base, also);
+    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out, data_base, also, job.windows);
     w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),
                                 job.relu ? ", relu" : "");
     w.conv = s;
@@ -456,7 +456,8 @@ const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which)
 Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
                        const std::vector<WorkloadLink>& links) {
   std::vector<host::LinkPart> lp(parts.size());
-  std::vector<std::set<std::string>> bound(parts.size());
+  std::vector<std::set<std::string>> bound(parts.size()), placed(parts.size()),
+      filled(parts.size());
   auto find = [&](const std::vector<Tensor>& v, const std::string& name, size_t part,
                   const char* what) -> const Tensor& {
     for (const auto& t : v) {
@@ -472,7 +473,13 @@ Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
     }
     const Tensor& in = find(parts[l.part].inputs, l.input, l.part, "input");
     const Tensor& out = find(parts[l.from].outputs, l.output, l.from, "output");
-    lp[l.part].binds.push_back({in.mat, out.mat});
+    if (l.col0 >= 0) {  // the producer stores into the reader's input
+      lp[l.from].places.push_back({out.mat, in.mat, l.col0});
+      placed[l.from].insert(l.output);
+      filled[l.part].insert(l.input);
+    } else {
+      lp[l.part].binds.push_back({in.mat, out.mat});
+    }
     bound[l.part].insert(l.input);
   }
   Workload r;
@@ -481,11 +488,18 @@ Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
   for (size_t i = 0; i < parts.size(); ++i) {
     lp[i].prog = parts[i].prog;
     for (Tensor t : parts[i].inputs) {
+      if (filled[i].count(t.name)) {  // written by the producers placed into it: an output
+        t.name = fmt::format("j{}.{}", i, t.name);
+        t.data.clear();
+        r.outputs.push_back(std::move(t));
+        continue;
+      }
       if (bound[i].count(t.name)) continue;
       t.name = fmt::format("j{}.{}", i, t.name);
       r.inputs.push_back(std::move(t));
     }
     for (Tensor t : parts[i].outputs) {
+      if (placed[i].count(t.name)) continue;  // stored into a reader's input instead
       t.name = fmt::format("j{}.{}", i, t.name);
       r.outputs.push_back(std::move(t));
     }

@@ -1126,7 +1126,7 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
 }  // namespace
 
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias, bool relu,
-                        OutFormat out, uint64_t data_base, bool also_bf16) {
+                        OutFormat out, uint64_t data_base, bool also_bf16, bool windows) {
   CheckConfig(cfg, "CompileConv");
   CheckDim("CompileConv", "N", s.n);
   CheckDim("CompileConv", "H", s.h);
@@ -1176,7 +1176,7 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   // unused, and im2col, whose K-tiles hold several taps, needs far fewer passes over the array.
   const int64_t window_tiles = int64_t(s.kh) * s.kw * chunks;
   const int64_t im2col_tiles = (int64_t(K) + t.kt_w - 1) / t.kt_w;
-  if (r.host_im2col_reason.empty() && window_tiles > 2 * im2col_tiles) {
+  if (r.host_im2col_reason.empty() && window_tiles > 2 * im2col_tiles && !windows) {
     r.host_im2col_reason = fmt::format(
         "windows take {} K-tiles (one tap of {} channels each), im2col {} of up to {} rows",
         window_tiles, s.cin, im2col_tiles, t.kt_w);

@@ -29,6 +29,20 @@ bool Bindable(const TiledMatrix& a, const TiledMatrix& b) {
   return true;
 }
 
+bool Placeable(const TiledMatrix& from, const TiledMatrix& to, int col0) {
+  if (from.rows != to.rows || from.elem_bytes != to.elem_bytes || col0 < 0 ||
+      col0 + from.cols > to.cols) {
+    return false;
+  }
+  for (int t = 0; t < from.Tiles(); ++t) {
+    const int c = col0 + t * from.tile, within = c % to.tile;
+    if ((uint64_t(within) * to.elem_bytes) % kAlign != 0 || within + from.TileCols(t) > to.tile) {
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 std::string Text(const TiledMatrix& m) {
@@ -104,6 +118,12 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
                         Text(b.to)));
       }
     }
+    for (const auto& pl : part.places) {
+      if (!Placeable(pl.from, pl.to, pl.col0)) {
+        Bad(fmt::format("part {}: output {} cannot be placed at column {} of {}", pi, Text(pl.from),
+                        pl.col0, Text(pl.to)));
+      }
+    }
     bool uses_lc = false;
     for (const auto& in : mid) uses_lc = uses_lc || InstrModule(in) == 0 || InstrModule(in) == 1;
     if (pi > 0 && uses_lc) {
@@ -151,11 +171,30 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
           l->deps.pop_next = true;
           first_load = false;
         }
-      } else if (const auto* s = std::get_if<isa::Store>(&in)) {
+      } else if (auto* s = std::get_if<isa::Store>(&in)) {
         for (const auto& b : part.binds) {
           if (s->hbm_addr >= b.from.base && s->hbm_addr < b.from.base + b.from.Bytes()) {
             Bad(fmt::format("part {} writes its bound input {}", pi, Text(b.from)));
           }
+        }
+        for (const auto& pl : part.places) {
+          if (s->hbm_addr < pl.from.base || s->hbm_addr >= pl.from.base + pl.from.Bytes()) continue;
+          // Row r of tile t goes to row r of the tile holding column col0 + t·tile.
+          const uint64_t off = s->hbm_addr - pl.from.base, pf = pl.from.Pitch();
+          if (off % pf != 0 || (s->rows > 1 && s->hbm_stride != pf)) {
+            Bad(fmt::format("part {}: a STORE writes output {} other than row by row", pi,
+                            Text(pl.from)));
+          }
+          const int t = int(off / pf / uint64_t(pl.from.rows));
+          const int r = int(off / pf % uint64_t(pl.from.rows));
+          if (r + s->rows > pl.from.rows) {
+            Bad(fmt::format("part {}: a STORE crosses a tile of output {}", pi, Text(pl.from)));
+          }
+          const int c = pl.col0 + t * pl.from.tile;
+          s->hbm_addr = pl.to.RowAddr(c / pl.to.tile, r) +
+                        uint64_t(c % pl.to.tile) * uint64_t(pl.to.elem_bytes);
+          if (s->hbm_stride == pf) s->hbm_stride = uint32_t(pl.to.Pitch());
+          break;
         }
       }
       body.push_back(in);

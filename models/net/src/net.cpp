@@ -77,6 +77,12 @@ struct Env : std::map<std::string, Tensor> {
     bool bf16_too = false;  // an fp32 output stored a second time as bf16 (also_bf16)
   };
   std::map<std::string, Made> made;
+  // Concatenations of channels (Concat): the pieces, each a job's output.
+  struct Cat {
+    int64_t rows = 0, cols = 0;
+    std::vector<std::pair<std::string, int64_t>> parts;  // value, its columns
+  };
+  std::map<std::string, Cat> cats;
   std::set<std::string> dynamic;                        // computed from some job's output
   int jobs = 0;                                         // jobs run so far
   bool step_a_dynamic = false, step_b_dynamic = false;  // the running step's inputs
@@ -95,9 +101,25 @@ struct Env : std::map<std::string, Tensor> {
     }
     return it->second.job;
   }
+  // The pieces of `v` as a rows × cols matrix in format f (a concatenation of job outputs,
+  // each stored in f: AccelJob::a_pieces), or none.
+  std::vector<AccelJob::Piece> Pieces(const std::string& v, int64_t rows, int64_t cols,
+                                      host::OutFormat f) const {
+    auto it = cats.find(v);
+    if (it == cats.end() || it->second.rows != rows || it->second.cols != cols) return {};
+    std::vector<AccelJob::Piece> r;
+    int64_t col0 = 0;
+    for (const auto& [part, n] : it->second.parts) {
+      const int job = From(part, rows, n, f);
+      if (job < 0) return {};
+      r.push_back({job, int(col0)});
+      col0 += n;
+    }
+    return r;
+  }
   // Before a job goes to the back end: its operands computed by the host from job outputs.
   void Prepare(AccelJob* job) const {
-    job->host_a = step_a_dynamic && job->from_a < 0;
+    job->host_a = step_a_dynamic && job->from_a < 0 && job->a_pieces.empty();
     job->host_b = step_b_dynamic && job->from_b < 0;
   }
 };
@@ -209,7 +231,8 @@ struct Ctx {
         }
         const bool view = c.op == "Flatten" || c.op == "Reshape" || c.op == "Squeeze" ||
                           c.op == "Unsqueeze" || c.op == "Identity" || c.op == "Dropout";
-        if (view && k == 0 && !c.outputs.empty() && Bf16Reader(c.outputs[0], depth + 1)) {
+        if (((view && k == 0) || c.op == "Concat") && !c.outputs.empty() &&
+            Bf16Reader(c.outputs[0], depth + 1)) {
           return true;
         }
       }
@@ -673,6 +696,9 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       }
       if (direct && !pre && group == 1) {
         job.from_a = env.From(in_name, N * H * W, cin, host::OutFormat::kBf16);
+        if (job.from_a < 0) {
+          job.a_pieces = env.Pieces(in_name, N * H * W, cin, host::OutFormat::kBf16);
+        }
       }
       job.also_bf16 = copy16 && group == 1;
       env.Prepare(&job);
@@ -1255,6 +1281,7 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
         }
       }
       job.from_a = env.From(in, ps.n * hw, C, host::OutFormat::kFp32);
+      if (job.from_a < 0) job.a_pieces = env.Pieces(in, ps.n * hw, C, host::OutFormat::kFp32);
       job.also_bf16 = copy16;
       env.Prepare(&job);
       const std::vector<uint32_t> r = accel(job, step);
@@ -1768,6 +1795,14 @@ void PlanMove(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
         }
       }
       env[on] = std::move(y);
+      // Along the channels, channels last: each input's columns side by side (a whole-network
+      // program stores its producers' outputs there: AccelJob::a_pieces).
+      if (axis == 1 && out.size() >= 2) {
+        Env::Cat cat;
+        cat.rows = outer * inner, cat.cols = out[1];
+        for (size_t k = 0; k < ins.size(); ++k) cat.parts.push_back({ins[k], sizes[k]});
+        env.cats[on] = cat;
+      }
     });
     return;
   }
@@ -2813,7 +2848,7 @@ std::map<std::string, Tensor> Plan::Run(
   // Every job counted (AccelJob::from_a refers to that count) and checked to have said where
   // its operands come from (Env::Prepare).
   const AccelFn counted = [&](const AccelJob& job, int step) {
-    if (job.host_a != (env.step_a_dynamic && job.from_a < 0) ||
+    if (job.host_a != (env.step_a_dynamic && job.from_a < 0 && job.a_pieces.empty()) ||
         job.host_b != (env.step_b_dynamic && job.from_b < 0)) {
       throw std::logic_error(fmt::format("step {}: a job not prepared (Env::Prepare)", step));
     }
@@ -2843,6 +2878,10 @@ std::map<std::string, Tensor> Plan::Run(
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (st.accel || env.step_a_dynamic || env.step_b_dynamic) {
       for (const auto& o : st.outputs) env.dynamic.insert(o);
+    }
+    if (!st.accel && kViews.count(st.op) && !st.inputs.empty() && st.outputs.size() == 1 &&
+        env.cats.count(st.inputs[0]) && env.at(st.inputs[0]).shape == env.at(st.outputs[0]).shape) {
+      env.cats[st.outputs[0]] = env.cats.at(st.inputs[0]);
     }
     if (!st.accel && kViews.count(st.op) && !st.inputs.empty() && st.outputs.size() == 1) {
       auto it = env.made.find(st.inputs[0]);

@@ -370,9 +370,11 @@ struct ConvProgram {
   TiledMatrix out;       // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
   TiledMatrix out_bf16;  // also_bf16 (CompileDense's)
 };
+// `windows`: through windows wherever the machine can express them, even where im2col would take
+// fewer passes over the array (a whole-network program reads its input where it was stored).
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
                         bool relu = false, OutFormat out = OutFormat::kFp32, uint64_t data_base = 0,
-                        bool also_bf16 = false);
+                        bool also_bf16 = false, bool windows = false);
 // The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 
@@ -513,12 +515,23 @@ struct LinkBind {
   TiledMatrix from;  // the part's input, as it was compiled
   TiledMatrix to;    // an earlier part's output
 };
+// An output placed into another tensor (a Concat as address arithmetic): the part's STOREs to
+// `from` write its columns to columns col0 .. col0 + from.cols − 1 of `to` instead (the same rows
+// and element size; each of from's column tiles within one of to's, at a 32-byte boundary).
+struct LinkPlace {
+  TiledMatrix from;
+  TiledMatrix to;
+  int col0 = 0;
+};
 struct LinkPart {
   Compiled prog;
   std::vector<LinkBind> binds;
+  std::vector<LinkPlace> places;
 };
 Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts);
 // Whether Link can bind `from` to `to`: the same rows, columns, element size and column tiles.
 bool Bindable(const TiledMatrix& from, const TiledMatrix& to);
+// Whether Link can place output `from` at column col0 of `to` (LinkPlace).
+bool Placeable(const TiledMatrix& from, const TiledMatrix& to, int col0);
 
 }  // namespace tpu::host

@@ -171,11 +171,21 @@ struct AccelJob {
   // or -1; from_b likewise for a vector job's B (`vb`). host_a: A is computed by the host from
   // some job's output (a data move, a host operator); host_b: likewise for any other operand.
   int from_a = -1, from_b = -1;
+  // A (when from_a is -1) the channels of several jobs' outputs side by side (a Concat): job
+  // `job`'s output at column col0 of A's rows, each as that job stores it.
+  struct Piece {
+    int job = -1;
+    int col0 = 0;
+  };
+  std::vector<Piece> a_pieces;
   bool host_a = false, host_b = false;
   // An fp32 output that readers also take as bf16 (a convolution's operand): a whole-network
   // program stores it a second time, bf16, for them (kConv, kGemm without C0, kVector, kPool,
   // kDepthwise).
   bool also_bf16 = false;
+  // kConv: through GEMM windows wherever the machine can express them, even where the host's
+  // im2col would take fewer passes (a whole-network program then reads the input in place).
+  bool windows = false;
   uint64_t Macs() const {
     // (a depthwise convolution: k taps of each of n channels for m outputs, on the vector unit)
     if (kind == Kind::kMlp) {  // every layer's

@@ -104,13 +104,15 @@ const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which)
 // Several workloads as one program (host::Link; docs/accel.md "Programs of several layers"):
 // each part compiled at the previous part's prog.addr; an input of a part bound to an earlier
 // part's output is no longer written by the host. The result's tensors keep their layouts and
-// are named "j<part>.<name>"; every part's outputs are outputs. Throws std::invalid_argument
-// (host::Link's reasons, an unknown tensor, a link to a later part).
+// are named "j<part>.<name>"; every part's outputs are outputs, except an output placed into a
+// reader's input (col0 ≥ 0: a Concat), where that input is an output instead. Throws
+// std::invalid_argument (host::Link's reasons, an unknown tensor, a link to a later part).
 struct WorkloadLink {
   size_t part = 0;     // the reading part
   std::string input;   // its input tensor's name
   size_t from = 0;     // the producing part (< part)
   std::string output;  // its output tensor's name
+  int col0 = -1;       // ≥ 0: the output is stored into the input at this column (LinkPlace)
 };
 Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
                        const std::vector<WorkloadLink>& links);
