@@ -67,7 +67,7 @@ Config Resolve(const std::string& config) {
 // (outputs by name, statistics as JSON text)
 std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
     const std::string& path, const std::map<std::string, py::array>& arrays,
-    const std::string& config, bool check, int jobs) {
+    const std::string& config, bool check, int jobs, bool whole) {
   const Config cfg = Resolve(config);
   net::Graph g;
   std::map<std::string, net::Tensor> inputs;
@@ -87,7 +87,12 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   // Worker processes forked here run only this library's code and end with _exit.
   tb::accel::JobPool pool(
       jobs, [&cfg] { return std::make_unique<tb::accel::ModelSim>(cfg); }, check);
+  if (whole && jobs > 1) {
+    throw BadInput("whole_network with jobs " + std::to_string(jobs) +
+                   ": a whole-network program runs in one process");
+  }
   tb::accel::NetRunner runner(pool);
+  runner.SetWholeNetwork(whole);
   std::map<std::string, net::Tensor> outs;
   try {
     py::gil_scoped_release release;
@@ -97,7 +102,7 @@ std::pair<std::map<std::string, py::array_t<float>>, std::string> RunOnnxModel(
   }
   std::map<std::string, py::array_t<float>> r;
   for (const auto& [k, v] : outs) r[k] = ToArray(v);
-  return {r, tb::accel::NetJson(*plan, runner.steps(), cfg, "model", true)};
+  return {r, tb::accel::NetJson(*plan, runner.steps(), cfg, "model", true, runner.programs())};
 }
 
 // C = A·B (+ C0) on the golden model: A, B rounded to bf16 per the contract, C0 kept fp32.
@@ -153,7 +158,7 @@ PYBIND11_MODULE(_tpusim, m) {
   m.doc() = "tpusim's native part: the golden-model back end (see tpusim.run_onnx, tpusim.gemm)";
   py::register_exception<BadInput>(m, "BadInput", PyExc_ValueError);
   m.def("run_onnx_model", &RunOnnxModel, py::arg("path"), py::arg("inputs"), py::arg("config"),
-        py::arg("check"), py::arg("jobs") = 1);
+        py::arg("check"), py::arg("jobs") = 1, py::arg("whole_network") = false);
   m.def("gemm_model", &GemmModel, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("config"));
   m.attr("binary_dir") = TPU_BINARY_DIR;
 }

@@ -78,6 +78,37 @@ class RunOnnx(unittest.TestCase):
                 with self.assertRaisesRegex(ValueError, "jobs"):
                     tpusim.run_onnx(MLP, {"x": X}, backend=backend, jobs=bad)
 
+    def test_whole_network(self):
+        """whole_network=True (`--whole-network`): the digits CNN's jobs linked into programs
+        (one with a vector unit: a configuration file for the golden model; several on the
+        default RTL machine, whose host steps end them), the job-by-job bits either way."""
+        cnn = os.path.join(ROOT, "examples", "digits_cnn.onnx")
+        x = np.load(os.path.join(ROOT, "examples", "digits_test_x.npy"))[:24]
+        with tempfile.TemporaryDirectory() as d:
+            cfg = os.path.join(d, "vmem.json")
+            with open(cfg, "w") as f:
+                json.dump({"rows": 16, "cols": 16, "channels": 1, "vmem_depth": 1024}, f)
+            ref, s0 = tpusim.run_onnx(cnn, {"x": x}, config=cfg, backend="model")
+            got, s1 = tpusim.run_onnx(cnn, {"x": x}, config=cfg, backend="model",
+                                      whole_network=True)
+            np.testing.assert_array_equal(bits(got["logits"]), bits(ref["logits"]))
+            self.assertEqual(len(s1["programs"]), 1)
+            self.assertEqual(s1["programs"][0]["jobs"], s0["total"]["jobs"])
+            self.assertNotIn("programs", s0)
+        rtl, s2 = tpusim.run_onnx(cnn, {"x": x}, backend="rtl", whole_network=True)
+        one, _ = tpusim.run_onnx(cnn, {"x": x}, backend="model")
+        np.testing.assert_array_equal(bits(rtl["logits"]), bits(one["logits"]))
+        self.assertTrue(s2["pass"])
+        self.assertGreater(len(s2["programs"]), 1)  # the host's steps end programs
+        self.assertEqual(sum(p["jobs"] for p in s2["programs"]), s2["total"]["jobs"])
+        self.assertEqual(sum(p["perf"]["cycles"] for p in s2["programs"]),
+                         s2["total"]["perf"]["cycles"])
+        for backend in ("model", "rtl"):
+            with self.assertRaisesRegex(ValueError, "whole_network"):
+                tpusim.run_onnx(cnn, {"x": x}, backend=backend, whole_network=True, jobs=2)
+            with self.assertRaisesRegex(ValueError, "whole_network"):
+                tpusim.run_onnx(cnn, {"x": x}, backend=backend, whole_network="yes")
+
     def test_input_dtypes(self):
         ref, _ = tpusim.run_onnx(MLP, {"x": X}, backend="model")
         # float64 is converted to float32 first: the same answer.

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "tpu/io/npy.h"
@@ -25,7 +27,7 @@ using namespace tpu;
 // model of the TPU-class machine with a vector unit of 2,048 rows: every operator that computes
 // runs on the accelerator (the host keeps only data moves: Flatten, SqueezeNet's Concats), and
 // the top-1 class and the logits (relative L2 within 5%: bf16 operands) agree with PyTorch's
-// float32 answer.
+// float32 answer; as whole-network programs, the same bits in the programs the layouts allow.
 TEST(Models, TorchvisionModelsComputeOnlyOnTheAccelerator) {
   const std::string dir = std::string(TPU_BINARY_DIR) + "/examples";
   auto cfg = tb::accel::ConfigFromName("128x128_8ch");
@@ -72,6 +74,21 @@ TEST(Models, TorchvisionModelsComputeOnlyOnTheAccelerator) {
         name, plan.steps().size(), host, runner.Total().jobs, best, best_ref, rel);
     EXPECT_EQ(best, best_ref);
     EXPECT_LT(rel, 0.05);
+    // As whole-network programs (docs/onnx.md, "One program per network"): the same outputs,
+    // every program's outputs checked against the jobs above, and as few programs as the
+    // machine's layouts allow (measured 2026-11-28: one each but SqueezeNet's 3, where two
+    // Concats' pieces are off a tile boundary, and VGG-11's 2, its Flatten of 512x7x7).
+    tb::accel::NetRunner whole(sim, false);
+    whole.SetWholeNetwork(true);
+    const auto wout = whole.Run(plan, in);
+    const auto& wy = wout.at(g.outputs.at(0).name).f;
+    ASSERT_EQ(wy.size(), y.f.size());
+    EXPECT_EQ(0, std::memcmp(wy.data(), y.f.data(), wy.size() * sizeof(float)));
+    const std::map<std::string, size_t> programs = {{"resnet18", 1},        {"resnet50", 1},
+                                                    {"mobilenet_v2", 1},    {"squeezenet1_1", 3},
+                                                    {"efficientnet_b0", 1}, {"vgg11", 2}};
+    EXPECT_EQ(whole.programs().size(), programs.at(name));
+    std::printf("%s: %zu programs as a whole network\n", name, whole.programs().size());
   }
 }
 

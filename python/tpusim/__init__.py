@@ -71,18 +71,25 @@ def _check_jobs(jobs, launcher="local"):
 
 
 def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=1,
-             launcher="local"):
+             launcher="local", whole_network=False):
     """Runs an ONNX model; returns (outputs: dict name -> float32 array, stats: dict).
 
     jobs: engine processes, every accelerator job split over them (`--jobs`); the outputs are
     bit-identical for every count. launcher="slurm": the other processes are Slurm tasks
-    (`--launcher slurm`; the model back end then runs through the command line too)."""
+    (`--launcher slurm`; the model back end then runs through the command line too).
+    whole_network: the jobs linked into as few programs as the plan allows
+    (`--whole-network`; stats["programs"] lists them); not with jobs > 1."""
     _check_backend(backend)
     jobs_args = _check_jobs(jobs, launcher)
+    if not isinstance(whole_network, bool):
+        raise ValueError(f"whole_network {whole_network!r}: give True or False")
+    if whole_network and jobs > 1:
+        raise ValueError(f"whole_network with jobs {jobs}: a whole-network program runs in one "
+                         "process")
     model = os.fspath(model)
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     if backend == "model" and "--launcher" not in jobs_args:
-        outs, stats = _tpusim.run_onnx_model(model, arrays, config, check, jobs)
+        outs, stats = _tpusim.run_onnx_model(model, arrays, config, check, jobs, whole_network)
         return outs, json.loads(stats)
     with tempfile.TemporaryDirectory(prefix="tpusim_") as d:
         src, dst, js = (os.path.join(d, n) for n in ("in.npz", "out.npz", "stats.json"))
@@ -94,6 +101,8 @@ def run_onnx(model, inputs, config="16x16_1ch", backend="rtl", check=True, jobs=
                 "--backend", backend, "--quiet"] + jobs_args
         if not check:
             args.append("--no-check")
+        if whole_network:
+            args.append("--whole-network")
         _run(args)
         with np.load(dst) as z:
             outs = {k: z[k] for k in z.files}
