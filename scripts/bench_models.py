@@ -10,6 +10,11 @@ share of the host time, and the simulation time. Writes build/bench/models.md an
 (the report's table) and the runs' JSON.
 
   scripts/bench_models.py [--models resnet18,resnet50] [--configs 128x128_8ch,16x16_1ch]
+                          [--whole-network]
+
+A configuration may be a JSON file (e.g. one with "vmem_depth", the vector unit: the operators
+that are not GEMMs then run on the accelerator too). --whole-network runs every model as
+whole-network programs (`tpusim onnx --whole-network`): the table's "programs" column.
 """
 import argparse
 import csv
@@ -33,13 +38,20 @@ def ensure_model(name, folder):
     return path
 
 
-def run(tpusim, model, folder, name, config, out_dir, check):
-    js = os.path.join(out_dir, f"models_{name}_{config}.json")
+def config_name(config):
+    base = os.path.basename(config)
+    return base[:-5] if base.endswith(".json") else base
+
+
+def run(tpusim, model, folder, name, config, out_dir, check, whole):
+    js = os.path.join(out_dir, f"models_{name}_{config_name(config)}{'_whole' if whole else ''}.json")
     args = [tpusim, "onnx", model, "--input", os.path.join(folder, f"{name}_input.npy"),
             "--reference", os.path.join(folder, f"{name}_torch_logits.npy"), "--config", config,
             "--json", js]
     if not check:
         args.append("--no-check")
+    if whole:
+        args.append("--whole-network")
     t0 = time.time()
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.time() - t0
@@ -65,8 +77,8 @@ def summarize(name, config, j, wall):
         c["steps"] += 1
     host_steps = sum(1 for s in j["steps"] if s["on"] == "host")
     return {
-        "model": name, "config": config, "steps": len(j["steps"]), "host_steps": host_steps,
-        "jobs": tot["jobs"], "macs": perf["macs"], "cycles": perf["cycles"],
+        "model": name, "config": config_name(config), "steps": len(j["steps"]),
+        "host_steps": host_steps, "jobs": tot["jobs"], "programs": tot["programs"], "macs": perf["macs"], "cycles": perf["cycles"],
         "util": perf["macs"] / (perf["cycles"] * peak) if perf["cycles"] else 0.0,
         "hbm_read": perf["hbm_read_bytes"], "hbm_write": perf["hbm_write_bytes"],
         "bytes_per_cycle": (perf["hbm_read_bytes"] + perf["hbm_write_bytes"]) / perf["cycles"]
@@ -89,16 +101,18 @@ def markdown(rows):
     cells = []
     for r in rows:
         cls = class_summary(r)
-        cells.append([r["model"], r["config"], f"{r['macs']:,}", f"{r['cycles']:,}",
+        cells.append([r["model"], r["config"], f"{r['programs']:,}", f"{r['macs']:,}",
+                      f"{r['cycles']:,}",
                       f"{100 * r['util']:.1f}%", f"{r['hbm_read']:,}", f"{r['hbm_write']:,}",
                       f"{r['bytes_per_cycle']:.1f}", cls, f"{r['host_steps']} of {r['steps']}",
                       f"{100 * r['host_op_seconds'] / r['step_seconds']:.2f}%",
                       f"{r['wall']:.0f} s ({r['sim_seconds']:.0f} + {r['check_seconds']:.0f})"])
     return genlib.md_table(
-        ["model", "config", "MACs", "cycles", "MAC util", "HBM read", "HBM written", "B/cycle",
+        ["model", "config", "programs", "MACs", "cycles", "MAC util", "HBM read", "HBM written",
+         "B/cycle",
          "cycles by layer class (util)", "host steps", "host-operator share of host time",
          "simulation (back end + check)"],
-        cells, ["left", "left"] + ["right"] * 6 + ["left"] + ["right"] * 3)
+        cells, ["left", "left"] + ["right"] * 7 + ["left"] + ["right"] * 3)
 
 
 def main():
@@ -110,6 +124,8 @@ def main():
     ap.add_argument("--examples", default=os.path.join(ROOT, "build", "examples"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--no-check", action="store_true", help="skip the golden model's check")
+    ap.add_argument("--whole-network", action="store_true",
+                    help="each model's jobs linked into whole-network programs")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rows = []
@@ -117,7 +133,8 @@ def main():
         model = ensure_model(name, a.examples)
         for config in a.configs.split(","):
             print(f"bench-models: {name} on {config} ...", flush=True)
-            j, wall, agree = run(a.tpusim, model, a.examples, name, config, a.out, not a.no_check)
+            j, wall, agree = run(a.tpusim, model, a.examples, name, config, a.out,
+                                 not a.no_check, a.whole_network)
             r = summarize(name, config, j, wall)
             r["agree"] = agree
             rows.append(r)
@@ -133,13 +150,13 @@ def main():
         w.writerow(["model", "config", "macs", "cycles", "mac_utilization", "hbm_read_bytes",
                     "hbm_write_bytes", "host_steps", "steps", "host_operator_seconds",
                     "step_seconds", "sim_seconds", "check_seconds", "wall_seconds",
-                    "layer_classes"])
+                    "layer_classes", "programs"])
         for r in rows:
             w.writerow([r["model"], r["config"], r["macs"], r["cycles"], f"{r['util']:.4f}",
                         r["hbm_read"], r["hbm_write"], r["host_steps"], r["steps"],
                         f"{r['host_op_seconds']:.3f}", f"{r['step_seconds']:.1f}",
                         f"{r['sim_seconds']:.1f}", f"{r['check_seconds']:.1f}", f"{r['wall']:.1f}",
-                        class_summary(r)])
+                        class_summary(r), r["programs"]])
     return 0
 
 

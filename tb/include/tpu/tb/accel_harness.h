@@ -154,8 +154,8 @@ class AccelSim : public Sim {
       if (opt.on_cycle) opt.on_cycle(t_ - start);
       if (sample && t_ >= next_sample) {
         const std::array<uint64_t, 3> taken = {Counter(reg::kLoadInstructions),
-                                                Counter(reg::kComputeInstructions),
-                                                Counter(reg::kStoreInstructions)};
+                                               Counter(reg::kComputeInstructions),
+                                               Counter(reg::kStoreInstructions)};
         opt.on_modules(t_ - start, taken);  // (the reads take cycles: the time after them)
         next_sample = t_ + opt.modules_every;
       }
