@@ -7,7 +7,7 @@
 //    stored transposed and read by transposing LOADs), dense
 //    layers, MLPs and convolutions (stride, padding) of random shapes and data (finite or with
 //    specials), with the vector unit also pooling, depthwise convolutions and softmax
-//    (host::CompilePool, CompileDepthwise, CompileSoftmax) and five jobs linked into one program
+//    (host::CompilePool, CompileDepthwise, CompileSoftmax) and eight jobs linked into one program
 //    (host::Link, second bf16 outputs), in both numerics modes, bit-exact
 //    through the scoreboard, with zero JEDEC timing violations and consistent performance counters
 //    (the six stall classes add up to the cycles, the useful MACs and the instruction count are the
@@ -483,7 +483,8 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       }
       return accel::MakeJob(cfg, job);
     }
-    case 10: {  // jobs linked into one program (host::Link): conv, conv, pool, vector, dense
+    case 10: {  // jobs linked into one program (host::Link): conv, conv, pool, vector, dense,
+                //  and two convolutions placed side by side into a third's input (a Concat)
       // Each job's activations are its producer's output where the layouts agree (a bf16
       // copy for the convolution and the dense layer), else random data the host writes.
       const auto value = [&]() -> uint32_t {
@@ -500,7 +501,7 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       const int nimg = rng.Range(1, 2), h = rng.Range(2, lim.max_hw), w = rng.Range(2, lim.max_hw);
       const int c0 = rng.Range(1, lim.max_c), c1 = rng.Range(1, lim.max_c);
       const int c2 = rng.Range(1, lim.max_c);
-      std::vector<net::AccelJob> jobs(5);
+      std::vector<net::AccelJob> jobs(8);
       auto& a = jobs[0];  // conv: fp32 out and its bf16 copy
       a.kind = net::AccelJob::Kind::kConv;
       a.conv = {nimg, h, w, c0, c1, 3, 3, 1, 1};
@@ -536,6 +537,32 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       fill16(&e.a, size_t(e.m) * e.k);
       fill16(&e.b, size_t(e.k) * e.n);
       if (rng.Bit()) fill32(&e.bias, size_t(e.n));
+      // Two convolutions stored side by side (a Concat: host::LinkPlace) into a pointwise one's
+      // input: the first of a whole number of the array's columns, so the second starts at a
+      // tile boundary.
+      const int p1c = int(cfg.machine.c) * rng.Range(1, 2), p2c = rng.Range(1, lim.max_c);
+      for (int i = 5; i <= 6; ++i) {
+        auto& p = jobs[size_t(i)];
+        p.kind = net::AccelJob::Kind::kConv;
+        p.conv = {nimg, h, w, c0, i == 5 ? p1c : p2c, 1, 3, 1, 1};
+        p.conv.pad = 1;
+        fill16(&p.a, size_t(nimg) * h * w * c0);
+        fill16(&p.b, size_t(3) * c0 * p.conv.cout);
+        p.out = OutFormat::kBf16;
+      }
+      auto& q = jobs[7];
+      q.kind = net::AccelJob::Kind::kConv;
+      q.conv = {nimg,
+                jobs[5].conv.OutH(),
+                jobs[5].conv.OutW(),
+                p1c + p2c,
+                rng.Range(1, lim.max_n),
+                1,
+                1,
+                1,
+                0};
+      fill16(&q.a, size_t(q.conv.n) * q.conv.h * q.conv.w * q.conv.cin);
+      fill16(&q.b, size_t(q.conv.cin) * q.conv.cout);
       std::vector<Workload> parts;
       uint64_t base = 0;
       for (const auto& j : jobs) {
@@ -556,6 +583,16 @@ Workload RandomWorkload(const Config& cfg, tb::Rng& rng, const Limits& lim, int 
       link(2, 1, 4);
       link(3, 2, 4);
       link(4, 3, 2);
+      const accel::Tensor* qin = accel::JobOperand(parts[7], jobs[7], 0);
+      const auto& o5 = parts[5].outputs.at(0);
+      const auto& o6 = parts[6].outputs.at(0);
+      if (qin != nullptr && host::Placeable(o5.mat, qin->mat, 0) &&
+          host::Placeable(o6.mat, qin->mat, p1c)) {
+        accel::WorkloadLink l5{7, qin->name, 5, o5.name}, l6{7, qin->name, 6, o6.name};
+        l5.col0 = 0, l6.col0 = p1c;
+        links.push_back(l5);
+        links.push_back(l6);
+      }
       Workload lw = accel::LinkWorkloads(cfg, parts, links);
       lw.seed = seed;
       lw.description += fmt::format(" ({} bound)", links.size());
