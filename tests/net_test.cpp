@@ -1448,6 +1448,7 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     g.constants["we1"] = Random(rng, {8, 8, 1, 1}, 0.3);
     g.constants["we3"] = Random(rng, {4, 8, 3, 3}, 0.3);
     g.constants["wt0"] = Random(rng, {2, 8, 1, 1}, 0.3);
+    g.constants["fc2"] = Random(rng, {72, 5}, 0.3);
     g.constants["wt1"] = Random(rng, {4, 2, 3, 3}, 0.3);
     g.constants["w4"] = Random(rng, {4, 8, 1, 1}, 0.3);
     g.constants["fc"] = Random(rng, {16, 10}, 0.3);
@@ -1481,12 +1482,16 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     node("Conv", {"cat", "w3"}, "c3");
     // A 3x3 convolution of 2 channels, which alone goes through the host's im2col (fewer passes
     // than windows): in a whole-network program through windows, reading its input in place.
+    // A dense layer on the pool's 8 x 3 x 3 pixels flattened: K taken channels last.
+    node("Flatten", {"p"}, "pf");
+    node("Gemm", {"pf", "fc2"}, "z");
     node("Conv", {"p", "wt0"}, "t0");
     node("Conv", {"t0", "wt1"}, "thin", pad1);
     node("GlobalAveragePool", {"c3"}, "gap");
     node("Flatten", {"gap"}, "f");
     node("Gemm", {"f", "fc", "fcb"}, "y");
-    g.outputs = {Input("y", {}), Input("side", {}), Input("thin", {})};
+    g.outputs = {Input("y", {}), Input("side", {}), Input("thin", {}), Input("z", {}),
+                 Input("p", {})};
     const Tensor x = Random(rng, {batch, 8, 6, 6});
     const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 512);
     // On the 3x5 array a convolution's input tiles (3 columns) are not its producer's (5): the
@@ -1514,10 +1519,28 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     ExpectBits(got.at("y"), want.at("y"), "one program vs job by job");
     ExpectBits(got.at("side"), want.at("side"), "one program vs job by job, side");
     ExpectBits(got.at("thin"), want.at("thin"), "one program vs job by job, thin");
+    ExpectBits(got.at("z"), want.at("z"), "one program vs job by job, z");
+    // z: the contract's MACs over K in channels-last order, k' = s·8 + c for ONNX's c·9 + s.
+    {
+      const Tensor& p = got.at("p");
+      const auto& fc2 = g.constants.at("fc2").f;
+      for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t j = 0; j < 5; ++j) {
+          uint32_t acc = 0;
+          for (int64_t sp = 0; sp < 9; ++sp) {
+            for (int64_t ch = 0; ch < 8; ++ch) {
+              acc = num::Mac(B16(p.f[size_t((n * 8 + ch) * 9 + sp)]),
+                             B16(fc2[size_t((ch * 9 + sp) * 5 + j)]), acc, num::Mode::kIeee);
+            }
+          }
+          ASSERT_EQ(F32Bits(got.at("z").f[size_t(n * 5 + j)]), acc) << "z " << n << " " << j;
+        }
+      }
+    }
     const int n_jobs = jobs.Total().jobs;
-    // conv, conv, add + relu, conv, pool, conv, conv, conv, conv, conv, pool, dense (and gap,
-    // sigmoid, mul)
-    EXPECT_EQ(n_jobs, se ? 15 : 12);
+    // conv, conv, add + relu, conv, pool, conv, conv, conv, dense, conv, conv, pool, dense (and
+    // gap, sigmoid, mul)
+    EXPECT_EQ(n_jobs, se ? 16 : 13);
     ASSERT_EQ(whole.programs().size(), transpose ? 2u : 1u);
     int linked = 0;
     for (const auto& p : whole.programs()) linked += p.stats.jobs;

@@ -326,7 +326,8 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
             break;
           }
         }
-        if (in == nullptr || po == nullptr || !host::Bindable(in->mat, po->mat)) {
+        const int group = op == 0 ? rc.job.from_a_group : 1;
+        if (in == nullptr || po == nullptr || !host::BindableGrouped(in->mat, po->mat, group)) {
           linkable = false;
           break;
         }
@@ -339,7 +340,9 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
               "{}: operand {} is not the output of job {} as the plan says (a planner error)",
               where, op == 0 ? "A" : "B", src));
         }
-        mine.push_back({k - first, in->name, size_t(src) - first, po->name});
+        WorkloadLink l{k - first, in->name, size_t(src) - first, po->name};
+        l.group = group;
+        mine.push_back(l);
       }
       // A concatenation of earlier jobs' outputs: each stored into this job's input.
       const auto& pieces = rc.job.a_pieces;

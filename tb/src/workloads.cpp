@@ -478,7 +478,7 @@ Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
       placed[l.from].insert(l.output);
       filled[l.part].insert(l.input);
     } else {
-      lp[l.part].binds.push_back({in.mat, out.mat});
+      lp[l.part].binds.push_back({in.mat, out.mat, l.group});
     }
     bound[l.part].insert(l.input);
   }

@@ -29,6 +29,22 @@ bool Bindable(const TiledMatrix& a, const TiledMatrix& b) {
   return true;
 }
 
+bool BindableGrouped(const TiledMatrix& from, const TiledMatrix& to, int group) {
+  if (group == 1) return Bindable(from, to);
+  if (group < 1 || uint64_t(from.rows) * uint64_t(group) != uint64_t(to.rows) ||
+      from.cols != int64_t(to.cols) * group || from.elem_bytes != to.elem_bytes) {
+    return false;
+  }
+  for (int t = 0; t < from.Tiles(); ++t) {
+    const int c0 = t * from.tile % to.cols;
+    if (c0 % to.tile != 0 || c0 + from.TileCols(t) > to.cols ||
+        from.TileCols(t) > to.TileCols(c0 / to.tile)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Placeable(const TiledMatrix& from, const TiledMatrix& to, int col0) {
   if (from.rows != to.rows || from.elem_bytes != to.elem_bytes || col0 < 0 ||
       col0 + from.cols > to.cols) {
@@ -113,7 +129,7 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
       }
     }
     for (const auto& b : part.binds) {
-      if (!Bindable(b.from, b.to)) {
+      if (!BindableGrouped(b.from, b.to, b.group)) {
         Bad(fmt::format("part {}: input {} bound to output {} of another layout", pi, Text(b.from),
                         Text(b.to)));
       }
@@ -160,6 +176,19 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
             if (l->rows > 1 && l->hbm_stride != 0 && l->hbm_stride != pf) {
               Bad(fmt::format("part {}: a LOAD reads input {} with stride {}, not its pitch", pi,
                               Text(b.from), l->hbm_stride));
+            }
+            if (b.group > 1) {
+              // Row r of tile t is pixel (r, hw) of the value, channels c0 .. of tile tp.
+              const uint64_t idx = off / pf;
+              const int t = int(idx / uint64_t(b.from.rows)), r = int(idx % uint64_t(b.from.rows));
+              const int col = t * b.from.tile, hw = col / b.to.cols, c0 = col % b.to.cols;
+              if (off % pf != 0 || r + (l->rows > 1 ? l->rows : 1) > b.from.rows) {
+                Bad(fmt::format("part {}: a LOAD reads input {} across its tiles", pi,
+                                Text(b.from)));
+              }
+              l->hbm_addr = b.to.RowAddr(c0 / b.to.tile, r * b.group + hw);
+              if (l->hbm_stride == pf) l->hbm_stride = uint32_t(b.to.Pitch() * uint64_t(b.group));
+              break;
             }
             l->hbm_addr = b.to.base + off / pf * b.to.Pitch() + off % pf;
             if (l->hbm_stride == pf) l->hbm_stride = uint32_t(b.to.Pitch());

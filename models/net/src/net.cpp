@@ -892,6 +892,45 @@ void PlanConvTranspose(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::s
 // (a bias row or no C), A not transposed; all with a bias or none, every hidden layer with a
 // Relu or none; the last layer's Relu, if any, stays a step of its own. Returns false (nothing
 // planned) for fewer than two such layers.
+// A dense layer's A that is a Flatten (axis 1) of an N × C × spatial value, on a machine with the
+// vector unit (whole-network programs): the plan takes K in channels-last order, k' = s·C + c
+// for ONNX's k = c·S + s (A's columns and B's rows permuted alike), so that A's row n is the
+// channels-last rows n·S .. n·S + S − 1 of the value side by side (AccelJob::from_a_group).
+// The sum runs over k' in increasing order (docs/numerics.md, "Dense layers after a Flatten").
+struct ClFlatten {
+  std::string src;  // the Flatten's input
+  int64_t S = 1, C = 0;
+};
+std::optional<ClFlatten> FindClFlatten(const Ctx& c, const std::string& a) {
+  if (!c.vector_unit) return std::nullopt;
+  for (const Node& n : c.g.nodes) {
+    if (n.outputs.empty() || n.outputs[0] != a) continue;
+    if (n.op != "Flatten" || AttrInt(n, "axis", 1) != 1 || n.inputs.empty()) return std::nullopt;
+    auto it = c.shapes.find(n.inputs[0]);
+    if (it == c.shapes.end() || it->second.size() < 3) return std::nullopt;
+    const Shape& x = it->second;
+    int64_t S = 1;
+    for (size_t i = 2; i < x.size(); ++i) S *= x[i];
+    if (S <= 1) return std::nullopt;
+    return ClFlatten{n.inputs[0], S, x[1]};
+  }
+  return std::nullopt;
+}
+// A (rows × C·S, ONNX's k order) or B (C·S × cols) bf16 with K permuted to channels last.
+std::vector<uint16_t> PermuteK(const std::vector<uint16_t>& m, int64_t rows, int64_t cols,
+                               const ClFlatten& f, bool k_is_cols) {
+  std::vector<uint16_t> r(m.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const int64_t k = k_is_cols ? j : i;  // ONNX's k = c·S + s
+      const int64_t kp = (k % f.S) * f.C + k / f.S;
+      const int64_t dst = k_is_cols ? i * cols + kp : kp * cols + j;
+      r[size_t(dst)] = m[size_t(i * cols + j)];
+    }
+  }
+  return r;
+}
+
 bool PlanMlpChain(Ctx& c, const Node& first, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
   struct Layer {
     const Node* n;
@@ -983,6 +1022,8 @@ bool PlanMlpChain(Ctx& c, const Node& first, Plan::Impl& impl, Step& st, std::se
     tbs.push_back(l.tb);
   }
   const Shape out_shape = st.out_shape;
+  const std::optional<ClFlatten> clf = FindClFlatten(c, in);
+  if (clf) st.detail += ", K channels last (after a Flatten)";
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     AccelJob job;
     job.kind = AccelJob::Kind::kMlp;
@@ -1002,6 +1043,12 @@ bool PlanMlpChain(Ctx& c, const Node& first, Plan::Impl& impl, Step& st, std::se
       job.layers_bias.push_back(std::move(bias));
     }
     job.from_a = env.From(in, M, sizes.front(), host::OutFormat::kBf16);
+    if (clf) {
+      job.a = PermuteK(job.a, M, sizes.front(), *clf, true);
+      job.layers_b[0] = PermuteK(job.layers_b[0], sizes[0], sizes[1], *clf, false);
+      job.from_a = env.From(clf->src, M * clf->S, clf->C, host::OutFormat::kBf16);
+      job.from_a_group = int(clf->S);
+    }
     env.Prepare(&job);
     const std::vector<uint32_t> o = accel(job, step);
     Tensor y;
@@ -1065,6 +1112,10 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   if (bconst != nullptr) b16 = Matrix16(*bconst, tb, mode);
   const std::string an = n.inputs[0], bn = n.inputs[1], cn = has_c ? n.inputs[2] : "";
   const Shape out_shape = st.out_shape;
+  // (Not with a transposed A: its K runs down the rows.)
+  const std::optional<ClFlatten> clf = ta ? std::nullopt : FindClFlatten(c, an);
+  if (clf)
+    st.detail += fmt::format("{}K channels last (after a Flatten)", st.detail.empty() ? "" : ", ");
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     AccelJob job;
     job.kind = AccelJob::Kind::kGemm;
@@ -1094,6 +1145,12 @@ void PlanGemm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       }
     }
     if (!ta) job.from_a = env.From(an, M, K, host::OutFormat::kBf16);
+    if (clf) {
+      job.a = PermuteK(job.a, M, K, *clf, true);
+      job.b = PermuteK(job.b, K, N, *clf, false);
+      job.from_a = env.From(clf->src, M * clf->S, clf->C, host::OutFormat::kBf16);
+      job.from_a_group = int(clf->S);
+    }
     job.also_bf16 = copy16 && job.c0.empty();
     env.Prepare(&job);
     const std::vector<uint32_t> out = accel(job, step);

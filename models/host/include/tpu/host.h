@@ -514,6 +514,9 @@ SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices
 struct LinkBind {
   TiledMatrix from;  // the part's input, as it was compiled
   TiledMatrix to;    // an earlier part's output
+  // > 1: from's row i is to's rows i·group .. i·group + group − 1 side by side (a dense layer
+  // reading a channels-last value's pixels as one row: BindableGrouped).
+  int group = 1;
 };
 // An output placed into another tensor (a Concat as address arithmetic): the part's STOREs to
 // `from` write its columns to columns col0 .. col0 + from.cols − 1 of `to` instead (the same rows
@@ -531,6 +534,9 @@ struct LinkPart {
 Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts);
 // Whether Link can bind `from` to `to`: the same rows, columns, element size and column tiles.
 bool Bindable(const TiledMatrix& from, const TiledMatrix& to);
+// Whether Link can bind `from` (R rows × g·C) to `to` (R·g rows × C) with group g: each of
+// from's column tiles within one pixel's C columns and starting at one of to's tiles, no wider.
+bool BindableGrouped(const TiledMatrix& from, const TiledMatrix& to, int group);
 // Whether Link can place output `from` at column col0 of `to` (LinkPlace).
 bool Placeable(const TiledMatrix& from, const TiledMatrix& to, int col0);
 

@@ -171,6 +171,9 @@ struct AccelJob {
   // or -1; from_b likewise for a vector job's B (`vb`). host_a: A is computed by the host from
   // some job's output (a data move, a host operator); host_b: likewise for any other operand.
   int from_a = -1, from_b = -1;
+  // > 1: A's row i is rows i·g .. i·g + g − 1 of from_a's output side by side (a dense layer
+  // after a Flatten of a channels-last value, K permuted to match).
+  int from_a_group = 1;
   // A (when from_a is -1) the channels of several jobs' outputs side by side (a Concat): job
   // `job`'s output at column col0 of A's rows, each as that job stores it.
   struct Piece {

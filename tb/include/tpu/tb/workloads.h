@@ -113,6 +113,7 @@ struct WorkloadLink {
   size_t from = 0;     // the producing part (< part)
   std::string output;  // its output tensor's name
   int col0 = -1;       // ≥ 0: the output is stored into the input at this column (LinkPlace)
+  int group = 1;       // > 1: host::LinkBind's group (the input's row i is rows i·group ..)
 };
 Workload LinkWorkloads(const Config& cfg, const std::vector<Workload>& parts,
                        const std::vector<WorkloadLink>& links);
