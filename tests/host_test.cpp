@@ -1497,20 +1497,10 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       // Linked: an input bound where the layouts agree (and the program reads the tensor
       // itself, not the host's im2col of it), else written by the host.
       Machine ml(cfg);
-      auto same = [](const host::TiledMatrix& a, const host::TiledMatrix& b) {
-        if (a.rows != b.rows || a.cols != b.cols || a.elem_bytes != b.elem_bytes ||
-            a.Tiles() != b.Tiles()) {
-          return false;
-        }
-        for (int t = 0; t < a.Tiles(); ++t) {
-          if (a.TileCols(t) != b.TileCols(t)) return false;
-        }
-        return true;
-      };
       std::vector<host::LinkPart> parts(5);
       auto bind = [&](size_t part, const host::TiledMatrix& from, const host::TiledMatrix& to,
                       bool readable, const std::function<void()>& write) {
-        if (readable && same(from, to)) {
+        if (readable && host::Bindable(from, to)) {
           parts[part].binds.push_back({from, to});
           ++bound;
           repitched += from.Pitch() != to.Pitch();

@@ -1685,30 +1685,26 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       return v;
     };
     // NCHW <-> channels last (the identity for 2-D and smaller shapes).
-    const auto to_cl = [&](std::vector<uint32_t> v) {
+    const auto relayout = [&](std::vector<uint32_t> v, bool to_channels_last) {
       if (!cl || inner == 1 || v.empty()) return v;
       std::vector<uint32_t> o(v.size());
       for (int64_t b = 0; b < shape[0]; ++b) {
         for (int64_t ch = 0; ch < cols; ++ch) {
           for (int64_t i = 0; i < inner; ++i) {
-            o[size_t((b * inner + i) * cols + ch)] = v[size_t((b * cols + ch) * inner + i)];
+            const size_t nchw = size_t((b * cols + ch) * inner + i);
+            const size_t nhwc = size_t((b * inner + i) * cols + ch);
+            if (to_channels_last) {
+              o[nhwc] = v[nchw];
+            } else {
+              o[nchw] = v[nhwc];
+            }
           }
         }
       }
       return o;
     };
-    const auto from_cl = [&](std::vector<uint32_t> v) {
-      if (!cl || inner == 1 || v.empty()) return v;
-      std::vector<uint32_t> o(v.size());
-      for (int64_t b = 0; b < shape[0]; ++b) {
-        for (int64_t ch = 0; ch < cols; ++ch) {
-          for (int64_t i = 0; i < inner; ++i) {
-            o[size_t((b * cols + ch) * inner + i)] = v[size_t((b * inner + i) * cols + ch)];
-          }
-        }
-      }
-      return o;
-    };
+    const auto to_cl = [&](std::vector<uint32_t> v) { return relayout(std::move(v), true); };
+    const auto from_cl = [&](std::vector<uint32_t> v) { return relayout(std::move(v), false); };
     std::vector<uint32_t> r = bits(in);
     if (on_chip) r = to_cl(std::move(r));
     bool first = true;
