@@ -346,9 +346,15 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
       }
       // A concatenation of earlier jobs' outputs: each stored into this job's input.
       const auto& pieces = rc.job.a_pieces;
-      bool in_program = !pieces.empty();
-      for (const auto& pc : pieces)
-        in_program = in_program && pc.job >= int(first) && pc.job < int(k);
+      // (Pieces all from earlier programs: the host writes the concatenation of their outputs.
+      // Some from this one: they must all be, else the next program starts here.)
+      bool in_program = !pieces.empty(), any_here = false;
+      for (const auto& pc : pieces) {
+        const bool here = pc.job >= int(first) && pc.job < int(k);
+        in_program = in_program && here;
+        any_here = any_here || here;
+      }
+      if (any_here && !in_program) linkable = false;
       std::vector<uint32_t> cat_want;
       if (linkable && in_program) {
         const Tensor* in = JobOperand(w, rc.job, 0);
