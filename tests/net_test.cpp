@@ -1556,4 +1556,45 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
   }
 }
 
+// A Concat whose pieces come from two programs (a host step between their producers): the
+// reader starts a third program, whose host writes the concatenation; it is never written by the
+// host into the program that computes one of its pieces.
+TEST(NetWhole, ConcatAcrossProgramsStartsAProgram) {
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {1, 8, 5, 5})};
+  const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out,
+                        std::map<std::string, net::Attr> attrs = {}) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(attrs);
+    g.nodes.push_back(n);
+  };
+  g.constants["w1"] = Random(rng, {8, 8, 1, 1}, 0.3);
+  g.constants["w2"] = Random(rng, {8, 8, 1, 1}, 0.3);
+  g.constants["w3"] = Random(rng, {4, 16, 1, 1}, 0.3);
+  g.constants["w0"] = Random(rng, {8, 8, 1, 1}, 0.3);
+  node("Conv", {"x", "w0"}, "p0");
+  node("Conv", {"x", "w1"}, "p1");
+  node("Transpose", {"p0"}, "t", {{"perm", Ints({0, 1, 3, 2})}});  // a host step on a job's output
+  node("Conv", {"t", "w2"}, "p2");
+  node("Concat", {"p1", "p2"}, "cat", {{"axis", Int(1)}});
+  node("Conv", {"cat", "w3"}, "y");
+  g.outputs = {Input("y", {})};
+  const Tensor x = Random(rng, {1, 8, 5, 5});
+  const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true, 512);
+  auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+  cfg.machine.vmem_depth = 512;
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner jobs(sim, false), whole(sim, false);
+  whole.SetWholeNetwork(true);
+  ExpectBits(whole.Run(plan, {{"x", x}}).at("y"), jobs.Run(plan, {{"x", x}}).at("y"), "whole");
+  ASSERT_EQ(whole.programs().size(), 3u);
+  EXPECT_EQ(plan.steps()[size_t(whole.programs()[2].first_step)].label, "y");
+}
+
 }  // namespace
