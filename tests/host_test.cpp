@@ -144,8 +144,11 @@ std::vector<Access> Accesses(const isa::Instr& in) {
   if (const auto* l = std::get_if<isa::Load>(&in)) {
     const uint64_t size = l->buffer == isa::kBufAcc ? 4 : 2;
     v.push_back({0, false, l->hbm_addr, l->hbm_stride, l->rows, l->elems * size});
-    // Transposed (ISA 1.3), HBM row i becomes buffer column i: elems buffer rows.
-    v.push_back({1 + l->buffer, true, l->dst, 1, l->transpose ? l->elems : l->rows, 1});
+    // Transposed (ISA 1.3), HBM row i becomes buffer column i: elems buffer rows. A held row
+    // (ISA 1.5) is the compute module's own, which only its LOADs, in order, read and write.
+    if (!l->hold) {
+      v.push_back({1 + l->buffer, true, l->dst, 1, l->transpose ? l->elems : l->rows, 1});
+    }
   } else if (const auto* g = std::get_if<isa::Gemm>(&in)) {
     // A window reads (at most) its band.
     v.push_back(
@@ -443,9 +446,12 @@ class HostTest : public ::testing::Test {
 
   // The contract's convolution, written directly: for each output, c starts at +0 (or the bias)
   // and takes mac(x, w, c) over (i, j, cin) in increasing order, padded taps with x = +0.
+  // With a residual R (M × Cout, the output's layout), c starts at fma32(R, 1, bias) (the vector
+  // unit's add), or R without a bias (docs/numerics.md "Residual adds in the accumulators").
   static std::vector<uint32_t> DirectConv(const host::ConvShape& s, const std::vector<uint16_t>& x,
                                           const std::vector<uint16_t>& w,
-                                          const std::vector<uint32_t>& bias, num::Mode mode) {
+                                          const std::vector<uint32_t>& bias, num::Mode mode,
+                                          const std::vector<uint32_t>& res = {}) {
     const int OH = s.OutH(), OW = s.OutW();
     std::vector<uint32_t> y;
     for (int b = 0; b < s.n; ++b) {
@@ -453,6 +459,10 @@ class HostTest : public ::testing::Test {
         for (int ow = 0; ow < OW; ++ow) {
           for (int co = 0; co < s.cout; ++co) {
             uint32_t c = bias.empty() ? 0 : bias[size_t(co)];
+            if (!res.empty()) {
+              const uint32_t rv = res[y.size()];
+              c = bias.empty() ? rv : isa::ApplyVectorOp(isa::VectorOp::kAdd, rv, c, 0, mode);
+            }
             for (int i = 0; i < s.kh; ++i) {
               for (int j = 0; j < s.kw; ++j) {
                 const int ih = oh * s.stride - s.pad + i, iw = ow * s.stride - s.pad + j;
@@ -474,33 +484,39 @@ class HostTest : public ::testing::Test {
   // How the program lowered the convolution.
   enum class Lowering { kIm2col, kWindow, kPointwise };
   static Lowering RunConv(const MachineConfig& cfg, const host::ConvShape& s, bool bias, bool relu,
-                          OutFormat out, tb::Rng& rng) {
+                          OutFormat out, tb::Rng& rng, bool residual = false) {
     const tb::GemmData kind = Kind(rng);
     SCOPED_TRACE(fmt::format(
         "conv N={} H={} W={} Cin={} Cout={} k={}x{} stride={} pad={} {} {} "
-        "{} data={} on {}",
+        "{}{} data={} on {}",
         s.n, s.h, s.w, s.cin, s.cout, s.kh, s.kw, s.stride, s.pad, bias ? "bias" : "no-bias",
-        relu ? "relu" : "", out == OutFormat::kBf16 ? "bf16" : "fp32", tb::GemmDataName(kind),
-        CfgName(cfg)));
-    const auto p = host::CompileConv(cfg, s, bias, relu, out);
+        relu ? "relu" : "", out == OutFormat::kBf16 ? "bf16" : "fp32", residual ? " residual" : "",
+        tb::GemmDataName(kind), CfgName(cfg)));
+    const auto p = host::CompileConv(cfg, s, bias, relu, out, 0, false, false, residual);
+    EXPECT_EQ(p.residual.rows, residual ? s.M() : 0);
     EXPECT_EQ(p.window || p.pointwise, p.host_im2col_reason.empty()) << p.host_im2col_reason;
     EXPECT_FALSE(p.window && p.pointwise);
     EXPECT_EQ(p.pointwise, s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0);
     const auto x = RandomBf16(rng, s.n * s.h * s.w, s.cin, kind);
     const auto w = RandomBf16(rng, s.K(), s.cout, kind);
     const auto b = bias ? RandomFp32(rng, 1, s.cout, kind) : std::vector<uint32_t>{};
+    const auto res = residual ? RandomFp32(rng, s.M(), s.cout, kind) : std::vector<uint32_t>{};
     Machine mach(cfg);
     host::WriteConvInput(mach, p, x);
     host::WriteWeights(mach, p.b, w);
     if (bias) host::WriteMatrix(mach, p.bias, b);
+    if (residual) host::WriteMatrix(mach, p.residual, res);
     const auto r = host::Run(mach, p.prog);
     const int osize = out == OutFormat::kBf16 ? 2 : 4;
     ExpectRun(r, p.prog, uint64_t(s.M()) * s.K() * s.cout, uint64_t(s.M()) * s.cout * osize);
-    const auto want = DirectConv(s, x, w, b, cfg.mode);
+    const auto want = DirectConv(s, x, w, b, cfg.mode, res);
     // The contract: the same GEMM on the same im2col matrix.
-    ExpectSame(want,
-               gemm::Gemm({s.M(), s.K(), s.cout}, host::Im2col(s, x), w,
-                          bias ? Broadcast(b, s.M()) : b, cfg.mode),
+    std::vector<uint32_t> c0 = bias ? Broadcast(b, s.M()) : b;
+    if (residual && !bias) c0 = res;
+    for (size_t i = 0; bias && i < res.size(); ++i) {
+      c0[i] = isa::ApplyVectorOp(isa::VectorOp::kAdd, res[i], c0[i], 0, cfg.mode);
+    }
+    ExpectSame(want, gemm::Gemm({s.M(), s.K(), s.cout}, host::Im2col(s, x), w, c0, cfg.mode),
                s.cout, "im2col GEMM vs direct conv");
     if (out == OutFormat::kBf16) {
       ExpectSame(ToBf16(want, relu, cfg.mode), host::ReadMatrixBf16(mach, p.out), s.cout, "y");
@@ -661,6 +677,49 @@ TEST_F(HostTest, ConvNhwcThroughWindowsOrIm2col) {
   EXPECT_GE(pointwise, int(Configs().size()));
   std::printf("%d convolutions through windows, %d pointwise, %d through the host's im2col\n",
               windows, pointwise, im2col);
+}
+
+// Version 1.5: a residual add in the accumulators (CompileConv's residual): the MACs start from
+// R ⊕ bias (a hold LOAD of the bias row, an add LOAD of R's rows per block and N-tile), through
+// windows, the host's im2col and pointwise, with and without a bias, every output format.
+TEST_F(HostTest, ConvWithAResidualInTheAccumulators) {
+  tb::Rng rng(test::TestSeed());
+  int lowered[3] = {0, 0, 0};
+  for (const auto& cfg : Configs()) {
+    const host::ConvShape shapes[] = {
+        {1, 6, 6, 8, 5, 3, 3, 1, 1},    // windows (or im2col on tiny buffers)
+        {2, 5, 4, 20, 9, 1, 1, 1, 0},   // pointwise
+        {2, 7, 5, 12, 6, 3, 2, 2, 2},   // strided
+        {1, 9, 9, 3, 40, 3, 3, 1, 1}};  // several N-tiles
+    for (const auto& s : shapes) {
+      for (const bool bias : {false, true}) {
+        const Lowering l =
+            RunConv(cfg, s, bias, rng.Bit(), rng.Bit() ? OutFormat::kFp32 : OutFormat::kBf16, rng,
+                    /*residual=*/true);
+        ++lowered[int(l)];
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(lowered[int(Lowering::kWindow)], 0);
+  EXPECT_GT(lowered[int(Lowering::kIm2col)], 0);
+  EXPECT_GT(lowered[int(Lowering::kPointwise)], 0);
+  // The program's accumulator LOADs: with a bias, a hold and an add per block and N-tile.
+  const MachineConfig cfg = Configs().front();
+  const host::ConvShape s{1, 6, 6, 8, 5, 3, 3, 1, 1};
+  for (const bool bias : {false, true}) {
+    const auto p = host::CompileConv(cfg, s, bias, false, OutFormat::kFp32, 0, false, false, true);
+    int holds = 0, adds = 0, plain = 0;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufAcc) {
+        holds += l->hold, adds += l->add, plain += !l->hold && !l->add;
+      }
+    }
+    EXPECT_EQ(holds, adds);
+    EXPECT_EQ(bias ? plain : adds, 0);
+    EXPECT_GT(bias ? adds : plain, 0);
+    EXPECT_EQ(uint64_t(holds + adds + plain), p.prog.stats.acc_loads);
+  }
 }
 
 // One activation slot (a block's bands fill more than half the buffer) with several blocks: the

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -145,7 +146,7 @@ TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
         l.buffer = uint8_t(rng.Next());
         l.hbm_addr = rng.Next(), l.hbm_stride = rng.U32();
         l.dst = rng.U16(), l.rows = rng.U16(), l.elems = rng.U16();
-        l.transpose = rng.Bit();
+        l.transpose = rng.Bit(), l.hold = rng.Bit(), l.add = rng.Bit();
         in = l;
         break;
       }
@@ -206,9 +207,18 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_EQ(isa::Disassemble(lt),
             "LOAD wgt dst=4386 rows=13124 elems=21862 hbm=0x102030405060720 stride=168496160 "
             "transpose  [pop_next push_next]");
+  // Version 1.5: hold is bit 1 of byte 5, add bit 2.
+  isa::Load lh = l, la = l;
+  lh.hold = true, la.add = true;
+  Bytes want_h2 = want, want_a = want;
+  want_h2[5] = 0x02, want_a[5] = 0x04;
+  EXPECT_EQ(isa::Encode(lh), want_h2);
+  EXPECT_EQ(isa::Encode(la), want_a);
+  EXPECT_NE(isa::Disassemble(lh).find(" hold "), std::string::npos) << isa::Disassemble(lh);
+  EXPECT_NE(isa::Disassemble(la).find(" add "), std::string::npos) << isa::Disassemble(la);
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 4, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 5, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -316,8 +326,9 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     b[1] = 0x10;  // flag bits 4-7
     EXPECT_EQ(isa::Decode(b.data()).code, ErrorCode::kReserved);
   }
-  // LOAD's mode byte (version 1.3): bit 0 transpose, bits 1-7 reserved.
-  for (uint8_t v : {0x02, 0x80, 0x41}) {
+  // LOAD's mode byte: bit 0 transpose (version 1.3), bits 1 hold and 2 add (version 1.5), bits
+  // 3-7 reserved.
+  for (uint8_t v : {0x08, 0x80, 0x41}) {
     Bytes l = isa::Encode(isa::Load{});
     l[5] = v;
     const auto dl = isa::Decode(l.data());
@@ -330,6 +341,14 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
     const auto dl = isa::Decode(l.data());
     ASSERT_TRUE(dl.ok()) << dl.message;
     EXPECT_TRUE(std::get<isa::Load>(dl.instr).transpose);
+  }
+  for (uint8_t v : {0x02, 0x04}) {
+    Bytes l = isa::Encode(isa::Load{});
+    l[5] = v;
+    const auto dl = isa::Decode(l.data());
+    ASSERT_TRUE(dl.ok()) << dl.message;
+    EXPECT_EQ(std::get<isa::Load>(dl.instr).hold, v == 0x02);
+    EXPECT_EQ(std::get<isa::Load>(dl.instr).add, v == 0x04);
   }
   Bytes g = isa::Encode(isa::Gemm{});
   g[16] = 0x10;
@@ -467,7 +486,18 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
   t_acc.buffer = isa::kBufAcc;
   t_dst.dst = 13;
   t_wrows.buffer = isa::kBufWgt;
+  // Residual adds (version 1.5): hold and add into the accumulators only, not both; hold 1 row.
+  isa::Load h_act = LoadAct(0, 1, 1), a_wgt = LoadAct(0, 1, 1), h_add = LoadAct(0, 1, 1),
+            h_rows = LoadAct(0, 2, 1);
+  h_act.hold = true;
+  a_wgt.buffer = isa::kBufWgt, a_wgt.add = true;
+  h_add.buffer = isa::kBufAcc, h_add.hold = h_add.add = true;
+  h_rows.buffer = isa::kBufAcc, h_rows.hold = true;
   const Case cases[] = {
+      {h_act, {"LOAD", "buffer=0", "held", "accumulators"}},
+      {a_wgt, {"LOAD", "buffer=1", "added to", "accumulators"}},
+      {h_add, {"LOAD", "hold and add"}},
+      {h_rows, {"LOAD", "rows=2", "must be 1 (hold)"}},
       {t_acc, {"LOAD", "buffer=2", "transposed"}},
       {t_rows, {"LOAD", "rows=5", "R=4"}},
       {t_wrows, {"LOAD", "rows=5", "C=4"}},
@@ -1001,6 +1031,59 @@ TEST_F(IsaTest, TransposingLoadWritesHbmRowsAsBufferColumns) {
   EXPECT_EQ(m.Wgt(7, 0), 0xFFFF);
   EXPECT_EQ(r.counters.hbm_bytes_read, 8u * 6 + 8u * 10 + 2u * 10 + 4u * 10);
   EXPECT_EQ(r.unwritten_bytes_read, 0u);
+}
+
+uint32_t F32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// Version 1.5: a LOAD with hold keeps its row (not written to the accumulators); a LOAD with add
+// writes each row read plus the held row, the vector unit's add (fma32(x, 1, held), RNE; FTZ in
+// FTZ mode); elements at or beyond elems are +0; the held row is +0 when a run starts.
+TEST_F(IsaTest, HoldAndAddLoadsAddTheHeldRowToEveryRow) {
+  for (num::Mode mode : {num::Mode::kIeee, num::Mode::kFtz}) {
+    SCOPED_TRACE(mode == num::Mode::kFtz ? "FTZ" : "IEEE");
+    auto cfg = SmallConfig();  // C = 4
+    cfg.mode = mode;
+    Machine m(cfg);
+    const uint32_t sub = 0x00000003, tiny = 0x00400000;  // subnormals
+    const uint32_t held[4] = {F32(1.5f), F32(-2.0f), sub, F32(7.0f)};
+    // Rows: an exact sum, one that rounds (1 + 2^-24 + 1.5 -> ties to even), a cancellation to
+    // +0 (x + -x), subnormal + subnormal, infinities and NaN.
+    const uint32_t rows[3][4] = {
+        {F32(2.25f), F32(2.0f), tiny, F32(1.0f)},
+        {0x3F800001, F32(-1.0f), sub, 0x7F800000},
+        {F32(-1.5f), 0xFFC00000, 0x80000003, F32(-7.0f)},
+    };
+    m.WriteHbm(0x100, held, sizeof(held));
+    for (int i = 0; i < 3; ++i) m.WriteHbm(0x200 + 32 * uint64_t(i), rows[i], sizeof(rows[i]));
+    isa::Load h, a;
+    h.buffer = a.buffer = isa::kBufAcc;
+    h.hold = true, h.hbm_addr = 0x100, h.rows = 1, h.elems = 4;
+    a.add = true, a.hbm_addr = 0x200, a.hbm_stride = 32, a.rows = 3, a.elems = 3, a.dst = 5;
+    const auto r = RunProgram(m, Program(cfg, {h, a}));
+    ASSERT_TRUE(r.ok()) << r.message;
+    for (int i = 0; i < 3; ++i) {
+      for (int e = 0; e < 4; ++e) {
+        const uint32_t want =
+            e < 3 ? isa::ApplyVectorOp(isa::VectorOp::kAdd, rows[i][e], held[e], 0, mode) : 0;
+        EXPECT_EQ(m.Acc(5 + i, e), want) << i << "," << e;
+      }
+    }
+    EXPECT_EQ(m.Acc(5, 0), F32(3.75f));
+    EXPECT_EQ(m.Acc(5, 1), 0u);  // 2 + -2 = +0
+    EXPECT_EQ(m.Acc(5, 2), mode == num::Mode::kFtz ? 0u : tiny + sub);
+    // hold writes no accumulator row; the next run starts from a +0 held row.
+    EXPECT_EQ(r.counters.hbm_bytes_read, 16u + 3 * 12u);
+    a.dst = 0;
+    const auto r2 = RunProgram(m, Program(cfg, {a}));
+    ASSERT_TRUE(r2.ok()) << r2.message;
+    EXPECT_EQ(m.Acc(0, 0), F32(2.25f));
+    EXPECT_EQ(m.Acc(1, 0), 0x3F800001u);
+    EXPECT_EQ(m.Acc(1, 1), F32(-1.0f));
+  }
 }
 
 TEST_F(IsaTest, LoadFillsTheRestOfARowWithZerosAndStride0RepeatsARow) {

@@ -104,8 +104,11 @@ struct ConvCase {
 };
 
 // The reference convolution: NCHW in and out, from the contract.
+// With `res` (the output's shape): a residual add in the accumulators, the MACs starting from
+// fma32(res, 1, bias) (res alone without a bias or BN), docs/numerics.md.
 Tensor RefConv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor* b,
-               const Tensor* bn /* 4 x cout: gamma, beta, mean, var */, float eps) {
+               const Tensor* bn /* 4 x cout: gamma, beta, mean, var */, float eps,
+               const Tensor* res = nullptr) {
   const int oh = (c.h + c.pt + c.pb - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
   const int ow = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
   const int cin_g = c.cin / c.group, cout_g = c.cout / c.group;
@@ -126,6 +129,11 @@ Tensor RefConv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor
       for (int i0 = 0; i0 < oh; ++i0) {
         for (int j0 = 0; j0 < ow; ++j0) {
           uint32_t acc = has_init ? F32Bits(bias) : 0u;
+          if (res != nullptr) {
+            const uint32_t r = F32Bits(res->f[size_t(((n * c.cout + co) * oh + i0) * ow + j0)]);
+            acc =
+                has_init ? isa::ApplyVectorOp(isa::VectorOp::kAdd, r, acc, 0, num::Mode::kIeee) : r;
+          }
           for (int i = 0; i < c.kh; ++i) {
             for (int j = 0; j < c.kw; ++j) {
               for (int ci = 0; ci < cin_g; ++ci) {
@@ -255,6 +263,115 @@ TEST(NetConv, BitExactAgainstTheContract) {
     Tensor got = out.at(g.outputs[0].name);
     got.shape = want.shape;
     ExpectBits(got, want, "conv");
+  }
+}
+
+// Residual adds in the accumulators (docs/numerics.md, ISA 1.5): an Add that is a convolution's
+// only reader, of a value of its shape computed before it, joins the convolution's step (with
+// its Relu), with or without the vector unit; the MACs start from the value plus the bias. Not
+// fused: an Add whose other operand is computed after the convolution (it goes to that one),
+// or a broadcast operand.
+TEST(NetConv, ResidualAddRunsInTheAccumulators) {
+  tb::Rng rng(test::TestSeed());
+  const ConvCase cases[] = {
+      // n cin h w cout kh kw group | sh sw dh dw | pt pl pb pr | bias bn relu
+      {2, 5, 6, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, true, false},      // BN, x + conv
+      {1, 12, 4, 5, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, false, false, false},  // pointwise
+      {1, 3, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false},     // conv + x
+  };
+  int index = 0;
+  for (const auto& c : cases) {
+    for (const bool vector_unit : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "case " << index << (vector_unit ? " vector unit" : ""));
+      const Tensor x = Random(rng, {c.n, c.cin, c.h, c.w});
+      const Tensor w = Random(rng, {c.cout, c.cin, c.kh, c.kw}, 0.5);
+      const Tensor b = Random(rng, {c.cout});
+      Tensor bn = Random(rng, {4 * c.cout});
+      for (int i = 0; i < c.cout; ++i) {
+        bn.f[size_t(3 * c.cout + i)] = std::fabs(bn.f[size_t(3 * c.cout + i)]);
+      }
+      Graph g = ConvGraph(c, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, 1e-3f);
+      const std::string conv_out = g.nodes.back().outputs[0];
+      Node add;
+      add.name = "add";
+      add.op = "Add";
+      add.inputs = index == 2 ? std::vector<std::string>{conv_out, "x"}
+                              : std::vector<std::string>{"x", conv_out};
+      add.outputs = {"s"};
+      g.nodes.push_back(add);
+      const bool relu = index != 1;
+      if (relu) {
+        Node r;
+        r.name = "relu";
+        r.op = "Relu";
+        r.inputs = {"s"};
+        r.outputs = {"y"};
+        g.nodes.push_back(r);
+      }
+      g.outputs = {Input(relu ? "y" : "s", {})};
+      const net::Plan plan =
+          net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, vector_unit, 64);
+      ASSERT_EQ(plan.steps().size(), 1u);
+      const net::Step& st = plan.steps()[0];
+      EXPECT_TRUE(st.accel);
+      EXPECT_EQ(st.residual, "x");
+      EXPECT_NE(st.detail.find("residual add in the accumulators"), std::string::npos) << st.detail;
+      EXPECT_NE(st.label.find("add"), std::string::npos) << st.label;
+      auto cfg = tb::accel::ConfigFromName("8x8_1ch");
+      cfg.machine.vmem_depth = vector_unit ? 64 : 0;
+      tb::accel::ModelSim sim(cfg);
+      tb::accel::NetRunner runner(sim, false);
+      const auto out = runner.Run(plan, {{"x", x}});
+      ConvCase cr = c;
+      cr.relu = relu;
+      ExpectBits(out.at(g.outputs[0].name),
+                 RefConv(cr, x, w, c.bias ? &b : nullptr, c.bn ? &bn : nullptr, 1e-3f, &x),
+                 "fused residual");
+    }
+    ++index;
+  }
+  // Add(ca, cb) of two convolutions of x: cb is computed after ca, so ca's step cannot read it;
+  // cb's step reads ca's output (fp32) as its residual.
+  {
+    const ConvCase c{1, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false};
+    Graph g;
+    g.opset = 13;
+    g.inputs = {Input("x", {1, 4, 5, 5})};
+    g.constants["w1"] = Random(rng, {4, 4, 3, 3}, 0.5);
+    g.constants["w2"] = Random(rng, {4, 4, 3, 3}, 0.5);
+    g.constants["b1"] = Random(rng, {4});
+    g.constants["b2"] = Random(rng, {4});
+    const auto node = [&](const std::string& op, std::vector<std::string> in,
+                          const std::string& out) {
+      Node n;
+      n.name = out;
+      n.op = op;
+      n.inputs = std::move(in);
+      n.outputs = {out};
+      if (op == "Conv") n.attrs = {{"pads", Ints({1, 1, 1, 1})}};
+      g.nodes.push_back(n);
+    };
+    node("Conv", {"x", "w1", "b1"}, "ca");
+    node("Conv", {"x", "w2", "b2"}, "cb");
+    node("Add", {"ca", "cb"}, "s");
+    // A broadcast Add (one value per channel) is not fused.
+    g.constants["w3"] = Random(rng, {4, 4, 1, 1}, 0.5);
+    g.constants["per_c"] = Random(rng, {1, 4, 1, 1});
+    node("Conv", {"s", "w3"}, "c3");
+    node("Add", {"c3", "per_c"}, "t");
+    g.outputs = {Input("s", {}), Input("t", {})};
+    const Tensor x = Random(rng, {1, 4, 5, 5});
+    const net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
+    ASSERT_EQ(plan.steps().size(), 4u);
+    EXPECT_EQ(plan.steps()[0].residual, "");
+    EXPECT_EQ(plan.steps()[1].residual, "ca");
+    EXPECT_EQ(plan.steps()[2].residual, "");
+    EXPECT_FALSE(plan.steps()[3].accel);  // the broadcast Add, on the host
+    const auto out = RunGraph(g, {{"x", x}});
+    const Tensor ca = RefConv(c, x, g.constants.at("w1"), &g.constants.at("b1"), nullptr, 0);
+    ExpectBits(out.at("s"),
+               RefConv(c, x, g.constants.at("w2"), &g.constants.at("b2"), nullptr, 0, &ca),
+               "the later convolution takes the earlier one's output");
   }
 }
 
@@ -1087,7 +1204,9 @@ TEST(NetVector, ResidualAddAndReluOnTheVectorUnit) {
   relu.outputs = {"y"};
   g.nodes.push_back(add);
   g.nodes.push_back(relu);
-  g.outputs = {Input("y", {})};
+  // (The convolution's output is also an output: else the add would join its step,
+  // NetConv.ResidualAddRunsInTheAccumulators.)
+  g.outputs = {Input("y", {}), Input(conv_out, {})};
   const Tensor x = Random(rng, {1, 5, 6, 6});
   const net::Plan host_plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
   EXPECT_EQ(host_plan.steps().size(), 3u);  // conv, add, relu (the add's relu is not fused)
@@ -1538,9 +1657,10 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
       }
     }
     const int n_jobs = jobs.Total().jobs;
-    // conv, conv, add + relu, conv, pool, conv, conv, conv, dense, conv, conv, pool, dense (and
-    // gap, sigmoid, mul)
-    EXPECT_EQ(n_jobs, se ? 16 : 13);
+    // conv, conv + add + relu (the residual in the accumulators, read where conv 1 stored it),
+    // conv, pool, conv, conv, conv, dense, conv, conv, pool, dense (and gap, sigmoid, mul)
+    EXPECT_EQ(n_jobs, se ? 15 : 12);
+    EXPECT_EQ(plan.steps()[1].residual, "r1");
     ASSERT_EQ(whole.programs().size(), transpose ? 2u : 1u);
     int linked = 0;
     for (const auto& p : whole.programs()) linked += p.stats.jobs;

@@ -76,6 +76,11 @@ CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t ro
 // LOAD into the vector memory (version 1.4): the rules of docs/isa.md in their order.
 CheckResult CheckVmemLoad(const Load& l, const MachineConfig& cfg) {
   if (l.transpose) return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (vmem)");
+  if (l.hold || l.add) {
+    return Field("LOAD", "buffer", l.buffer,
+                 fmt::format("cannot be {} (only the accumulators, buffer 2)",
+                             l.hold ? "held" : "added to"));
+  }
   if (l.format > kFmtBf16) return Field("LOAD", "format", l.format, "is not 0 or 1");
   if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
   if (l.elems < 1 || l.elems > cfg.c) {
@@ -180,7 +185,7 @@ bool Header::operator==(const Header& o) const {
 bool Load::operator==(const Load& o) const {
   return deps == o.deps && buffer == o.buffer && hbm_addr == o.hbm_addr &&
          hbm_stride == o.hbm_stride && dst == o.dst && rows == o.rows && elems == o.elems &&
-         transpose == o.transpose && format == o.format;
+         transpose == o.transpose && format == o.format && hold == o.hold && add == o.add;
 }
 bool Window::operator==(const Window& o) const {
   return stride == o.stride && dh == o.dh && dw == o.dw && band_row == o.band_row &&
@@ -273,7 +278,9 @@ Bytes Encode(const Instr& in) {
                         },
                         [&](const Load& l) {
                           p[kLoadBufferByte] = l.buffer;
-                          p[kLoadModeByte] = l.transpose ? 1 << kLoadTransposeBit : 0;
+                          p[kLoadModeByte] = uint8_t((l.transpose ? 1 << kLoadTransposeBit : 0) |
+                                                     (l.hold ? 1 << kLoadHoldBit : 0) |
+                                                     (l.add ? 1 << kLoadAddBit : 0));
                           Put(p, kLoadHbmAddrByte, 8, l.hbm_addr);
                           Put(p, kLoadHbmStrideByte, 4, l.hbm_stride);
                           Put(p, kLoadDstByte, 2, l.dst);
@@ -387,8 +394,9 @@ DecodeResult Decode(const uint8_t* b, bool vector_unit) {
       // Byte 6 (format) exists only for the vector memory (buffer 3) of a vector unit.
       const bool vmem = vector_unit && b[kLoadBufferByte] == kBufVmem;
       if (Reserved(b, {{4, vmem ? 3 : 2}, {8, 18}}, &msg)) break;
-      if (b[kLoadModeByte] & ~(1 << kLoadTransposeBit)) {
-        msg = fmt::format("reserved bits 1-7 of byte 5 set (0x{:02X})", b[kLoadModeByte]);
+      if (b[kLoadModeByte] &
+          ~((1 << kLoadTransposeBit) | (1 << kLoadHoldBit) | (1 << kLoadAddBit))) {
+        msg = fmt::format("reserved bits 3-7 of byte 5 set (0x{:02X})", b[kLoadModeByte]);
         break;
       }
       Load l;
@@ -400,6 +408,8 @@ DecodeResult Decode(const uint8_t* b, bool vector_unit) {
       l.rows = uint16_t(Get(b, kLoadRowsByte, 2));
       l.elems = uint16_t(Get(b, kLoadElemsByte, 2));
       l.transpose = (b[kLoadModeByte] >> kLoadTransposeBit) & 1;
+      l.hold = (b[kLoadModeByte] >> kLoadHoldBit) & 1;
+      l.add = (b[kLoadModeByte] >> kLoadAddBit) & 1;
       l.format = b[kLoadFormatByte];
       r.instr = l;
       break;
@@ -587,7 +597,14 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             if (l.transpose && l.buffer == kBufAcc) {
               return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (accumulators)");
             }
+            if ((l.hold || l.add) && l.buffer != kBufAcc) {
+              return Field("LOAD", "buffer", l.buffer,
+                           fmt::format("cannot be {} (only the accumulators, buffer 2)",
+                                       l.hold ? "held" : "added to"));
+            }
+            if (l.hold && l.add) return Field("LOAD", "mode", 6, "sets both hold and add");
             if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
+            if (l.hold && l.rows != 1) return Field("LOAD", "rows", l.rows, "must be 1 (hold)");
             if (l.transpose && l.rows > max_elems) {
               return Field("LOAD", "rows", l.rows,
                            fmt::format("exceeds {}={} (a transposing LOAD into buffer {})",
@@ -725,7 +742,10 @@ std::string Disassemble(const Instr& in) {
             const std::string buf = l.buffer <= 3 ? kBuf[l.buffer] : fmt::format("{}?", l.buffer);
             return fmt::format("LOAD {} dst={} rows={} elems={} hbm=0x{:X} stride={}{}{}", buf,
                                l.dst, l.rows, l.elems, l.hbm_addr, l.hbm_stride,
-                               l.transpose ? " transpose" : "",
+                               l.transpose ? " transpose"
+                               : l.hold    ? " hold"
+                               : l.add     ? " add"
+                                           : "",
                                l.format == kFmtBf16 ? " bf16"
                                : l.format != 0      ? " format?"
                                                     : "");

@@ -386,6 +386,7 @@ RunResult Machine::Run(uint64_t prog_addr, uint32_t count) {
   std::fill(w_.begin(), w_.end(), 0);
   w_loaded_ = false;
   std::fill(w_def_.begin(), w_def_.end(), uint8_t{0});
+  held_.assign(size_t(cfg_.c), 0);
   std::array<int64_t, 4> tokens{};
   for (const Instr& in : prog) {
     const bool clean = r.unwritten_bytes_read == 0;
@@ -457,12 +458,24 @@ void Machine::Execute(const Instr& in, RunResult* r) {
       }
       return;
     }
+    if (l->hold) {  // buffer 2, one row: into the held row (version 1.5)
+      LoadHbm(l->hbm_addr, row.data(), row.size(), r);
+      ctr->hbm_bytes_read += row.size();
+      for (int e = 0; e < width; ++e) {
+        held_[size_t(e)] = e < l->elems ? uint32_t(GetLe(&row[size_t(e) * size], size)) : 0;
+      }
+      return;
+    }
     for (int i = 0; i < l->rows; ++i) {
       LoadHbm(l->hbm_addr + uint64_t(i) * l->hbm_stride, row.data(), row.size(), r);
       ctr->hbm_bytes_read += row.size();
       const size_t base = size_t(l->dst + i) * width;
       for (int e = 0; e < width; ++e) {
-        const uint64_t v = e < l->elems ? GetLe(&row[size_t(e) * size], size) : 0;
+        uint64_t v = e < l->elems ? GetLe(&row[size_t(e) * size], size) : 0;
+        // add (version 1.5): the row read plus the held row, the vector unit's add.
+        if (l->add && e < l->elems) {
+          v = ApplyVectorOp(VectorOp::kAdd, uint32_t(v), held_[size_t(e)], 0, mode);
+        }
         if (l->buffer == kBufAct) act_[base + e] = uint16_t(v), act_def_[base + e] = 1;
         if (l->buffer == kBufWgt) wgt_[base + e] = uint16_t(v), wgt_def_[base + e] = 1;
         if (l->buffer == kBufAcc) acc_[base + e] = uint32_t(v), acc_def_[base + e] = 1;

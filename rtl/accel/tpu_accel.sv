@@ -307,7 +307,7 @@ module tpu_accel #(
     .Rows(Rows), .Cols(Cols), .ActDepth(ActDepth), .WgtDepth(WgtDepth), .AccDepth(AccDepth),
     .AddrW(AW), .Lanes(Lanes)
   ) u_compute (
-    .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt),
+    .clk_i, .rst_ni, .flush_i(flush), .halt_i(halt), .ftz_i(ftz),
     .head_valid_i(!q_empty[1]), .head_instr_i(q_head[288 +: 256]), .head_pc_i(q_head[544 +: 32]),
     .head_pop_o(q_pop[1]),
     .tok_prev_i(tok_avail[0]), .tok_next_i(tok_avail[3]),

@@ -13,6 +13,10 @@
 // assembles each row of Cols fp32
 // values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
 // hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
+// Residual adds (version 1.5): a LOAD with `hold` keeps its one row in the held row instead of
+// writing it; a LOAD with `add` writes every row read plus the held row, element by element (the
+// vector unit's add, fma32(x, 1, held): one fp32 FMA per element of the beats taken in a cycle).
+// The held row is +0 after reset and after every run (flush).
 `include "tpu_channels.svh"
 `include "tpu_ff.svh"
 module tpu_accel_compute #(
@@ -39,6 +43,7 @@ module tpu_accel_compute #(
   input  logic                rst_ni,
   input  logic                flush_i,
   input  logic                halt_i,
+  input  logic                ftz_i,         // FTZ mode (a LOAD's add)
   // Instruction queue head
   input  logic                head_valid_i,
   input  logic [255:0]        head_instr_i,
@@ -210,6 +215,7 @@ module tpu_accel_compute #(
   logic [4:0]        l_bpr_q, l_bpr_d, l_chunk_q, l_chunk_d, bpr;  // an fp32 row of 128: 16 beats
   logic [4:0]        l_chunk_end;
   logic              l_once_q, l_once_d, l_pprev_q, l_pprev_d, l_pnext_q, l_pnext_d;
+  logic              l_hold_q, l_hold_d, l_add_q, l_add_d;
   logic              row_full_q, row_full_d, beat, l_last_chunk, ld_fire;
   logic [31:0]       l_pc_q, l_pc_d;
   logic [Cols*32-1:0] row_q;
@@ -240,10 +246,11 @@ module tpu_accel_compute #(
                                                                      : r.count;
   assign l_chunk_end   = l_chunk_q + 5'(r_take_o);
   assign l_last_chunk  = l_chunk_end == l_bpr_q;
-  assign ld_fire       = row_full_q && mxu_ld_ready_i;
+  // A held row goes to held_q, not to the accumulators.
+  assign ld_fire       = row_full_q && (l_hold_q || mxu_ld_ready_i);
   assign accld_done    = ld_fire && (l_row_q == l_rows_q - 16'd1);
 
-  assign mxu_ld_valid_o = row_full_q;
+  assign mxu_ld_valid_o = row_full_q && !l_hold_q;
   assign mxu_ld_addr_o  = AccAW'(l_dst_q + l_row_q);
   assign mxu_ld_data_o  = row_q;
 
@@ -259,6 +266,8 @@ module tpu_accel_compute #(
     l_once_d   = l_once_q;
     l_pprev_d  = l_pprev_q;
     l_pnext_d  = l_pnext_q;
+    l_hold_d   = l_hold_q;
+    l_add_d    = l_add_q;
     l_pc_d     = l_pc_q;
     if (flush_i) begin
       acc_busy_d = 1'b0;
@@ -275,6 +284,8 @@ module tpu_accel_compute #(
         l_once_d   = tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0;
         l_pprev_d  = head_instr_i[tpu_isa_pkg::FlagPushPrev];
         l_pnext_d  = head_instr_i[tpu_isa_pkg::FlagPushNext];
+        l_hold_d   = head_instr_i[tpu_isa_pkg::LoadHoldBit];
+        l_add_d    = head_instr_i[tpu_isa_pkg::LoadAddBit];
         l_pc_d     = head_pc_i;
         l_row_d    = '0;
         l_chunk_d  = '0;
@@ -301,7 +312,46 @@ module tpu_accel_compute #(
   `TPU_FF(l_once_q, l_once_d, 1'b0)
   `TPU_FF(l_pprev_q, l_pprev_d, 1'b0)
   `TPU_FF(l_pnext_q, l_pnext_d, 1'b0)
+  `TPU_FF(l_hold_q, l_hold_d, 1'b0)
+  `TPU_FF(l_add_q, l_add_d, 1'b0)
   `TPU_FF(l_pc_q, l_pc_d, '0)
+
+  // The held row (hold): +0 after reset and after every run.
+  logic [Cols*32-1:0] held_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni)                  held_q <= '0;
+    else if (flush_i)             held_q <= '0;
+    else if (ld_fire && l_hold_q) held_q <= row_q;
+  end
+
+  // add: beat l's element k is row element (l_chunk_q + l)·8 + k; its sum with the held row's
+  // element there, fma32(x, 1, held) (tpu_mac with fp32 operands, combinational), for the lanes a
+  // row can use (a row of Cols fp32 is ceil(Cols / 8) beats).
+  localparam int unsigned RowBeats = (Cols + 7) / 8;
+  localparam int unsigned AddLanes = (Lanes < RowBeats) ? Lanes : RowBeats;
+  logic [AddLanes*256-1:0] sum;
+  for (genvar l = 0; l < AddLanes; l++) begin : gen_add_lane
+    for (genvar k = 0; k < 8; k++) begin : gen_add_elem
+      logic [31:0] h;
+      always_comb begin
+        h = 32'd0;
+        for (int unsigned c = 0; c < RowBeats; c++) begin
+          if (32'(l_chunk_q) + l == c && c * 8 + k < Cols) h = held_q[32*(c*8 + k) +: 32];
+        end
+      end
+      tpu_mac #(.ExpBits(8), .InManBits(23), .AccManBits(23), .PipeRegs(0),
+                .ModeSel(tpu_pkg::ModeRuntime)) u_add (
+        .clk_i, .rst_ni,
+        .in_valid_i (1'b1),
+        .ftz_i,
+        .a_i        (r.data[256*l + 32*k +: 32]),
+        .b_i        (32'h3F80_0000),
+        .c_i        (h),
+        .out_valid_o(),
+        .res_o      (sum[256*l + 32*k +: 32])
+      );
+    end
+  end
 
   // Element e of the row comes from beat e/8 (lane e/8 - l_chunk_q of this cycle), element e%8
   // of it; the row's first beats clear the rest.
@@ -313,6 +363,9 @@ module tpu_accel_compute #(
       v = 32'd0;
       for (int unsigned l = 0; l < Lanes; l++) begin
         if (lane == 5'(l)) v = r.data[256*l + 32*(e%8) +: 32];
+      end
+      for (int unsigned l = 0; l < AddLanes; l++) begin
+        if (l_add_q && lane == 5'(l)) v = sum[256*l + 32*(e%8) +: 32];
       end
     end
     logic here, wen;

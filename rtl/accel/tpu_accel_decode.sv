@@ -187,6 +187,10 @@ module tpu_accel_decode #(
   logic [15:0] ld_span;
   assign load_tr = instr_i[tpu_isa_pkg::LoadTransposeBit];
   assign ld_span = load_tr ? load_elems : load_rows;
+  // Residual adds (version 1.5): hold and add, for the accumulators only, not both; hold: 1 row.
+  logic load_hold, load_add;
+  assign load_hold = instr_i[tpu_isa_pkg::LoadHoldBit];
+  assign load_add  = instr_i[tpu_isa_pkg::LoadAddBit];
 
   logic gemm_mode_bad, gemm_win, gemm_bc, bc_bad;
   logic [15:0] gemm_init_row;
@@ -244,7 +248,7 @@ module tpu_accel_decode #(
                    32'(tpu_isa_pkg::header_cols(instr_i)) != Cols)  err_o = ErrShape;
         end
         tpu_isa_pkg::OpLoad: if (load_vmem) begin
-          if (load_tr)                                              err_o = ErrField;
+          if (load_tr || load_hold || load_add)                     err_o = ErrField;
           else if (load_format > tpu_isa_pkg::FmtBf16)              err_o = ErrField;
           else if (load_rows == 16'd0)                              err_o = ErrField;
           else if (load_elems == 16'd0 || 32'(load_elems) > Cols)   err_o = ErrField;
@@ -253,7 +257,11 @@ module tpu_accel_decode #(
         end else begin
           if (load_buffer > tpu_isa_pkg::BufAcc)                    err_o = ErrField;
           else if (load_tr && load_buffer == tpu_isa_pkg::BufAcc)   err_o = ErrField;
+          else if ((load_hold || load_add) && load_buffer != tpu_isa_pkg::BufAcc)
+            err_o = ErrField;
+          else if (load_hold && load_add)                           err_o = ErrField;
           else if (load_rows == 16'd0)                              err_o = ErrField;
+          else if (load_hold && load_rows != 16'd1)                 err_o = ErrField;
           else if (load_tr && 17'(load_rows) > ld_max)              err_o = ErrField;
           else if (load_elems == 16'd0 ||
                    17'(load_elems) > (load_tr ? 17'(Side) : ld_max)) err_o = ErrField;

@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd4;
+  localparam logic [15:0] VersionMinor = 16'd5;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -36,7 +36,9 @@ package tpu_isa_pkg;
 
   // Mode bits of an instruction: bit positions in the instruction word.
   localparam int unsigned LoadTransposeBit = 40;
-  localparam logic [7:0] LoadModeDefined = 8'h01;  // the bits of mode that mean something
+  localparam int unsigned LoadHoldBit = 41;
+  localparam int unsigned LoadAddBit = 42;
+  localparam logic [7:0] LoadModeDefined = 8'h07;  // the bits of mode that mean something
   localparam int unsigned GemmAccumulateBit = 128;
   localparam int unsigned GemmLoadWeightsBit = 129;
   localparam int unsigned GemmWindowBit = 130;

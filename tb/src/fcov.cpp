@@ -495,7 +495,9 @@ Catalog* MakeCatalog() {
                              "STORE.vmem",
                              "VOP",
                              "VOP.a_vmem",
-                             "VOP.b_scalar"});
+                             "VOP.b_scalar",
+                             "LOAD.acc.hold",
+                             "LOAD.acc.add"});
   std::vector<std::string> codes(isa::kErrorNames.begin(), isa::kErrorNames.end());
   c->accel_error =
       &Declare("accel.error", "error codes the accelerator reported (ERR_CODE after a run)", codes);
@@ -639,7 +641,8 @@ void AccelRun(const std::vector<uint8_t>& prog, isa::ErrorCode code, uint32_t pc
         }
         if (l.buffer > isa::kBufAcc) return;  // ERR_FIELD: the error's own pc, not counted here
         bin = 1 + l.buffer;
-        if (l.transpose) g.accel_instr->Hit(16 + l.buffer);  // also counted by buffer
+        if (l.transpose) g.accel_instr->Hit(16 + l.buffer);         // also counted by buffer
+        if (l.hold || l.add) g.accel_instr->Hit(l.hold ? 24 : 25);  // version 1.5, likewise
         break;
       }
       case isa::Opcode::kGemm: {

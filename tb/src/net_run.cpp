@@ -314,8 +314,8 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
       // it) starts a new program, whose host writes it.
       std::vector<WorkloadLink> mine;
       bool linkable = true;
-      for (int op = 0; op < 2 && linkable; ++op) {
-        const int src = op == 0 ? rc.job.from_a : rc.job.from_b;
+      for (int op = 0; op < 3 && linkable; ++op) {
+        const int src = op == 0 ? rc.job.from_a : op == 1 ? rc.job.from_b : rc.job.from_res;
         if (src < int(first) || src >= int(k)) continue;  // the host writes it
         const Tensor* in = JobOperand(w, rc.job, op);
         const Workload& pw = parts[size_t(src) - first];
@@ -338,7 +338,11 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
         if (in->data != Expected(recs[size_t(src)].out, *po, cfg)) {
           throw NetFailure(fmt::format(
               "{}: operand {} is not the output of job {} as the plan says (a planner error)",
-              where, op == 0 ? "A" : "B", src));
+              where,
+              op == 0   ? "A"
+              : op == 1 ? "B"
+                        : "R",
+              src));
         }
         WorkloadLink l{k - first, in->name, size_t(src) - first, po->name};
         l.group = group;

@@ -210,13 +210,20 @@ class Generator {
       l.elems = uint16_t(PickElems(width, size, &beats));
       l.rows = uint16_t(Chance(70) ? Pick(1, std::min(depth, 8)) : Pick(1, std::min(depth, 64)));
     }
+    // Residual adds (version 1.5): a held row, or rows added to it.
+    if (l.buffer == isa::kBufAcc && Chance(40)) {
+      l.hold = Chance(40);
+      l.add = !l.hold;
+      if (l.hold) l.rows = 1;
+      c->classes.push_back(l.hold ? "load.acc.hold" : "load.acc.add");
+    }
     const int span = l.transpose ? l.elems : l.rows;
     const int dst = PickRow(depth, span);
     if (dst < 0) return false;
     l.dst = uint16_t(dst);
     if (!PickRead(l.rows, uint64_t(l.elems) * size, &l, c)) return false;
     c->mod = l.buffer == isa::kBufAcc ? kComputeMod : kLoadMod;
-    c->acc.push_back({l.buffer, dst, dst + span, true});
+    if (!l.hold) c->acc.push_back({l.buffer, dst, dst + span, true});
     c->classes.push_back(name + "." + beats);
     if (dst + span == depth) c->classes.push_back(name + ".last_row");
     c->in = l;
@@ -583,7 +590,7 @@ class Generator {
     isa::DepsOf(c.in) = d;
     // The buffers' rows it defines.
     if (const auto* l = std::get_if<isa::Load>(&c.in)) {
-      const int span = l->transpose ? l->elems : l->rows;
+      const int span = l->hold ? 0 : l->transpose ? l->elems : l->rows;  // hold: the held row
       const int index = count_[size_t(c.mod)] - 1;
       for (int r = l->dst; r < l->dst + span; ++r) {
         if (l->buffer == isa::kBufAct) act_ok_[size_t(r)] = true, act_writer_[size_t(r)] = index;
@@ -648,6 +655,8 @@ const std::vector<std::string>& RandomProgramClasses() {
     }
     for (const char* s : {"stride_zero", "stride_packed", "stride_gap", "stride_far"})
       v.push_back(s);
+    v.push_back("load.acc.hold");
+    v.push_back("load.acc.add");
     for (const char* f : {"pop_next", "push_next"}) {
       for (const char* l : {"load.act", "load.wgt", "load.act.transpose", "load.wgt.transpose"}) {
         v.push_back(fmt::format("flags.{}.{}", l, f));

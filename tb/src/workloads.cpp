@@ -312,6 +312,11 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base
   const bool also = bf16_copy && job.also_bf16 && job.out == host::OutFormat::kFp32;
   const host::OutFormat out = job.out;
   const bool bias = !job.bias.empty();
+  const bool residual = !job.residual.empty();
+  if (residual && job.kind != net::AccelJob::Kind::kConv &&
+      job.kind != net::AccelJob::Kind::kGemm) {
+    throw std::invalid_argument("a residual for a job that is neither a convolution nor a GEMM");
+  }
   Workload w;
   w.kind = "job";
   auto in16 = [](Tensor t, const std::vector<uint16_t>& d) {
@@ -379,21 +384,26 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base
     w.prog = std::move(p.prog);
   } else if (job.kind == net::AccelJob::Kind::kConv) {
     const host::ConvShape& s = job.conv;
-    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out, data_base, also, job.windows);
-    w.description = fmt::format("{}{}, {}{}", ConvText(s), bias ? ", bias" : "", FormatName(out),
-                                job.relu ? ", relu" : "");
+    auto p = host::CompileConv(Planned(cfg), s, bias, job.relu, out, data_base, also, job.windows,
+                               residual);
+    w.description =
+        fmt::format("{}{}{}, {}{}", ConvText(s), bias ? ", bias" : "", residual ? ", residual" : "",
+                    FormatName(out), job.relu ? ", relu" : "");
     w.conv = s;
     w.conv_input = job.a;
     w.inputs.push_back(ConvInput(p, w.conv_input, &w));
     w.inputs.push_back(in16(Weights("W", p.b), job.b));
     if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
+    if (residual) w.inputs.push_back(in32(Matrix("R", p.residual), job.residual));
     Tensor y = Matrix("Y", p.out);
     y.conv = s;
     w.outputs.push_back(std::move(y));
     if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("Y.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
   } else if (!job.c0.empty() || job.trans.a || job.trans.b) {
-    if (bias) throw std::invalid_argument("a job with a bias and C0 or a transposed operand");
+    if (bias || residual) {
+      throw std::invalid_argument("a job with a bias or a residual and C0 or a transposed operand");
+    }
     const bool c0 = !job.c0.empty();
     auto p = host::CompileGemm(Planned(cfg), job.m, job.k, job.n, job.trans,
                                c0 ? host::Init::kPreload : host::Init::kOverwrite, out, job.relu,
@@ -408,13 +418,15 @@ Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base
     w.outputs.push_back(Matrix("C", p.out));
     w.prog = std::move(p.prog);
   } else {
-    auto p =
-        host::CompileDense(Planned(cfg), job.m, job.k, job.n, bias, job.relu, out, data_base, also);
-    w.description = fmt::format("{}x{}x{} (M x K x N){}, {}{}", job.m, job.k, job.n,
-                                bias ? ", bias" : "", FormatName(out), job.relu ? ", relu" : "");
+    auto p = host::CompileDense(Planned(cfg), job.m, job.k, job.n, bias, job.relu, out, data_base,
+                                also, residual);
+    w.description =
+        fmt::format("{}x{}x{} (M x K x N){}{}, {}{}", job.m, job.k, job.n, bias ? ", bias" : "",
+                    residual ? ", residual" : "", FormatName(out), job.relu ? ", relu" : "");
     w.inputs.push_back(in16(Matrix("A", p.a), job.a));
     w.inputs.push_back(in16(Weights("B", p.b), job.b));
     if (bias) w.inputs.push_back(in32(Matrix("bias", p.bias), job.bias));
+    if (residual) w.inputs.push_back(in32(Matrix("R", p.residual), job.residual));
     w.outputs.push_back(Matrix("C", p.out));
     if (p.out_bf16.rows > 0) w.outputs.push_back(Matrix("C.bf16", p.out_bf16));
     w.prog = std::move(p.prog);
@@ -445,6 +457,8 @@ const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which)
     }
   } else if (which == 1 && job.kind == K::kVector) {
     name = "B";
+  } else if (which == 2 && !job.residual.empty()) {
+    name = "R";
   }
   if (name == nullptr) return nullptr;
   for (const auto& t : w.inputs) {

@@ -125,8 +125,11 @@ struct GemmOp {
   // b_t: `b` holds Bᵀ (N × K in tiles of nt_w × kt_w); the weight tile (kt, nt) is Bᵀ's tile
   // (nt, kt), loaded transposed.
   bool b_t = false;
-  enum class InitKind { kNone, kC0, kBias } init = InitKind::kNone;
-  TiledMatrix c0;  // C0 (kC0) or the 1-row bias (kBias)
+  // kResidual (version 1.5): C0 = res ⊕ bias, a hold LOAD of the tile's bias row and an add LOAD
+  // of res's rows (without a bias, res's rows as they are).
+  enum class InitKind { kNone, kC0, kBias, kResidual } init = InitKind::kNone;
+  TiledMatrix c0;   // C0 (kC0) or the 1-row bias (kBias, kResidual; rows = 0 without)
+  TiledMatrix res;  // kResidual: M × N fp32
   TiledMatrix out;
   TiledMatrix out2;  // rows > 0: a second copy of the output, bf16 (the STOREs twice)
   bool relu = false;
@@ -274,7 +277,23 @@ class Emitter {
       const int nt = blk->nt0 + j;
       isa::Load l;
       l.buffer = isa::kBufAcc;
-      if (op.init == GemmOp::InitKind::kC0) {
+      if (op.init == GemmOp::InitKind::kResidual) {
+        if (op.c0.rows > 0) {  // the tile's bias into the held row
+          isa::Load h;
+          h.buffer = isa::kBufAcc;
+          h.hold = true;
+          h.hbm_addr = op.c0.RowAddr(nt, 0);
+          h.rows = 1;
+          h.elems = uint16_t(op.out.TileCols(nt));
+          h.deps.pop_next = blk->acc_wait;
+          blk->acc_wait = false;
+          p_->Emit(h);
+          ++st_->acc_loads;
+          l.add = true;
+        }
+        l.hbm_addr = op.res.RowAddr(nt, blk->m0);
+        l.hbm_stride = uint32_t(op.res.Pitch());
+      } else if (op.init == GemmOp::InitKind::kC0) {
         l.hbm_addr = op.c0.RowAddr(nt, blk->m0);
         l.hbm_stride = uint32_t(op.c0.Pitch());
       } else {
@@ -864,7 +883,7 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Gemm
 }
 
 DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
-                          OutFormat out, uint64_t data_base, bool also_bf16) {
+                          OutFormat out, uint64_t data_base, bool also_bf16, bool residual) {
   CheckConfig(cfg, "CompileDense");
   CheckDim("CompileDense", "M", m);
   CheckDim("CompileDense", "K", k);
@@ -879,6 +898,9 @@ DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bo
   } else {
     r.bias.tile = t.nt_w, r.bias.elem_bytes = 4;
   }
+  if (residual) {
+    r.residual = p.AllocMatrix(m, n, t.nt_w, 4, fmt::format("residual ({}×{} fp32)", m, n));
+  }
   r.out = p.AllocMatrix(m, n, t.nt_w, OutBytes(out), fmt::format("output ({}×{})", m, n));
   if (also_bf16 && out == OutFormat::kFp32) {
     r.out_bf16 = p.AllocMatrix(m, n, t.nt_w, 2, fmt::format("output ({}×{} bf16)", m, n));
@@ -887,7 +909,10 @@ DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bo
   op.m = m, op.k = k, op.n = n;
   op.a = r.a, op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
   op.out2 = r.out_bf16;
-  op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
+  op.init = residual ? GemmOp::InitKind::kResidual
+            : bias   ? GemmOp::InitKind::kBias
+                     : GemmOp::InitKind::kNone;
+  op.res = r.residual;
   Stats st;
   Emitter e(&p, &st);
   e.EmitGemm(op, false);
@@ -1126,7 +1151,8 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
 }  // namespace
 
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias, bool relu,
-                        OutFormat out, uint64_t data_base, bool also_bf16, bool windows) {
+                        OutFormat out, uint64_t data_base, bool also_bf16, bool windows,
+                        bool residual) {
   CheckConfig(cfg, "CompileConv");
   CheckDim("CompileConv", "N", s.n);
   CheckDim("CompileConv", "H", s.h);
@@ -1158,12 +1184,13 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   // × Cin): the GEMM emitter loads its A per K-tile, so blocks are not limited by a whole band.
   if (s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0) {
     const DenseProgram d =
-        CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base, also_bf16);
+        CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base, also_bf16, residual);
     r.pointwise = true;
     r.prog = d.prog;
     r.a = d.a;
     r.b = d.b;
     r.bias = d.bias;
+    r.residual = d.residual;
     r.out = d.out;
     r.out_bf16 = d.out_bf16;
     return r;
@@ -1189,11 +1216,12 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   }
   if (!r.host_im2col_reason.empty()) {
     const DenseProgram d =
-        CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base, also_bf16);
+        CompileDense(cfg, int(M), int(K), s.cout, bias, relu, out, data_base, also_bf16, residual);
     r.prog = d.prog;
     r.a = d.a;
     r.b = d.b;
     r.bias = d.bias;
+    r.residual = d.residual;
     r.out = d.out;
     r.out_bf16 = d.out_bf16;
     return r;
@@ -1215,6 +1243,11 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   } else {
     r.bias.tile = t.nt_w, r.bias.elem_bytes = 4;
   }
+  if (residual) {
+    r.residual =
+        p.AllocMatrix(int(M), s.cout, t.nt_w, 4,
+                      fmt::format("residual ({}x{}x{}x{} fp32)", s.n, s.OutH(), s.OutW(), s.cout));
+  }
   r.out = p.AllocMatrix(int(M), s.cout, t.nt_w, OutBytes(out),
                         fmt::format("Y ({}x{}x{}x{})", s.n, s.OutH(), s.OutW(), s.cout));
   if (also_bf16 && out == OutFormat::kFp32) {
@@ -1226,7 +1259,10 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   op.m = int(M), op.k = int(K), op.n = s.cout;
   op.b = r.b, op.c0 = r.bias, op.out = r.out, op.relu = relu;
   op.out2 = r.out_bf16;
-  op.init = bias ? GemmOp::InitKind::kBias : GemmOp::InitKind::kNone;
+  op.init = residual ? GemmOp::InitKind::kResidual
+            : bias   ? GemmOp::InitKind::kBias
+                     : GemmOp::InitKind::kNone;
+  op.res = r.residual;
   op.win = &cw;
   Stats st;
   Emitter e(&p, &st);

@@ -83,6 +83,12 @@ struct Load {
   bool transpose = false;
   // Version 1.4, buffer 3 (the vector memory) only: what HBM holds, kFmtFp32 or kFmtBf16.
   uint8_t format = 0;
+  // Version 1.5, buffer 2 (the accumulators) only, not both (docs/isa.md "Residual adds"):
+  //  * hold: the row read (rows = 1) goes to the compute module's held row, not the accumulators;
+  //  * add: every row written is the row read plus the held row, element by element, the vector
+  //    unit's add (fma32(x, 1, held), one rounding). The held row is +0 when a run starts.
+  bool hold = false;
+  bool add = false;
   bool operator==(const Load& o) const;
 };
 

@@ -11,7 +11,7 @@ namespace tpu::isa {
 
 inline constexpr int kInstrBytes = 32;
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 4;
+inline constexpr uint16_t kVersionMinor = 5;
 inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
 
 enum class Opcode : uint8_t {
@@ -151,6 +151,8 @@ inline constexpr int kPopNextBit = 1;
 inline constexpr int kPushPrevBit = 2;
 inline constexpr int kPushNextBit = 3;
 inline constexpr int kLoadTransposeBit = 0;
+inline constexpr int kLoadHoldBit = 1;
+inline constexpr int kLoadAddBit = 2;
 inline constexpr int kGemmAccumulateBit = 0;
 inline constexpr int kGemmLoadWeightsBit = 1;
 inline constexpr int kGemmWindowBit = 2;

@@ -131,6 +131,7 @@ class Machine {
   std::vector<uint32_t> vmem_;  // VmemDepth x C (the vector unit's memory)
   std::vector<uint16_t> w_;     // the array's weights, R x C
   bool w_loaded_ = false;       // a GEMM of the last Run loaded w_
+  std::vector<uint32_t> held_;  // C: the row of the last LOAD with hold (+0 when a run starts)
   // 1: the element is defined (ActDefined, ...), laid out as act_, wgt_, acc_ and w_.
   std::vector<uint8_t> act_def_, wgt_def_, acc_def_, w_def_, vmem_def_;
 };

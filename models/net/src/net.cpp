@@ -60,6 +60,7 @@ std::string AccelJob::Describe() const {
   if (trans.b) r += ", B transposed";
   if (!bias.empty()) r += ", bias";
   if (!c0.empty()) r += ", C0";
+  if (!residual.empty()) r += ", residual";
   if (relu) r += ", relu";
   r += out == host::OutFormat::kBf16 ? ", bf16 out" : ", fp32 out";
   return r;
@@ -86,6 +87,7 @@ struct Env : std::map<std::string, Tensor> {
   std::set<std::string> dynamic;                        // computed from some job's output
   int jobs = 0;                                         // jobs run so far
   bool step_a_dynamic = false, step_b_dynamic = false;  // the running step's inputs
+  bool step_res_dynamic = false;                        // its residual (Step::residual)
 
   // `v` is the output of the job just run, rows × cols in format f.
   void Produced(const std::string& v, int64_t rows, int64_t cols, host::OutFormat f,
@@ -120,7 +122,10 @@ struct Env : std::map<std::string, Tensor> {
   // Before a job goes to the back end: its operands computed by the host from job outputs.
   void Prepare(AccelJob* job) const {
     job->host_a = step_a_dynamic && job->from_a < 0 && job->a_pieces.empty();
-    job->host_b = step_b_dynamic && job->from_b < 0;
+    job->host_b = HostB(*job);
+  }
+  bool HostB(const AccelJob& job) const {
+    return (step_b_dynamic && job.from_b < 0) || (step_res_dynamic && job.from_res < 0);
   }
 };
 // A step's work: reads and writes values in the environment, sends jobs to the back end.
@@ -507,6 +512,27 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
     value = bn->outputs[0];
     Fold(c, size_t(bn - c.g.nodes.data()), &st, &done);
   }
+  // A residual add (docs/numerics.md "Residual adds in the accumulators"): an Add that is the
+  // only reader, of two values of the output's shape, whose other operand is computed before
+  // this step: the MACs start from it plus the bias (host::CompileConv's residual).
+  std::string res_name;
+  if (const Node* add = c.OnlyConsumer(value);
+      add != nullptr && add->op == "Add" && add->inputs.size() == 2 && add->outputs.size() == 1 &&
+      group == 1 && add->inputs[0] != add->inputs[1]) {
+    const std::string other = add->inputs[0] == value ? add->inputs[1] : add->inputs[0];
+    const size_t me = size_t(&n - c.g.nodes.data());
+    bool before = true;  // a graph input or constant, or a value of an earlier node
+    for (size_t i = me; i < c.g.nodes.size() && before; ++i) {
+      for (const auto& o : c.g.nodes[i].outputs) before = before && o != other;
+    }
+    auto os = c.shapes.find(other);
+    if (before && !c.constants.count(other) && os != c.shapes.end() &&
+        os->second == SpatialShape(x, cout, win)) {
+      res_name = other;
+      value = add->outputs[0];
+      Fold(c, size_t(add - c.g.nodes.data()), &st, &done);
+    }
+  }
   const Epilogue e = FuseRelu(c, value, true);
   for (size_t i : e.fused) Fold(c, i, &st, &done);
 
@@ -523,6 +549,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   } else if (!even_pad) {
     how.push_back("unequal pads added by the host");
   }
+  if (!res_name.empty()) how.push_back("residual add in the accumulators");
   st.detail = how.empty() ? "" : fmt::format("{}", fmt::join(how, ", "));
   st.klass = fmt::format("conv {}x{}{}", win.kh, win.kw, group > 1 ? " grouped" : "");
 
@@ -538,8 +565,8 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
                     win.pl, win.pb, win.pr}) {
     fits = fits && v <= 65535;
   }
-  const bool vector_dw =
-      group > 1 && cin_g == 1 && cout_g == 1 && fits && c.vmem_depth >= 1 + taps + 1 + 2;
+  const bool vector_dw = group > 1 && cin_g == 1 && cout_g == 1 && fits &&
+                         c.vmem_depth >= 1 + taps + 1 + 2 && res_name.empty();
   if (vector_dw) st.detail = fmt::format("depthwise: {} channels on the vector unit", group);
   st.out_shape = out_shape;
   st.accel = true;
@@ -552,6 +579,10 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
   const bool copy16 = ep.out == host::OutFormat::kFp32 && c.Bf16Reader(ep.value);
   st.outputs = {ep.value};
   c.shapes[ep.value] = out_shape;
+  if (!res_name.empty()) {
+    st.inputs.push_back(res_name);
+    st.residual = res_name;
+  }
 
   impl.execs.push_back([=](Env& env, const AccelFn& accel, int step) {
     const Tensor& xt = env.at(in_name);
@@ -701,6 +732,20 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         }
       }
       job.also_bf16 = copy16 && group == 1;
+      if (!res_name.empty()) {  // NCHW fp32 into the output's rows (channels last)
+        const Tensor& rt = env.at(res_name);
+        const int64_t ohw = OH * OW;
+        job.residual.resize(size_t(N * ohw * cout));
+        for (int64_t b = 0; b < N; ++b) {
+          for (int64_t co = 0; co < cout; ++co) {
+            for (int64_t i = 0; i < ohw; ++i) {
+              job.residual[size_t((b * ohw + i) * cout + co)] =
+                  F32Bits(rt.f[size_t((b * cout + co) * ohw + i)]);
+            }
+          }
+        }
+        job.from_res = env.From(res_name, N * ohw, cout, host::OutFormat::kFp32);
+      }
       env.Prepare(&job);
       const std::vector<uint32_t> out = accel(job, step);
       for (int64_t p = 0; p < N * OH * OW; ++p) {
@@ -2902,7 +2947,7 @@ std::map<std::string, Tensor> Plan::Run(
   // its operands come from (Env::Prepare).
   const AccelFn counted = [&](const AccelJob& job, int step) {
     if (job.host_a != (env.step_a_dynamic && job.from_a < 0 && job.a_pieces.empty()) ||
-        job.host_b != (env.step_b_dynamic && job.from_b < 0)) {
+        job.host_b != env.HostB(job)) {
       throw std::logic_error(fmt::format("step {}: a job not prepared (Env::Prepare)", step));
     }
     std::vector<uint32_t> r = accel(job, step);
@@ -2923,7 +2968,9 @@ std::map<std::string, Tensor> Plan::Run(
     const Step& st = impl_->steps[i];
     env.step_a_dynamic = !st.inputs.empty() && env.dynamic.count(st.inputs[0]) != 0;
     env.step_b_dynamic = false;
+    env.step_res_dynamic = !st.residual.empty() && env.dynamic.count(st.residual) != 0;
     for (size_t k = 1; k < st.inputs.size(); ++k) {
+      if (st.inputs[k] == st.residual) continue;
       env.step_b_dynamic = env.step_b_dynamic || env.dynamic.count(st.inputs[k]) != 0;
     }
     const auto t0 = std::chrono::steady_clock::now();

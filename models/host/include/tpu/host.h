@@ -319,15 +319,21 @@ struct DenseProgram {
   Compiled prog;
   TiledMatrix a;
   WeightTiles b;
-  TiledMatrix bias;  // 1 × N fp32 (rows = 0 without bias)
+  TiledMatrix bias;      // 1 × N fp32 (rows = 0 without bias)
+  TiledMatrix residual;  // M × N fp32 (rows = 0 without a residual)
   TiledMatrix out;
   TiledMatrix out_bf16;  // also_bf16: the output again, bf16 (rows = 0 without)
 };
 // out = act(A·B + bias): the bias broadcast over rows (LOAD to the accumulators, hbm_stride 0).
 // `also_bf16` (with an fp32 output): every STORE twice, the second bf16 into out_bf16 (a
 // network's value that both fp32 and bf16 readers take, docs/onnx.md "One program per network").
+// `residual` (version 1.5, docs/numerics.md "Residual adds in the accumulators"): the MACs start
+// from R ⊕ bias (R, M × N fp32, element by element, one fp32 add; R alone without a bias):
+// per block and N-tile, a LOAD with hold of the tile's bias row and a LOAD with add of R's rows
+// (a residual add fused into the layer before it, out = act(R + bias + A·B)).
 DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
-                          OutFormat out, uint64_t data_base = 0, bool also_bf16 = false);
+                          OutFormat out, uint64_t data_base = 0, bool also_bf16 = false,
+                          bool residual = false);
 
 struct MlpProgram {
   Compiled prog;
@@ -367,14 +373,16 @@ struct ConvProgram {
   TiledMatrix a;
   WeightTiles b;         // weights HWIO = [kh][kw][Cin][Cout] row-major = K × Cout (kseg = Cin)
   TiledMatrix bias;      // 1 × Cout (rows = 0 without bias)
+  TiledMatrix residual;  // M × Cout fp32, NHWC like out (rows = 0 without: CompileDense's)
   TiledMatrix out;       // M × Cout = NHWC output (N × OH × OW × Cout) once read back row-major
   TiledMatrix out_bf16;  // also_bf16 (CompileDense's)
 };
 // `windows`: through windows wherever the machine can express them, even where im2col would take
 // fewer passes over the array (a whole-network program reads its input where it was stored).
+// `residual`: CompileDense's (the MACs start from residual ⊕ bias).
 ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool bias = false,
                         bool relu = false, OutFormat out = OutFormat::kFp32, uint64_t data_base = 0,
-                        bool also_bf16 = false, bool windows = false);
+                        bool also_bf16 = false, bool windows = false, bool residual = false);
 // The NHWC input into p.a (through Im2col when the program is neither windowed nor pointwise).
 void WriteConvInput(isa::Machine& m, const ConvProgram& p, const std::vector<uint16_t>& nhwc);
 

@@ -155,6 +155,10 @@ struct AccelJob {
   host::GemmTranspose trans;
   std::vector<uint32_t> bias;  // N fp32, or empty
   std::vector<uint32_t> c0;    // M x N fp32 initial value, or empty (kGemm)
+  // kConv, or kGemm with neither C0 nor a transposed operand: M x N fp32 (the output's layout,
+  // channels last) that the MACs start from, plus the bias (host::CompileDense's residual: a
+  // residual add in the accumulators), or empty.
+  std::vector<uint32_t> residual;
   bool relu = false;
   host::OutFormat out = host::OutFormat::kFp32;
   std::vector<host::VectorStage> stages;  // kVector
@@ -171,6 +175,7 @@ struct AccelJob {
   // or -1; from_b likewise for a vector job's B (`vb`). host_a: A is computed by the host from
   // some job's output (a data move, a host operator); host_b: likewise for any other operand.
   int from_a = -1, from_b = -1;
+  int from_res = -1;  // likewise for `residual` (fp32, as that job stores it)
   // > 1: A's row i is rows i·g .. i·g + g − 1 of from_a's output side by side (a dense layer
   // after a Flatten of a channels-last value, K permuted to match).
   int from_a_group = 1;
@@ -224,6 +229,9 @@ struct Step {
   int jobs = 0;                    // accelerator programs
   std::vector<std::string> inputs, outputs;
   Shape out_shape;
+  // A convolution with a residual add in its accumulators: the Add's other operand (also in
+  // `inputs`), or empty.
+  std::string residual;
 };
 
 class Plan {

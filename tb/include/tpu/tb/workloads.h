@@ -96,9 +96,9 @@ Workload MakeFromHost(const Config& cfg, int m, int k, int n, const std::vector<
 Workload MakeJob(const Config& cfg, const net::AccelJob& job, uint64_t data_base = 0,
                  bool bf16_copy = false);
 // The input tensor of MakeJob's workload that holds the job's operand `which` (0: A, the
-// activations; 1: a vector job's B) as the job gives it, or nullptr: no such operand, or the
-// program reads something the host derives from it (a convolution's im2col, a transposed A, a
-// softmax's slices).
+// activations; 1: a vector job's B; 2: the residual, "R") as the job gives it, or nullptr: no such
+// operand, or the program reads something the host derives from it (a convolution's im2col, a
+// transposed A, a softmax's slices).
 const Tensor* JobOperand(const Workload& w, const net::AccelJob& job, int which);
 
 // Several workloads as one program (host::Link; docs/accel.md "Programs of several layers"):
