@@ -887,7 +887,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
       uint8_t value;
     };
     const R rs[] = {{"LOAD byte 2", ld, 2, 0x01},         {"LOAD byte 3", ld, 3, 0x80},
-                    {"LOAD byte 5 bit 1", ld, 5, 0x02},   {"LOAD byte 7", ld, 7, 0x40},
+                    {"LOAD byte 5 bit 3", ld, 5, 0x08},   {"LOAD byte 7", ld, 7, 0x40},
                     {"LOAD byte 26", ld, 26, 0x01},       {"LOAD byte 31", ld, 31, 0x80},
                     {"GEMM byte 2", gw, 2, 0x10},         {"GEMM byte 16 bit 4", gw, 16, 0x12},
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
@@ -1082,6 +1082,18 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
     const auto ew = uint16_t(std::min<int>(S, W));
     add("LOAD transposed wgt dst+elems = WgtDepth+1",
         {Tr(Ld(isa::kBufWgt, uint16_t(W - ew + 1), 1, ew))});
+  }
+  // Residual adds (version 1.5): hold and add only into the accumulators, not both; hold 1 row.
+  {
+    auto mode = [](isa::Load l, bool h, bool a) {
+      l.hold = h, l.add = a;
+      return l;
+    };
+    add("LOAD held into act", {mode(Ld(isa::kBufAct, 0, 1, 1), true, false)});
+    add("LOAD added into wgt", {mode(Ld(isa::kBufWgt, 0, 1, 1), false, true)});
+    add("LOAD acc hold and add", {gw, mode(Ld(isa::kBufAcc, 0, 1, 1), true, true)});
+    add("LOAD acc hold rows 2", {gw, mode(Ld(isa::kBufAcc, 0, 2, 1), true, false)});
+    add("LOAD acc hold rows 0", {mode(Ld(isa::kBufAcc, 0, 0, 1), true, false)});
   }
   // GEMM.
   add("GEMM rows 0", {ld, G(0, R, C, true)});

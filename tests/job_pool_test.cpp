@@ -80,6 +80,8 @@ net::AccelJob RandomJob(tb::Rng& rng) {
     j.a = RandomBf16(rng, size_t(c.n) * size_t(c.h) * size_t(c.w) * size_t(c.cin));
     j.b = RandomBf16(rng, size_t(j.k) * size_t(j.n));
     if (rng.Range(0, 1) == 1) j.bias = RandomFp32(rng, size_t(j.n));
+    // A residual add in the accumulators (ISA 1.5): split with the output's rows or columns.
+    if (rng.Range(0, 1) == 1) j.residual = RandomFp32(rng, size_t(j.m) * size_t(j.n));
     return j;
   }
   if (rng.Range(0, 4) == 0) {  // a chain of dense layers (one program): split by rows
@@ -109,7 +111,10 @@ net::AccelJob RandomJob(tb::Rng& rng) {
       j.trans.a = rng.Range(0, 1) == 1;
       j.trans.b = !j.trans.a || rng.Range(0, 1) == 1;
       break;
-    case 1: j.bias = RandomFp32(rng, size_t(j.n)); break;
+    case 1:
+      j.bias = RandomFp32(rng, size_t(j.n));
+      if (rng.Range(0, 1) == 1) j.residual = RandomFp32(rng, size_t(j.m) * size_t(j.n));
+      break;
     default:
       if (rng.Range(0, 1) == 1) j.c0 = RandomFp32(rng, size_t(j.m) * size_t(j.n));
   }

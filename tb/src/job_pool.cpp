@@ -112,6 +112,13 @@ AccelJob JobPart(const AccelJob& job, const JobSplit& s, int i) {
           p.c0.insert(p.c0.end(), row + lo, row + hi);
         }
       }
+      if (!job.residual.empty()) {
+        p.residual.reserve(M * size_t(w));
+        for (size_t m = 0; m < M; ++m) {
+          const auto row = job.residual.begin() + ptrdiff_t(m * N);
+          p.residual.insert(p.residual.end(), row + lo, row + hi);
+        }
+      }
       break;
     }
     case JobSplit::Dim::kRows: {
@@ -133,6 +140,10 @@ AccelJob JobPart(const AccelJob& job, const JobSplit& s, int i) {
         p.c0.assign(job.c0.begin() + ptrdiff_t(size_t(lo) * N),
                     job.c0.begin() + ptrdiff_t(size_t(hi) * N));
       }
+      if (!job.residual.empty()) {
+        p.residual.assign(job.residual.begin() + ptrdiff_t(size_t(lo) * N),
+                          job.residual.begin() + ptrdiff_t(size_t(hi) * N));
+      }
       break;
     }
     case JobSplit::Dim::kImages: {
@@ -143,6 +154,11 @@ AccelJob JobPart(const AccelJob& job, const JobSplit& s, int i) {
       p.bias = job.bias;
       p.a.assign(job.a.begin() + ptrdiff_t(size_t(lo) * image),
                  job.a.begin() + ptrdiff_t(size_t(hi) * image));
+      if (!job.residual.empty()) {  // the images' output rows
+        const size_t out = size_t(job.conv.OutH()) * size_t(job.conv.OutW()) * N;
+        p.residual.assign(job.residual.begin() + ptrdiff_t(size_t(lo) * out),
+                          job.residual.begin() + ptrdiff_t(size_t(hi) * out));
+      }
       break;
     }
     case JobSplit::Dim::kNone: break;
@@ -249,6 +265,7 @@ void PutJob(Writer& w, const AccelJob& j) {
   w.Put(j.trans);
   w.Vec(j.bias);
   w.Vec(j.c0);
+  w.Vec(j.residual);
   w.Put(j.relu);
   w.Put(j.out);
   w.Vec(j.sizes);
@@ -271,6 +288,7 @@ AccelJob GetJob(Reader& r) {
   j.trans = r.Get<host::GemmTranspose>();
   j.bias = r.Vec<uint32_t>();
   j.c0 = r.Vec<uint32_t>();
+  j.residual = r.Vec<uint32_t>();
   j.relu = r.Get<bool>();
   j.out = r.Get<host::OutFormat>();
   j.sizes = r.Vec<int>();
@@ -745,6 +763,7 @@ std::vector<uint32_t> JobPool::Run(const AccelJob& job, const std::string& where
                                : job.b.size() == k * n) &&
                           (job.bias.empty() || job.bias.size() == n) &&
                           (job.c0.empty() || job.c0.size() == m * n) &&
+                          (job.residual.empty() || job.residual.size() == m * n) &&
                           (conv ? job.conv.n >= 1 && job.conv.cout == job.n &&
                                       job.conv.M() == job.m && job.conv.K() == job.k &&
                                       job.a.size() == size_t(job.conv.n) * size_t(job.conv.h) *
