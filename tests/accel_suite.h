@@ -1605,6 +1605,18 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
                   Ld(isa::kBufAcc, 0, 2, 1, {}, kDataAddr + 2048, 64),
                   G(2, R, C, true, D(true, false, false, true), 0, 0, 0, true),
                   St(0, 2, C, kPopPrev, kOutAddr)}));
+  // Residual adds (ISA 1.5): a LOAD with hold over a row a LOAD wrote leaves that row as it was
+  // (the held row is not the accumulators'); rows loaded with add are the rows read plus the
+  // held row (one FMA per element as the beats arrive, rows of several beats).
+  {
+    isa::Load hold = Ld(isa::kBufAcc, 0, 1, C, {}, kDataAddr + 4096, 0);
+    hold.hold = true;
+    isa::Load sum = Ld(isa::kBufAcc, 1, 2, C, kPushNext, kDataAddr + 1024, 96);
+    sum.add = true;
+    add("a held row is not written; add adds it",
+        Program(c, {Ld(isa::kBufAcc, 0, 3, C, {}, kDataAddr, 64), hold, sum,
+                    St(0, 3, C, kPopPrev, kOutAddr)}));
+  }
   // Rows of three beats back to back (stride 96): every burst holds several rows and cuts some
   // in two, so a DMA moving several beats a cycle must stop each row at its end (LOAD to the
   // weight buffer and the accumulators, STORE).
