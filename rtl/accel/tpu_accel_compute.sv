@@ -332,11 +332,20 @@ module tpu_accel_compute #(
   logic [AddLanes*256-1:0] sum;
   for (genvar l = 0; l < AddLanes; l++) begin : gen_add_lane
     for (genvar k = 0; k < 8; k++) begin : gen_add_elem
+      // The held row's element c·8 + k for each chunk c (+0 past the row), then this cycle's.
+      logic [RowBeats*32-1:0] cand;
+      for (genvar c = 0; c < RowBeats; c++) begin : gen_cand
+        if (c * 8 + k < Cols) begin : gen_in
+          assign cand[32*c +: 32] = held_q[32*(c*8 + k) +: 32];
+        end else begin : gen_out
+          assign cand[32*c +: 32] = 32'd0;
+        end
+      end
       logic [31:0] h;
       always_comb begin
         h = 32'd0;
         for (int unsigned c = 0; c < RowBeats; c++) begin
-          if (32'(l_chunk_q) + l == c && c * 8 + k < Cols) h = held_q[32*(c*8 + k) +: 32];
+          if (32'(l_chunk_q) + l == c) h = cand[32*c +: 32];
         end
       end
       tpu_mac #(.ExpBits(8), .InManBits(23), .AccManBits(23), .PipeRegs(0),
