@@ -520,13 +520,10 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       add != nullptr && add->op == "Add" && add->inputs.size() == 2 && add->outputs.size() == 1 &&
       group == 1 && add->inputs[0] != add->inputs[1]) {
     const std::string other = add->inputs[0] == value ? add->inputs[1] : add->inputs[0];
-    const size_t me = size_t(&n - c.g.nodes.data());
-    bool before = true;  // a graph input or constant, or a value of an earlier node
-    for (size_t i = me; i < c.g.nodes.size() && before; ++i) {
-      for (const auto& o : c.g.nodes[i].outputs) before = before && o != other;
-    }
+    // c.shapes holds the graph's inputs, its constants and what earlier steps computed (a step
+    // adds its outputs when planned): a value it knows is computed before this step.
     auto os = c.shapes.find(other);
-    if (before && !c.constants.count(other) && os != c.shapes.end() &&
+    if (!c.constants.count(other) && os != c.shapes.end() &&
         os->second == SpatialShape(x, cout, win)) {
       res_name = other;
       value = add->outputs[0];
