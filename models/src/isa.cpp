@@ -73,14 +73,17 @@ CheckResult CheckHbm(const char* op, uint64_t addr, uint32_t stride, uint16_t ro
 }
 
 // The window rules (ERR_WINDOW), in the order of docs/isa.md.
+// hold or add (version 1.5) on a buffer other than the accumulators.
+CheckResult HeldOrAddedOutsideAcc(const Load& l) {
+  return Field(
+      "LOAD", "buffer", l.buffer,
+      fmt::format("cannot be {} (only the accumulators, buffer 2)", l.hold ? "held" : "added to"));
+}
+
 // LOAD into the vector memory (version 1.4): the rules of docs/isa.md in their order.
 CheckResult CheckVmemLoad(const Load& l, const MachineConfig& cfg) {
   if (l.transpose) return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (vmem)");
-  if (l.hold || l.add) {
-    return Field("LOAD", "buffer", l.buffer,
-                 fmt::format("cannot be {} (only the accumulators, buffer 2)",
-                             l.hold ? "held" : "added to"));
-  }
+  if (l.hold || l.add) return HeldOrAddedOutsideAcc(l);
   if (l.format > kFmtBf16) return Field("LOAD", "format", l.format, "is not 0 or 1");
   if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
   if (l.elems < 1 || l.elems > cfg.c) {
@@ -597,11 +600,7 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             if (l.transpose && l.buffer == kBufAcc) {
               return Field("LOAD", "buffer", l.buffer, "cannot be transposed into (accumulators)");
             }
-            if ((l.hold || l.add) && l.buffer != kBufAcc) {
-              return Field("LOAD", "buffer", l.buffer,
-                           fmt::format("cannot be {} (only the accumulators, buffer 2)",
-                                       l.hold ? "held" : "added to"));
-            }
+            if ((l.hold || l.add) && l.buffer != kBufAcc) return HeldOrAddedOutsideAcc(l);
             if (l.hold && l.add) return Field("LOAD", "mode", 6, "sets both hold and add");
             if (l.rows < 1) return Field("LOAD", "rows", l.rows, "must be at least 1");
             if (l.hold && l.rows != 1) return Field("LOAD", "rows", l.rows, "must be 1 (hold)");
