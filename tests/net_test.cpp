@@ -1673,6 +1673,19 @@ TEST(NetWhole, ResidualNetworkRunsAsOneProgram) {
     EXPECT_EQ(whole.programs()[0].stats.programs, 1);
     // A job whose input the host computes from a job's output starts the second program.
     if (transpose) EXPECT_EQ(plan.steps()[size_t(whole.programs()[1].first_step)].op, "MaxPool");
+    // The Concat is address arithmetic in the program (its reader read the pieces placed), not
+    // a host step; job by job it is the host's.
+    int cats = 0;
+    for (const auto& s : plan.steps()) {
+      if (s.op != "Concat") continue;
+      ++cats;
+      EXPECT_TRUE(whole.steps()[size_t(s.index)].addressed) << s.label;
+      EXPECT_FALSE(jobs.steps()[size_t(s.index)].addressed) << s.label;
+    }
+    EXPECT_EQ(cats, 1);
+    const std::string table =
+        tb::accel::FormatNetTable(plan, whole.steps(), cfg, false, whole.programs());
+    EXPECT_NE(table.find("1 address arithmetic in the program"), std::string::npos) << table;
   }
 }
 
@@ -1715,6 +1728,10 @@ TEST(NetWhole, ConcatAcrossProgramsStartsAProgram) {
   ExpectBits(whole.Run(plan, {{"x", x}}).at("y"), jobs.Run(plan, {{"x", x}}).at("y"), "whole");
   ASSERT_EQ(whole.programs().size(), 3u);
   EXPECT_EQ(plan.steps()[size_t(whole.programs()[2].first_step)].label, "y");
+  // The host wrote the concatenation: a host step, not address arithmetic.
+  for (const auto& s : plan.steps()) {
+    if (s.op == "Concat") EXPECT_FALSE(whole.steps()[size_t(s.index)].addressed);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -263,12 +264,35 @@ std::map<std::string, net::Tensor> NetRunner::RunWhole(
         if (on_step) on_step(s, steps_[size_t(s.index)]);
       });
   // The programs: a job whose operand the host computes from a job's output starts a new one.
+  placed_.clear();
   size_t first = 0;
   while (first < recs.size()) {
     size_t end = first + 1;
     while (end < recs.size() && !recs[end].job.host_a && !recs[end].job.host_b) ++end;
     RunProgram(recs, first, end);
     first = end;
+  }
+  // A Concat is address arithmetic when every step reading it is a job step whose jobs all read
+  // it placed (NetStepStats::addressed).
+  std::set<std::string> graph_outs;
+  for (const auto& v : plan.outputs()) graph_outs.insert(v.name);
+  for (const net::Step& s : plan.steps()) {
+    if (s.accel || s.op != "Concat" || s.outputs.size() != 1 || graph_outs.count(s.outputs[0])) {
+      continue;
+    }
+    const std::string& v = s.outputs[0];
+    bool read = false, all = true;
+    for (const net::Step& t : plan.steps()) {
+      if (std::find(t.inputs.begin(), t.inputs.end(), v) == t.inputs.end()) continue;
+      read = true;
+      all = all && t.accel;
+    }
+    for (size_t i = 0; i < recs.size() && all; ++i) {
+      const net::Step& t = plan.steps().at(size_t(recs[i].step));
+      if (std::find(t.inputs.begin(), t.inputs.end(), v) == t.inputs.end()) continue;
+      all = recs[i].job.a_cat == v && placed_.count(i);
+    }
+    steps_.at(size_t(s.index)).addressed = read && all;
   }
   return outs;
 }
@@ -406,6 +430,7 @@ void NetRunner::RunProgram(const std::vector<Recorded>& recs, size_t first, size
         }
       }
       if (!linkable) break;
+      if (in_program) placed_.insert(k);
       for (const auto& l : mine) {
         (l.col0 >= 0 ? placed_outs : bound_outs).insert({l.from, l.output});
       }
@@ -536,6 +561,11 @@ std::map<std::string, net::Tensor> LoadNetInputs(const net::Graph& g,
 
 namespace {
 
+// Where a step ran: "accel", "view", "addr" (NetStepStats::addressed) or "host".
+const char* OnText(const net::Step& s, const NetStepStats& t) {
+  return s.view ? "view" : s.accel ? "accel" : t.addressed ? "addr" : "host";
+}
+
 std::string Clip(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
@@ -558,10 +588,7 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
             : "-";
     r +=
         fmt::format("{:>3}  {:<34} {:<18} {:<5} {:<18} {:>4} {:>14} {:>12} {:>6} {:>12} {:>9.1f}\n",
-                    s.index, Clip(s.label, 34), Clip(s.op, 18),
-                    s.view    ? "view"
-                    : s.accel ? "accel"
-                              : "host",
+                    s.index, Clip(s.label, 34), Clip(s.op, 18), OnText(s, t),
                     Clip(net::ShapeText(s.out_shape), 18), s.accel ? std::to_string(t.jobs) : "-",
                     s.accel ? Num(t.perf.macs) : "-", s.accel && timed ? Num(t.perf.cycles) : "-",
                     util, s.accel && (!whole || timed) ? Num(bytes) : "-", 1e3 * t.step_seconds);
@@ -594,24 +621,27 @@ std::string FormatNetTable(const net::Plan& plan, const std::vector<NetStepStats
     }
   }
   double host_s = 0;
-  int host_steps = 0, accel_steps = 0, views = 0;
+  int host_steps = 0, accel_steps = 0, views = 0, addressed = 0;
   for (const auto& st : plan.steps()) {
     if (st.accel) {
       ++accel_steps;
     } else if (st.view) {
       ++views;
+    } else if (steps.at(size_t(st.index)).addressed) {
+      ++addressed;
     } else {
       ++host_steps;
       host_s += steps.at(size_t(st.index)).step_seconds;
     }
   }
   r += fmt::format(
-      "\ntotal: {} steps ({} on the accelerator in {} jobs{}, {} on the host{}); {} MACs",
+      "\ntotal: {} steps ({} on the accelerator in {} jobs{}, {} on the host{}{}); {} MACs",
       plan.steps().size(), accel_steps, tot.jobs,
       tot.programs != tot.jobs
           ? fmt::format(" run as {} program{}", tot.programs, tot.programs == 1 ? "" : "s")
           : "",
       host_steps, views ? fmt::format(", {} view{}", views, views == 1 ? "" : "s") : "",
+      addressed ? fmt::format(", {} address arithmetic in the program", addressed) : "",
       Num(tot.perf.macs));
   if (timed) {
     r += fmt::format(
@@ -661,9 +691,7 @@ std::string NetJson(const net::Plan& plan, const std::vector<NetStepStats>& step
                      {"label", s.label},
                      {"op", s.op},
                      {"class", s.klass},
-                     {"on", s.view    ? "view"
-                            : s.accel ? "accel"
-                                      : "host"},
+                     {"on", OnText(s, t)},
                      {"nodes", s.nodes},
                      {"detail", s.detail},
                      {"output_shape", s.out_shape},

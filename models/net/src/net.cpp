@@ -726,6 +726,7 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         job.from_a = env.From(in_name, N * H * W, cin, host::OutFormat::kBf16);
         if (job.from_a < 0) {
           job.a_pieces = env.Pieces(in_name, N * H * W, cin, host::OutFormat::kBf16);
+          if (!job.a_pieces.empty()) job.a_cat = in_name;
         }
       }
       job.also_bf16 = copy16 && group == 1;
@@ -1381,6 +1382,7 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
       }
       job.from_a = env.From(in, ps.n * hw, C, host::OutFormat::kFp32);
       if (job.from_a < 0) job.a_pieces = env.Pieces(in, ps.n * hw, C, host::OutFormat::kFp32);
+      if (!job.a_pieces.empty()) job.a_cat = in;
       job.also_bf16 = copy16;
       env.Prepare(&job);
       const std::vector<uint32_t> r = accel(job, step);

@@ -186,6 +186,7 @@ struct AccelJob {
     int col0 = 0;
   };
   std::vector<Piece> a_pieces;
+  std::string a_cat;  // with a_pieces: the Concat's output value they make up
   bool host_a = false, host_b = false;
   // An fp32 output that readers also take as bf16 (a convolution's operand): a whole-network
   // program stores it a second time, bf16, for them (kConv, kGemm without C0, kVector, kPool,

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct NetStepStats {
   double sim_seconds = 0;    // the back end's runs
   double check_seconds = 0;  // the golden model's runs
   double step_seconds = 0;   // the whole step on the host (data moves and host operators too)
+  // A whole-network run's Concat that its program did as address arithmetic: every reader is a
+  // job that read it as its pieces, stored there by their producers in the same program
+  // (AccelJob::a_pieces), so no host step fed the program (the report's `on`: "addr").
+  bool addressed = false;
 };
 
 struct NetFailure : std::runtime_error {
@@ -95,6 +100,7 @@ class NetRunner {
   void RunProgram(const std::vector<Recorded>& recs, size_t first, size_t end);
   bool whole_ = false;
   std::vector<NetProgram> programs_;
+  std::set<size_t> placed_;  // RunWhole's jobs (their index) that read their pieces placed
   std::unique_ptr<JobPool> own_;
   JobPool* pool_;
   std::vector<NetStepStats> steps_;
