@@ -1133,6 +1133,17 @@ TYPED_TEST_P(AccelTest, IllegalProgramsField) {
   add("STORE elems 0", {gw, St(0, 1, 0)});
   add("STORE elems C+1", {gw, St(0, 1, uint16_t(C + 1))});
   add("STORE acc+rows = AccDepth+1", {gw, St(uint16_t(Acc - 1), 2, 1)});
+  // STORE's col (version 1.6): a multiple of 32 bytes, col + elems within C.
+  {
+    auto col = [](isa::Store st, uint16_t c0) {
+      st.col = c0;
+      return st;
+    };
+    add("STORE fp32 col 4 (16 bytes)", {gw, col(St(0, 1, 1), 4)});
+    add("STORE bf16 col 8 (16 bytes)", {gw, col(St(0, 1, 1, {}, kOutAddr, 64, isa::kFmtBf16), 8)});
+    add("STORE fp32 col 8, col+elems = C+1", {gw, col(St(0, 1, uint16_t(std::max(1, C - 7))), 8)});
+    add("STORE col 65535", {gw, col(St(0, 1, 1), 65535)});
+  }
   add("STORE stride 0 (one row)", {gw, St(0, 1, 1, {}, kOutAddr, 0)});
   add("STORE bf16 stride 0", {gw, St(0, 3, C, {}, kOutAddr, 0, isa::kFmtBf16)});
   if (C * 4 > 32) add("STORE fp32 stride 32 below the row", {gw, St(0, 2, C, {}, kOutAddr, 32)});
@@ -1616,6 +1627,19 @@ inline EdgeCases LegalEdgeCases(const MachineConfig& c, uint64_t seed) {
     add("a held row is not written; add adds it",
         Program(c, {Ld(isa::kBufAcc, 0, 3, C, {}, kDataAddr, 64), hold, sum,
                     St(0, 3, C, kPopPrev, kOutAddr)}));
+  }
+  // STORE's col (ISA 1.6): the last beats of each row, fp32 and bf16 (relu), col + elems = C,
+  // rows one after another (a row's first beat is not its accumulator row's).
+  if (C > 8) {
+    const auto c32 = uint16_t((C - 1) / 8 * 8), c16 = uint16_t((C - 1) / 16 * 16);
+    isa::Store f = St(0, 3, uint16_t(C - c32), kPopPrev, kOutAddr);
+    f.col = c32;
+    isa::Store b =
+        St(0, 3, uint16_t(C - c16), {}, kOutAddr + 1024, 32, isa::kFmtBf16, isa::kActRelu);
+    b.hbm_stride = std::max<uint32_t>(32, RowBytes(uint16_t(C - c16), 2));
+    b.col = c16;
+    add("STORE from column col",
+        Program(c, {Ld(isa::kBufAcc, 0, 3, C, kPushNext, kDataAddr, 512), f, b}));
   }
   // Rows of three beats back to back (stride 96): every burst holds several rows and cuts some
   // in two, so a DMA moving several beats a cycle must stop each row at its end (LOAD to the

@@ -1626,9 +1626,10 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
 
 // host::Link's places (a Concat as address arithmetic): two convolutions of one input store
 // their outputs side by side into a 1x1 convolution's input (at a tile boundary, and on a
-// 32-column machine in the middle of a tile), which then reads the concatenation: the same bits
-// as the three run one by one with the host concatenating; a place off a 32-byte boundary or
-// past the tensor is refused.
+// 32-column machine in the middle of a tile, the 16 + 48 case's second piece across a tile
+// boundary: its first tile stored in two parts, STORE's col), which then reads the concatenation:
+// the same bits as the three run one by one with the host concatenating; a place off a 32-byte
+// boundary or past the tensor is refused.
 TEST_F(HostTest, LinkedOutputsPlacedSideBySide) {
   tb::Rng rng(test::TestSeed());
   struct Case {
@@ -1640,7 +1641,8 @@ TEST_F(HostTest, LinkedOutputsPlacedSideBySide) {
   for (const Case& k :
        {Case{Cfg(8, 8, 2048, 2048, 4096), 8, 5}, Case{Cfg(8, 8, 256, 256, 512), 16, 11},
         Case{Cfg(32, 8, 512, 512, 512), 8, 8}, Case{Cfg(32, 32, 512, 512, 512), 16, 16},
-        Case{Cfg(32, 32, 512, 512, 512, num::Mode::kFtz), 48, 9}}) {
+        Case{Cfg(32, 32, 512, 512, 512, num::Mode::kFtz), 48, 9},
+        Case{Cfg(32, 32, 512, 512, 512), 16, 48}}) {
     const MachineConfig& cfg = k.cfg;
     const int n = rng.Range(1, 2), h = rng.Range(2, 5), w = rng.Range(2, 5), cin = rng.Range(1, 6);
     const int cout = rng.Range(1, 9);

@@ -170,7 +170,7 @@ TEST_F(IsaTest, EncodeDecodeRoundTripsEveryKind) {
         isa::Store s;
         s.format = uint8_t(rng.Next()), s.activation = uint8_t(rng.Next());
         s.hbm_addr = rng.Next(), s.hbm_stride = rng.U32();
-        s.acc = rng.U16(), s.rows = rng.U16(), s.elems = rng.U16();
+        s.acc = rng.U16(), s.rows = rng.U16(), s.elems = rng.U16(), s.col = rng.U16();
         in = s;
         break;
       }
@@ -218,7 +218,7 @@ TEST_F(IsaTest, EncodingIsTheDocumentedLayout) {
   EXPECT_NE(isa::Disassemble(la).find(" add "), std::string::npos) << isa::Disassemble(la);
   isa::Header h;
   h.r = 16, h.c = 8, h.count = 0x01020304;
-  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 5, 0, 16, 0, 8, 0,
+  const Bytes want_h = {0x01, 0,    0,    0, 0x54, 0x50, 0x55, 0x31, 1, 0, 6, 0, 16, 0, 8, 0,
                         0x04, 0x03, 0x02, 1, 0,    0,    0,    0,    0, 0, 0, 0, 0,  0, 0, 0};
   EXPECT_EQ(isa::Encode(h), want_h);
   isa::Gemm g = G(64, 16, 16, true, D(true, false, false, true));
@@ -310,7 +310,7 @@ TEST_F(IsaTest, DecodeRefusesUnknownOpcodesAndReservedBits) {
       {2, 3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
       {2, 3, 6, 7, 26, 27, 28, 29, 30, 31},
       {2, 3, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31},
-      {2, 3, 6, 7, 26, 27, 28, 29, 30, 31},
+      {2, 3, 6, 7, 28, 29, 30, 31},  // (col, bytes 26-27: version 1.6)
       {2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
        17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31}};
   for (int k = 0; k < 5; ++k) {
@@ -474,6 +474,10 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
   s4.acc = 30;
   isa::Store s5 = St(0, 1, 1);
   s5.activation = 9;
+  // STORE's col (version 1.6): a multiple of 32 bytes, col + elems within C.
+  isa::Store s6 = St(0, 1, 1), s7 = St(0, 1, 1);
+  s6.col = 4;  // 16 bytes of fp32
+  s7.col = 8;
   // Transposing LOADs (version 1.3): not into the accumulators; rows up to the buffer's width,
   // elems up to max(R, C), dst + elems inside the buffer.
   auto tr = [](isa::Load l) {
@@ -522,6 +526,8 @@ TEST_F(IsaTest, FieldErrorsNameFieldValueAndLimit) {
       {s2, {"STORE", "elems=5", "1..4"}},
       {s3, {"STORE", "hbm_stride=0", "16 bytes"}},
       {s4, {"STORE", "acc=30", "rows=3", "AccDepth=32"}},
+      {s6, {"STORE", "col=4", "x 4 bytes", "multiple of 32"}},
+      {s7, {"STORE", "col=8", "elems=1", "exceeds C=4"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(isa::Disassemble(c.in));
@@ -1083,6 +1089,46 @@ TEST_F(IsaTest, HoldAndAddLoadsAddTheHeldRowToEveryRow) {
     EXPECT_EQ(m.Acc(0, 0), F32(2.25f));
     EXPECT_EQ(m.Acc(1, 0), 0x3F800001u);
     EXPECT_EQ(m.Acc(1, 1), F32(-1.0f));
+  }
+}
+
+// STORE's col (version 1.6): elements col .. col + elems - 1 of each row, from byte 0 at
+// hbm_addr, fp32 and bf16 (with relu); the bytes around are untouched.
+TEST_F(IsaTest, StoreColumnStoresPartOfEachRow) {
+  auto cfg = SmallConfig();
+  cfg.r = cfg.c = 32;
+  Machine m(cfg);
+  std::vector<uint32_t> rows(2 * 32);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = F32(float(i) - 40.0f);
+  m.WriteHbm(0x1000, rows.data(), rows.size() * 4);
+  isa::Load l;
+  l.buffer = isa::kBufAcc;
+  l.hbm_addr = 0x1000, l.hbm_stride = 128, l.rows = 2, l.elems = 32, l.dst = 3;
+  std::vector<uint8_t> ff(1024, 0xEE);
+  m.WriteHbm(0x4000, ff.data(), ff.size());
+  isa::Store f = St(0x4000, 2, 5), b = St(0x4200, 2, 16);
+  f.acc = b.acc = 3, f.col = 24, f.hbm_stride = 64;
+  b.col = 16, b.format = isa::kFmtBf16, b.activation = isa::kActRelu, b.hbm_stride = 64;
+  EXPECT_EQ(isa::Disassemble(f), "STORE fp32 acc=3 rows=2 elems=5 col=24 hbm=0x4000 stride=64");
+  l.deps.push_next = true;  // compute -> store: the rows are there
+  f.deps.pop_prev = true;
+  const auto r = RunProgram(m, Program(cfg, {l, f, b}));
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (int i = 0; i < 2; ++i) {
+    const auto fo = m.ReadHbm(0x4000 + 64 * uint64_t(i), 64);
+    const auto bo = m.ReadHbm(0x4200 + 64 * uint64_t(i), 34);
+    for (int e = 0; e < 16; ++e) {
+      if (e < 5) {
+        uint32_t got;
+        std::memcpy(&got, &fo[size_t(4 * e)], 4);
+        EXPECT_EQ(got, rows[size_t(i * 32 + 24 + e)]) << i << "," << e;
+      }
+      const uint32_t y = rows[size_t(i * 32 + 16 + e)];
+      const uint16_t want = num::StoreBf16(y, true, cfg.mode);
+      EXPECT_EQ(uint16_t(bo[size_t(2 * e)] | bo[size_t(2 * e + 1)] << 8), want) << i << "," << e;
+    }
+    EXPECT_EQ(fo[20], 0xEE);  // past elems
+    EXPECT_EQ(bo[32], 0xEE);
   }
 }
 

@@ -210,7 +210,7 @@ bool Gemm::operator==(const Gemm& o) const {
 bool Store::operator==(const Store& o) const {
   return deps == o.deps && format == o.format && activation == o.activation &&
          hbm_addr == o.hbm_addr && hbm_stride == o.hbm_stride && acc == o.acc && rows == o.rows &&
-         elems == o.elems && source == o.source;
+         elems == o.elems && source == o.source && col == o.col;
 }
 bool Vop::operator==(const Vop& o) const {
   return deps == o.deps && op == o.op && a_vmem == o.a_vmem && b_vmem == o.b_vmem &&
@@ -323,6 +323,7 @@ Bytes Encode(const Instr& in) {
                           Put(p, kStoreRowsByte, 2, s.rows);
                           Put(p, kStoreElemsByte, 2, s.elems);
                           p[kStoreSourceByte] = s.source;
+                          Put(p, kStoreColByte, 2, s.col);
                         },
                         [&](const End&) {},
                         [&](const Vop& v) {
@@ -465,7 +466,7 @@ DecodeResult Decode(const uint8_t* b, bool vector_unit) {
       break;
     }
     case Opcode::kStore: {
-      if (Reserved(b, {{4, vector_unit ? 3 : 2}, {8, 18}}, &msg)) break;
+      if (Reserved(b, {{4, vector_unit ? 3 : 2}, {8, 20}}, &msg)) break;
       Store s;
       s.deps = deps;
       s.format = b[kStoreFormatByte];
@@ -476,6 +477,7 @@ DecodeResult Decode(const uint8_t* b, bool vector_unit) {
       s.rows = uint16_t(Get(b, kStoreRowsByte, 2));
       s.elems = uint16_t(Get(b, kStoreElemsByte, 2));
       s.source = b[kStoreSourceByte];
+      s.col = uint16_t(Get(b, kStoreColByte, 2));
       r.instr = s;
       break;
     }
@@ -694,6 +696,16 @@ CheckResult Check(const Instr& in, const MachineConfig& cfg, const CheckContext&
             if (s.elems < 1 || s.elems > cfg.c) {
               return Field("STORE", "elems", s.elems, fmt::format("not in 1..{} (C)", cfg.c));
             }
+            const int size = s.format == kFmtBf16 ? 2 : 4;
+            if (s.col * size % 32 != 0) {
+              return Field("STORE", "col", s.col,
+                           fmt::format("x {} bytes is not a multiple of 32", size));
+            }
+            if (int(s.col) + s.elems > cfg.c) {
+              return Field("STORE", "col", s.col,
+                           fmt::format("+ elems={} = {} exceeds C={}", s.elems,
+                                       int(s.col) + s.elems, cfg.c));
+            }
             const int depth = vmem ? cfg.vmem_depth : cfg.acc_depth;
             if (int(s.acc) + s.rows > depth) {
               return Field("STORE", "acc", s.acc,
@@ -772,9 +784,10 @@ std::string Disassemble(const Instr& in) {
                                     : s.activation == kActRelu
                                         ? " relu"
                                         : fmt::format(" act{}?", s.activation);
-            return fmt::format("STORE {}{} {}={} rows={} elems={} hbm=0x{:X} stride={}", fmt_name,
+            return fmt::format("STORE {}{} {}={} rows={} elems={}{} hbm=0x{:X} stride={}", fmt_name,
                                act, s.source == kSrcVmem ? "vmem" : "acc", s.acc, s.rows, s.elems,
-                               s.hbm_addr, s.hbm_stride);
+                               s.col ? fmt::format(" col={}", s.col) : "", s.hbm_addr,
+                               s.hbm_stride);
           },
           [](const End&) { return std::string("END"); },
           [](const Vop& v) {

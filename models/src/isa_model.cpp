@@ -534,8 +534,8 @@ void Machine::Execute(const Instr& in, RunResult* r) {
       const uint32_t* src = s->source == kSrcVmem ? &vmem_[size_t(s->acc + i) * cfg_.c]
                                                   : &acc_[size_t(s->acc + i) * cfg_.c];
       for (int n = 0; n < s->elems; ++n) {
-        const uint64_t v =
-            bf16 ? num::StoreBf16(src[n], relu, mode) : (relu ? num::Relu(src[n]) : src[n]);
+        const uint32_t x = src[s->col + n];
+        const uint64_t v = bf16 ? num::StoreBf16(x, relu, mode) : (relu ? num::Relu(x) : x);
         PutLe(&row[size_t(n) * size], size, v);
       }
       WriteHbm(s->hbm_addr + uint64_t(i) * s->hbm_stride, row.data(), row.size());

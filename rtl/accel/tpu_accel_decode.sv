@@ -49,7 +49,7 @@ module tpu_accel_decode #(
 
   // The fields each rule reads, by opcode.
   logic [7:0]  load_buffer, load_mode, store_format, store_activation, gemm_mode;
-  logic [15:0] load_dst, load_rows, load_elems, store_acc, store_rows, store_elems;
+  logic [15:0] load_dst, load_rows, load_elems, store_acc, store_rows, store_elems, store_col;
   logic [15:0] gemm_act, gemm_wgt, gemm_acc, gemm_rows, gemm_kv, gemm_nv;
   logic [63:0] load_addr, store_addr;
   logic [31:0] load_stride, store_stride;
@@ -74,6 +74,7 @@ module tpu_accel_decode #(
   assign store_acc        = tpu_isa_pkg::store_acc(instr_i);
   assign store_rows       = tpu_isa_pkg::store_rows(instr_i);
   assign store_elems      = tpu_isa_pkg::store_elems(instr_i);
+  assign store_col        = tpu_isa_pkg::store_col(instr_i);
 
   // Version 1.4 (the vector unit): LOAD buffer 3, STORE's source, VOP.
   logic        load_vmem, store_vmem, vop_bvmem, vop_scalar, vop_reads_b;
@@ -287,6 +288,10 @@ module tpu_accel_decode #(
           else if (store_activation > 8'd1)                         err_o = ErrField;
           else if (store_rows == 16'd0)                             err_o = ErrField;
           else if (store_elems == 16'd0 || 32'(store_elems) > Cols) err_o = ErrField;
+          // Version 1.6: col's bytes a multiple of 32, col + elems within the row.
+          else if ((store_format == tpu_isa_pkg::FmtBf16 ? store_col[3:0] != 4'd0
+                                                         : store_col[2:0] != 3'd0) ||
+                   32'(store_col) + 32'(store_elems) > Cols)       err_o = ErrField;
           else if (32'(store_acc) + 32'(store_rows) >
                    (store_vmem ? VmemDepth : AccDepth))             err_o = ErrField;
           else if (store_stride < 32'(st_row_bytes))                err_o = ErrField;

@@ -5,9 +5,9 @@
 // generator is free; it issues the write bursts (AW) and queues what the data side needs. The
 // data side reads the instruction's accumulator rows through the matrix unit's store port, one
 // per cycle while its row queue has room, applies relu and the output format per the numerics
-// contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the row's
-// `elems` values from byte 0 and sends it as ceil(bytes/32) beats with the strobes of those bytes
-// only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
+// contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the whole
+// row and sends its `elems` values from element `col` (version 1.6; a multiple of 32 bytes) as
+// ceil(bytes/32) beats with the strobes of those bytes only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
 // complete when every burst's write response is back; then it pushes its token (push_prev:
 // store->compute, the accumulators may be overwritten).
 //
@@ -220,21 +220,26 @@ module tpu_accel_store #(
   // ---------------------------------------------------------------------------------------------
   // Data side: accumulator rows -> converted, packed rows -> beats
   // ---------------------------------------------------------------------------------------------
-  // Per instruction: first accumulator row, rows, elems, format, relu.
-  localparam int unsigned WDescW = 16 + 16 + 16 + 1 + 1 + 1;
+  // Per instruction: first accumulator row, rows, elems, the first beat of the packed row
+  // (version 1.6: col's bytes / 32; col + elems <= Cols, so under RowBeats), format, relu.
+  localparam int unsigned WDescW = 16 + 16 + 16 + 5 + 1 + 1 + 1;
   logic [WDescW-1:0] wdesc;
   logic [15:0]       s_acc, s_rows, s_elems;
+  logic [4:0]        s_cbeat, cbeat;
   logic              s_bf16, s_relu, s_vmem, rd_take;
+  logic [15:0]       col;
+  assign col   = tpu_isa_pkg::store_col(head_instr_i);
+  assign cbeat = bf16 ? 5'(col >> 4) : 5'(col >> 3);
   tpu_fifo #(.Width(WDescW), .Depth(DescDepth)) u_wdesc (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(start), .data_i({tpu_isa_pkg::store_acc(head_instr_i), rows, elems, bf16,
+    .push_i(start), .data_i({tpu_isa_pkg::store_acc(head_instr_i), rows, elems, cbeat, bf16,
                                    tpu_isa_pkg::store_activation(head_instr_i) != 8'd0,
                                    VmemDepth > 0 && tpu_isa_pkg::store_source(head_instr_i) ==
                                                     tpu_isa_pkg::SrcVmem}),
     .full_o(wdesc_full),
     .pop_i (rd_take), .data_o(wdesc), .empty_o(wdesc_empty), .count_o()
   );
-  assign {s_acc, s_rows, s_elems, s_bf16, s_relu, s_vmem} = wdesc;
+  assign {s_acc, s_rows, s_elems, s_cbeat, s_bf16, s_relu, s_vmem} = wdesc;
 
   // Row reads: one per cycle while the row queue has room for it.
   localparam int unsigned RCntW = $clog2(RowDepth + 1);
@@ -242,7 +247,8 @@ module tpu_accel_store #(
   logic             rd_pending_q, rd_pending_d, rfifo_empty;
   logic [RCntW-1:0] rcnt;
   logic             rd_bf16_q, rd_bf16_d, rd_relu_q, rd_relu_d;
-  logic [9:0]       rd_bytes_q, rd_bytes_d;
+  logic [9:0]       rd_bytes_q, rd_bytes_d;  // the row's end: (col + elems) x size
+  logic [4:0]       rd_cbeat_q, rd_cbeat_d;  // its first beat
 
   // A row read from the accumulators or (source 1) the vector memory, one cycle after its read.
   logic rd_go, vm_re, rd_vm_q, rd_vm_d, row_valid;
@@ -263,6 +269,7 @@ module tpu_accel_store #(
     rd_bf16_d    = rd_bf16_q;
     rd_relu_d    = rd_relu_q;
     rd_bytes_d   = rd_bytes_q;
+    rd_cbeat_d   = rd_cbeat_q;
     rd_vm_d      = rd_vm_q;
     if (flush_i) begin
       s_row_d      = '0;
@@ -274,7 +281,9 @@ module tpu_accel_store #(
         rd_vm_d    = s_vmem;
         rd_bf16_d  = s_bf16;
         rd_relu_d  = s_relu;
-        rd_bytes_d = s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4;
+        rd_bytes_d = 10'({5'd0, s_cbeat} << 5) +
+                     (s_bf16 ? 10'(s_elems) * 10'd2 : 10'(s_elems) * 10'd4);
+        rd_cbeat_d = s_cbeat;
       end
     end
   end
@@ -283,6 +292,7 @@ module tpu_accel_store #(
   `TPU_FF(rd_bf16_q, rd_bf16_d, 1'b0)
   `TPU_FF(rd_relu_q, rd_relu_d, 1'b0)
   `TPU_FF(rd_bytes_q, rd_bytes_d, '0)
+  `TPU_FF(rd_cbeat_q, rd_cbeat_d, '0)
   `TPU_FF(rd_vm_q, rd_vm_d, 1'b0)
 
   // Conversion of the row that arrives (st_valid_i, one cycle after its read).
@@ -300,23 +310,27 @@ module tpu_accel_store #(
   logic [PackW-1:0] packed_row;
   assign packed_row = rd_bf16_q ? PackW'(bf16_row) : PackW'(relu_row);
 
-  logic [PackW+10-1:0] rhead;
+  logic [PackW+15-1:0] rhead;
   logic               r_pop;
-  tpu_fifo #(.Width(PackW + 10), .Depth(RowDepth)) u_rows (
+  tpu_fifo #(.Width(PackW + 15), .Depth(RowDepth)) u_rows (
     .clk_i, .rst_ni, .flush_i,
-    .push_i(row_valid), .data_i({rd_bytes_q, packed_row}), .full_o(),
+    .push_i(row_valid), .data_i({rd_cbeat_q, rd_bytes_q, packed_row}), .full_o(),
     .pop_i (r_pop), .data_o(rhead), .empty_o(rfifo_empty), .count_o(rcnt)
   );
 
   // Beats of the head row: as many as the lanes, the row and the burst allow (a burst may hold
-  // several rows, a row may be cut into bursts at 4 KB).
+  // several rows, a row may be cut into bursts at 4 KB). Its beats start at its first one
+  // (col's); rbeat_q counts those sent.
   logic [3:0]  rbeat_q, rbeat_d;
+  logic [4:0]  rfirst, rbeat;
   logic [9:0]  rbytes;
   logic        row_last_beat;
   logic [10:0] beat_off;
   logic [4:0]  row_left, burst_left, n;
   assign rbytes        = rhead[PackW +: 10];
-  assign beat_off      = {2'b0, rbeat_q, 5'd0};
+  assign rfirst        = rhead[PackW + 10 +: 5];
+  assign rbeat         = rfirst + 5'(rbeat_q);
+  assign beat_off      = {1'b0, rbeat, 5'd0};
   assign row_left      = 5'((11'(rbytes) + 11'd31 - beat_off) >> 5);
   assign burst_left    = 5'(9'(blen) + 9'd1 - 9'(wbeat_q));
   always_comb begin
@@ -332,7 +346,7 @@ module tpu_accel_store #(
   assign w_fire_o      = w_fire;
 
   logic [PackW+Lanes*256-1:0] shifted;
-  assign shifted  = {{(Lanes*256){1'b0}}, rhead[PackW-1:0]} >> {rbeat_q, 8'd0};
+  assign shifted  = {{(Lanes*256){1'b0}}, rhead[PackW-1:0]} >> {rbeat, 8'd0};
   logic [Lanes*32-1:0] strb;
   for (genvar b = 0; b < Lanes * 32; b++) begin : gen_strb
     assign strb[b] = (beat_off + 11'(b)) < 11'(rbytes);

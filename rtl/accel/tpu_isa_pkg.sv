@@ -7,7 +7,7 @@ package tpu_isa_pkg;
   localparam int unsigned InstrBits = 256;
   localparam logic [31:0] Magic = 32'h31555054;  // "TPU1" in memory order
   localparam logic [15:0] VersionMajor = 16'd1;
-  localparam logic [15:0] VersionMinor = 16'd5;
+  localparam logic [15:0] VersionMinor = 16'd6;
 
   // Opcodes (byte 0), and the bytes each opcode names (bit b: byte b; the rest must be 0).
   localparam logic [7:0] OpHeader = 8'h01;
@@ -20,8 +20,8 @@ package tpu_isa_pkg;
   localparam logic [31:0] UsedLoad = 32'h03FFFF33;
   localparam logic [31:0] UsedLoadVector = 32'h03FFFF73;  // with the vector unit
   localparam logic [31:0] UsedGemm = 32'hFFFFFFFF;
-  localparam logic [31:0] UsedStore = 32'h03FFFF33;
-  localparam logic [31:0] UsedStoreVector = 32'h03FFFF73;  // with the vector unit
+  localparam logic [31:0] UsedStore = 32'h0FFFFF33;
+  localparam logic [31:0] UsedStoreVector = 32'h0FFFFF73;  // with the vector unit
   localparam logic [31:0] UsedEnd = 32'h00000003;
   localparam logic [31:0] UsedVop = 32'hFFFFFFF3;
   localparam logic [31:0] GemmBroadcastBytes = 32'h0000000C;  // 0 without the broadcast bit
@@ -259,6 +259,9 @@ package tpu_isa_pkg;
   endfunction
   function automatic logic [15:0] store_elems(input logic [255:0] instr);
     store_elems = instr[192 +: 16];
+  endfunction
+  function automatic logic [15:0] store_col(input logic [255:0] instr);
+    store_col = instr[208 +: 16];
   endfunction
   function automatic logic [7:0] vop_op(input logic [255:0] instr);
     vop_op = instr[32 +: 8];

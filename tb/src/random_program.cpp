@@ -366,8 +366,11 @@ class Generator {
     int cols = cfg_.c;
     for (int m = 0; m < s.rows; ++m) cols = std::min(cols, defined[size_t(a + m)]);
     if (cols < 1) return false;
+    // Version 1.6: from column col, a multiple of 32 bytes (rows of more than one beat only).
+    const int size = s.format == isa::kFmtFp32 ? 4 : 2, step = 32 / size;
+    if (cols > step && Chance(30)) s.col = uint16_t(step * Pick(1, (cols - 1) / step));
     std::string beats;
-    s.elems = uint16_t(PickElems(cols, s.format == isa::kFmtFp32 ? 4 : 2, &beats));
+    s.elems = uint16_t(PickElems(cols - s.col, size, &beats));
     const uint64_t row_bytes = uint64_t(s.elems) * (s.format == isa::kFmtFp32 ? 4 : 2);
     std::string cls;
     switch (rng_.Range(0, 2)) {
@@ -390,6 +393,7 @@ class Generator {
     c->classes.push_back("store." + beats);
     c->classes.push_back("store." + cls);
     if (s.activation == isa::kActRelu) c->classes.push_back("store.relu");
+    if (s.col > 0) c->classes.push_back("store.col");
     c->in = s;
     return true;
   }
@@ -687,7 +691,7 @@ const std::vector<std::string>& RandomProgramClasses() {
       v.push_back(g);
     }
     for (const char* s : {"store", "store.fp32", "store.bf16", "store.relu", "store.stride_packed",
-                          "store.stride_gap", "store.stride_far"}) {
+                          "store.stride_gap", "store.stride_far", "store.col"}) {
       v.push_back(s);
     }
     for (const char* b : beats) v.push_back(fmt::format("store.{}", b));

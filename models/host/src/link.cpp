@@ -2,6 +2,7 @@
 // host::Link: several compiled programs as one (tpu/host.h, "Linking").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <stdexcept>
@@ -50,9 +51,13 @@ bool Placeable(const TiledMatrix& from, const TiledMatrix& to, int col0) {
       col0 + from.cols > to.cols) {
     return false;
   }
+  // A tile across to's tile boundaries is stored in parts (STORE's col, version 1.6), each from
+  // a multiple of 32 bytes.
+  const bool aligned_tiles = (uint64_t(to.tile) * to.elem_bytes) % kAlign == 0;
   for (int t = 0; t < from.Tiles(); ++t) {
     const int c = col0 + t * from.tile, within = c % to.tile;
-    if ((uint64_t(within) * to.elem_bytes) % kAlign != 0 || within + from.TileCols(t) > to.tile) {
+    if ((uint64_t(within) * to.elem_bytes) % kAlign != 0 ||
+        (within + from.TileCols(t) > to.tile && !aligned_tiles)) {
       return false;
     }
   }
@@ -103,6 +108,7 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
   if (parts.empty()) Bad("no programs");
   Compiled r;
   r.cfg = cfg;
+  uint64_t split_stores = 0;  // STOREs of placed outputs across a tile boundary: the extra parts
   uint64_t data_end = 0;
   for (const auto& p : parts) data_end = std::max(data_end, p.prog.addr);
   // The body, then HEADER and END around it once its length is known.
@@ -219,10 +225,29 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
           if (r + s->rows > pl.from.rows) {
             Bad(fmt::format("part {}: a STORE crosses a tile of output {}", pi, Text(pl.from)));
           }
-          const int c = pl.col0 + t * pl.from.tile;
-          s->hbm_addr = pl.to.RowAddr(c / pl.to.tile, r) +
-                        uint64_t(c % pl.to.tile) * uint64_t(pl.to.elem_bytes);
           if (s->hbm_stride == pf) s->hbm_stride = uint32_t(pl.to.Pitch());
+          // Its elements from column c of `to`: in parts, one per tile of `to` they reach (the
+          // first pops the STORE's token, the last pushes it; STOREs complete in order).
+          const isa::Store whole = *s;
+          int c = pl.col0 + t * pl.from.tile, done = 0;
+          while (done < whole.elems) {
+            const int n = std::min(int(whole.elems) - done, pl.to.tile - c % pl.to.tile);
+            isa::Store part = whole;
+            part.hbm_addr = pl.to.RowAddr(c / pl.to.tile, r) +
+                            uint64_t(c % pl.to.tile) * uint64_t(pl.to.elem_bytes);
+            part.col = uint16_t(whole.col + done);
+            part.elems = uint16_t(n);
+            part.deps.pop_prev = whole.deps.pop_prev && done == 0;
+            part.deps.push_prev = whole.deps.push_prev && done + n == whole.elems;
+            done += n;
+            c += n;
+            if (done < whole.elems) {
+              body.push_back(part);
+              ++split_stores;
+            } else {
+              *s = part;
+            }
+          }
           break;
         }
       }
@@ -240,6 +265,7 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
     r.stats.blocks += s.blocks;
     r.stats.bytes_written += s.bytes_written;
   }
+  r.stats.stores += split_stores;
   const uint64_t count = body.size() + 2;
   if (count > std::numeric_limits<uint32_t>::max()) {
     Bad(fmt::format("{} instructions exceed the 32-bit count", count));

@@ -145,6 +145,10 @@ struct Store {
   uint16_t elems = 0;
   // Version 1.4: kSrcVmem reads the vector memory's rows acc .. acc + rows - 1.
   uint8_t source = 0;
+  // Version 1.6: the first element of each row stored (elements col .. col + elems - 1; col's
+  // bytes a multiple of 32, col + elems <= C): part of a row into another tile (host::Link's
+  // placed outputs across a tile boundary).
+  uint16_t col = 0;
   bool operator==(const Store& o) const;
 };
 

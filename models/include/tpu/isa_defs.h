@@ -11,7 +11,7 @@ namespace tpu::isa {
 
 inline constexpr int kInstrBytes = 32;
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 5;
+inline constexpr uint16_t kVersionMinor = 6;
 inline constexpr std::array<uint8_t, 4> kMagic = {0x54, 0x50, 0x55, 0x31};  // "TPU1"
 
 enum class Opcode : uint8_t {
@@ -125,6 +125,7 @@ inline constexpr int kStoreHbmStrideByte = 16;
 inline constexpr int kStoreAccByte = 20;
 inline constexpr int kStoreRowsByte = 22;
 inline constexpr int kStoreElemsByte = 24;
+inline constexpr int kStoreColByte = 26;
 inline constexpr int kVopOpByte = 4;
 inline constexpr int kVopSpacesByte = 5;
 inline constexpr int kVopAByte = 6;

@@ -528,7 +528,9 @@ struct LinkBind {
 };
 // An output placed into another tensor (a Concat as address arithmetic): the part's STOREs to
 // `from` write its columns to columns col0 .. col0 + from.cols − 1 of `to` instead (the same rows
-// and element size; each of from's column tiles within one of to's, at a 32-byte boundary).
+// and element size; each of from's column tiles starting at a 32-byte boundary of one of to's
+// rows; one that reaches into to's next tiles is stored in parts, one STORE per tile of `to`,
+// each from its first column: STORE's `col`, version 1.6, so to's tiles must be whole 32 bytes).
 struct LinkPlace {
   TiledMatrix from;
   TiledMatrix to;
