@@ -175,8 +175,8 @@ uint32_t RecipWith(uint32_t x, num::Mode mode, Fma fma) {
   if (mag == kPlusInf) return sign;
   const auto pow2 = [](int e) { return static_cast<uint32_t>(e + 127) << 23; };
   int e = -127;
-  if (mag < 0x00800000u) {  // subnormal: exact, now normal
-    mag = fma(mag, pow2(64), kMinusZero, mode);
+  if (mag < 0x00800000u) {
+    mag = fma(mag, pow2(64), kMinusZero, mode);  // a subnormal: exact, now normal
     e -= 64;
   }
   e += static_cast<int>(mag >> 23);

@@ -262,6 +262,18 @@ struct Ctx {
   }
 };
 
+// Every element's index in NCHW (n images of c channels of hw pixels, row-major) and channels
+// last (n·hw rows of c): f(nchw, nhwc), the jobs' layout moves.
+template <class F>
+void ForChannelsLast(int64_t n, int64_t c, int64_t hw, F&& f) {
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t i = 0; i < hw; ++i)
+        f(size_t((b * c + ch) * hw + i), size_t((b * hw + i) * c + ch));
+    }
+  }
+}
+
 // The accelerator boundary: an fp32 value rounded to bf16 (the contract's conversion).
 uint16_t Bf16(float x, num::Mode mode) {
   return num::Fp32ToBf16(F32Bits(x), mode);
@@ -624,14 +636,8 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       job.bias = bias_bits;
       const int64_t hw = H * W;
       job.a.resize(size_t(N * hw * cin));
-      for (int64_t b = 0; b < N; ++b) {
-        for (int64_t ch = 0; ch < cin; ++ch) {
-          for (int64_t i = 0; i < hw; ++i) {
-            job.a[size_t((b * hw + i) * cin + ch)] =
-                Bf16(xt.f[size_t((b * cin + ch) * hw + i)], mode);
-          }
-        }
-      }
+      ForChannelsLast(N, cin, hw,
+                      [&](size_t nchw, size_t nhwc) { job.a[nhwc] = Bf16(xt.f[nchw], mode); });
       job.b.resize(size_t(taps * cin));  // tap t of channel ch at row t, column ch
       for (int64_t ch = 0; ch < cin; ++ch) {
         for (int64_t t = 0; t < taps; ++t) {
@@ -643,14 +649,8 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
       env.Prepare(&job);
       const std::vector<uint32_t> out = accel(job, step);
       const int64_t ohw = OH * OW;
-      for (int64_t b = 0; b < N; ++b) {
-        for (int64_t ch = 0; ch < cin; ++ch) {
-          for (int64_t i = 0; i < ohw; ++i) {
-            y.f[size_t((b * cin + ch) * ohw + i)] =
-                OutValue(out[size_t((b * ohw + i) * cin + ch)], ep.out);
-          }
-        }
-      }
+      ForChannelsLast(N, cin, ohw,
+                      [&](size_t nchw, size_t nhwc) { y.f[nchw] = OutValue(out[nhwc], ep.out); });
       env[ep.value] = std::move(y);
       env.Produced(ep.value, N * OH * OW, cin, ep.out, copy16);
       return;
@@ -734,14 +734,9 @@ void PlanConv(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t
         const Tensor& rt = env.at(res_name);
         const int64_t ohw = OH * OW;
         job.residual.resize(size_t(N * ohw * cout));
-        for (int64_t b = 0; b < N; ++b) {
-          for (int64_t co = 0; co < cout; ++co) {
-            for (int64_t i = 0; i < ohw; ++i) {
-              job.residual[size_t((b * ohw + i) * cout + co)] =
-                  F32Bits(rt.f[size_t((b * cout + co) * ohw + i)]);
-            }
-          }
-        }
+        ForChannelsLast(N, cout, ohw, [&](size_t nchw, size_t nhwc) {
+          job.residual[nhwc] = F32Bits(rt.f[nchw]);
+        });
         job.from_res = env.From(res_name, N * ohw, cout, host::OutFormat::kFp32);
       }
       env.Prepare(&job);
@@ -1373,13 +1368,8 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
       job.m = int(ps.n * ohw);
       job.n = ps.c;
       job.va.resize(xt.f.size());
-      for (int64_t b = 0; b < ps.n; ++b) {
-        for (int64_t ch = 0; ch < C; ++ch) {
-          for (int64_t i = 0; i < hw; ++i) {
-            job.va[size_t((b * hw + i) * C + ch)] = F32Bits(xt.f[size_t((b * C + ch) * hw + i)]);
-          }
-        }
-      }
+      ForChannelsLast(ps.n, C, hw,
+                      [&](size_t nchw, size_t nhwc) { job.va[nhwc] = F32Bits(xt.f[nchw]); });
       job.from_a = env.From(in, ps.n * hw, C, host::OutFormat::kFp32);
       if (job.from_a < 0) job.a_pieces = env.Pieces(in, ps.n * hw, C, host::OutFormat::kFp32);
       if (!job.a_pieces.empty()) job.a_cat = in;
@@ -1389,13 +1379,8 @@ void PlanPool(Ctx& c, const Node& n, Plan::Impl& impl, Step& st) {
       Tensor y;
       y.shape = out;
       y.f.resize(size_t(planes * ohw));
-      for (int64_t b = 0; b < ps.n; ++b) {
-        for (int64_t ch = 0; ch < C; ++ch) {
-          for (int64_t i = 0; i < ohw; ++i) {
-            y.f[size_t((b * C + ch) * ohw + i)] = F32FromBits(r.at(size_t((b * ohw + i) * C + ch)));
-          }
-        }
-      }
+      ForChannelsLast(ps.n, C, ohw,
+                      [&](size_t nchw, size_t nhwc) { y.f[nchw] = F32FromBits(r.at(nhwc)); });
       env[on] = std::move(y);
       env.Produced(on, ps.n * ohw, C, host::OutFormat::kFp32, copy16);
     });
@@ -1732,19 +1717,13 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
     const auto relayout = [&](std::vector<uint32_t> v, bool to_channels_last) {
       if (!cl || inner == 1 || v.empty()) return v;
       std::vector<uint32_t> o(v.size());
-      for (int64_t b = 0; b < shape[0]; ++b) {
-        for (int64_t ch = 0; ch < cols; ++ch) {
-          for (int64_t i = 0; i < inner; ++i) {
-            const size_t nchw = size_t((b * cols + ch) * inner + i);
-            const size_t nhwc = size_t((b * inner + i) * cols + ch);
-            if (to_channels_last) {
-              o[nhwc] = v[nchw];
-            } else {
-              o[nchw] = v[nhwc];
-            }
-          }
+      ForChannelsLast(shape[0], cols, inner, [&](size_t nchw, size_t nhwc) {
+        if (to_channels_last) {
+          o[nhwc] = v[nchw];
+        } else {
+          o[nchw] = v[nhwc];
         }
-      }
+      });
       return o;
     };
     const auto to_cl = [&](std::vector<uint32_t> v) { return relayout(std::move(v), true); };
@@ -2425,13 +2404,8 @@ bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
       job.bias.push_back(F32Bits(BnApply(0.0f, mean[size_t(ch)], beta[size_t(ch)], s)));
     }
     job.va.resize(xt.f.size());
-    for (int64_t b = 0; b < N; ++b) {
-      for (int64_t ch = 0; ch < C; ++ch) {
-        for (int64_t i = 0; i < hw; ++i) {
-          job.va[size_t((b * hw + i) * C + ch)] = F32Bits(xt.f[size_t((b * C + ch) * hw + i)]);
-        }
-      }
-    }
+    ForChannelsLast(N, C, hw,
+                    [&](size_t nchw, size_t nhwc) { job.va[nhwc] = F32Bits(xt.f[nchw]); });
     job.from_a = env.From(in, N * hw, C, host::OutFormat::kFp32);
     job.also_bf16 = copy16;
     env.Prepare(&job);
@@ -2439,13 +2413,8 @@ bool PlanVectorBatchNorm(Ctx& c, const Node& n, Plan::Impl& impl, Step& st,
     Tensor y;
     y.shape = xt.shape;
     y.f.resize(xt.f.size());
-    for (int64_t b = 0; b < N; ++b) {
-      for (int64_t ch = 0; ch < C; ++ch) {
-        for (int64_t i = 0; i < hw; ++i) {
-          y.f[size_t((b * C + ch) * hw + i)] = F32FromBits(r.at(size_t((b * hw + i) * C + ch)));
-        }
-      }
-    }
+    ForChannelsLast(N, C, hw,
+                    [&](size_t nchw, size_t nhwc) { y.f[nchw] = F32FromBits(r.at(nhwc)); });
     env[out] = std::move(y);
     env.Produced(out, N * hw, C, host::OutFormat::kFp32, copy16);
   });
