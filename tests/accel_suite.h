@@ -893,7 +893,7 @@ TYPED_TEST_P(AccelTest, IllegalProgramsDecode) {
                     {"GEMM byte 16 bit 7", gw, 16, 0x82}, {"GEMM byte 17", gw, 17, 0x01},
                     {"GEMM byte 31", gw, 31, 0x01},       {"STORE byte 6", st, 6, 0x01},
                     {"LOAD byte 6", ld, 6, 0x01},         {"STORE byte 7", st, 7, 0x20},
-                    {"STORE byte 26", st, 26, 0x01},      {"STORE byte 31", st, 31, 0x04},
+                    {"STORE byte 28", st, 28, 0x01},      {"STORE byte 31", st, 31, 0x04},
                     {"END byte 4", end, 4, 0x01},         {"END byte 31", end, 31, 0x80},
                     {"LOAD flag bit 4", ld, 1, 0x10},     {"GEMM flag bit 7", gw, 1, 0x80},
                     {"LOAD byte 5 bit 7", ld, 5, 0x81}};

@@ -7,9 +7,10 @@
 // per cycle while its row queue has room, applies relu and the output format per the numerics
 // contract (tpu_fp32_to_bf16: relu in fp32, then round to bf16, or fp32 as it is), packs the whole
 // row and sends its `elems` values from element `col` (version 1.6; a multiple of 32 bytes) as
-// ceil(bytes/32) beats with the strobes of those bytes only, up to Lanes beats a cycle (never past the row's or the burst's end). The instruction is
-// complete when every burst's write response is back; then it pushes its token (push_prev:
-// store->compute, the accumulators may be overwritten).
+// ceil(bytes/32) beats with the strobes of those bytes only, up to Lanes beats a cycle (never
+// past the row's or the burst's end). The instruction is complete when every burst's write
+// response is back; then it pushes its token (push_prev: store->compute, the accumulators may be
+// overwritten).
 //
 // With VmemDepth > 0 the module also holds the vector unit (tpu_accel_vec: the vector memory,
 // VOP, LOAD into the vector memory) and STORE may read the vector memory (source 1). A vector
@@ -408,6 +409,11 @@ module tpu_accel_store #(
   a_one_acc_reader: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                      !(vec_acc_re && rd_go))
     else $error("tpu_accel_store: STORE and the vector unit read the accumulators together");
+  // STORE's col (version 1.6): a queued row starts inside the packed row, before its end.
+  a_first_beat: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                 !rfifo_empty |-> 32'(rfirst) < RowBeats &&
+                                                  11'(rbytes) > {1'b0, rfirst, 5'd0})
+    else $error("tpu_accel_store: a row's first beat (col) at or past its end");
   a_one_token: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                 !(vec_done && b_valid_i))
     else $error("tpu_accel_store: a vector instruction completes beside a write response");
