@@ -722,27 +722,31 @@ TEST_F(HostTest, ConvWithAResidualInTheAccumulators) {
   }
 }
 
-// One activation slot (a block's bands fill more than half the buffer) with several blocks: the
-// block-boundary tokens keep D > 1 (the load module runs ahead inside a block) and the program is
-// race-free (FindRace in ExpectRun) and the contract's convolution; the load module's measured
-// lead is D. Before, such layers ran with D = 1.
+// One activation slot (a block's bands fill more than half the buffer, even one kernel row's) with
+// several blocks: the block-boundary tokens keep D > 1 (the load module runs ahead inside a
+// block, and with bands per kernel row inside each row's run) and the program is race-free
+// (FindRace in ExpectRun) and the contract's convolution; the load module's measured lead is D.
+// Before, such layers ran with D = 1.
 TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
   tb::Rng rng(test::TestSeed());
   struct Case {
     MachineConfig cfg;
     host::ConvShape s;
+    int k_groups;
   };
   const Case cases[] = {
-      {Cfg(4, 4, 48, 64, 64), {1, 6, 6, 8, 8, 3, 3, 1, 1}},
-      {Cfg(4, 4, 48, 64, 64, num::Mode::kFtz, 8), {2, 6, 5, 8, 12, 3, 3, 1, 1}},
-      {Cfg(4, 8, 64, 32, 64), {1, 8, 7, 8, 8, 3, 3, 2, 1}},
-      {Cfg(8, 8, 100, 64, 64), {1, 9, 9, 16, 16, 3, 3, 2, 1}},
+      {Cfg(4, 4, 48, 64, 64), {1, 8, 8, 16, 8, 3, 3, 1, 1}, 3},
+      {Cfg(4, 4, 48, 64, 64, num::Mode::kFtz, 8), {2, 6, 7, 16, 12, 3, 3, 1, 1}, 3},
+      {Cfg(4, 8, 64, 32, 64), {1, 8, 9, 16, 8, 3, 3, 2, 1}, 3},
+      {Cfg(8, 8, 100, 64, 64), {1, 9, 9, 48, 16, 3, 3, 2, 1}, 3},
+      {Cfg(4, 4, 48, 64, 64), {1, 6, 8, 16, 8, 1, 3, 1, 1}, 1},  // 1x3: one run per block
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(CfgName(c.cfg));
     const auto p = host::CompileConv(c.cfg, c.s, true, true, OutFormat::kBf16);
     ASSERT_TRUE(p.window) << p.host_im2col_reason;
     EXPECT_EQ(p.plan.act_slots, 1);
+    EXPECT_EQ(p.plan.k_groups, c.k_groups);
     EXPECT_GT(p.plan.m_blocks * p.plan.n_blocks, 1);
     EXPECT_TRUE(p.plan.boundary_wait);
     EXPECT_GT(p.plan.depth, 1);
@@ -752,6 +756,55 @@ TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
     std::printf("%s: %d blocks of %d pixels, D = %d\n", CfgName(c.cfg).c_str(),
                 p.plan.m_blocks * p.plan.n_blocks, p.plan.mb, p.plan.depth);
   }
+}
+
+// Taller window blocks, fewer weight passes: PlanConvWindow weighs one slot against two by HBM
+// bytes (one slot's band loads counted twice: they wait for the GEMMs), and bands per kernel row
+// (LayerPlan::k_groups: each kernel row's taps with their own, shorter bands) where a block's
+// bands of every kernel row would leave room for a few output rows only. ResNet's last 3x3
+// layers on a 16x16 array with 2048-row buffers: one block instead of four, the weights read
+// once. The K order per output is the contract's (taps in order), so the bits are the direct
+// convolution's; residual and bias included, race-free.
+TEST_F(HostTest, WindowBlocksReadTheWeightsOnce) {
+  tb::Rng rng(test::TestSeed());
+  const MachineConfig big = Cfg(16, 16, 2048, 2048, 4096);
+  const host::ConvShape l4{1, 7, 7, 512, 512, 3, 3, 1, 1};
+  const auto p = host::CompileConv(big, l4, true, true, OutFormat::kBf16);
+  ASSERT_TRUE(p.window) << p.host_im2col_reason;
+  EXPECT_EQ(p.plan.act_slots, 1);  // two slots: four blocks
+  EXPECT_EQ(p.plan.m_blocks * p.plan.n_blocks, 1);
+  uint64_t wbytes = 0;
+  for (const auto& in : p.prog.instrs) {
+    if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufWgt) {
+      wbytes += uint64_t(l->rows) * l->elems * 2;
+    }
+  }
+  EXPECT_EQ(wbytes, uint64_t(l4.K()) * l4.cout * 2);  // once
+  // Small machines: the split where it pays, the contract's bits (ExpectRun checks for races).
+  struct Case {
+    MachineConfig cfg;
+    host::ConvShape s;
+  };
+  const Case cases[] = {
+      {Cfg(4, 4, 96, 64, 64), {1, 6, 6, 16, 8, 3, 3, 1, 1}},
+      {Cfg(4, 4, 96, 64, 64, num::Mode::kFtz), {2, 5, 6, 16, 8, 3, 3, 1, 1}},
+      {Cfg(8, 8, 160, 64, 128), {1, 9, 9, 32, 16, 3, 3, 2, 1}},
+      {Cfg(4, 8, 120, 32, 64), {1, 6, 7, 24, 8, 5, 3, 1, 2}},
+  };
+  int split = 0;
+  for (const auto& c : cases) {
+    const auto q = host::CompileConv(c.cfg, c.s, true, false, OutFormat::kFp32);
+    ASSERT_TRUE(q.window) << q.host_im2col_reason;
+    split += q.plan.k_groups > 1;
+    EXPECT_EQ(RunConv(c.cfg, c.s, true, rng.Bit(), rng.Bit() ? OutFormat::kBf16 : OutFormat::kFp32,
+                      rng, rng.Bit()),
+              Lowering::kWindow);
+    if (HasFatalFailure()) return;
+    std::printf("%s: %d blocks of %d pixels, %d runs each, %d slots, D = %d\n",
+                CfgName(c.cfg).c_str(), q.plan.m_blocks * q.plan.n_blocks, q.plan.mb,
+                q.plan.k_groups, q.plan.act_slots, q.plan.depth);
+  }
+  EXPECT_GE(split, 3);
 }
 
 void ExpectThrows(const std::function<void()>& f, const std::string& word) {

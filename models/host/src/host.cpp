@@ -83,8 +83,11 @@ struct Segment {
   int b = 0, p0 = 0, rows = 0, band_row = 0, band_rows = 0;
 };
 
-std::vector<Segment> Segments(const ConvShape& s, int m0, int rows) {
+// `krow` >= 0: the input rows of kernel row krow's taps only (a block's K-tiles split by kernel
+// row: LayerPlan::k_groups); -1: of every tap.
+std::vector<Segment> Segments(const ConvShape& s, int m0, int rows, int krow = -1) {
   const int per_image = s.OutH() * s.OutW(), ow = s.OutW();
+  const int k0 = krow < 0 ? 0 : krow, k1 = krow < 0 ? s.kh - 1 : krow;
   std::vector<Segment> v;
   for (int m = m0; m < m0 + rows;) {
     Segment g;
@@ -92,8 +95,8 @@ std::vector<Segment> Segments(const ConvShape& s, int m0, int rows) {
     g.p0 = m % per_image;
     g.rows = std::min(m0 + rows - m, per_image - g.p0);
     const int oh_a = g.p0 / ow, oh_b = (g.p0 + g.rows - 1) / ow;
-    const int lo = std::max(0, oh_a * s.stride - s.pad);
-    const int hi = std::min(s.h - 1, oh_b * s.stride - s.pad + s.kh - 1);
+    const int lo = std::max(0, oh_a * s.stride - s.pad + k0);
+    const int hi = std::min(s.h - 1, oh_b * s.stride - s.pad + k1);
     if (lo <= hi) g.band_row = lo, g.band_rows = hi - lo + 1;
     v.push_back(g);
     m += g.rows;
@@ -101,10 +104,11 @@ std::vector<Segment> Segments(const ConvShape& s, int m0, int rows) {
   return v;
 }
 
-// Activation-buffer rows the bands of a block of `rows` pixels from m0 take (all chunks).
-int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows) {
+// Activation-buffer rows the bands of a block of `rows` pixels from m0 take (all chunks; krow as
+// Segments').
+int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows, int krow = -1) {
   int64_t n = 0;
-  for (const auto& g : Segments(s, m0, rows)) n += int64_t(g.band_rows) * s.w * chunks;
+  for (const auto& g : Segments(s, m0, rows, krow)) n += int64_t(g.band_rows) * s.w * chunks;
   return n;
 }
 
@@ -405,8 +409,12 @@ class Emitter {
     const LayerPlan& lp = ly->plan;
     const int tap = kt / cw.chunks, chunk = kt % cw.chunks;
     const int kv = op.b.KTileRows(kt);
-    const auto segs = Segments(s, blk->m0, blk->rows);
-    const int slot = (blk->index % lp.act_slots) * lp.act_slot_rows;
+    // The block's K-tiles run in k_groups runs (one per kernel row when split), each with its
+    // bands in the next activation slot.
+    const int kpg = lp.k_tiles / lp.k_groups, kg = kt / kpg;
+    const auto segs = Segments(s, blk->m0, blk->rows, lp.k_groups > 1 ? kg : -1);
+    const int slot =
+        int((int64_t(blk->index) * lp.k_groups + kg) % lp.act_slots) * lp.act_slot_rows;
     // Band of segment i, chunk c at slot + off[i·chunks + c].
     std::vector<int> off(segs.size() * size_t(cw.chunks));
     int next = slot;
@@ -420,7 +428,7 @@ class Emitter {
       const uint64_t g = ly->g;
       const int nt = blk->nt0 + j, nv = op.out.TileCols(nt);
       std::vector<isa::Load> loads;
-      if (kt == 0 && j == 0) {
+      if (kt % kpg == 0 && j == 0) {
         for (size_t i = 0; i < segs.size(); ++i) {
           if (segs[i].band_rows == 0) continue;
           for (int c = 0; c < cw.chunks; ++c) {
@@ -1024,13 +1032,17 @@ bool BoundaryTokens(const LayerPlan& lp, int wgt_slots, std::vector<char>* push,
     (*push)[size_t(g)] = g + D < G;
     (*pop)[size_t(g)] = g >= D;
   }
-  // Groups per block in emission order (M-block-major, then N-groups): k_tiles x the block's tiles.
+  // Groups per band load in emission order (M-block-major, then N-groups, then the block's
+  // k_groups runs of K-tiles): the run's K-tiles x the block's tiles.
   std::vector<int64_t> starts;
   int64_t g0 = 0;
+  const int kpg = lp.k_tiles / lp.k_groups;
   for (int mi = 0; mi < lp.m_blocks; ++mi) {
     for (int ni = 0; ni < lp.n_blocks; ++ni) {
-      if (g0 > 0) starts.push_back(g0);
-      g0 += int64_t(lp.k_tiles) * std::min(lp.nb, lp.n_tiles - ni * lp.nb);
+      for (int kg = 0; kg < lp.k_groups; ++kg) {
+        if (g0 > 0) starts.push_back(g0);
+        g0 += int64_t(kpg) * std::min(lp.nb, lp.n_tiles - ni * lp.nb);
+      }
     }
   }
   if (g0 != G) return false;
@@ -1077,50 +1089,62 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
   const uint64_t wbytes = uint64_t(s.K()) * s.cout * 2;
   bool found = false;
   double best_cost = 0;
-  for (int sa = std::min(2, t.max_act_slots); sa >= 1 && !found; --sa) {
+  // k_groups = kh: each kernel row's K-tiles (taps, all chunks) with their own, shorter bands in
+  // the next slot, so taller blocks fit (fewer weight passes) at the price of reading input rows
+  // up to kh times; the same K order per output, so the same bits.
+  for (int sa = std::min(2, t.max_act_slots); sa >= 1; --sa) {
     const int slot_rows = cfg.act_depth / sa;
-    for (int groups = 1; groups <= base.n_tiles; ++groups) {
-      const int nb = (base.n_tiles + groups - 1) / groups;
-      if (groups > 1 && (base.n_tiles + groups - 2) / (groups - 1) == nb) continue;  // same nb
-      const int cap = std::min(M, t.acc_half_rows / nb);
-      if (cap < 1) continue;
-      // Largest bands of blocks of mb pixels (0 when a block's bands do not fit).
-      uint64_t band_total = 0;
-      auto fits = [&](int mb) {
-        band_total = 0;
-        for (int m0 = 0; m0 < M; m0 += mb) {
-          const int64_t rows = BandRows(s, chunks, m0, std::min(mb, M - m0));
-          if (rows > slot_rows) return false;
-          band_total += uint64_t(rows);
+    for (int split = 0; split < (s.kh > 1 ? 2 : 1); ++split) {
+      const int kgroups = split ? s.kh : 1;
+      for (int groups = 1; groups <= base.n_tiles; ++groups) {
+        const int nb = (base.n_tiles + groups - 1) / groups;
+        if (groups > 1 && (base.n_tiles + groups - 2) / (groups - 1) == nb) continue;  // same nb
+        const int cap = std::min(M, t.acc_half_rows / nb);
+        if (cap < 1) continue;
+        // Largest bands of blocks of mb pixels (0 when a block's bands do not fit).
+        uint64_t band_total = 0;
+        auto fits = [&](int mb) {
+          band_total = 0;
+          for (int m0 = 0; m0 < M; m0 += mb) {
+            for (int kr = 0; kr < kgroups; ++kr) {
+              const int64_t rows =
+                  BandRows(s, chunks, m0, std::min(mb, M - m0), kgroups > 1 ? kr : -1);
+              if (rows > slot_rows) return false;
+              band_total += uint64_t(rows);
+            }
+          }
+          return true;
+        };
+        int mb = 0;
+        if (fits(cap)) mb = cap;
+        for (int q = cap / OW; mb == 0 && q >= 1; --q) {
+          if (fits(q * OW)) mb = q * OW;
         }
-        return true;
-      };
-      int mb = 0;
-      if (fits(cap)) mb = cap;
-      for (int q = cap / OW; mb == 0 && q >= 1; --q) {
-        if (fits(q * OW)) mb = q * OW;
-      }
-      for (int c = std::min(cap, OW - 1); mb == 0 && c >= 1; c = c > 8 ? c * 3 / 4 : c - 1) {
-        if (fits(c)) mb = c;
-      }
-      if (mb == 0) continue;
-      fits(mb);  // band_total for mb
-      LayerPlan lp = base;
-      lp.act_slots = sa;
-      lp.act_slot_rows = slot_rows;
-      lp.mb = mb;
-      lp.nb = nb;
-      lp.m_blocks = (M + mb - 1) / mb;
-      lp.n_blocks = (lp.n_tiles + nb - 1) / nb;
-      lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
-      const double cost =
-          double(band_total) * double(pitch) * lp.n_blocks + double(wbytes) * lp.m_blocks;
-      if (!found || cost < best_cost ||
-          (cost == best_cost &&
-           uint64_t(lp.m_blocks) * lp.n_blocks < uint64_t(out->m_blocks) * out->n_blocks)) {
-        *out = lp;
-        best_cost = cost;
-        found = true;
+        for (int c = std::min(cap, OW - 1); mb == 0 && c >= 1; c = c > 8 ? c * 3 / 4 : c - 1) {
+          if (fits(c)) mb = c;
+        }
+        if (mb == 0) continue;
+        fits(mb);  // band_total for mb
+        LayerPlan lp = base;
+        lp.act_slots = sa;
+        lp.act_slot_rows = slot_rows;
+        lp.mb = mb;
+        lp.nb = nb;
+        lp.m_blocks = (M + mb - 1) / mb;
+        lp.n_blocks = (lp.n_tiles + nb - 1) / nb;
+        lp.k_groups = kgroups;
+        lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
+        // HBM bytes; with one slot the bands' loads are not hidden behind the GEMMs (each waits for
+        // the previous bands' last GEMM), so they count twice.
+        const double bands = double(band_total) * double(pitch) * lp.n_blocks;
+        const double cost = bands * (sa == 1 ? 2 : 1) + double(wbytes) * lp.m_blocks;
+        if (!found || cost < best_cost ||
+            (cost == best_cost &&
+             uint64_t(lp.m_blocks) * lp.n_blocks < uint64_t(out->m_blocks) * out->n_blocks)) {
+          *out = lp;
+          best_cost = cost;
+          found = true;
+        }
       }
     }
   }
@@ -1128,13 +1152,15 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
   // D (header comment): block b's bands overwrite the slot block b - Sa read; the blocks between
   // hold k_tiles GEMM groups per N tile.
   LayerPlan& lp = *out;
-  const int blocks = lp.m_blocks * lp.n_blocks;
+  const int blocks = lp.m_blocks * lp.n_blocks * lp.k_groups;  // band loads
   const int last = lp.n_tiles - (lp.n_blocks - 1) * lp.nb;
+  const int kpg = lp.k_tiles / lp.k_groups;
   lp.act_bound = std::numeric_limits<int>::max();
   if (blocks > lp.act_slots) {
-    // One slot: the block-boundary tokens (header comment) need D <= the fewest groups of a block.
-    lp.act_bound = lp.act_slots == 1 ? lp.k_tiles * std::min(lp.nb, last)
-                                     : 1 + lp.k_tiles * std::min(lp.nb, last);
+    // One slot: the block-boundary tokens (header comment) need D <= the fewest groups between
+    // two band loads.
+    lp.act_bound =
+        lp.act_slots == 1 ? kpg * std::min(lp.nb, last) : 1 + kpg * std::min(lp.nb, last);
   }
   lp.depth = std::max(1, std::min(t.depth, lp.act_bound));
   lp.boundary_wait = lp.act_slots == 1 && blocks > 1 && lp.depth > 1;
