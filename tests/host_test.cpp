@@ -758,28 +758,41 @@ TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
   }
 }
 
-// Taller window blocks, fewer weight passes: PlanConvWindow weighs one slot against two by HBM
-// bytes (one slot's band loads counted twice: they wait for the GEMMs), and bands per kernel row
-// (LayerPlan::k_groups: each kernel row's taps with their own, shorter bands) where a block's
-// bands of every kernel row would leave room for a few output rows only. ResNet's last 3x3
-// layers on a 16x16 array with 2048-row buffers: one block instead of four, the weights read
-// once. The K order per output is the contract's (taps in order), so the bits are the direct
-// convolution's; residual and bias included, race-free.
+// Taller window blocks, fewer weight passes: PlanConvWindow weighs its plans by an estimate of
+// their cycles (with the DMA's bandwidth: max(compute, bytes / (0.75 x bandwidth)), one slot's
+// band loads added, as they wait for the GEMMs), and bands per kernel row (LayerPlan::k_groups:
+// each kernel row's taps with their own, shorter bands) where a block's bands of every kernel row
+// would leave room for a few output rows only. ResNet's last 3x3 layers on a 16x16 array with
+// 2048-row buffers: on one channel two blocks of bands per kernel row (the weights twice, within
+// the bandwidth) instead of four; with a quarter of that bandwidth one slot and one block (the
+// weights once). The K order per output is the contract's (taps in order), so the bits are the
+// direct convolution's; residual and bias included, race-free.
 TEST_F(HostTest, WindowBlocksReadTheWeightsOnce) {
   tb::Rng rng(test::TestSeed());
-  const MachineConfig big = Cfg(16, 16, 2048, 2048, 4096);
   const host::ConvShape l4{1, 7, 7, 512, 512, 3, 3, 1, 1};
-  const auto p = host::CompileConv(big, l4, true, true, OutFormat::kBf16);
-  ASSERT_TRUE(p.window) << p.host_im2col_reason;
-  EXPECT_EQ(p.plan.act_slots, 1);  // two slots: four blocks
-  EXPECT_EQ(p.plan.m_blocks * p.plan.n_blocks, 1);
-  uint64_t wbytes = 0;
-  for (const auto& in : p.prog.instrs) {
-    if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufWgt) {
-      wbytes += uint64_t(l->rows) * l->elems * 2;
+  for (const double bw : {32.0, 8.0}) {
+    MachineConfig big = Cfg(16, 16, 2048, 2048, 4096);
+    big.dma_bytes_per_cycle = bw;  // as the workloads plan (their Planned config)
+    const auto p = host::CompileConv(big, l4, true, true, OutFormat::kBf16);
+    ASSERT_TRUE(p.window) << p.host_im2col_reason;
+    uint64_t wbytes = 0;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufWgt) {
+        wbytes += uint64_t(l->rows) * l->elems * 2;
+      }
+    }
+    const uint64_t once = uint64_t(l4.K()) * l4.cout * 2;
+    if (bw == 32.0) {
+      EXPECT_EQ(p.plan.act_slots, 2);
+      EXPECT_EQ(p.plan.k_groups, 3);
+      EXPECT_EQ(p.plan.m_blocks * p.plan.n_blocks, 2);  // four without the split
+      EXPECT_EQ(wbytes, 2 * once);
+    } else {
+      EXPECT_EQ(p.plan.act_slots, 1);
+      EXPECT_EQ(p.plan.m_blocks * p.plan.n_blocks, 1);
+      EXPECT_EQ(wbytes, once);
     }
   }
-  EXPECT_EQ(wbytes, uint64_t(l4.K()) * l4.cout * 2);  // once
   // Small machines: the split where it pays, the contract's bits (ExpectRun checks for races).
   struct Case {
     MachineConfig cfg;

@@ -1088,11 +1088,17 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
   const uint64_t pitch = RoundUp32(uint64_t(kc) * 2);
   const uint64_t wbytes = uint64_t(s.K()) * s.cout * 2;
   bool found = false;
-  double best_cost = 0;
+  double best_cost = 0, best_bytes = 0;
   // k_groups = kh: each kernel row's K-tiles (taps, all chunks) with their own, shorter bands in
   // the next slot, so taller blocks fit (fewer weight passes) at the price of reading input rows
-  // up to kh times; the same K order per output, so the same bits.
-  for (int sa = std::min(2, t.max_act_slots); sa >= 1; --sa) {
+  // up to kh times; the same K order per output, so the same bits. With the DMA's bandwidth known
+  // (timed) the plans are weighed by an estimate of their cycles, as PlanLayer's: max(compute,
+  // HBM bytes / (0.75 × bandwidth)), plus, with one slot, the bands' loads, which wait for the
+  // GEMMs before them; so one slot wins only where fewer weight passes save more than that.
+  // Without it, two slots whenever a plan fits them, the plans weighed by their HBM bytes.
+  const bool timed = cfg.dma_bytes_per_cycle > 0;
+  const double compute = double(M) * base.k_tiles * base.n_tiles;
+  for (int sa = std::min(2, t.max_act_slots); sa >= 1 && !(found && !timed); --sa) {
     const int slot_rows = cfg.act_depth / sa;
     for (int split = 0; split < (s.kh > 1 ? 2 : 1); ++split) {
       const int kgroups = split ? s.kh : 1;
@@ -1134,15 +1140,20 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
         lp.n_blocks = (lp.n_tiles + nb - 1) / nb;
         lp.k_groups = kgroups;
         lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
-        // HBM bytes; with one slot the bands' loads are not hidden behind the GEMMs (each waits for
-        // the previous bands' last GEMM), so they count twice.
         const double bands = double(band_total) * double(pitch) * lp.n_blocks;
-        const double cost = bands * (sa == 1 ? 2 : 1) + double(wbytes) * lp.m_blocks;
+        const double bytes = bands + double(wbytes) * lp.m_blocks;
+        const double cost = timed ? std::max(compute, bytes / (0.75 * cfg.dma_bytes_per_cycle)) +
+                                        (sa == 1 ? bands / cfg.dma_bytes_per_cycle : 0.0)
+                                  : bytes;
+        // On a tie (compute-bound plans) the fewest bytes, then the fewest blocks.
         if (!found || cost < best_cost ||
             (cost == best_cost &&
-             uint64_t(lp.m_blocks) * lp.n_blocks < uint64_t(out->m_blocks) * out->n_blocks)) {
+             (bytes < best_bytes ||
+              (bytes == best_bytes &&
+               uint64_t(lp.m_blocks) * lp.n_blocks < uint64_t(out->m_blocks) * out->n_blocks)))) {
           *out = lp;
           best_cost = cost;
+          best_bytes = bytes;
           found = true;
         }
       }

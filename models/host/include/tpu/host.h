@@ -97,31 +97,33 @@
 // order). Blocks of mb consecutive output pixels × nb N-tiles (PlanConvWindow): a block's bands
 // (the input rows its pixels' taps read, per image and chunk, one LOAD each, in the block's first
 // load step) fill one of Sa = 2 activation slots or the whole buffer (Sa = 1; im2col when not
-// even one pixel's bands fit it); Sa, mb, nb and the kernel-row split minimise the HBM bytes
-// (bands once per N-group, weights once per M-block; with one slot the bands count twice, as
-// their loads wait for the GEMMs), then the number of blocks, with mb·nb ≤ AccDepth / 2 and whole
-// output rows preferred. Kernel-row split (LayerPlan::k_groups = kh): a block's K-tiles run per
-// kernel row, each run with only its taps' input rows as bands, loaded in the run's first load
-// step into the next slot; taps stay in order, so each output's MACs run in the contract's
-// order. (ResNet's 7×7×512 3×3 layers on a 16×16 array with 2048-row buffers: one block and the
-// weights read once, instead of four blocks of two slots: 99.5% of the array instead of 64%.)
-// Per K-tile and N-tile one weight LOAD and one GEMM per image segment of the block (the first
-// loads the weights, the others reuse them; the first pops the load→compute token, the last pushes
-// the tokens): a GEMM group. D counts groups; block b's bands overwrite the slot block b − Sa read,
-// and the blocks between hold k_tiles groups per N tile, so D ≤ 1 + k_tiles·(the fewest N tiles of
-// a block) with two slots (with the kernel-row split the same holds per run: k_tiles / kh in place
-// of k_tiles, run boundaries as block boundaries). With one slot (the bands of a block fill more
-// than half the buffer) block b's bands overwrite block b − 1's, so its first load step must wait
-// for block b − 1's last group; instead of D = 1 for the whole layer (LayerPlan::boundary_wait): D
-// ≤ the fewest groups of a block, the D − 1 groups before each block boundary push no token and the
-// boundary's last group does, the boundary's band LOAD pops that one (all earlier groups are then
-// done), and the D − 1 load steps after it pop nothing (their tokens were never pushed): so the
-// load module still runs D groups ahead inside a block. (ResNet-50's stride-2 3×3 layers on a 16×16
-// array: D = 1 left them 5–35× slower.) A 1×1 convolution with stride 1 and no padding
-// (ConvProgram::pointwise) is the GEMM emitter on the NHWC input as A (no window: its K-tiles load
-// per K-group, as for any GEMM). im2col (written by the host, then the GEMM emitter) where windows
-// cannot express the shape or would take more than twice im2col's passes over the array (few
-// channels: a window K-tile holds one tap); ConvProgram::host_im2col_reason says which.
+// even one pixel's bands fit it); HBM bytes: bands once per N-group, weights once per M-block;
+// mb·nb ≤ AccDepth / 2, whole output rows preferred, then the fewest blocks. Kernel-row split
+// (LayerPlan::k_groups = kh): a block's K-tiles run per kernel row, each run with only its taps'
+// input rows as bands, loaded in the run's first load step into the next slot; taps stay in order,
+// so each output's MACs run in the contract's order. Sa, mb, nb and the split are weighed by an
+// estimate of their cycles when the DMA's bandwidth is known (PlanLayer's: max(compute, bytes /
+// (0.75 × bandwidth)), plus one slot's band loads), else by their bytes with two slots first.
+// (ResNet's 7×7×512 3×3 layers on a 16×16 array with 2048-row buffers and one channel: two blocks
+// with bands per kernel row, the weights read twice, instead of four blocks: 99.1% of the array
+// instead of 64%.) Per K-tile and N-tile one weight LOAD and one GEMM per image segment of the
+// block (the first loads the weights, the others reuse them; the first pops the load→compute token,
+// the last pushes the tokens): a GEMM group. D counts groups; block b's bands overwrite the slot
+// block b − Sa read, and the blocks between hold k_tiles groups per N tile, so D ≤ 1 + k_tiles·(the
+// fewest N tiles of a block) with two slots (with the kernel-row split the same holds per run:
+// k_tiles / kh in place of k_tiles, run boundaries as block boundaries). With one slot (the bands
+// of a block fill more than half the buffer) block b's bands overwrite block b − 1's, so its first
+// load step must wait for block b − 1's last group; instead of D = 1 for the whole layer
+// (LayerPlan::boundary_wait): D ≤ the fewest groups of a block, the D − 1 groups before each block
+// boundary push no token and the boundary's last group does, the boundary's band LOAD pops that one
+// (all earlier groups are then done), and the D − 1 load steps after it pop nothing (their tokens
+// were never pushed): so the load module still runs D groups ahead inside a block. (ResNet-50's
+// stride-2 3×3 layers on a 16×16 array: D = 1 left them 5–35× slower.) A 1×1 convolution with
+// stride 1 and no padding (ConvProgram::pointwise) is the GEMM emitter on the NHWC input as A (no
+// window: its K-tiles load per K-group, as for any GEMM). im2col (written by the host, then the
+// GEMM emitter) where windows cannot express the shape or would take more than twice im2col's
+// passes over the array (few channels: a window K-tile holds one tap);
+// ConvProgram::host_im2col_reason says which.
 #pragma once
 
 #include <algorithm>
