@@ -25,6 +25,13 @@ package tpu_pkg;
   localparam logic [2:0]  MxuClassHazard     = 3'd4;  // a row waits for an accumulator write
   localparam logic [2:0]  MxuClassDrain      = 3'd5;  // nothing left to issue, results in flight
 
+  // The accumulators' banks (tpu_accumulators): rows 0 .. acc_bank_rows(depth) - 1 and the rest,
+  // each with its own write port, so that a load into one bank is written beside the array's
+  // results in the other (the host's double-buffered halves). A depth of 1 is one bank.
+  function automatic int unsigned acc_bank_rows(input int unsigned depth);
+    acc_bank_rows = (depth >= 2) ? depth / 2 : depth;
+  endfunction
+
   // HBM2 memory-side commands (tpu_hbm_* modules). Row bus: ACT, PRE, PREA, REFab, REFpb;
   // column bus: RD, RDA, WR, WRA. Plain constants (not an enum) so Yosys 0.23 reads them.
   localparam int unsigned HbmRowCmdBits = 3;

@@ -381,6 +381,130 @@ TEST(AccelTimingTest, BackToBackGemmsIssueAsThePipelineAllows) {
   CheckGemmsBackToBack<Accel2x128>();
 }
 
+// Accumulator LOADs beside GEMMs (tpu_accel_compute; tpu_accumulators' two banks, the halves of
+// the rows). Rows A = [0, M) and B = [M, 2M) lie in bank 0. Twelve GEMMs into A, then an
+// accumulator LOAD of M rows into L, sixteen GEMMs overwriting B (the first pushes a
+// compute->load token), one more onto B that pushes a compute->store token, and one onto L that
+// pushes one; the STOREs of A, B and L follow. With L in bank 1 the LOAD starts while the GEMMs
+// before it are in flight, GEMMs into B start while it runs and (on machines whose queues hold 8
+// instructions or more) its rows are written in cycles in which the array writes results; the GEMM
+// that pushes a compute->store token starts only after the LOAD is complete (the store module may
+// read what it writes). With L = [2M, 3M) in bank 0 none of this happens: the LOAD waits for the
+// GEMMs, the GEMMs into B for the LOAD. A LOAD into bank 1 that pushes a token (the STORE of A pops
+// it) waits for the GEMMs before it, and GEMMs into B still start beside it. Each run is bit-exact
+// against the golden model; a fault that only serializes the LOAD fails here. The counts land in
+// the coverage group accel.acc_load_beside.
+template <class T>
+void CheckAccLoadsBesideGemms(uint64_t bins[3]) {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const int half = c.acc_depth / 2;  // tpu_pkg::acc_bank_rows
+  const auto M = uint16_t(std::min({half / 3, c.act_depth, 16}));
+  auto& s = bench.Sim(num::Mode::kIeee);
+  tb::Rng rng(tb::DeriveSeed(test::TestSeed(), T::kName));
+  const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+  const uint8_t* acc_busy = s.template PublicVar<uint8_t>(".u_compute", "acc_busy_q");
+  const uint8_t* done_empty = s.template PublicVar<uint8_t>(".u_compute", "done_empty");
+  const uint8_t* gemm_go = s.template PublicVar<uint8_t>(".u_compute", "gemm_go");
+  const uint8_t* accld_go = s.template PublicVar<uint8_t>(".u_compute", "accld_go");
+  const uint8_t* ld_take = s.template PublicVar<uint8_t>(".u_mxu.u_acc", "ld_take");
+  uint32_t wr_bytes = 0;
+  const auto* wr_v =
+      static_cast<const uint8_t*>(s.PublicVarBytes(".u_mxu.u_acc", "wr_v", &wr_bytes));
+  const uint32_t row = RowBytes(C, 4);
+  constexpr uint64_t kOut = kOutAddr + 0x10000;  // A, B and L's rows, 0x4000 apart
+  // 0: L in the other bank; 1: the same, the LOAD pushing a token; 2: L in the GEMMs' bank.
+  for (const int v : {0, 1, 2}) {
+    const bool other = v < 2, pushes = v == 1;
+    SCOPED_TRACE(!other   ? "the LOAD in the GEMMs' bank"
+                 : pushes ? "the LOAD in the other bank, pushing"
+                          : "the LOAD in the other bank");
+    const auto l_row = uint16_t(other ? half : 2 * M);
+    const auto Gm = [&](bool load_w, Deps d, uint16_t acc, bool accumulate) {
+      return G(M, R, C, load_w, d, 0, 0, acc, accumulate);
+    };
+    std::vector<Instr> body = {
+        Ld(isa::kBufAct, 0, M, R, {}, kDataAddr, RowBytes(R, 2)),
+        Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 16384, RowBytes(C, 2)),
+        Gm(true, kPopPrev, 0, false)};
+    for (int i = 0; i < 11; ++i) body.push_back(Gm(false, {}, 0, true));
+    body.push_back(
+        Ld(isa::kBufAcc, l_row, M, C, pushes ? kPushNext : Deps{}, kDataAddr + 32768, row));
+    // Overwriting, so that they stream without waiting for each other's writes.
+    for (int i = 0; i < 16; ++i) body.push_back(Gm(false, i == 0 ? kPushPrev : Deps{}, M, false));
+    body.push_back(Gm(false, kPushNext, M, true));      // compute->store: waits for the LOAD
+    body.push_back(Gm(false, kPushNext, l_row, true));  // onto the LOAD's rows
+    body.push_back(St(0, M, C, kPopPrev, kOut, row));
+    body.push_back(St(M, M, C, pushes ? kPopPrev : Deps{}, kOut + 0x4000, row));
+    body.push_back(St(l_row, M, C, kPopPrev, kOut + 0x8000, row));
+    const std::vector<uint8_t> zeros(0xC000, 0);
+    s.WriteHbm(kOut, zeros.data(), zeros.size());
+    // The LOAD's start with GEMMs in flight (only earlier ones then), the cycles it runs with
+    // GEMMs in flight, its rows taken while results are written, GEMMs started while it runs.
+    uint64_t early = 0, load_beside = 0, rows_beside = 0, gemms_beside = 0;
+    // GEMMs started so far, and whether the LOAD ran when the one pushing to the store started.
+    uint64_t gemms = 0;
+    bool push_beside = false;
+    accel::RunOptions opt;
+    opt.max_cycles = 400'000;
+    opt.on_cycle = [&](uint64_t) {
+      bool writing = false;
+      for (uint32_t i = 0; i < wr_bytes; ++i) writing = writing || wr_v[i] != 0;
+      early += *accld_go && !*done_empty;
+      load_beside += *acc_busy && !*done_empty;
+      rows_beside += *ld_take && writing;
+      gemms_beside += *gemm_go && *acc_busy;
+      if (*gemm_go && ++gemms == 12 + 16 + 1) push_beside = *acc_busy != 0;
+    };
+    isa::Machine golden(c);
+    ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt));
+    for (int i = 0; i < 3; ++i) ExpectSameHbm(s, golden, kOut + 0x4000 * i, uint64_t(M) * row);
+    fmt::print(
+        "[  BESIDE  ] {} M={} LOAD at row {}{}: started {} GEMMs' end, {} cycles with GEMMs in "
+        "flight, {} rows written beside results, {} GEMMs started beside it\n",
+        T::kName, M, l_row, pushes ? " (pushing)" : "", early ? "before the" : "after the",
+        load_beside, rows_beside, gemms_beside);
+    EXPECT_EQ(gemms, uint64_t(12 + 16 + 2));
+    EXPECT_FALSE(push_beside) << "a GEMM pushing a compute->store token started beside the LOAD";
+    if (pushes) {
+      EXPECT_EQ(early, 0u) << "a LOAD that pushes started while earlier GEMMs were in flight";
+      EXPECT_GT(gemms_beside, 0u) << "no GEMM started beside the LOAD";
+    } else if (other) {
+      EXPECT_EQ(early, 1u) << "the LOAD waited for the GEMMs of the other bank";
+      // The rows come after the LOAD's HBM latency; meanwhile the program fetch waits behind its
+      // data (the DMA returns reads in order), so only the GEMMs in the compute queue run beside
+      // it: with 8 or more, some are still writing when the rows come.
+      if (c.queue_depth >= 8) EXPECT_GT(rows_beside, 0u) << "no LOAD row written beside a result";
+      EXPECT_GT(gemms_beside, 0u) << "no GEMM started beside the LOAD";
+      bins[0] += load_beside, bins[1] += rows_beside, bins[2] += gemms_beside;
+    } else {
+      EXPECT_EQ(early, 0u) << "the LOAD started while GEMMs of its bank were in flight";
+      EXPECT_EQ(load_beside, 0u) << "the LOAD ran while GEMMs of its bank were in flight";
+      EXPECT_EQ(rows_beside, 0u) << "a LOAD row was written beside a result in its bank";
+      EXPECT_EQ(gemms_beside, 0u) << "a GEMM of the LOAD's bank started while it ran";
+    }
+  }
+}
+
+TEST(AccelTimingTest, AccumulatorLoadsBesideGemms) {
+  uint64_t bins[3] = {0, 0, 0};
+  CheckAccLoadsBesideGemms<Accel4x4Q4>(bins);
+  CheckAccLoadsBesideGemms<Accel3x5>(bins);
+  CheckAccLoadsBesideGemms<Accel8x8>(bins);
+  CheckAccLoadsBesideGemms<Accel36x4>(bins);
+  CheckAccLoadsBesideGemms<Accel2x128>(bins);
+  const tb::fcov::Group& g = tb::fcov::Declare(
+      "accel.acc_load_beside",
+      "an accumulator LOAD beside GEMMs in the other bank: cycles of the LOAD with GEMMs in "
+      "flight, its rows written in cycles with results, GEMMs started while it runs",
+      {"LOAD with GEMMs in flight", "row written beside results", "GEMM started beside"});
+  for (size_t b = 0; b < 3; ++b) {
+    for (uint64_t i = 0; i < bins[b]; ++i) g.Hit(b);
+  }
+}
+
 // The vector unit's batches (docs/vpu.md, "Inside the accelerator"): a VOP runs its elements in
 // batches of kSlots rows. A batch is gathered a row read a cycle (A; B unless the scalar; the old
 // destination for mac and select), starts a cycle after its last read, runs in tpu_vpu

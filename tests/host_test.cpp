@@ -741,6 +741,50 @@ TEST_F(HostTest, ConvWithAResidualInTheAccumulators) {
   }
 }
 
+// A block's initial values (here C0's rows) are loaded in the middle of the previous block's
+// K-tiles, into the other accumulator half, where the machine writes them beside that block's
+// GEMMs: with K-tiles KT = 3, every block's LOAD but the first comes after a GEMM of the block
+// before and before its last; none follows a STORE. With KT = 1 there is no middle: each block's
+// LOAD follows the STOREs of the block before. The programs run race-free as the contract says.
+TEST_F(HostTest, InitialValuesLoadBesideThePreviousBlock) {
+  tb::Rng rng(test::TestSeed());
+  const MachineConfig cfg = Cfg(4, 4, 64, 64, 64);
+  for (const int k : {12, 4}) {
+    SCOPED_TRACE(fmt::format("K = {}", k));
+    RunGemm(cfg, 100, k, 4, host::Init::kPreload, OutFormat::kFp32, false, rng);
+    const auto p =
+        host::CompileGemm(cfg, 100, k, 4, {}, host::Init::kPreload, OutFormat::kFp32, false, 0);
+    const int blocks = int(p.prog.stats.blocks);
+    ASSERT_GE(blocks, 3);
+    int acc_loads = 0, after_store = 0, gemms = 0, within = 0;
+    std::vector<int> gemm_at_load;  // GEMMs before each accumulator LOAD
+    const isa::Instr* prev = nullptr;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufAcc) {
+        ++acc_loads;
+        after_store += prev && std::holds_alternative<isa::Store>(*prev);
+        gemm_at_load.push_back(gemms);
+      }
+      gemms += std::holds_alternative<isa::Gemm>(in);
+      prev = &in;
+    }
+    // The GEMMs per block: K-tiles x N-tiles (one N-tile).
+    const int per_block = (k + 3) / 4;
+    for (size_t i = 1; i < gemm_at_load.size(); ++i) {
+      within += gemm_at_load[i] % per_block != 0;
+    }
+    EXPECT_EQ(acc_loads, blocks);
+    EXPECT_EQ(gemm_at_load.front(), 0);
+    if (k > 4) {
+      EXPECT_EQ(within, blocks - 1) << "a block's C0 LOAD not inside the block before";
+      EXPECT_EQ(after_store, 0);
+    } else {
+      EXPECT_EQ(within, 0);
+      EXPECT_EQ(after_store, blocks - 1);
+    }
+  }
+}
+
 // One activation slot (a block's bands fill more than half the buffer, even one kernel row's) with
 // several blocks: the block-boundary tokens keep D > 1 (the load module runs ahead inside a
 // block, and with bands per kernel row inside each row's run) and the program is race-free

@@ -8,10 +8,14 @@
 // pulse (its last result row written); then it pushes its tokens (push_prev: compute->load, the
 // weight and activation slots are free; push_next: compute->store, the results are there).
 //
-// LOAD to the accumulators: waits until every earlier GEMM is complete (program order on the
-// accumulators), reads the rows (a read client of tpu_accel_dma, 1..Lanes beats a cycle),
-// assembles each row of Cols fp32
-// values (elements at or beyond `elems` +0) and writes it through the unit's load port. With
+// LOAD to the accumulators: waits until every earlier GEMM that uses its accumulator bank is
+// complete (program order on the accumulators; the banks are tpu_pkg::acc_bank_rows' halves, each
+// with its own write port), so that it runs beside GEMMs in the other bank; a LOAD that pushes a
+// token waits for every earlier GEMM, and a GEMM waits for a LOAD still writing its bank, or any
+// running LOAD when it pushes a compute->store token. A GEMM uses the banks of its rows and of
+// its broadcast row; a hold LOAD none. It reads the rows (a read client of tpu_accel_dma,
+// 1..Lanes beats a cycle), assembles each row of Cols fp32 values (elements at or beyond `elems`
+// +0) and writes it through the unit's load port. With
 // hbm_stride 0 the row is read once and written `rows` times (a bias broadcast over rows).
 // Residual adds (version 1.5): a LOAD with `hold` keeps its one row in the held row instead of
 // writing it; a LOAD with `add` writes every row read plus the held row, element by element (the
@@ -131,9 +135,49 @@ module tpu_accel_compute #(
   logic can_start;
   assign can_start = head_valid_i && !halt_i && !fin_q;
 
-  assign gemm_go  = can_start && is_gemm && toks_ok && !acc_busy_q && mxu_cmd_ready_i &&
-                    !done_full && !ajob_full && (!loadw || !wjob_full);
-  assign accld_go = can_start && is_accld && toks_ok && !in_flight;
+  // The accumulator banks (tpu_accumulators) an instruction uses: the banks of rows lo .. lo+n-1.
+  localparam int unsigned Banks     = (AccDepth >= 2) ? 2 : 1;
+  localparam int unsigned Bank0Rows = tpu_pkg::acc_bank_rows(AccDepth);
+  localparam int unsigned GemmsW    = $clog2(DoneDepth + 1);
+  function automatic logic [1:0] banks_of(input logic [15:0] lo, input logic [15:0] n);
+    banks_of = {Banks == 2 && 32'(lo) + 32'(n) > Bank0Rows, 32'(lo) < Bank0Rows};
+  endfunction
+  logic [1:0] g_banks, l_banks, l_banks_q, done_banks, busy_banks;
+  logic       l_pushes;
+  assign g_banks  = banks_of(g_acc, g_rows) |
+                    (head_instr_i[tpu_isa_pkg::GemmBroadcastBit]
+                         ? banks_of(tpu_isa_pkg::gemm_init_row(head_instr_i), 16'd1) : 2'b00);
+  assign l_banks  = head_instr_i[tpu_isa_pkg::LoadHoldBit]
+                        ? 2'b00 : banks_of(tpu_isa_pkg::load_dst(head_instr_i),
+                                           tpu_isa_pkg::load_rows(head_instr_i));
+  assign l_pushes = head_instr_i[tpu_isa_pkg::FlagPushPrev] ||
+                    head_instr_i[tpu_isa_pkg::FlagPushNext];
+
+  // GEMMs in flight (issued, done pulse not yet seen) per bank.
+  logic [2*GemmsW-1:0] bank_gemms_q, bank_gemms_d;
+  always_comb begin
+    bank_gemms_d = bank_gemms_q;
+    for (int unsigned k = 0; k < 2; k++) begin
+      if (gemm_go && g_banks[k])
+        bank_gemms_d[k*GemmsW +: GemmsW] = bank_gemms_d[k*GemmsW +: GemmsW] + GemmsW'(1);
+      if (mxu_done_i && done_banks[k])
+        bank_gemms_d[k*GemmsW +: GemmsW] = bank_gemms_d[k*GemmsW +: GemmsW] - GemmsW'(1);
+    end
+    if (flush_i) bank_gemms_d = '0;
+  end
+  `TPU_FF(bank_gemms_q, bank_gemms_d, '0)
+  assign busy_banks = {bank_gemms_q[GemmsW +: GemmsW] != '0, bank_gemms_q[0 +: GemmsW] != '0};
+
+  // A GEMM that pushes a compute->store token waits for a running LOAD too: the store module may
+  // then read the LOAD's rows or write the HBM bytes it reads. A compute->load token orders only
+  // buffer writes and HBM reads after the GEMM, which an accumulator LOAD does not conflict with.
+  logic g_pushes, l_wait;
+  assign g_pushes = head_instr_i[tpu_isa_pkg::FlagPushNext];
+  assign l_wait   = acc_busy_q && (g_pushes || |(g_banks & l_banks_q));
+  assign gemm_go  = can_start && is_gemm && toks_ok && !l_wait && mxu_cmd_ready_i && !done_full &&
+                    !ajob_full && (!loadw || !wjob_full);
+  assign accld_go = can_start && is_accld && toks_ok && !acc_busy_q &&
+                    (l_pushes ? !in_flight : !(|(l_banks & busy_banks)));
   assign end_go   = can_start && is_end && !in_flight;
 
   assign head_pop_o    = gemm_go || accld_go || end_go;
@@ -198,15 +242,16 @@ module tpu_accel_compute #(
     .out_valid_o(mxu_a_valid_o), .out_ready_i(mxu_a_ready_i), .out_data_o(mxu_a_data_o)
   );
 
-  logic [33:0] done_head;
-  tpu_fifo #(.Width(34), .Depth(DoneDepth)) u_done (
+  logic [35:0] done_head;
+  tpu_fifo #(.Width(36), .Depth(DoneDepth)) u_done (
     .clk_i, .rst_ni, .flush_i,
     .push_i(gemm_go),
-    .data_i({head_instr_i[tpu_isa_pkg::FlagPushPrev], head_instr_i[tpu_isa_pkg::FlagPushNext],
-             head_pc_i}),
+    .data_i({g_banks, head_instr_i[tpu_isa_pkg::FlagPushPrev],
+             head_instr_i[tpu_isa_pkg::FlagPushNext], head_pc_i}),
     .full_o(done_full),
     .pop_i (mxu_done_i), .data_o(done_head), .empty_o(done_empty), .count_o()
   );
+  assign done_banks = done_head[35:34];
 
   // ---------------------------------------------------------------------------------------------
   // LOAD to the accumulators
@@ -218,6 +263,7 @@ module tpu_accel_compute #(
   logic              l_hold_q, l_hold_d, l_add_q, l_add_d;
   logic              row_full_q, row_full_d, beat, l_last_chunk, ld_fire;
   logic [31:0]       l_pc_q, l_pc_d;
+  logic [1:0]        l_banks_d;  // the running LOAD's banks
   logic [Cols*32-1:0] row_q;
   logic              accld_done;
 
@@ -269,6 +315,7 @@ module tpu_accel_compute #(
     l_hold_d   = l_hold_q;
     l_add_d    = l_add_q;
     l_pc_d     = l_pc_q;
+    l_banks_d  = l_banks_q;
     if (flush_i) begin
       acc_busy_d = 1'b0;
       row_full_d = 1'b0;
@@ -287,6 +334,7 @@ module tpu_accel_compute #(
         l_hold_d   = head_instr_i[tpu_isa_pkg::LoadHoldBit];
         l_add_d    = head_instr_i[tpu_isa_pkg::LoadAddBit];
         l_pc_d     = head_pc_i;
+        l_banks_d  = l_banks;
         l_row_d    = '0;
         l_chunk_d  = '0;
       end
@@ -315,6 +363,7 @@ module tpu_accel_compute #(
   `TPU_FF(l_hold_q, l_hold_d, 1'b0)
   `TPU_FF(l_add_q, l_add_d, 1'b0)
   `TPU_FF(l_pc_q, l_pc_d, '0)
+  `TPU_FF(l_banks_q, l_banks_d, '0)
 
   // The held row (hold): +0 after reset and after every run.
   logic [Cols*32-1:0] held_q;
@@ -390,7 +439,7 @@ module tpu_accel_compute #(
   // ---------------------------------------------------------------------------------------------
   assign push_prev_o = (mxu_done_i && done_head[33]) || (accld_done && l_pprev_q);
   assign push_next_o = (mxu_done_i && done_head[32]) || (accld_done && l_pnext_q);
-  assign push_pc_o   = mxu_done_i ? done_head[31:0] : l_pc_q;
+  assign push_pc_o   = (mxu_done_i && |done_head[33:32]) ? done_head[31:0] : l_pc_q;
   logic [Lanes-1:0] lane_on;
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane_on
     assign lane_on[i] = LCntW'(i) < r_take_o;
@@ -403,8 +452,16 @@ module tpu_accel_compute #(
                                     mxu_done_i |-> !done_empty)
     else $error("tpu_accel_compute: a done pulse with no GEMM in flight");
   a_one_completion: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                     !(mxu_done_i && accld_done))
-    else $error("tpu_accel_compute: a GEMM and an accumulator LOAD complete together");
+                                     !(mxu_done_i && |done_head[33:32] && accld_done &&
+                                       (l_pprev_q || l_pnext_q)))
+    else $error("tpu_accel_compute: a GEMM and an accumulator LOAD push tokens together");
+  // A LOAD beside GEMMs never shares a bank with one in flight, nor a GEMM with a running LOAD.
+  a_load_bank_free: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                     acc_busy_q && !l_hold_q |-> !(|(l_banks_q & busy_banks)))
+    else $error("tpu_accel_compute: an accumulator LOAD and a GEMM in flight share a bank");
+  a_gemms_counted: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    done_empty |-> bank_gemms_q == '0)
+    else $error("tpu_accel_compute: no GEMM in flight but the bank counts are %h", bank_gemms_q);
 `endif
 
 endmodule

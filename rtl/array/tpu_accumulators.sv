@@ -6,9 +6,13 @@
 // array's column skew. A read in overwrite mode yields +0 instead of the stored value. Writes
 // are masked for columns at or beyond the operation's nv. Two more ports serve the accelerator:
 //   load   writes a row of Cols values (a preloaded C0 or bias), accepted in a cycle in which no
-//          column writes a result
+//          column's result is on its way to the load's bank
 //   store  reads a row of Cols values, returned one cycle later (it sees every result written
 //          before the read; the caller waits for the operation's done pulse)
+// Each column's memory is two banks (tpu_pkg::acc_bank_rows: the lower half of the rows and the
+// rest), each with one write port and the two read ports: a load into one bank is written in the
+// same cycle as the array's results in the other, so the accelerator preloads one half of the
+// accumulators while the array works in the other (tpu_accel_compute).
 module tpu_accumulators #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned AccDepth = 4096,
@@ -80,41 +84,92 @@ module tpu_accumulators #(
     );
   end
 
-  assign ld_ready_o = (wr_v == '0);
+  // The banks: bank 0 holds rows 0 .. Bank0Rows - 1, bank 1 the rest (none at AccDepth 1).
+  localparam int unsigned Banks     = (AccDepth >= 2) ? 2 : 1;
+  localparam int unsigned Bank0Rows = tpu_pkg::acc_bank_rows(AccDepth);
+  function automatic logic bank_of(input logic [AddrW-1:0] a);
+    bank_of = Banks == 2 && 32'(a) >= Bank0Rows;
+  endfunction
+
+  // The load waits while a column's result is on its way to the load's bank.
+  logic ld_bank, ld_take;
+  assign ld_bank = bank_of(ld_addr_i);
+  always_comb begin
+    ld_ready_o = 1'b1;
+    for (int unsigned c = 0; c < Cols; c++) begin
+      if (wr_v[c] && bank_of(wr_a[c*AddrW +: AddrW]) == ld_bank) ld_ready_o = 1'b0;
+    end
+  end
+  assign ld_take = ld_valid_i && ld_ready_o;
+
+  // The store port's bank, for the read data a cycle later.
+  logic st_bank_q;
+  always_ff @(posedge clk_i) begin
+    if (st_valid_i) st_bank_q <= bank_of(st_addr_i);
+  end
 
   for (genvar c = 0; c < Cols; c++) begin : gen_col
-    logic [AccW-1:0]  rdata;
-    logic             we;
+    logic [Banks*AccW-1:0] rdata0, rdata1;  // each bank's read data (psum read, store read)
+    logic             we;  // this column's write: the array's result, else the load
     logic [AddrW-1:0] wa;
     logic [AccW-1:0]  wd;
+    logic             rd_bank, rd_bank_q;
 
     assign wr_en[c] = wr_v[c] && (32'(wr_nv[c*NvW +: NvW]) > c);
-    // The array's result has priority; the load port only gets cycles without one.
-    assign we = wr_en[c] || (ld_valid_i && ld_ready_o);
-    assign wa = wr_v[c] ? wr_a[c*AddrW +: AddrW] : ld_addr_i;
-    assign wd = wr_v[c] ? bot_i[c*AccW +: AccW] : ld_data_i[c*AccW +: AccW];
+    assign rd_bank  = bank_of(rd_a[c*AddrW +: AddrW]);
+    assign we = wr_en[c] || ld_take;
+    assign wa = wr_en[c] ? wr_a[c*AddrW +: AddrW] : ld_addr_i;
+    assign wd = wr_en[c] ? bot_i[c*AccW +: AccW] : ld_data_i[c*AccW +: AccW];
 
-    tpu_acc_mem #(.Width(AccW), .Depth(AccDepth)) u_mem (
-      .clk_i     (clk_i),
-      .wr_en_i   (we),
-      .wr_addr_i (wa),
-      .wr_data_i (wd),
-      .rd0_en_i  (rd_v[c] && rd_acc[c]),
-      .rd0_addr_i(rd_a[c*AddrW +: AddrW]),
-      .rd0_data_o(rdata),
-      .rd1_en_i  (st_valid_i),
-      .rd1_addr_i(st_addr_i),
-      .rd1_data_o(st_data_o[c*AccW +: AccW])
-    );
+    for (genvar k = 0; k < Banks; k++) begin : gen_bank
+      localparam int unsigned Base  = (k == 0) ? 0 : Bank0Rows;
+      localparam int unsigned Depth = (k == 0) ? Bank0Rows : AccDepth - Bank0Rows;
+      localparam int unsigned BAW   = (Depth > 1) ? $clog2(Depth) : 1;
+      logic            here, beside, bwe;
+      logic [BAW-1:0]  bwa;
+      logic [AccW-1:0] bwd;
+      // The column's write in its bank, and the load beside a result in the other bank.
+      assign here   = we && bank_of(wa) == 1'(k);
+      assign beside = ld_take && wr_en[c] && ld_bank == 1'(k);
+      assign bwe    = here || beside;
+      assign bwa    = BAW'(here ? wa - AddrW'(Base) : ld_addr_i - AddrW'(Base));
+      assign bwd    = here ? wd : ld_data_i[c*AccW +: AccW];
+
+      tpu_acc_mem #(.Width(AccW), .Depth(Depth)) u_mem (
+        .clk_i     (clk_i),
+        .wr_en_i   (bwe),
+        .wr_addr_i (bwa),
+        .wr_data_i (bwd),
+        .rd0_en_i  (rd_v[c] && rd_acc[c] && rd_bank == 1'(k)),
+        .rd0_addr_i(BAW'(rd_a[c*AddrW +: AddrW] - AddrW'(Base))),
+        .rd0_data_o(rdata0[k*AccW +: AccW]),
+        .rd1_en_i  (st_valid_i && bank_of(st_addr_i) == 1'(k)),
+        .rd1_addr_i(BAW'(st_addr_i - AddrW'(Base))),
+        .rd1_data_o(rdata1[k*AccW +: AccW])
+      );
+    end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) top_v_q[c] <= 1'b0;
       else         top_v_q[c] <= rd_v[c];
     end
     always_ff @(posedge clk_i) begin
-      if (rd_v[c]) top_acc_q[c] <= rd_acc[c];
+      if (rd_v[c]) begin
+        top_acc_q[c] <= rd_acc[c];
+        rd_bank_q    <= rd_bank;
+      end
     end
-    assign top_o[c*AccW +: AccW] = top_acc_q[c] ? rdata : '0;
+    if (Banks == 2) begin : gen_two
+      logic [AccW-1:0] rdata;
+      assign rdata = rd_bank_q ? rdata0[AccW +: AccW] : rdata0[0 +: AccW];
+      assign top_o[c*AccW +: AccW] = top_acc_q[c] ? rdata : '0;
+      assign st_data_o[c*AccW +: AccW] = st_bank_q ? rdata1[AccW +: AccW] : rdata1[0 +: AccW];
+    end else begin : gen_one
+      assign top_o[c*AccW +: AccW]     = top_acc_q[c] ? rdata0 : '0;
+      assign st_data_o[c*AccW +: AccW] = rdata1;
+      logic unused;
+      assign unused = rd_bank_q ^ st_bank_q;
+    end
   end
 
   assign top_valid_o = top_v_q;
@@ -140,6 +195,13 @@ module tpu_accumulators #(
   a_result_meets_slot: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                         bot_valid_i == wr_v)
     else $error("tpu_accumulators: results %b arrive but write slots are %b", bot_valid_i, wr_v);
+  // The load never meets a result in its bank (ld_ready_o), in any column.
+  for (genvar c = 0; c < Cols; c++) begin : gen_chk
+    a_one_write_per_bank: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        !(ld_take && wr_en[c] && bank_of(wr_a[c*AddrW +: AddrW]) == ld_bank))
+      else $error("tpu_accumulators: column %0d writes a result and the load in bank %0d", c,
+                  ld_bank);
+  end
   a_load_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                 ld_valid_i && !ld_ready_o
                                 |=> ld_valid_i && $stable(ld_addr_i) && $stable(ld_data_i))

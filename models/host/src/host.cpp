@@ -181,9 +181,10 @@ class Emitter {
     if (lp.boundary_wait && !BoundaryTokens(lp, t_.wgt_slots, &ly.push, &ly.pop)) {
       Bad("host: internal error: block-boundary tokens");
     }
-    int b = 0;
+    std::vector<Block> blocks;
     for (int mi = 0; mi < lp.m_blocks; ++mi) {
-      for (int ni = 0; ni < lp.n_blocks; ++ni, ++b) {
+      for (int ni = 0; ni < lp.n_blocks; ++ni) {
+        const int b = int(blocks.size());
         Block blk;
         blk.index = b;
         blk.m0 = mi * lp.mb;
@@ -196,22 +197,37 @@ class Emitter {
         // GEMMs start from it (broadcast) instead of a bias LOAD to every row.
         blk.bias_rows =
             op.init == GemmOp::InitKind::kBias && blk.nts * (blk.rows + 1) <= t_.acc_half_rows;
-        ++st_->blocks;
-        if (op.init != GemmOp::InitKind::kNone) EmitInitLoads(ly, &blk);
-        if (lp.n_outer) {
-          for (int j = 0; j < blk.nts; ++j) {
-            for (int kt = 0; kt < lp.k_tiles; ++kt) EmitNStep(&ly, &blk, j, kt);
-          }
-        }
-        for (int kt = 0; kt < lp.k_tiles && !lp.n_outer; ++kt) {
-          if (op.win) {
-            EmitWindowKStep(&ly, &blk, kt);
-          } else {
-            EmitKStep(&ly, &blk, kt);
-          }
-        }
-        EmitStores(ly, blk);
+        blocks.push_back(blk);
       }
+    }
+    // The next block's initial value (its accumulator LOADs) is loaded in the middle of this
+    // block's K-tiles, into the other half of the accumulators: the machine writes it beside this
+    // block's GEMMs (the accumulators' two banks, docs/accel.md), where at the block's start it
+    // would hold the array for the whole LOAD. Halfway, the STOREs of the block two before, which
+    // free that half (its first LOAD pops their token), are done in all but the shortest blocks;
+    // the GEMMs of the last K-tile push to the store module, so they wait for the LOAD in any
+    // case. Where a block has one K-tile (or runs N-tile by N-tile) its LOADs come at its start.
+    const bool init = op.init != GemmOp::InitKind::kNone;
+    const int mid_kt = lp.k_tiles / 2;
+    const bool early = init && t_.acc_halves == 2 && !lp.n_outer && mid_kt > 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      Block& blk = blocks[b];
+      ++st_->blocks;
+      if (init && !(early && b > 0)) EmitInitLoads(ly, &blk);
+      if (lp.n_outer) {
+        for (int j = 0; j < blk.nts; ++j) {
+          for (int kt = 0; kt < lp.k_tiles; ++kt) EmitNStep(&ly, &blk, j, kt);
+        }
+      }
+      for (int kt = 0; kt < lp.k_tiles && !lp.n_outer; ++kt) {
+        if (early && kt == mid_kt && b + 1 < blocks.size()) EmitInitLoads(ly, &blocks[b + 1]);
+        if (op.win) {
+          EmitWindowKStep(&ly, &blk, kt);
+        } else {
+          EmitKStep(&ly, &blk, kt);
+        }
+      }
+      EmitStores(ly, blk);
     }
     after_barrier_ = false;
     if (barrier_after) EmitBarrier();

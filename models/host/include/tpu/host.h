@@ -53,12 +53,17 @@
 //    K pass and, fp32, need twice the stack's bandwidth (1024³ fp32 on 128x128_8ch: 87% -> 95%).
 //    D's activation bound becomes KT·((Sa - 1)·(the fewest N-tiles of a block) + 1).
 //  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
-//    C0 rows with hbm_stride = pitch. A bias (version 1.2): one row per N-tile after the block's
+//    C0 rows with hbm_stride = pitch. They are emitted in the middle of the previous block's
+//    K-tiles (at K-tile KT/2, when KT ≥ 2 and the plan is K-tile-major), into the other
+//    accumulator half: the machine writes them beside that block's GEMMs (the accumulators' two
+//    banks, docs/accel.md) instead of holding the array for the whole LOAD; the first block's
+//    come at its start. A bias (version 1.2): one row per N-tile after the block's
 //    rows (row acc_base + nb·mb + j, one LOAD for the block's tiles of full width), which the
 //    first K-tile's GEMMs read through their `broadcast` mode; when those rows do not fit the
-//    accumulator half, a LOAD with hbm_stride = 0 writes the bias to every row instead. (The LOAD
-//    waits for the array to drain and then writes a row a cycle through the accumulators' one
-//    write port: on every row it cost M·N-tiles cycles, a quarter of a K = 512 layer's compute.)
+//    accumulator half, a LOAD with hbm_stride = 0 writes the bias to every row instead. (Before
+//    the two banks the LOAD waited for the array to drain and then wrote a row a cycle through
+//    the accumulators' one write port: on every row it cost M·N-tiles cycles, a quarter of a
+//    K = 512 layer's compute.)
 //  * After the block's last K-tile, one STORE per N-tile (relu / bf16 per the request).
 //
 // Dependency tokens (race-free by construction, a queue never holds more than D tokens):
@@ -89,7 +94,8 @@
 //    that pops the token the previous layer's last STORE pushed and pushes a token the next
 //    layer's first LOAD pops: the next layer reads its A only after it has been written.
 //  * In-place accumulate (C += A·B, output = C0's memory) is race-free: each block's C0 LOADs run
-//    before the block's GEMMs, and its STOREs after them; blocks touch disjoint rows.
+//    before the block's GEMMs (in the previous block's, into the other half), and its STOREs
+//    after them; blocks touch disjoint rows.
 //
 // Convolutions through GEMM windows (docs/isa.md, version 1.1; CompileConv): the input stays NHWC
 // in HBM as a TiledMatrix of N·H·W pixel rows × Cin with tile kc = min(Cin, K-tile width), and

@@ -220,10 +220,20 @@ class AccelSim : public Sim {
     };
     s.act = gather(sc.act, m.act_depth, sc.act_ok);
     s.wgt = gather(sc.wgt, m.wgt_depth, sc.wgt_ok);
-    s.acc = gather(sc.acc, m.acc_depth, sc.acc_ok);
+    if (sc.acc_ok) {
+      const size_t banks = sc.acc.size() / size_t(m.c);
+      s.acc.resize(size_t(m.acc_depth) * size_t(m.c));
+      for (size_t c = 0; c < size_t(m.c); ++c) {
+        for (int r = 0; r < m.acc_depth; ++r) {
+          const bool hi = banks == 2 && r >= sc.acc_bank0;
+          s.acc[size_t(r) * size_t(m.c) + c] = sc.acc[c * banks + hi][hi ? r - sc.acc_bank0 : r];
+        }
+      }
+    }
     if (!sc.act_ok) missing.push_back("the activation buffer (u_act.gen_el[*].mem_q)");
     if (!sc.wgt_ok) missing.push_back("the weight buffer (u_wgt.gen_el[*].mem_q)");
-    if (!sc.acc_ok) missing.push_back("the accumulators (u_acc.gen_col[*].u_mem.mem_q)");
+    if (!sc.acc_ok)
+      missing.push_back("the accumulators (u_acc.gen_col[*].gen_bank[*].u_mem.mem_q)");
     if (sc.w_ok) {
       const bool bank = *sc.bank != 0;
       s.w.resize(size_t(m.r) * m.c);
@@ -424,9 +434,12 @@ class AccelSim : public Sim {
   struct OnChipScopes {
     bool act_ok = false, wgt_ok = false, acc_ok = false, w_ok = false;
     std::vector<const uint16_t*> act, wgt;  // element e's column of rows
-    std::vector<const uint32_t*> acc;       // column c's rows
-    std::vector<const uint16_t*> w0, w1;    // PE (k, n) at k * C + n
-    const uint8_t* bank = nullptr;          // tpu_mxu_ctrl.cur_bank_q
+    // Column c's rows in its two banks (tpu_accumulators: rows below acc_bank0 in bank 0, the
+    // rest in bank 1; one bank at depth 1): acc[2 * c + bank].
+    std::vector<const uint32_t*> acc;
+    int acc_bank0 = 0;
+    std::vector<const uint16_t*> w0, w1;  // PE (k, n) at k * C + n
+    const uint8_t* bank = nullptr;        // tpu_mxu_ctrl.cur_bank_q
     std::string w_why;
   };
   const OnChipScopes& Scopes() {
@@ -447,14 +460,16 @@ class AccelSim : public Sim {
     };
     sc.act.assign(size_t(m.r), nullptr);
     sc.wgt.assign(size_t(m.c), nullptr);
-    sc.acc.assign(size_t(m.c), nullptr);
+    const int banks = m.acc_depth >= 2 ? 2 : 1;
+    sc.acc_bank0 = m.acc_depth >= 2 ? m.acc_depth / 2 : m.acc_depth;  // tpu_pkg::acc_bank_rows
+    sc.acc.assign(size_t(m.c) * size_t(banks), nullptr);
     struct Pe {
       int tr, tc, r, c;
       const uint16_t *w0, *w1;
     };
     std::vector<Pe> pes;
     const std::regex buf_re(R"(\.u_(act|wgt)\.gen_el\[(\d+)\]$)");
-    const std::regex acc_re(R"(\.u_acc\.gen_col\[(\d+)\]\.u_mem$)");
+    const std::regex acc_re(R"(\.u_acc\.gen_col\[(\d+)\]\.gen_bank\[(\d)\]\.u_mem$)");
     const std::regex pe_re(
         R"(\.u_array\.gen_tile_row\[(\d+)\]\.gen_tile_col\[(\d+)\]\.u_tile\.gen_row\[(\d+)\])"
         R"(\.gen_col\[(\d+)\]\.u_pe$)");
@@ -472,9 +487,10 @@ class AccelSim : public Sim {
                 var(scope, "mem_q", 2, act ? m.act_depth : m.wgt_depth));
           }
         } else if (std::regex_search(name, mt, acc_re)) {
-          const size_t c = std::stoul(mt.str(1));
-          if (c < sc.acc.size()) {
-            sc.acc[c] = static_cast<const uint32_t*>(var(scope, "mem_q", 4, m.acc_depth));
+          const size_t c = std::stoul(mt.str(1)), k = std::stoul(mt.str(2));
+          if (c < size_t(m.c) && int(k) < banks) {
+            sc.acc[c * size_t(banks) + k] = static_cast<const uint32_t*>(
+                var(scope, "mem_q", 4, k == 0 ? sc.acc_bank0 : m.acc_depth - sc.acc_bank0));
           }
         } else if (std::regex_search(name, mt, pe_re)) {
           pes.push_back({std::stoi(mt.str(1)), std::stoi(mt.str(2)), std::stoi(mt.str(3)),
