@@ -381,6 +381,70 @@ TEST(AccelTimingTest, BackToBackGemmsIssueAsThePipelineAllows) {
   CheckGemmsBackToBack<Accel2x128>();
 }
 
+// The command processor fetches up to FetchDepth instructions ahead of dispatch (tpu_accel_cmd).
+// While the first GEMM waits for its operands (behind eight LOADs of the whole activation buffer),
+// the compute queue fills and then the fetch buffer, to within a fetch burst of FetchDepth
+// instructions; the run is bit-exact. Machines that do not set FetchDepth (accel_8x8, tpusim's
+// engines) have tpu_accel.sv's default, 128 (docs/accel.md): a windowed convolution's step is a
+// GEMM per image (16 rows on 4x4 images), and a fetch waiting behind the load module's reads (up to
+// 64 bursts in the DMA) left the array without instructions with 32 (make run's 3x3 convolution on
+// 4x4 images: 154,540 cycles with 32, 141,967 with 128). So a fault that only lowers the default,
+// or stops the fetch short of its buffer, fails here.
+template <class T>
+void CheckFetchAhead() {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto& rp = bench.config().rtl_params;
+  const int fetch_depth = rp.count("FetchDepth") ? rp.at("FetchDepth") : 128;
+  const auto R = uint16_t(c.r), C = uint16_t(c.c);
+  const auto M = uint16_t(std::min(c.act_depth, int(R)));
+  auto& s = bench.Sim(num::Mode::kIeee);
+  tb::Rng rng(tb::DeriveSeed(test::TestSeed(), T::kName));
+  const std::vector<uint8_t> data = SmallBf16(kDataBytes, rng);
+  const uint8_t* f_cnt = s.template PublicVar<uint8_t>(".u_cmd", "f_cnt");
+  const auto rows = uint16_t(std::min<uint64_t>(c.act_depth, 16384 / RowBytes(R, 2)));
+  std::vector<Instr> body;
+  for (int i = 0; i < 8; ++i) {
+    body.push_back(Ld(isa::kBufAct, 0, rows, R, {}, kDataAddr, RowBytes(R, 2)));
+  }
+  body.push_back(Ld(isa::kBufWgt, 0, R, C, kPushNext, kDataAddr + 16384, RowBytes(C, 2)));
+  const int gemms = fetch_depth + c.queue_depth + 40;
+  for (int i = 0; i < gemms; ++i) {
+    body.push_back(G(M, R, C, i == 0, D(i == 0, false, false, i == gemms - 1)));
+  }
+  body.push_back(St(0, M, C, kPopPrev));
+  isa::Machine golden(c);
+  int peak = 0;
+  uint64_t first = 0, last = 0, issued = 0;
+  accel::RunOptions opt;
+  opt.max_cycles = 400'000;
+  opt.on_cycle =
+      [&, issue = s.template PublicVar<uint8_t>(".u_mxu.u_ctrl", "arr_a_valid_q")](uint64_t t) {
+        peak = std::max(peak, int(*f_cnt));
+        if (!*issue) return;
+        if (issued++ == 0) first = t;
+        last = t;
+      };
+  ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt));
+  ExpectSameHbm(s, golden, kOutAddr, kOutBytes);
+  fmt::print(
+      "[  FETCH   ] {}: {} instructions fetched ahead at most (FetchDepth {}); {} GEMMs of {} "
+      "rows issued in {} cycles\n",
+      T::kName, peak, fetch_depth, gemms, M, last - first + 1);
+  // It asks for bursts of min(FetchDepth, 16) instructions (fewer at a 4 KB page's end) while
+  // they fit beside those it holds and awaits, so it stops within a burst of full.
+  EXPECT_GT(peak, fetch_depth - std::min(fetch_depth, 16)) << "instructions fetched ahead at most";
+  EXPECT_LE(peak, fetch_depth) << "instructions fetched ahead at most";
+  EXPECT_EQ(issued, uint64_t(gemms) * M);
+}
+
+TEST(AccelTimingTest, FetchRunsFetchDepthAhead) {
+  CheckFetchAhead<Accel8x8>();
+  CheckFetchAhead<Accel4x4Q4>();
+  CheckFetchAhead<Accel3x5>();
+}
+
 // Accumulator LOADs beside GEMMs (tpu_accel_compute; tpu_accumulators' two banks, the halves of
 // the rows). Rows A = [0, M) and B = [M, 2M) lie in bank 0. Twelve GEMMs into A, then an
 // accumulator LOAD of M rows into L, sixteen GEMMs overwriting B (the first pushes a

@@ -785,6 +785,61 @@ TEST_F(HostTest, InitialValuesLoadBesideThePreviousBlock) {
   }
 }
 
+// Program order (Emitter::Later): a layer's load steps come min(D - 1, 2) steps ahead of its
+// GEMMs, so the dispatcher hands the load module the next steps' LOADs (a windowed convolution's
+// next block's bands) while the compute queue is full of a step's GEMMs, one per image; and a
+// K-group's bands of whole images are one LOAD per channel chunk. Each program runs race-free
+// (ExpectRun) and bit-exact against the contract.
+TEST_F(HostTest, LoadsComeAheadOfTheirGemms) {
+  tb::Rng rng(test::TestSeed());
+  // The load steps (LOADs that push load->compute) before each GEMM that pops one.
+  const auto check_lead = [](const std::vector<isa::Instr>& prog, const host::LayerPlan& lp) {
+    const int lead = lp.boundary_wait ? 0 : std::clamp(lp.depth - 1, 0, 2);
+    int steps = 0, total = 0, g = 0, wrong = 0;
+    for (const auto& in : prog) {
+      total += isa::ModuleOf(in) == isa::Module::kLoad && isa::DepsOf(in).push_next;
+    }
+    for (const auto& in : prog) {
+      if (isa::ModuleOf(in) == isa::Module::kLoad && isa::DepsOf(in).push_next) ++steps;
+      if (std::holds_alternative<isa::Gemm>(in) && isa::DepsOf(in).pop_prev) {
+        wrong += steps != std::min(g + 1 + lead, total);
+        ++g;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "GEMMs whose load step and the next " << lead
+                        << " are not just before them (" << g << " GEMMs, D = " << lp.depth << ")";
+    return lead;
+  };
+  {
+    const MachineConfig cfg = Cfg(4, 4, 256, 64, 256);
+    const host::ConvShape s{16, 4, 4, 8, 8, 3, 3, 1, 1};
+    const auto p = host::CompileConv(cfg, s, true, true, OutFormat::kBf16);
+    ASSERT_TRUE(p.window) << p.host_im2col_reason;
+    const int groups = p.plan.m_blocks * p.plan.n_blocks * p.plan.k_groups;
+    ASSERT_GT(groups, 2);
+    EXPECT_GT(check_lead(p.prog.instrs, p.plan), 0);
+    int act_loads = 0;
+    for (const auto& in : p.prog.instrs) {
+      const auto* l = std::get_if<isa::Load>(&in);
+      act_loads += l && l->buffer == isa::kBufAct;
+    }
+    // Chunks of kc = min(Cin, K-tile width) channels.
+    EXPECT_EQ(act_loads, groups * ((s.cin + 3) / 4)) << "the bands of whole images, LOAD by LOAD";
+    EXPECT_EQ(RunConv(cfg, s, true, true, OutFormat::kBf16, rng), Lowering::kWindow);
+    std::printf("conv: %d K-groups of %d pixels, D = %d, %d activation LOADs\n", groups, p.plan.mb,
+                p.plan.depth, act_loads);
+  }
+  for (const int k : {12, 40}) {
+    const MachineConfig cfg = Cfg(4, 4, 64, 64, 64);
+    const auto p =
+        host::CompileGemm(cfg, 100, k, 12, {}, host::Init::kPreload, OutFormat::kFp32, false, 0);
+    SCOPED_TRACE(fmt::format("GEMM 100 x {} x 12", k));
+    const auto t = host::PlanTiling(cfg);
+    EXPECT_GT(check_lead(p.prog.instrs, host::PlanLayer(cfg, 100, k, 12, t.kt_w, t.nt_w)), 0);
+    RunGemm(cfg, 100, k, 12, host::Init::kPreload, OutFormat::kFp32, false, rng);
+  }
+}
+
 // One activation slot (a block's bands fill more than half the buffer, even one kernel row's) with
 // several blocks: the block-boundary tokens keep D > 1 (the load module runs ahead inside a
 // block, and with bands per kernel row inside each row's run) and the program is race-free

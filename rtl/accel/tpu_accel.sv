@@ -42,7 +42,7 @@ module tpu_accel #(
   parameter int unsigned DmaPieces      = 16,   // DMA: 64-byte pieces queued per port
   parameter int unsigned DmaBeats       = 16,   // DMA: R and W beats queued per port
   parameter int unsigned LoadDepth      = 16,   // LOADs in flight in the load module
-  parameter int unsigned FetchDepth     = 32,   // instructions fetched ahead
+  parameter int unsigned FetchDepth     = 128,  // instructions fetched ahead
   parameter int unsigned VmemDepth      = 0,    // vector-memory rows (0: no vector unit)
   localparam int unsigned Ports         = 2 * Channels,
   localparam int unsigned RowBits       = 16,

@@ -24,7 +24,7 @@ module tpu_accel_cmd #(
   parameter int unsigned AccDepth    = 4096,
   parameter int unsigned VmemDepth   = 0,     // 0: no vector unit
   parameter int unsigned HbmAddrBits = 31,
-  parameter int unsigned FetchDepth  = 32,
+  parameter int unsigned FetchDepth  = 128,
   localparam int unsigned FCntW      = $clog2(FetchDepth + 1),
   localparam int unsigned ArW        = `TPU_DMA_BURST_W(HbmAddrBits)
 ) (

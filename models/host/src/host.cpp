@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -140,6 +141,10 @@ struct GemmOp {
   const ConvWin* win = nullptr;  // a convolution through windows (a is unused)
 };
 
+// How many load steps a layer's LOADs come ahead of its other instructions in program order
+// (Emitter::Later; at most D - 1).
+constexpr int kLoadLead = 2;
+
 // A block's N tiles are stored in groups of StoreGroup(nts) (at most 64 groups, so at most 128
 // compute->store tokens wait over two blocks): the last K tile's GEMM of a group's last tile
 // pushes, the group's first STORE pops.
@@ -181,6 +186,7 @@ class Emitter {
     if (lp.boundary_wait && !BoundaryTokens(lp, t_.wgt_slots, &ly.push, &ly.pop)) {
       Bad("host: internal error: block-boundary tokens");
     }
+    lead_ = lp.boundary_wait ? 0 : uint64_t(std::clamp(lp.depth - 1, 0, kLoadLead));
     std::vector<Block> blocks;
     for (int mi = 0; mi < lp.m_blocks; ++mi) {
       for (int ni = 0; ni < lp.n_blocks; ++ni) {
@@ -229,6 +235,8 @@ class Emitter {
       }
       EmitStores(ly, blk);
     }
+    ReleaseAll();
+    lead_ = 0;
     after_barrier_ = false;
     if (barrier_after) EmitBarrier();
   }
@@ -287,7 +295,7 @@ class Emitter {
         l.elems = uint16_t(w);
         l.deps.pop_next = blk->acc_wait;
         blk->acc_wait = false;
-        p_->Emit(l);
+        Later(l);
         ++st_->acc_loads;
         j += n;
       }
@@ -307,7 +315,7 @@ class Emitter {
           h.elems = uint16_t(op.out.TileCols(nt));
           h.deps.pop_next = blk->acc_wait;
           blk->acc_wait = false;
-          p_->Emit(h);
+          Later(h);
           ++st_->acc_loads;
           l.add = true;
         }
@@ -325,7 +333,7 @@ class Emitter {
       l.elems = uint16_t(op.out.TileCols(nt));
       l.deps.pop_next = blk->acc_wait;
       blk->acc_wait = false;
-      p_->Emit(l);
+      Later(l);
       ++st_->acc_loads;
     }
   }
@@ -387,7 +395,7 @@ class Emitter {
     blk->acc_wait = false;
     gm.deps.push_prev = ly->Push(g);
     gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
-    p_->Emit(gm);
+    Later(gm);
     ++st_->gemms;
     st_->macs += uint64_t(blk->rows) * kv * nv;
   }
@@ -414,10 +422,70 @@ class Emitter {
     EmitTileGemm(ly, blk, j, kt, act_row, &loads);
   }
 
-  // One K tile (tap, chunk) of a windowed convolution's block: at the block's first K tile the
-  // bands of every chunk and image segment are loaded into the block's activation slot; per N
-  // tile a weight LOAD and one GEMM per segment (the first loads the weights, the others reuse
-  // them), each reading its band through the tap's window.
+  // The input bands of K-group kg of a windowed convolution's block: its image segments and, for
+  // segment i and chunk c, the band's buffer row off[i·chunks + c] in the group's activation slot,
+  // chunk by chunk (a chunk's bands of consecutive segments follow each other in the buffer as in
+  // HBM where the segments' input rows do: whole images, which one LOAD brings).
+  struct Bands {
+    std::vector<Segment> segs;
+    int slot = 0;
+    std::vector<int> off;
+  };
+  static Bands WindowBands(const Layer& ly, const Block& blk, int kg) {
+    const ConvWin& cw = *ly.op.win;
+    const LayerPlan& lp = ly.plan;
+    Bands bd;
+    bd.segs = Segments(cw.s, blk.m0, blk.rows, lp.k_groups > 1 ? kg : -1);
+    bd.slot = int((int64_t(blk.index) * lp.k_groups + kg) % lp.act_slots) * lp.act_slot_rows;
+    bd.off.resize(bd.segs.size() * size_t(cw.chunks));
+    int next = bd.slot;
+    for (int c = 0; c < cw.chunks; ++c) {
+      for (size_t i = 0; i < bd.segs.size(); ++i) {
+        bd.off[i * size_t(cw.chunks) + size_t(c)] = next;
+        next += bd.segs[i].band_rows * cw.s.w;
+      }
+    }
+    return bd;
+  }
+
+  // The LOADs of a K-group's bands: per chunk, one per run of segments whose input rows follow
+  // each other (a run of whole images is one LOAD).
+  static void BandLoads(const Layer& ly, const Bands& bd, std::vector<isa::Load>* loads) {
+    const ConvWin& cw = *ly.op.win;
+    const ConvShape& s = cw.s;
+    const auto& segs = bd.segs;
+    for (int c = 0; c < cw.chunks; ++c) {
+      for (size_t i = 0; i < segs.size();) {
+        if (segs[i].band_rows == 0) {
+          ++i;
+          continue;
+        }
+        const int first = segs[i].b * s.h + segs[i].band_row;
+        int end = first + segs[i].band_rows;
+        size_t e = i + 1;
+        while (e < segs.size() && segs[e].band_rows > 0 &&
+               segs[e].b * s.h + segs[e].band_row == end &&
+               int64_t(end + segs[e].band_rows - first) * s.w <= 0xffff) {
+          end += segs[e].band_rows;
+          ++e;
+        }
+        isa::Load x;
+        x.buffer = isa::kBufAct;
+        x.hbm_addr = cw.x.RowAddr(c, first * s.w);
+        x.hbm_stride = uint32_t(cw.x.Pitch());
+        x.dst = uint16_t(bd.off[i * size_t(cw.chunks) + size_t(c)]);
+        x.rows = uint16_t((end - first) * s.w);
+        x.elems = uint16_t(cw.x.TileCols(c));
+        loads->push_back(x);
+        i = e;
+      }
+    }
+  }
+
+  // One K tile (tap, chunk) of a windowed convolution's block: at the K-group's first K tile its
+  // bands are loaded into its activation slot; per N tile a weight LOAD and one GEMM per segment
+  // (the first loads the weights, the others reuse them), each reading its band through the tap's
+  // window.
   void EmitWindowKStep(Layer* ly, Block* blk, int kt) {
     const GemmOp& op = ly->op;
     const ConvWin& cw = *op.win;
@@ -428,37 +496,13 @@ class Emitter {
     // The block's K-tiles run in k_groups runs (one per kernel row when split), each with its
     // bands in the next activation slot.
     const int kpg = lp.k_tiles / lp.k_groups, kg = kt / kpg;
-    const auto segs = Segments(s, blk->m0, blk->rows, lp.k_groups > 1 ? kg : -1);
-    const int slot =
-        int((int64_t(blk->index) * lp.k_groups + kg) % lp.act_slots) * lp.act_slot_rows;
-    // Band of segment i, chunk c at slot + off[i·chunks + c].
-    std::vector<int> off(segs.size() * size_t(cw.chunks));
-    int next = slot;
-    for (size_t i = 0; i < segs.size(); ++i) {
-      for (int c = 0; c < cw.chunks; ++c) {
-        off[i * size_t(cw.chunks) + size_t(c)] = next;
-        next += segs[i].band_rows * s.w;
-      }
-    }
+    const Bands bd = WindowBands(*ly, *blk, kg);
+    const auto& segs = bd.segs;
     for (int j = 0; j < blk->nts; ++j, ++ly->g) {
       const uint64_t g = ly->g;
       const int nt = blk->nt0 + j, nv = op.out.TileCols(nt);
       std::vector<isa::Load> loads;
-      if (kt % kpg == 0 && j == 0) {
-        for (size_t i = 0; i < segs.size(); ++i) {
-          if (segs[i].band_rows == 0) continue;
-          for (int c = 0; c < cw.chunks; ++c) {
-            isa::Load x;
-            x.buffer = isa::kBufAct;
-            x.hbm_addr = cw.x.RowAddr(c, (segs[i].b * s.h + segs[i].band_row) * s.w);
-            x.hbm_stride = uint32_t(cw.x.Pitch());
-            x.dst = uint16_t(off[i * size_t(cw.chunks) + size_t(c)]);
-            x.rows = uint16_t(segs[i].band_rows * s.w);
-            x.elems = uint16_t(cw.x.TileCols(c));
-            loads.push_back(x);
-          }
-        }
-      }
+      if (kt % kpg == 0 && j == 0) BandLoads(*ly, bd, &loads);
       const isa::Load w =
           EmitLoadStep(op, kt, nt, int(g % t_.wgt_slots) * ly->kt_w, kv, nv, g, ly->Pop(g), &loads);
 
@@ -466,7 +510,7 @@ class Emitter {
       for (size_t i = 0; i < segs.size(); ++i) {
         const Segment& sg = segs[i];
         isa::Gemm gm;
-        gm.act = uint16_t(sg.band_rows ? off[i * size_t(cw.chunks) + size_t(chunk)] : slot);
+        gm.act = uint16_t(sg.band_rows ? bd.off[i * size_t(cw.chunks) + size_t(chunk)] : bd.slot);
         gm.wgt = w.dst;
         gm.acc = uint16_t(acc_row);
         gm.rows = uint16_t(sg.rows);
@@ -490,7 +534,7 @@ class Emitter {
         if (first) blk->acc_wait = false;
         gm.deps.push_prev = last && ly->Push(g);
         gm.deps.push_next = last && kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
-        p_->Emit(gm);
+        Later(gm);
         ++st_->gemms;
         st_->macs += uint64_t(sg.rows) * kv * nv;
         acc_row += sg.rows;
@@ -522,6 +566,7 @@ class Emitter {
     loads->back().deps.push_next = true;
     for (const auto& l : *loads) p_->Emit(l);
     st_->loads += loads->size();
+    Release(g);
     return w;
   }
 
@@ -547,7 +592,7 @@ class Emitter {
         s.deps.push_prev =
             copy + 1 == (two ? 2 : 1) && j == blk.nts - 1 &&
             (blk.index + t_.acc_halves < blocks || (blk.index == blocks - 1 && ly.barrier_after));
-        p_->Emit(s);
+        Later(s);
         ++st_->stores;
         st_->bytes_written += uint64_t(blk.rows) * nv * osize;
       }
@@ -573,10 +618,42 @@ class Emitter {
     after_barrier_ = true;
   }
 
+  // Program order: a layer's load steps come `lead_` steps ahead of its other instructions (load
+  // step g, then GEMM g - lead_'s and what followed it: its block's STOREs, the next block's
+  // accumulator LOADs). The dispatcher puts instructions into the modules' queues in program
+  // order, so where a step has many GEMMs (a windowed convolution's, one per image) that fill the
+  // compute queue, the LOADs behind them reached the load module only as the array finished the
+  // step before: the next block's bands came after the array had run dry. Each pop still takes a
+  // token pushed earlier in program order (load step g pops GEMM g - D's, released after load
+  // step g - D + lead_ < g), so no queue depth deadlocks (header comment).
+  void Later(const isa::Instr& in) {
+    if (lead_ == 0 || !stepped_) {
+      p_->Emit(in);
+    } else {
+      later_.emplace_back(step_, in);
+    }
+  }
+  // Load step g was emitted: the instructions after GEMM g - lead_'s follow it.
+  void Release(uint64_t g) {
+    stepped_ = true;
+    step_ = g;
+    size_t n = 0;
+    while (n < later_.size() && later_[n].first + lead_ <= g) p_->Emit(later_[n++].second);
+    later_.erase(later_.begin(), later_.begin() + ptrdiff_t(n));
+  }
+  void ReleaseAll() {
+    for (const auto& [g, in] : later_) p_->Emit(in);
+    later_.clear();
+    stepped_ = false;
+  }
+
   Program* p_;
   Stats* st_;
   Tiling t_;
   bool after_barrier_ = false;
+  uint64_t lead_ = 0, step_ = 0;
+  bool stepped_ = false;
+  std::deque<std::pair<uint64_t, isa::Instr>> later_;
 };
 
 Compiled Finish(const Program& p, const Stats& st) {

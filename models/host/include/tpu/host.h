@@ -83,6 +83,13 @@
 //    - QueueDepth: the load module can only run ahead by what the dispatcher has let into the
 //      compute queue; 255: the token queues' capacity.
 //    Every pop takes a token pushed earlier in program order, so no QueueDepth can deadlock.
+//  * Program order: load step g comes before GEMM g - L and what follows it (its block's STOREs,
+//    the next block's accumulator LOADs), L = min(D - 1, 2) (0 with block-boundary tokens): the
+//    dispatcher fills the modules' queues in program order, so where a step is many GEMMs (a
+//    windowed convolution's, one per image) that fill the compute queue, the LOADs behind them
+//    reached the load module only as the array finished the step before, and the next block's
+//    bands came after it had run dry (make run's 3x3 convolution on 4x4 images: 173,460 ->
+//    154,540 cycles). Load step g pops GEMM g - D's token, which comes before it (L < D).
 //  * Accumulator halves: block b uses half b mod 2. Its nts N tiles are stored in groups of
 //    ⌈nts / 64⌉ (one tile per group up to 64 tiles): the last K tile's GEMM of a group's last tile
 //    pushes to store and the group's first STORE pops it, so tiles are stored while the block's
@@ -101,7 +108,8 @@
 // in HBM as a TiledMatrix of N·H·W pixel rows × Cin with tile kc = min(Cin, K-tile width), and
 // the weights are WeightTiles with kseg = Cin (one K-tile per tap and channel chunk, taps in
 // order). Blocks of mb consecutive output pixels × nb N-tiles (PlanConvWindow): a block's bands
-// (the input rows its pixels' taps read, per image and chunk, one LOAD each, in the block's first
+// (the input rows its pixels' taps read, per image and chunk; one LOAD per chunk and run of images
+// whose bands follow each other in HBM, whole images, in the block's first
 // load step) fill one of Sa = 2 activation slots or the whole buffer (Sa = 1; im2col when not
 // even one pixel's bands fit it); HBM bytes: bands once per N-group, weights once per M-block;
 // mb·nb ≤ AccDepth / 2, whole output rows preferred, then the fewest blocks. Kernel-row split
