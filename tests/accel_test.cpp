@@ -390,13 +390,13 @@ TEST(AccelTimingTest, BackToBackGemmsIssueAsThePipelineAllows) {
 // 64 bursts in the DMA) left the array without instructions with 32 (make run's 3x3 convolution on
 // 4x4 images: 154,540 cycles with 32, 141,967 with 128). So a fault that only lowers the default,
 // or stops the fetch short of its buffer, fails here.
+// `fetch_depth`: the build's FetchDepth in rtl/builds.json, or the default (not the parameter the
+// configuration reports, which is whatever the RTL's default is).
 template <class T>
-void CheckFetchAhead() {
+void CheckFetchAhead(int fetch_depth) {
   SCOPED_TRACE(T::kName);
   Bench<typename T::Model> bench(T::MakeConfig());
   const MachineConfig c = bench.config().machine;
-  const auto& rp = bench.config().rtl_params;
-  const int fetch_depth = rp.count("FetchDepth") ? rp.at("FetchDepth") : 128;
   const auto R = uint16_t(c.r), C = uint16_t(c.c);
   const auto M = uint16_t(std::min(c.act_depth, int(R)));
   auto& s = bench.Sim(num::Mode::kIeee);
@@ -440,9 +440,10 @@ void CheckFetchAhead() {
 }
 
 TEST(AccelTimingTest, FetchRunsFetchDepthAhead) {
-  CheckFetchAhead<Accel8x8>();
-  CheckFetchAhead<Accel4x4Q4>();
-  CheckFetchAhead<Accel3x5>();
+  constexpr int kDefault = 128;  // tpu_accel.sv's FetchDepth (docs/accel.md)
+  CheckFetchAhead<Accel8x8>(kDefault);
+  CheckFetchAhead<Accel4x4Q4>(4);  // FetchDepth=4 in rtl/builds.json
+  CheckFetchAhead<Accel3x5>(kDefault);
 }
 
 // Accumulator LOADs beside GEMMs (tpu_accel_compute; tpu_accumulators' two banks, the halves of
