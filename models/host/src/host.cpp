@@ -637,9 +637,10 @@ class Emitter {
   void Release(uint64_t g) {
     stepped_ = true;
     step_ = g;
-    size_t n = 0;
-    while (n < later_.size() && later_[n].first + lead_ <= g) p_->Emit(later_[n++].second);
-    later_.erase(later_.begin(), later_.begin() + ptrdiff_t(n));
+    while (!later_.empty() && later_.front().first + lead_ <= g) {
+      p_->Emit(later_.front().second);
+      later_.pop_front();
+    }
   }
   void ReleaseAll() {
     for (const auto& [g, in] : later_) p_->Emit(in);
