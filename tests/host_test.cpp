@@ -515,7 +515,7 @@ class HostTest : public ::testing::Test {
     EXPECT_EQ(p.residual.rows, residual ? s.M() : 0);
     EXPECT_EQ(p.window || p.pointwise, p.host_im2col_reason.empty()) << p.host_im2col_reason;
     EXPECT_FALSE(p.window && p.pointwise);
-    EXPECT_EQ(p.pointwise, s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0);
+    EXPECT_EQ(p.pointwise, s.kh == 1 && s.kw == 1 && s.pad == 0);
     const auto x = RandomBf16(rng, s.n * s.h * s.w, s.cin, kind);
     const auto w = RandomBf16(rng, s.K(), s.cout, kind);
     const auto b = bias ? RandomFp32(rng, 1, s.cout, kind) : std::vector<uint32_t>{};
@@ -837,6 +837,44 @@ TEST_F(HostTest, LoadsComeAheadOfTheirGemms) {
     const auto t = host::PlanTiling(cfg);
     EXPECT_GT(check_lead(p.prog.instrs, host::PlanLayer(cfg, 100, k, 12, t.kt_w, t.nt_w)), 0);
     RunGemm(cfg, 100, k, 12, host::Init::kPreload, OutFormat::kFp32, false, rng);
+  }
+}
+
+// A 1×1 convolution with a stride and no padding (ResNet's downsampling shortcuts) is a GEMM on
+// the NHWC input whose A rows are every stride-th pixel of every stride-th image row: per block
+// and K-tile one activation LOAD per output row it spans (hbm_stride = stride · the pixel pitch),
+// so the program reads the pixels it uses, each once per block, and no other (a window's bands
+// hold whole image rows: stride² times the bytes). Bit-exact and race-free (RunConv) on every
+// machine, with rows split across blocks and images.
+TEST_F(HostTest, StridedPointwiseReadsOnlyItsPixels) {
+  tb::Rng rng(test::TestSeed());
+  for (const auto& cfg : Configs()) {
+    for (const host::ConvShape& s : {host::ConvShape{2, 7, 6, 20, 9, 1, 1, 2, 0},
+                                     host::ConvShape{1, 8, 8, 5, 40, 1, 1, 3, 0}}) {
+      SCOPED_TRACE(fmt::format("H {} W {} stride {} on {}", s.h, s.w, s.stride, CfgName(cfg)));
+      EXPECT_EQ(RunConv(cfg, s, true, false, OutFormat::kFp32, rng), Lowering::kPointwise);
+      const auto p = host::CompileConv(cfg, s, true, false, OutFormat::kFp32);
+      const auto t = host::PlanTiling(cfg);
+      const auto lp = host::PlanLayer(cfg, s.M(), s.cin, s.cout, t.kt_w, t.nt_w);
+      uint64_t rows = 0, loads = 0, wrong = 0;
+      for (const auto& in : p.prog.instrs) {
+        const auto* l = std::get_if<isa::Load>(&in);
+        if (!l || l->buffer != isa::kBufAct) continue;
+        ++loads;
+        rows += l->rows;
+        wrong += l->rows > s.OutW() || l->hbm_stride != s.stride * p.a.Pitch();
+        for (int i = 0; i < l->rows; ++i) {  // the pixel each row reads: (y, x) multiples of s
+          const uint64_t pixel =
+              (l->hbm_addr + uint64_t(i) * l->hbm_stride - p.a.base) / p.a.Pitch() % p.a.rows;
+          wrong += pixel % s.w % s.stride != 0 || pixel / s.w % s.h % s.stride != 0;
+        }
+      }
+      EXPECT_EQ(wrong, 0u);
+      EXPECT_EQ(rows, uint64_t(s.M()) * lp.k_tiles * lp.n_blocks);
+      // A LOAD per output row of each block's K-tile (and one more where a block starts mid-row).
+      EXPECT_LE(loads, uint64_t(lp.k_tiles) * lp.n_blocks * (s.n * s.OutH() + lp.m_blocks));
+      if (HasFatalFailure()) return;
+    }
   }
 }
 

@@ -139,6 +139,11 @@ struct GemmOp {
   TiledMatrix out2;  // rows > 0: a second copy of the output, bf16 (the STOREs twice)
   bool relu = false;
   const ConvWin* win = nullptr;  // a convolution through windows (a is unused)
+  // A 1×1 convolution with a stride > 1 and no padding (CompileConv's pointwise): `a` holds the
+  // NHWC input (N·H·W pixel rows), and A's row m, output pixel (n, oh, ow), is input pixel
+  // (n, oh·stride, ow·stride): a block's K-tile comes in by one LOAD per output row it spans, with
+  // hbm_stride = stride · pitch.
+  const ConvShape* sub = nullptr;
 };
 
 // How many load steps a layer's LOADs come ahead of its other instructions in program order
@@ -350,6 +355,24 @@ class Emitter {
     const GemmOp& op = ly.op;
     isa::Load x;
     x.buffer = isa::kBufAct;
+    if (op.sub) {
+      const ConvShape& cs = *op.sub;
+      const int oh_n = cs.OutH(), ow_n = cs.OutW(), end = blk.m0 + blk.rows;
+      x.hbm_stride = uint32_t(uint64_t(cs.stride) * op.a.Pitch());
+      x.elems = uint16_t(op.a.TileCols(kt));
+      for (int m = blk.m0; m < end;) {
+        const int img = m / (oh_n * ow_n), oh = m / ow_n % oh_n, ow = m % ow_n;
+        const int n = std::min(ow_n - ow, end - m);
+        const int64_t pixel = (int64_t(img) * cs.h + int64_t(oh) * cs.stride) * cs.w +
+                              int64_t(ow) * cs.stride;  // < N·H·W (CompileConv checks it fits)
+        x.hbm_addr = op.a.RowAddr(kt, int(pixel));
+        x.dst = uint16_t(act_row + m - blk.m0);
+        x.rows = uint16_t(n);
+        loads->push_back(x);
+        m += n;
+      }
+      return;
+    }
     if (!op.a_t) {
       x.hbm_addr = op.a.RowAddr(kt, blk.m0);
       x.hbm_stride = uint32_t(op.a.Pitch());
@@ -984,16 +1007,22 @@ GemmProgram CompileGemm(const isa::MachineConfig& cfg, int m, int k, int n, Gemm
   return r;
 }
 
-DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
-                          OutFormat out, uint64_t data_base, bool also_bf16, bool residual) {
-  CheckConfig(cfg, "CompileDense");
-  CheckDim("CompileDense", "M", m);
-  CheckDim("CompileDense", "K", k);
-  CheckDim("CompileDense", "N", n);
+namespace {
+
+// CompileDense, or (sub) a strided 1×1 convolution's GEMM: A is then sub's NHWC input, N·H·W
+// pixel rows (GemmOp::sub).
+DenseProgram DenseOrSubsampled(const isa::MachineConfig& cfg, int m, int k, int n, bool bias,
+                               bool relu, OutFormat out, uint64_t data_base, bool also_bf16,
+                               bool residual, const ConvShape* sub) {
   const Tiling t = PlanTiling(cfg);
   Program p(cfg, data_base);
   DenseProgram r;
-  r.a = p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
+  if (sub) {
+    r.a = p.AllocMatrix(sub->n * sub->h * sub->w, k, t.kt_w, 2,
+                        fmt::format("X ({}x{}x{}x{} bf16)", sub->n, sub->h, sub->w, k));
+  } else {
+    r.a = p.AllocMatrix(m, k, t.kt_w, 2, fmt::format("A ({}×{} bf16)", m, k));
+  }
   r.b = p.AllocWeights(k, n, t.kt_w, t.nt_w, fmt::format("B ({}×{} bf16)", k, n));
   if (bias) {
     r.bias = p.AllocMatrix(1, n, t.nt_w, 4, fmt::format("bias ({} fp32)", n));
@@ -1015,11 +1044,23 @@ DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bo
             : bias   ? GemmOp::InitKind::kBias
                      : GemmOp::InitKind::kNone;
   op.res = r.residual;
+  op.sub = sub;
   Stats st;
   Emitter e(&p, &st);
   e.EmitGemm(op, false);
   r.prog = Finish(p, st);
   return r;
+}
+
+}  // namespace
+
+DenseProgram CompileDense(const isa::MachineConfig& cfg, int m, int k, int n, bool bias, bool relu,
+                          OutFormat out, uint64_t data_base, bool also_bf16, bool residual) {
+  CheckConfig(cfg, "CompileDense");
+  CheckDim("CompileDense", "M", m);
+  CheckDim("CompileDense", "K", k);
+  CheckDim("CompileDense", "N", n);
+  return DenseOrSubsampled(cfg, m, k, n, bias, relu, out, data_base, also_bf16, residual, nullptr);
 }
 
 MlpProgram CompileMlp(const isa::MachineConfig& cfg, int m, const std::vector<int>& sizes,
@@ -1311,11 +1352,14 @@ ConvProgram CompileConv(const isa::MachineConfig& cfg, const ConvShape& s, bool 
   }
   ConvProgram r;
   r.shape = s;
-  // A 1×1 convolution with stride 1 and no padding is a GEMM on the NHWC input itself (pixel rows
-  // × Cin): the GEMM emitter loads its A per K-tile, so blocks are not limited by a whole band.
-  if (s.kh == 1 && s.kw == 1 && s.stride == 1 && s.pad == 0) {
-    const DenseProgram d =
-        CompileDense(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base, also_bf16, residual);
+  // A 1×1 convolution without padding is a GEMM on the NHWC input itself (pixel rows × Cin): the
+  // GEMM emitter loads its A per K-tile, so blocks are not limited by a whole band. With a stride,
+  // A's rows are every stride-th pixel of every stride-th image row, one LOAD per output row
+  // (GemmOp::sub), where a window's bands would bring every pixel of the rows (stride² times the
+  // bytes) and one output row's bands for each K-group.
+  if (s.kh == 1 && s.kw == 1 && s.pad == 0) {
+    const DenseProgram d = DenseOrSubsampled(cfg, int(M), s.cin, s.cout, bias, relu, out, data_base,
+                                             also_bf16, residual, s.stride > 1 ? &s : nullptr);
     r.pointwise = true;
     r.prog = d.prog;
     r.a = d.a;

@@ -132,11 +132,14 @@
 // boundary push no token and the boundary's last group does, the boundary's band LOAD pops that one
 // (all earlier groups are then done), and the D − 1 load steps after it pop nothing (their tokens
 // were never pushed): so the load module still runs D groups ahead inside a block. (ResNet-50's
-// stride-2 3×3 layers on a 16×16 array: D = 1 left them 5–35× slower.) A 1×1 convolution with
-// stride 1 and no padding (ConvProgram::pointwise) is the GEMM emitter on the NHWC input as A (no
-// window: its K-tiles load per K-group, as for any GEMM). im2col (written by the host, then the
-// GEMM emitter) where windows cannot express the shape or would take more than twice im2col's
-// passes over the array (few channels: a window K-tile holds one tap);
+// stride-2 3×3 layers on a 16×16 array: D = 1 left them 5–35× slower.) A 1×1 convolution without
+// padding (ConvProgram::pointwise) is the GEMM emitter on the NHWC input as A (no window: its
+// K-tiles load per K-group, as for any GEMM); with a stride s, A's row (n, oh, ow) is input pixel
+// (n, s·oh, s·ow), and a block's K-tile comes in by one LOAD per output row it spans (hbm_stride
+// = s · the pixel pitch), where windows would read every pixel of the rows (s² times the bytes)
+// and hold one output row's bands per block (ResNet-50's stride-2 shortcuts). im2col (written by
+// the host, then the GEMM emitter) where windows cannot express the shape or would take more than
+// twice im2col's passes over the array (few channels: a window K-tile holds one tap);
 // ConvProgram::host_im2col_reason says which.
 #pragma once
 
@@ -392,7 +395,8 @@ struct ConvProgram {
   // (tile: the channel chunk), read once per N-group of a block. Else (host_im2col_reason says
   // why) `a` is the im2col patch matrix, M × K, written by the host.
   bool window = false;
-  // 1×1, stride 1, no padding: `a` is the NHWC input itself, the GEMM's A (K-tile-major).
+  // 1×1, no padding: `a` is the NHWC input itself (K-tile-major), the GEMM's A (with a stride,
+  // every stride-th pixel of every stride-th row of it, header comment).
   bool pointwise = false;
   std::string host_im2col_reason;  // empty through windows or pointwise
   LayerPlan plan;                  // the windowed plan (blocks of plan.mb output pixels)
