@@ -1698,12 +1698,13 @@ TEST_F(HostTest, PoolAverageDivisionIsCorrectlyRounded) {
 // another layout is refused.
 TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
   tb::Rng rng(test::TestSeed());
-  int bound = 0, written = 0, repitched = 0;
+  int bound = 0, written = 0, repitched = 0, subsampled = 0, sub_repitched = 0;
   // (32 columns: a convolution's input of few channels has a narrower pitch than the output
-  // of 32-column tiles it is bound to, so the LOADs' strides change too.)
+  // of 32-column tiles it is bound to, so the LOADs' strides change too; on 16 rows a pointwise
+  // convolution's too.)
   for (MachineConfig cfg :
        {Cfg(4, 4, 64, 32, 64), Cfg(8, 8, 2048, 2048, 4096, num::Mode::kFtz), Cfg(3, 5, 16, 12, 24),
-        Cfg(4, 4, 16, 256, 64), Cfg(32, 32, 512, 512, 512)}) {
+        Cfg(4, 4, 16, 256, 64), Cfg(32, 32, 512, 512, 512), Cfg(16, 32, 512, 512, 512)}) {
     cfg.vmem_depth = 64;
     for (int trial = 0; trial < 6; ++trial) {
       const int n = rng.Range(1, 2), h = rng.Range(3, 7), w = rng.Range(3, 7);
@@ -1714,7 +1715,11 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       SCOPED_TRACE(fmt::format("{}: N {} H {} W {} channels {} {} {}, K {}", CfgName(cfg), n, h, w,
                                c0, c1, c2, k4));
       host::ConvShape s0{n, h, w, c0, c1, 3, 3, 1, 1};
-      host::ConvShape s1{n, h, w, c1, c2, 3, 3, rng.Range(1, 2), 1};
+      // (Every third trial the second convolution is a 1×1 with stride 2: a GEMM whose LOADs
+      // read every second pixel of every second row of the bound input, repitched.)
+      const bool sub = trial % 3 == 2;
+      const int k1 = sub ? 1 : 3, stride1 = sub ? 2 : rng.Range(1, 2);
+      host::ConvShape s1{n, h, w, c1, c2, k1, k1, stride1, sub ? 0 : 1};
       // (p0: fp32 and a bf16 copy, which p1 reads.)
       const auto p0 = host::CompileConv(cfg, s0, true, true, OutFormat::kFp32, 0, true);
       const auto p1 = host::CompileConv(cfg, s1, true, false, OutFormat::kFp32, p0.prog.addr);
@@ -1732,7 +1737,7 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       const auto x0 = RandomBf16(rng, n * h * w, c0, tb::GemmData::kModerate);
       const auto w0 = RandomBf16(rng, 9 * c0, c1, tb::GemmData::kModerate);
       const auto b0 = RandomFp32(rng, 1, c1, tb::GemmData::kModerate);
-      const auto w1 = RandomBf16(rng, 9 * c1, c2, tb::GemmData::kModerate);
+      const auto w1 = RandomBf16(rng, k1 * k1 * c1, c2, tb::GemmData::kModerate);
       const auto b1 = RandomFp32(rng, 1, c2, tb::GemmData::kModerate);
       const auto vb = RandomFp32(rng, m3, c2, tb::GemmData::kModerate);
       const auto a4 = RandomBf16(rng, m3, k4, tb::GemmData::kModerate);
@@ -1797,6 +1802,10 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
       parts[1].prog = p1.prog;
       bind(1, p1.a, p0.out_bf16, p1.window || p1.pointwise,
            [&] { host::WriteConvInput(ml, p1, y0); });
+      if (sub && p1.pointwise && !parts[1].binds.empty()) {
+        ++subsampled;
+        sub_repitched += p1.a.Pitch() != p0.out_bf16.Pitch();
+      }
       host::WriteWeights(ml, p1.b, w1);
       host::WriteMatrix(ml, p1.bias, b1);
       parts[2].prog = p2.prog;
@@ -1839,11 +1848,13 @@ TEST_F(HostTest, LinkedProgramsRunAsTheirParts) {
     }
   }
   std::printf(
-      "%d inputs bound to their producers' outputs (%d of another pitch), %d written by the "
-      "host\n",
-      bound, repitched, written);
+      "%d inputs bound to their producers' outputs (%d of another pitch, %d read by a strided "
+      "1x1 convolution), %d written by the host\n",
+      bound, repitched, subsampled, written);
   EXPECT_GE(bound, 20);
   EXPECT_GE(repitched, 3);
+  EXPECT_GE(subsampled, 5);
+  EXPECT_GE(sub_repitched, 1);  // the 16×32 machine's: 32-byte pixels, 64-byte output rows
 }
 
 // host::Link's places (a Concat as address arithmetic): two convolutions of one input store

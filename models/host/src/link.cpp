@@ -179,25 +179,31 @@ Compiled Link(const isa::MachineConfig& cfg, const std::vector<LinkPart>& parts)
           for (const auto& b : part.binds) {
             if (l->hbm_addr < b.from.base || l->hbm_addr >= b.from.base + b.from.Bytes()) continue;
             const uint64_t off = l->hbm_addr - b.from.base, pf = b.from.Pitch();
-            if (l->rows > 1 && l->hbm_stride != 0 && l->hbm_stride != pf) {
-              Bad(fmt::format("part {}: a LOAD reads input {} with stride {}, not its pitch", pi,
-                              Text(b.from), l->hbm_stride));
+            // The LOAD reads every step-th row of the input (a strided 1×1 convolution's pixels:
+            // step > 1), or one row (step 0: one row, or stride 0).
+            const uint64_t step = l->rows > 1 ? l->hbm_stride / pf : 0;
+            if (l->rows > 1 && l->hbm_stride % pf != 0) {
+              Bad(fmt::format(
+                  "part {}: a LOAD reads input {} with stride {}, not a multiple of its pitch", pi,
+                  Text(b.from), l->hbm_stride));
             }
             if (b.group > 1) {
               // Row r of tile t is pixel (r, hw) of the value, channels c0 .. of tile tp.
               const uint64_t idx = off / pf;
               const int t = int(idx / uint64_t(b.from.rows)), r = int(idx % uint64_t(b.from.rows));
               const int col = t * b.from.tile, hw = col / b.to.cols, c0 = col % b.to.cols;
-              if (off % pf != 0 || r + (l->rows > 1 ? l->rows : 1) > b.from.rows) {
+              if (off % pf != 0 ||
+                  r + (l->rows > 1 ? l->rows - 1 : 0) * step + 1 > uint64_t(b.from.rows)) {
                 Bad(fmt::format("part {}: a LOAD reads input {} across its tiles", pi,
                                 Text(b.from)));
               }
               l->hbm_addr = b.to.RowAddr(c0 / b.to.tile, r * b.group + hw);
-              if (l->hbm_stride == pf) l->hbm_stride = uint32_t(b.to.Pitch() * uint64_t(b.group));
+              if (step > 0) l->hbm_stride = uint32_t(step * b.to.Pitch() * uint64_t(b.group));
               break;
             }
+            // The same rows and tiles: row i of `from` is row i of `to`, whatever its tile.
             l->hbm_addr = b.to.base + off / pf * b.to.Pitch() + off % pf;
-            if (l->hbm_stride == pf) l->hbm_stride = uint32_t(b.to.Pitch());
+            if (step > 0) l->hbm_stride = uint32_t(step * b.to.Pitch());
             break;
           }
         }

@@ -547,8 +547,9 @@ SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices
 // module alone (the vector unit's jobs) needs none: that module runs in program order and starts
 // a vector LOAD only when no STORE is in flight (docs/vpu.md). Throws std::invalid_argument when
 // a part leaves tokens in a queue (every part must pop every token it pushes), a binding's
-// layouts differ, a LOAD reads a bound input other than row by row, or a part writes a bound
-// input.
+// layouts differ, a LOAD reads a bound input with a stride that is not a multiple of its pitch
+// (every k-th row, as a strided 1×1 convolution reads its pixels, follows `to`'s pitch k times),
+// or a part writes a bound input.
 struct LinkBind {
   TiledMatrix from;  // the part's input, as it was compiled
   TiledMatrix to;    // an earlier part's output
