@@ -878,11 +878,11 @@ TEST_F(HostTest, StridedPointwiseReadsOnlyItsPixels) {
   }
 }
 
-// One activation slot (a block's bands fill more than half the buffer, even one kernel row's) with
-// several blocks: the block-boundary tokens keep D > 1 (the load module runs ahead inside a
-// block, and with bands per kernel row inside each row's run) and the program is race-free
-// (FindRace in ExpectRun) and the contract's convolution; the load module's measured lead is D.
-// Before, such layers ran with D = 1.
+// One activation slot (a block's bands fill more than half the buffer, even one kernel row's or,
+// strided, one tap's) with several blocks: the block-boundary tokens keep D > 1 (the load module
+// runs ahead inside a block, and with bands per kernel row or tap inside each run) and the program
+// is race-free (FindRace in ExpectRun) and the contract's convolution; the load module's measured
+// lead is D. Before, such layers ran with D = 1.
 TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
   tb::Rng rng(test::TestSeed());
   struct Case {
@@ -893,8 +893,10 @@ TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
   const Case cases[] = {
       {Cfg(4, 4, 48, 64, 64), {1, 8, 8, 16, 8, 3, 3, 1, 1}, 3},
       {Cfg(4, 4, 48, 64, 64, num::Mode::kFtz, 8), {2, 6, 7, 16, 12, 3, 3, 1, 1}, 3},
-      {Cfg(4, 8, 64, 32, 64), {1, 8, 9, 16, 8, 3, 3, 2, 1}, 3},
-      {Cfg(8, 8, 100, 64, 64), {1, 9, 9, 48, 16, 3, 3, 2, 1}, 3},
+      // Stride 2: bands per tap, each its phase (LayerPlan::phases), still more than half the
+      // buffer for one output row.
+      {Cfg(4, 8, 64, 32, 64), {1, 8, 9, 32, 8, 3, 3, 2, 1}, 9},
+      {Cfg(8, 8, 100, 64, 64), {1, 9, 9, 96, 16, 3, 3, 2, 1}, 9},
       {Cfg(4, 4, 48, 64, 64), {1, 6, 8, 16, 8, 1, 3, 1, 1}, 1},  // 1x3: one run per block
   };
   for (const auto& c : cases) {
@@ -903,6 +905,7 @@ TEST_F(HostTest, OneSlotWindowsKeepPrefetch) {
     ASSERT_TRUE(p.window) << p.host_im2col_reason;
     EXPECT_EQ(p.plan.act_slots, 1);
     EXPECT_EQ(p.plan.k_groups, c.k_groups);
+    EXPECT_EQ(p.plan.phases, c.s.stride > 1);
     EXPECT_GT(p.plan.m_blocks * p.plan.n_blocks, 1);
     EXPECT_TRUE(p.plan.boundary_wait);
     EXPECT_GT(p.plan.depth, 1);
@@ -974,6 +977,61 @@ TEST_F(HostTest, WindowBlocksReadTheWeightsOnce) {
                 q.plan.k_groups, q.plan.act_slots, q.plan.depth);
   }
   EXPECT_GE(split, 3);
+}
+
+// Strided windows per tap (LayerPlan::phases): with a stride s each tap reads one phase of the
+// input (rows ≡ a, columns ≡ c mod s), so a run per tap loads only that phase's pixels (one LOAD
+// per phase row, hbm_stride = s · pitch) and reads them through windows of stride 1. ResNet-50's
+// strided 3x3 layer of conv5_x on a 16x16 array with 2048-row buffers: at most two blocks, the
+// weights read once per block (bands of whole rows, even per kernel row, held few output rows: 4
+// blocks read them four times). On a machine whose buffer holds no kernel row of a wide input only
+// the phases fit: bit-exact with ragged phases, padding, stride 3 and phases without a pixel (H =
+// 1), race-free.
+TEST_F(HostTest, StridedWindowsReadEachTapsPhase) {
+  tb::Rng rng(test::TestSeed());
+  {
+    MachineConfig big = Cfg(16, 16, 2048, 2048, 4096);
+    big.dma_bytes_per_cycle = 32;  // as the workloads plan
+    const host::ConvShape s{1, 14, 14, 512, 512, 3, 3, 2, 1};
+    const auto p = host::CompileConv(big, s, true, true, OutFormat::kBf16);
+    ASSERT_TRUE(p.window) << p.host_im2col_reason;
+    EXPECT_TRUE(p.plan.phases);
+    EXPECT_EQ(p.plan.k_groups, 9);
+    EXPECT_LE(p.plan.m_blocks, 2);
+    uint64_t wbytes = 0, pixels = 0, wrong = 0;
+    for (const auto& in : p.prog.instrs) {
+      const auto* l = std::get_if<isa::Load>(&in);
+      if (l && l->buffer == isa::kBufWgt) wbytes += uint64_t(l->rows) * l->elems * 2;
+      if (!l || l->buffer != isa::kBufAct) continue;
+      pixels += l->rows;
+      wrong += l->hbm_stride != 2 * p.a.Pitch() || l->rows > (s.w + 1) / 2;
+    }
+    EXPECT_EQ(wbytes, uint64_t(s.K()) * s.cout * 2 * p.plan.m_blocks);
+    EXPECT_EQ(wrong, 0u);
+    // Each tap's phase rows hold at most its block's output rows of PW = OW pixels.
+    const int chunks = 512 / 16;
+    EXPECT_LE(pixels, uint64_t(9) * s.OutH() * s.OutW() * chunks * p.plan.n_blocks);
+    std::printf("conv5_x strided 3x3: %d block(s), %llu pixel rows loaded, D = %d\n",
+                p.plan.m_blocks * p.plan.n_blocks, static_cast<unsigned long long>(pixels),
+                p.plan.depth);
+  }
+  const MachineConfig small = Cfg(4, 4, 24, 64, 64);
+  const host::ConvShape shapes[] = {
+      {1, 1, 30, 4, 5, 3, 3, 2, 1},   // H = 1: the taps of kernel rows 0 and 2 read no pixel
+      {2, 3, 29, 4, 6, 3, 3, 2, 1},   // odd width: phases of 15 and 14 pixels
+      {1, 4, 31, 3, 4, 3, 3, 3, 2},   // stride 3, pad 2
+      {1, 5, 22, 8, 9, 2, 3, 2, 0}};  // 2x3, two chunks, no padding
+  for (const auto& sh : shapes) {
+    SCOPED_TRACE(fmt::format("N {} H {} W {} Cin {} k {}x{} stride {} pad {}", sh.n, sh.h, sh.w,
+                             sh.cin, sh.kh, sh.kw, sh.stride, sh.pad));
+    const auto p = host::CompileConv(small, sh, true, false, OutFormat::kFp32);
+    ASSERT_TRUE(p.window) << p.host_im2col_reason;
+    EXPECT_TRUE(p.plan.phases);
+    EXPECT_EQ(RunConv(small, sh, rng.Bit(), rng.Bit(),
+                      rng.Bit() ? OutFormat::kBf16 : OutFormat::kFp32, rng, rng.Bit()),
+              Lowering::kWindow);
+    if (HasFatalFailure()) return;
+  }
 }
 
 void ExpectThrows(const std::function<void()>& f, const std::string& word) {

@@ -79,10 +79,29 @@ struct ConvWin {
 };
 
 // One image's part of an output block: pixels p0 .. p0 + rows - 1 of image b (p = oh·OW + ow),
-// and the input rows its taps read (band_rows = 0: every tap is in the padding).
+// and the input rows its taps read (band_rows = 0: every tap is in the padding), `width` pixels
+// each (W, or a phase's PW).
 struct Segment {
-  int b = 0, p0 = 0, rows = 0, band_row = 0, band_rows = 0;
+  int b = 0, p0 = 0, rows = 0, band_row = 0, band_rows = 0, width = 0;
 };
+
+// With a stride s > 1, tap (i, j) reads only input rows ≡ a and columns ≡ c (mod s), with
+// dh = i − pad = qh·s + a and dw = j − pad = qw·s + c (0 ≤ a, c < s): the phase image of PH =
+// ⌈(H − a) / s⌉ rows × PW = ⌈(W − c) / s⌉ pixels, which output (oh, ow) reads at phase pixel
+// (oh + qh, ow + qw), a window of stride 1 (LayerPlan::phases).
+struct Phase {
+  int a = 0, c = 0, qh = 0, qw = 0, ph = 0, pw = 0;
+};
+Phase TapPhase(const ConvShape& s, int tap) {
+  const auto floor_div = [](int x, int y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
+  const int dh = tap / s.kw - s.pad, dw = tap % s.kw - s.pad;
+  Phase p;
+  p.qh = floor_div(dh, s.stride), p.qw = floor_div(dw, s.stride);
+  p.a = dh - p.qh * s.stride, p.c = dw - p.qw * s.stride;
+  p.ph = s.h > p.a ? (s.h - p.a + s.stride - 1) / s.stride : 0;
+  p.pw = s.w > p.c ? (s.w - p.c + s.stride - 1) / s.stride : 0;
+  return p;
+}
 
 // `krow` >= 0: the input rows of kernel row krow's taps only (a block's K-tiles split by kernel
 // row: LayerPlan::k_groups); -1: of every tap.
@@ -99,17 +118,38 @@ std::vector<Segment> Segments(const ConvShape& s, int m0, int rows, int krow = -
     const int lo = std::max(0, oh_a * s.stride - s.pad + k0);
     const int hi = std::min(s.h - 1, oh_b * s.stride - s.pad + k1);
     if (lo <= hi) g.band_row = lo, g.band_rows = hi - lo + 1;
+    g.width = s.w;
     v.push_back(g);
     m += g.rows;
   }
   return v;
 }
 
-// Activation-buffer rows the bands of a block of `rows` pixels from m0 take (all chunks; krow as
-// Segments').
-int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows, int krow = -1) {
+// The segments of K-group kg of a block split into k_groups (LayerPlan::k_groups): every tap's
+// input rows (1 group), kernel row kg's, or (phases) tap kg's phase rows, PW pixels wide.
+std::vector<Segment> GroupSegments(const ConvShape& s, int m0, int rows, int k_groups, bool phases,
+                                   int kg) {
+  if (!phases) return Segments(s, m0, rows, k_groups > 1 ? kg : -1);
+  const Phase ph = TapPhase(s, kg);
+  std::vector<Segment> v = Segments(s, m0, rows);
+  for (auto& g : v) {
+    const int oh_a = g.p0 / s.OutW(), oh_b = (g.p0 + g.rows - 1) / s.OutW();
+    const int lo = std::max(0, oh_a + ph.qh), hi = std::min(ph.ph - 1, oh_b + ph.qh);
+    g.band_row = g.band_rows = 0;
+    g.width = ph.pw;
+    if (lo <= hi && ph.pw > 0) g.band_row = lo, g.band_rows = hi - lo + 1;
+  }
+  return v;
+}
+
+// Activation-buffer rows the bands of a block of `rows` pixels from m0 take (all chunks; the
+// split as GroupSegments').
+int64_t BandRows(const ConvShape& s, int chunks, int m0, int rows, int k_groups = 1,
+                 bool phases = false, int kg = 0) {
   int64_t n = 0;
-  for (const auto& g : Segments(s, m0, rows, krow)) n += int64_t(g.band_rows) * s.w * chunks;
+  for (const auto& g : GroupSegments(s, m0, rows, k_groups, phases, kg)) {
+    n += int64_t(g.band_rows) * g.width * chunks;
+  }
   return n;
 }
 
@@ -453,19 +493,23 @@ class Emitter {
     std::vector<Segment> segs;
     int slot = 0;
     std::vector<int> off;
+    bool phases = false;  // LayerPlan::phases: the bands are tap kg's phase rows
+    Phase ph;
   };
   static Bands WindowBands(const Layer& ly, const Block& blk, int kg) {
     const ConvWin& cw = *ly.op.win;
     const LayerPlan& lp = ly.plan;
     Bands bd;
-    bd.segs = Segments(cw.s, blk.m0, blk.rows, lp.k_groups > 1 ? kg : -1);
+    bd.segs = GroupSegments(cw.s, blk.m0, blk.rows, lp.k_groups, lp.phases, kg);
+    bd.phases = lp.phases;
+    if (bd.phases) bd.ph = TapPhase(cw.s, kg);
     bd.slot = int((int64_t(blk.index) * lp.k_groups + kg) % lp.act_slots) * lp.act_slot_rows;
     bd.off.resize(bd.segs.size() * size_t(cw.chunks));
     int next = bd.slot;
     for (int c = 0; c < cw.chunks; ++c) {
       for (size_t i = 0; i < bd.segs.size(); ++i) {
         bd.off[i * size_t(cw.chunks) + size_t(c)] = next;
-        next += bd.segs[i].band_rows * cw.s.w;
+        next += bd.segs[i].band_rows * bd.segs[i].width;
       }
     }
     return bd;
@@ -477,6 +521,24 @@ class Emitter {
     const ConvWin& cw = *ly.op.win;
     const ConvShape& s = cw.s;
     const auto& segs = bd.segs;
+    if (bd.phases) {  // per phase row, its PW pixels: every s-th pixel of an input row
+      isa::Load x;
+      x.buffer = isa::kBufAct;
+      x.hbm_stride = uint32_t(uint64_t(s.stride) * cw.x.Pitch());
+      for (int c = 0; c < cw.chunks; ++c) {
+        x.elems = uint16_t(cw.x.TileCols(c));
+        for (size_t i = 0; i < segs.size(); ++i) {
+          for (int r = 0; r < segs[i].band_rows; ++r) {
+            const int64_t ih = bd.ph.a + int64_t(s.stride) * (segs[i].band_row + r);
+            x.hbm_addr = cw.x.RowAddr(c, int((segs[i].b * int64_t(s.h) + ih) * s.w + bd.ph.c));
+            x.dst = uint16_t(bd.off[i * size_t(cw.chunks) + size_t(c)] + r * segs[i].width);
+            x.rows = uint16_t(segs[i].width);
+            loads->push_back(x);
+          }
+        }
+      }
+      return;
+    }
     for (int c = 0; c < cw.chunks; ++c) {
       for (size_t i = 0; i < segs.size();) {
         if (segs[i].band_rows == 0) {
@@ -542,12 +604,17 @@ class Emitter {
         SetInit(op, *blk, kt, j, &gm);
         gm.load_weights = i == 0;
         gm.window = true;
-        gm.win.stride = uint8_t(s.stride);
-        gm.win.dh = int8_t(tap / s.kw - s.pad);
-        gm.win.dw = int8_t(tap % s.kw - s.pad);
+        gm.win.stride = uint8_t(bd.phases ? 1 : s.stride);
+        gm.win.dh = int8_t(bd.phases ? bd.ph.qh : tap / s.kw - s.pad);
+        gm.win.dw = int8_t(bd.phases ? bd.ph.qw : tap % s.kw - s.pad);
         gm.win.band_row = uint16_t(sg.band_row);
         gm.win.band_rows = uint16_t(std::max(1, sg.band_rows));
-        gm.win.width = uint16_t(sg.band_rows ? s.w : 1);  // an empty band is never read
+        gm.win.width = uint16_t(sg.band_rows ? sg.width : 1);  // an empty band is never read
+        if (bd.phases && sg.band_rows == 0) {
+          // No phase row is read (or the phase is empty): a band row past every row the window
+          // reaches (oh + qh < OH + max(qh, 0)), so every row is +0.
+          gm.win.band_row = uint16_t(std::min(0xffff, s.OutH() + std::max(0, bd.ph.qh)));
+        }
         gm.win.out_width = uint16_t(s.OutW());
         gm.win.out_row = uint16_t(sg.p0 / s.OutW());
         gm.win.out_col = uint16_t(sg.p0 % s.OutW());
@@ -1235,8 +1302,13 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
   const double compute = double(M) * base.k_tiles * base.n_tiles;
   for (int sa = std::min(2, t.max_act_slots); sa >= 1 && !(found && !timed); --sa) {
     const int slot_rows = cfg.act_depth / sa;
-    for (int split = 0; split < (s.kh > 1 ? 2 : 1); ++split) {
-      const int kgroups = split ? s.kh : 1;
+    // split 0: one group; 1: per kernel row; 2: per tap, each its phase (stride > 1).
+    for (int split = 0; split < 3; ++split) {
+      if ((split == 1 && s.kh == 1) || (split == 2 && (s.stride == 1 || s.kh * s.kw == 1))) {
+        continue;
+      }
+      const bool phases = split == 2;
+      const int kgroups = split == 0 ? 1 : split == 1 ? s.kh : s.kh * s.kw;
       for (int groups = 1; groups <= base.n_tiles; ++groups) {
         const int nb = (base.n_tiles + groups - 1) / groups;
         if (groups > 1 && (base.n_tiles + groups - 2) / (groups - 1) == nb) continue;  // same nb
@@ -1249,7 +1321,7 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
           for (int m0 = 0; m0 < M; m0 += mb) {
             for (int kr = 0; kr < kgroups; ++kr) {
               const int64_t rows =
-                  BandRows(s, chunks, m0, std::min(mb, M - m0), kgroups > 1 ? kr : -1);
+                  BandRows(s, chunks, m0, std::min(mb, M - m0), kgroups, phases, kr);
               if (rows > slot_rows) return false;
               band_total += uint64_t(rows);
             }
@@ -1274,6 +1346,7 @@ bool PlanConvWindow(const isa::MachineConfig& cfg, const ConvShape& s, int kc, i
         lp.m_blocks = (M + mb - 1) / mb;
         lp.n_blocks = (lp.n_tiles + nb - 1) / nb;
         lp.k_groups = kgroups;
+        lp.phases = phases;
         lp.gemms = uint64_t(lp.m_blocks) * lp.k_tiles * lp.n_tiles;
         const double bands = double(band_total) * double(pitch) * lp.n_blocks;
         const double bytes = bands + double(wbytes) * lp.m_blocks;

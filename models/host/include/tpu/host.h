@@ -115,7 +115,13 @@
 // mb·nb ≤ AccDepth / 2, whole output rows preferred, then the fewest blocks. Kernel-row split
 // (LayerPlan::k_groups = kh): a block's K-tiles run per kernel row, each run with only its taps'
 // input rows as bands, loaded in the run's first load step into the next slot; taps stay in order,
-// so each output's MACs run in the contract's order. Sa, mb, nb and the split are weighed by an
+// so each output's MACs run in the contract's order. Per-tap split with a stride s > 1
+// (LayerPlan::phases, k_groups = kh·kw): tap (i, j), dh = i − pad = qh·s + a, dw = j − pad = qw·s +
+// c, reads only the input's phase of rows ≡ a and columns ≡ c (mod s), so its run's bands are that
+// phase's rows (one LOAD per phase row: ⌈(W − c) / s⌉ pixels with hbm_stride = s · pitch), read
+// through windows of stride 1 with offsets qh, qw: s² times fewer bytes per tap than whole rows,
+// so taller blocks fit and the weights are read fewer times (ResNet-50's conv5_x strided 3×3 on a
+// 16×16 array: 2 blocks instead of 4). Sa, mb, nb and the split are weighed by an
 // estimate of their cycles when the DMA's bandwidth is known (PlanLayer's: max(compute, bytes /
 // (0.75 × bandwidth)), plus one slot's band loads), else by their bytes with two slots first.
 // (ResNet's 7×7×512 3×3 layers on a 16×16 array with 2048-row buffers and one channel: two blocks
@@ -275,9 +281,13 @@ struct LayerPlan {
   // the header comment, so D is not 1.
   bool boundary_wait = false;
   // Windowed convolutions: a block's K-tiles in k_groups runs (1, or kh: one per kernel row, its
-  // taps' K-tiles), each with its own bands, loaded with the run's first GEMM group into the next
-  // activation slot (run r of block b: slot (b·k_groups + r) mod Sa).
+  // taps' K-tiles, or kh·kw with `phases`), each with its own bands, loaded with the run's first
+  // GEMM group into the next activation slot (run r of block b: slot (b·k_groups + r) mod Sa).
   int k_groups = 1;
+  // stride > 1, k_groups = kh·kw: run t's bands are tap t's phase (the input rows ≡ a and columns
+  // ≡ c mod stride it reads; one LOAD of a phase row's pixels with hbm_stride = stride · pitch),
+  // read through windows of stride 1 (header comment).
+  bool phases = false;
 };
 // Throws std::invalid_argument for a dimension < 1 or a tile width beyond the plan's. m_align:
 // blocks of a multiple of m_align rows (or one block), for an A stored transposed.
