@@ -785,6 +785,67 @@ TEST_F(HostTest, InitialValuesLoadBesideThePreviousBlock) {
   }
 }
 
+// The next block's initial-value LOADs (one per N-tile; a hold and an add per N-tile for a
+// residual) are spread over the block's GEMM groups, not issued in a row: the machine runs one
+// accumulator LOAD at a time, and one waiting for the LOAD before it holds the GEMMs behind it in
+// the compute queue, so a row of them idled the array for each one's HBM latency (C0 of 32
+// N-tiles in 49-row blocks on 16x16_1ch: 535,131 -> 418,426 cycles). Here 4 N-tiles of 5 rows
+// and 6 K-tiles: the units need more room than K-tiles 3 .. 4, so they start at K-tile 1 and come
+// every (6 - 2) x 4 / 4 = 4 GEMMs, a residual's hold right before its add; bit-exact, race-free.
+TEST_F(HostTest, InitialValueLoadsSpreadOverTheBlock) {
+  tb::Rng rng(test::TestSeed());
+  const MachineConfig cfg = Cfg(4, 4, 16, 64, 128);
+  for (const bool residual : {false, true}) {
+    SCOPED_TRACE(residual ? "residual and bias" : "C0");
+    host::Compiled prog;
+    if (residual) {
+      const auto d =
+          host::CompileDense(cfg, 100, 24, 16, true, false, OutFormat::kFp32, 0, false, true);
+      prog = d.prog;
+    } else {
+      prog =
+          host::CompileGemm(cfg, 100, 24, 16, {}, host::Init::kPreload, OutFormat::kFp32, false, 0)
+              .prog;
+      RunGemm(cfg, 100, 24, 16, host::Init::kPreload, OutFormat::kFp32, false, rng);
+    }
+    const auto t = host::PlanTiling(cfg);
+    const auto lp = host::PlanLayer(cfg, 100, 24, 16, t.kt_w, t.nt_w);
+    ASSERT_EQ(lp.k_tiles, 6);
+    ASSERT_EQ(lp.nb, 4);
+    ASSERT_EQ(lp.mb, 5);  // three activation slots of 5 rows
+    // GEMMs between consecutive LOAD units (a unit: a LOAD, or a hold and its add), per block.
+    std::vector<int> gaps;
+    int gemms = 0, last = -1, unpaired = 0;
+    const isa::Load* held = nullptr;
+    for (const auto& in : prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in); l && l->buffer == isa::kBufAcc) {
+        if (l->hold) {
+          held = l;
+          continue;
+        }
+        unpaired += residual != (held != nullptr) || (l->add != residual);
+        held = nullptr;
+        if (gemms == 0) continue;  // the first block's own, at its start
+        if (last >= 0 && gemms / (lp.k_tiles * lp.nb) == last / (lp.k_tiles * lp.nb)) {
+          gaps.push_back(gemms - last);
+        }
+        last = gemms;
+      } else if (std::holds_alternative<isa::Gemm>(in)) {
+        unpaired += held != nullptr;
+        ++gemms;
+      }
+    }
+    EXPECT_EQ(unpaired, 0) << "a hold LOAD not right before its add";
+    // Within a block: 3 gaps of 4 GEMMs per block but the last (whose next has no block).
+    ASSERT_EQ(gaps.size(), size_t(3 * (lp.m_blocks - 1)));
+    for (const int g : gaps) EXPECT_EQ(g, 4);
+  }
+  // The residual case's GEMM (100 x 24 x 16) as a 1x1 convolution, run against the contract.
+  const host::ConvShape s{1, 10, 10, 24, 16, 1, 1, 1, 0};
+  EXPECT_EQ(RunConv(cfg, s, true, true, OutFormat::kFp32, rng, /*residual=*/true),
+            Lowering::kPointwise);
+}
+
 // Program order (Emitter::Later): a layer's load steps come min(D - 1, 2) steps ahead of its
 // GEMMs, so the dispatcher hands the load module the next steps' LOADs (a windowed convolution's
 // next block's bands) while the compute queue is full of a step's GEMMs, one per image; and a

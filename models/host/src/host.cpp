@@ -190,6 +190,10 @@ struct GemmOp {
 // (Emitter::Later; at most D - 1).
 constexpr int kLoadLead = 2;
 
+// About how long one accumulator LOAD holds the compute queue besides its rows (its HBM latency
+// on a busy channel): the planner spaces a block's initial-value LOADs by it (Emitter).
+constexpr double kAccLoadCycles = 300;
+
 // A block's N tiles are stored in groups of StoreGroup(nts) (at most 64 groups, so at most 128
 // compute->store tokens wait over two blocks): the last K tile's GEMM of a group's last tile
 // pushes, the group's first STORE pops.
@@ -258,26 +262,44 @@ class Emitter {
     // free that half (its first LOAD pops their token), are done in all but the shortest blocks;
     // the GEMMs of the last K-tile push to the store module, so they wait for the LOAD in any
     // case. Where a block has one K-tile (or runs N-tile by N-tile) its LOADs come at its start.
+    // The LOADs (one per N-tile, a hold and an add for a residual) are spread over the GEMM groups
+    // of K-tiles mid_kt .. KT - 2 (mid_kt's alone when that is the last), one unit every
+    // groups / units GEMM groups: the machine runs one accumulator LOAD at a time, and a LOAD
+    // waiting for the one before holds the GEMMs behind it in the compute queue, so a row of them
+    // left the array idle for each one's HBM latency (a C0 of 32 N-tiles in 49-row blocks: 23% of
+    // the cycles).
     const bool init = op.init != GemmOp::InitKind::kNone;
     const int mid_kt = lp.k_tiles / 2;
     const bool early = init && t_.acc_halves == 2 && !lp.n_outer && mid_kt > 0;
     for (size_t b = 0; b < blocks.size(); ++b) {
       Block& blk = blocks[b];
       ++st_->blocks;
-      if (init && !(early && b > 0)) EmitInitLoads(ly, &blk);
+      if (init && !(early && b > 0)) {
+        for (const auto& unit : InitLoads(ly, &blk)) {
+          for (const auto& l : unit) Later(l);
+          st_->acc_loads += unit.size();
+        }
+      }
       if (lp.n_outer) {
         for (int j = 0; j < blk.nts; ++j) {
           for (int kt = 0; kt < lp.k_tiles; ++kt) EmitNStep(&ly, &blk, j, kt);
         }
       }
       for (int kt = 0; kt < lp.k_tiles && !lp.n_outer; ++kt) {
-        if (early && kt == mid_kt && b + 1 < blocks.size()) EmitInitLoads(ly, &blocks[b + 1]);
+        if (early && kt == SpreadStart(ly, blk, blocks, b, mid_kt)) {
+          const auto units = InitLoads(ly, &blocks[b + 1]);
+          init_units_.assign(units.begin(), units.end());
+          const uint64_t groups = uint64_t(std::max(1, lp.k_tiles - 1 - kt)) * blk.nts;
+          init_every_ = std::max<uint64_t>(1, groups / units.size());
+          init_count_ = 0;
+        }
         if (op.win) {
           EmitWindowKStep(&ly, &blk, kt);
         } else {
           EmitKStep(&ly, &blk, kt);
         }
       }
+      InitUnitsBeforeGroup(true);  // any left (none expected): before the block's STOREs
       EmitStores(ly, blk);
     }
     ReleaseAll();
@@ -322,8 +344,10 @@ class Emitter {
 
   // The accumulator's initial value of each tile of the block: C0's rows or the bias row, on
   // every row, or (bias_rows) once per tile: one LOAD of the block's full-width tiles' bias rows
-  // (consecutive in HBM, pitch apart) and one for a ragged last tile.
-  void EmitInitLoads(const Layer& ly, Block* blk) {
+  // (consecutive in HBM, pitch apart) and one for a ragged last tile. In units (a LOAD, or a
+  // residual's hold and add), in program order; the first pops the block's acc_wait token.
+  static std::vector<std::vector<isa::Load>> InitLoads(const Layer& ly, Block* blk) {
+    std::vector<std::vector<isa::Load>> units;
     const GemmOp& op = ly.op;
     if (blk->bias_rows) {
       int j = 0;
@@ -340,16 +364,16 @@ class Emitter {
         l.elems = uint16_t(w);
         l.deps.pop_next = blk->acc_wait;
         blk->acc_wait = false;
-        Later(l);
-        ++st_->acc_loads;
+        units.push_back({l});
         j += n;
       }
-      return;
+      return units;
     }
     for (int j = 0; j < blk->nts; ++j) {
       const int nt = blk->nt0 + j;
       isa::Load l;
       l.buffer = isa::kBufAcc;
+      units.emplace_back();
       if (op.init == GemmOp::InitKind::kResidual) {
         if (op.c0.rows > 0) {  // the tile's bias into the held row
           isa::Load h;
@@ -360,8 +384,7 @@ class Emitter {
           h.elems = uint16_t(op.out.TileCols(nt));
           h.deps.pop_next = blk->acc_wait;
           blk->acc_wait = false;
-          Later(h);
-          ++st_->acc_loads;
+          units.back().push_back(h);
           l.add = true;
         }
         l.hbm_addr = op.res.RowAddr(nt, blk->m0);
@@ -378,9 +401,36 @@ class Emitter {
       l.elems = uint16_t(op.out.TileCols(nt));
       l.deps.pop_next = blk->acc_wait;
       blk->acc_wait = false;
-      Later(l);
-      ++st_->acc_loads;
+      units.back().push_back(l);
     }
+    return units;
+  }
+
+  // The K-tile of block b from which the next block's initial-value LOADs are spread: mid_kt, or
+  // earlier (not before K-tile 1) when the LOADs, each holding the compute queue about
+  // kAccLoadCycles plus its rows, need more of the block's GEMM groups (about `rows` cycles each)
+  // than K-tiles mid_kt .. KT - 2 hold. -1: no next block.
+  int SpreadStart(const Layer& ly, const Block& blk, const std::vector<Block>& blocks, size_t b,
+                  int mid_kt) const {
+    if (b + 1 >= blocks.size()) return -1;
+    const Block& next = blocks[b + 1];
+    const bool pairs = ly.op.init == GemmOp::InitKind::kResidual && ly.op.c0.rows > 0;
+    const int loads = next.bias_rows ? 1 + (next.nts > 1) : next.nts * (pairs ? 2 : 1);
+    const double cycles = double(loads) * kAccLoadCycles + double(next.nts) * next.rows;
+    const int ktiles = int(std::ceil(cycles / (double(blk.rows) * blk.nts)));
+    return std::clamp(ly.plan.k_tiles - 1 - ktiles, 1, mid_kt);
+  }
+
+  // Before a GEMM group (its first GEMM): the next pending unit of the next block's initial-value
+  // LOADs when this is its place (every init_every_-th group), or all of them (`all`).
+  void InitUnitsBeforeGroup(bool all = false) {
+    while (!init_units_.empty() && (all || init_count_ % init_every_ == 0)) {
+      for (const auto& l : init_units_.front()) Later(l);
+      st_->acc_loads += init_units_.front().size();
+      init_units_.pop_front();
+      if (!all) break;
+    }
+    if (!all) ++init_count_;
   }
 
   // The K-tile's width: A's tile's, or (a_t) the rest of K.
@@ -458,6 +508,7 @@ class Emitter {
     blk->acc_wait = false;
     gm.deps.push_prev = ly->Push(g);
     gm.deps.push_next = kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
+    InitUnitsBeforeGroup();
     Later(gm);
     ++st_->gemms;
     st_->macs += uint64_t(blk->rows) * kv * nv;
@@ -624,6 +675,7 @@ class Emitter {
         if (first) blk->acc_wait = false;
         gm.deps.push_prev = last && ly->Push(g);
         gm.deps.push_next = last && kt == lp.k_tiles - 1 && StoreGroupEnd(j, blk->nts);
+        if (first) InitUnitsBeforeGroup();
         Later(gm);
         ++st_->gemms;
         st_->macs += uint64_t(sg.rows) * kv * nv;
@@ -745,6 +797,10 @@ class Emitter {
   uint64_t lead_ = 0, step_ = 0;
   bool stepped_ = false;
   std::deque<std::pair<uint64_t, isa::Instr>> later_;
+  // The next block's initial-value LOADs still to place among this block's GEMM groups
+  // (InitUnitsBeforeGroup): one unit before every init_every_-th group from mid_kt on.
+  std::deque<std::vector<isa::Load>> init_units_;
+  uint64_t init_every_ = 1, init_count_ = 0;
 };
 
 Compiled Finish(const Program& p, const Stats& st) {

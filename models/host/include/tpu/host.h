@@ -53,17 +53,21 @@
 //    K pass and, fp32, need twice the stack's bandwidth (1024³ fp32 on 128x128_8ch: 87% -> 95%).
 //    D's activation bound becomes KT·((Sa - 1)·(the fewest N-tiles of a block) + 1).
 //  * Initial values: LOADs to the accumulators (compute module) before the block's first GEMM:
-//    C0 rows with hbm_stride = pitch. They are emitted in the middle of the previous block's
-//    K-tiles (at K-tile KT/2, when KT ≥ 2 and the plan is K-tile-major), into the other
-//    accumulator half: the machine writes them beside that block's GEMMs (the accumulators' two
-//    banks, docs/accel.md) instead of holding the array for the whole LOAD; the first block's
-//    come at its start. A bias (version 1.2): one row per N-tile after the block's
-//    rows (row acc_base + nb·mb + j, one LOAD for the block's tiles of full width), which the
-//    first K-tile's GEMMs read through their `broadcast` mode; when those rows do not fit the
-//    accumulator half, a LOAD with hbm_stride = 0 writes the bias to every row instead. (Before
-//    the two banks the LOAD waited for the array to drain and then wrote a row a cycle through
-//    the accumulators' one write port: on every row it cost M·N-tiles cycles, a quarter of a
-//    K = 512 layer's compute.)
+//    C0 rows with hbm_stride = pitch. They are emitted among the previous block's K-tiles (from
+//    K-tile KT/2, when KT ≥ 2 and the plan is K-tile-major), into the other accumulator half: the
+//    machine writes them beside that block's GEMMs (the accumulators' two banks, docs/accel.md)
+//    instead of holding the array for the whole LOAD; the first block's come at its start. They
+//    are spread over those GEMM groups, one LOAD (a residual's hold and add) every groups / LOADs
+//    groups, starting earlier than KT/2 (not before K-tile 1) when each LOAD's ~300 cycles of HBM
+//    latency need more room: the machine runs one accumulator LOAD at a time, and in a row the
+//    next one held the GEMMs behind it in the compute queue for the latency of the one before
+//    (C0 of 32 N-tiles in 49-row blocks on 16x16_1ch: 535,131 -> 418,426 cycles). A bias
+//    (version 1.2): one row per N-tile after the block's rows (row acc_base + nb·mb + j, one LOAD
+//    for the block's tiles of full width), which the first K-tile's GEMMs read through their
+//    `broadcast` mode; when those rows do not fit the accumulator half, a LOAD with hbm_stride = 0
+//    writes the bias to every row instead. (Before the two banks the LOAD waited for the array to
+//    drain and then wrote a row a cycle through the accumulators' one write port: on every row it
+//    cost M·N-tiles cycles, a quarter of a K = 512 layer's compute.)
 //  * After the block's last K-tile, one STORE per N-tile (relu / bf16 per the request).
 //
 // Dependency tokens (race-free by construction, a queue never holds more than D tokens):
