@@ -846,6 +846,38 @@ TEST_F(HostTest, InitialValueLoadsSpreadOverTheBlock) {
             Lowering::kPointwise);
 }
 
+// With the DMA's bandwidth known, PlanLayer weighs a share of each plan's HBM bytes too, so among
+// compute-bound plans the one that moves fewer wins: the fill term alone (∝ the block height)
+// drove them to 2R-row blocks that re-read the weights once per block. On a 16x16 array with
+// 2048-row buffers, 1024^3 takes 128-row blocks of 16 N-tiles (A read 4 times, the weights 8:
+// 25.2 MB; 32-row blocks read the weights 32 times, 69 MB; measured 97.2% -> 99.1% of the array),
+// and 784x256x512 98-row blocks (2.9 MB, not 4.6).
+TEST_F(HostTest, ComputeBoundPlansReadFewerBytes) {
+  MachineConfig big = Cfg(16, 16, 2048, 2048, 4096);
+  big.dma_bytes_per_cycle = 32;  // as the workloads plan
+  struct Case {
+    int m, k, n;
+    double max_mb;  // activation and weight bytes the program may read, in MB
+  };
+  for (const Case& c : {Case{1024, 1024, 1024, 26.0}, Case{784, 256, 512, 3.0}}) {
+    SCOPED_TRACE(fmt::format("{}x{}x{}", c.m, c.k, c.n));
+    const auto p = host::CompileGemm(big, c.m, c.k, c.n, {}, host::Init::kOverwrite,
+                                     OutFormat::kFp32, false, 0);
+    uint64_t bytes = 0;
+    for (const auto& in : p.prog.instrs) {
+      if (const auto* l = std::get_if<isa::Load>(&in);
+          l && (l->buffer == isa::kBufAct || l->buffer == isa::kBufWgt)) {
+        bytes += uint64_t(l->rows) * l->elems * 2;
+      }
+    }
+    EXPECT_LE(double(bytes), c.max_mb * 1e6);
+    const auto lp = host::PlanLayer(big, c.m, c.k, c.n, 16, 16);
+    EXPECT_GT(lp.mb, 2 * big.r) << "the shortest blocks the estimate allows";
+    std::printf("%dx%dx%d: blocks of %d rows x %d N-tiles, %.1f MB of A and weights\n", c.m, c.k,
+                c.n, lp.mb, lp.nb, double(bytes) / 1e6);
+  }
+}
+
 // Program order (Emitter::Later): a layer's load steps come min(D - 1, 2) steps ahead of its
 // GEMMs, so the dispatcher hands the load module the next steps' LOADs (a windowed convolution's
 // next block's bands) while the compute queue is full of a step's GEMMs, one per image; and a

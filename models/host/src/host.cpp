@@ -194,6 +194,12 @@ constexpr int kLoadLead = 2;
 // on a busy channel): the planner spaces a block's initial-value LOADs by it (Emitter).
 constexpr double kAccLoadCycles = 300;
 
+// PlanBlocks' estimate adds this share of its HBM bytes' time to every plan: a compute-bound plan's
+// traffic still costs (the channel is half-duplex, a block's stores compete with the next block's
+// loads), so among plans the estimate ties, the one that moves fewer bytes wins, however the fill
+// term leans (16x16_1ch: 1024^3 97.2% -> 99.1%, 4096x256x64 278,641 -> 267,893 cycles).
+constexpr double kBytesWeight = 0.02;
+
 // A block's N tiles are stored in groups of StoreGroup(nts) (at most 64 groups, so at most 128
 // compute->store tokens wait over two blocks): the last K tile's GEMM of a group's last tile
 // pushes, the group's first STORE pops.
@@ -416,7 +422,8 @@ class Emitter {
     const Block& next = blocks[b + 1];
     const bool pairs = ly.op.init == GemmOp::InitKind::kResidual && ly.op.c0.rows > 0;
     const int loads = next.bias_rows ? 1 + (next.nts > 1) : next.nts * (pairs ? 2 : 1);
-    const double cycles = double(loads) * kAccLoadCycles + double(next.nts) * next.rows;
+    const double rows = next.bias_rows ? next.nts : double(next.nts) * next.rows;  // written
+    const double cycles = double(loads) * kAccLoadCycles + rows;
     const int ktiles = int(std::ceil(cycles / (double(blk.rows) * blk.nts)));
     return std::clamp(ly.plan.k_tiles - 1 - ktiles, 1, mid_kt);
   }
@@ -966,17 +973,18 @@ LayerPlan PlanBlocks(const Tiling& t, const isa::MachineConfig& cfg, int m, Laye
   // With the DMA's bandwidth known, a layer whose HBM traffic would outlast its compute takes
   // shorter blocks of more N-tiles (A is read once per N-group): halving mb (not below 2R rows,
   // which hide the next weight tile's loading) while the estimate max(compute, bytes / (0.75 ×
-  // bandwidth)) + fill drops; 0.75: a planning margin for mixed read/write traffic; fill: the
-  // pipeline's fill and drain, which nothing overlaps (the first block's first A rows load before
-  // its first GEMM, its last N-tile stores after its last one, fp32 assumed), both ∝ mb.
+  // bandwidth)) + fill + kBytesWeight × bytes / bandwidth drops; 0.75: a planning margin for
+  // mixed read/write traffic; fill: the pipeline's fill and drain, which nothing overlaps (the
+  // first block's first A rows load before its first GEMM, its last N-tile stores after its last
+  // one, fp32 assumed), both ∝ mb; the bytes' share: among compute-bound plans, fewer bytes.
   if (cfg.dma_bytes_per_cycle > 0 && k > 0 && n > 0) {
     const double compute = double(m) * lp.k_tiles * lp.n_tiles;
     auto nb_for = [&](int mb) { return std::max(1, std::min(lp.n_tiles, t.acc_half_rows / mb)); };
     auto cost = [&](int mb) {
       const double fill = double(mb) * (2.0 * lp.kt_w + 4.0 * lp.nt_w) / cfg.dma_bytes_per_cycle;
-      return std::max(compute, LayerBytes(m, k, n, mb, nb_for(mb), lp.n_tiles) /
-                                   (0.75 * cfg.dma_bytes_per_cycle)) +
-             fill;
+      const double bytes = LayerBytes(m, k, n, mb, nb_for(mb), lp.n_tiles);
+      return std::max(compute, bytes / (0.75 * cfg.dma_bytes_per_cycle)) + fill +
+             kBytesWeight * bytes / cfg.dma_bytes_per_cycle;
     };
     const int floor = std::min(lp.mb, 2 * cfg.r);
     int best = lp.mb;

@@ -37,8 +37,12 @@
 //    2-slot blocks win). So large-M shapes trade block height for prefetch depth, e.g. 4096×256×64
 //    on a 16×16 array with 2048-row buffers: Sa = 3, mb = 672, nb = 2, D = 5 instead of Sa = 2,
 //    mb = 1024, nb = 2, D = 3. (Four slots, 512 × 4 blocks, D = 13, ran that GEMM faster on the
-//    RTL but a biased convolution slower: its per-block bias LOADs stalled the array.) Blocks run
-//    M-block-major, then groups of N-tiles.
+//    RTL but a biased convolution slower: its per-block bias LOADs stalled the array.) With the
+//    DMA's bandwidth known (the workloads' plans), mb is halved (down to 2R) while an estimate of
+//    the cycles drops: max(compute, bytes / (0.75 × bandwidth)) + the pipeline's fill (∝ mb) +
+//    2% of the bytes' time, so compute-bound plans move the fewest bytes (1024³ on 16×16: blocks of
+//    128 rows × 16 N-tiles; without the bytes' share 32 rows, the weights read 32 times, 97.2%
+//    instead of 99.1% of the array). Blocks run M-block-major, then groups of N-tiles.
 //  * Within a block, K-tiles in increasing k; per K-tile one LOAD of the block's A rows into the
 //    activation slot, then per N-tile one LOAD of the weight tile into a weight slot and one GEMM
 //    (load_weights, accumulate unless it is the first K-tile in overwrite mode). So for every
