@@ -456,7 +456,8 @@ TEST(AccelTimingTest, FetchRunsFetchDepthAhead) {
 // that pushes a compute->store token starts only after the LOAD is complete (the store module may
 // read what it writes). With L = [2M, 3M) in bank 0 none of this happens: the LOAD waits for the
 // GEMMs, the GEMMs into B for the LOAD. A LOAD into bank 1 that pushes a token (the STORE of A pops
-// it) waits for the GEMMs before it, and GEMMs into B still start beside it. Each run is bit-exact
+// it) waits for the GEMMs before it, and GEMMs into B that push no token still start beside it
+// (one that pushes waits for the LOAD's push: tokens come in program order). Each run is bit-exact
 // against the golden model; a fault that only serializes the LOAD fails here. The counts land in
 // the coverage group accel.acc_load_beside.
 template <class T>
@@ -497,8 +498,9 @@ void CheckAccLoadsBesideGemms(uint64_t bins[3]) {
     for (int i = 0; i < 11; ++i) body.push_back(Gm(false, {}, 0, true));
     body.push_back(
         Ld(isa::kBufAcc, l_row, M, C, pushes ? kPushNext : Deps{}, kDataAddr + 32768, row));
-    // Overwriting, so that they stream without waiting for each other's writes.
-    for (int i = 0; i < 16; ++i) body.push_back(Gm(false, i == 0 ? kPushPrev : Deps{}, M, false));
+    // Overwriting, so that they stream without waiting for each other's writes. The second pushes
+    // compute->load: beside a LOAD that pushes a token it waits for it (tokens in program order).
+    for (int i = 0; i < 16; ++i) body.push_back(Gm(false, i == 1 ? kPushPrev : Deps{}, M, false));
     body.push_back(Gm(false, kPushNext, M, true));      // compute->store: waits for the LOAD
     body.push_back(Gm(false, kPushNext, l_row, true));  // onto the LOAD's rows
     body.push_back(St(0, M, C, kPopPrev, kOut, row));
@@ -511,7 +513,7 @@ void CheckAccLoadsBesideGemms(uint64_t bins[3]) {
     uint64_t early = 0, load_beside = 0, rows_beside = 0, gemms_beside = 0;
     // GEMMs started so far, and whether the LOAD ran when the one pushing to the store started.
     uint64_t gemms = 0;
-    bool push_beside = false;
+    bool push_beside = false, prev_beside = false;
     accel::RunOptions opt;
     opt.max_cycles = 400'000;
     opt.on_cycle = [&](uint64_t) {
@@ -521,7 +523,11 @@ void CheckAccLoadsBesideGemms(uint64_t bins[3]) {
       load_beside += *acc_busy && !*done_empty;
       rows_beside += *ld_take && writing;
       gemms_beside += *gemm_go && *acc_busy;
-      if (*gemm_go && ++gemms == 12 + 16 + 1) push_beside = *acc_busy != 0;
+      if (*gemm_go) {
+        ++gemms;
+        if (gemms == 12 + 2) prev_beside = *acc_busy != 0;
+        if (gemms == 12 + 16 + 1) push_beside = *acc_busy != 0;
+      }
     };
     isa::Machine golden(c);
     ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt));
@@ -535,6 +541,7 @@ void CheckAccLoadsBesideGemms(uint64_t bins[3]) {
     EXPECT_FALSE(push_beside) << "a GEMM pushing a compute->store token started beside the LOAD";
     if (pushes) {
       EXPECT_EQ(early, 0u) << "a LOAD that pushes started while earlier GEMMs were in flight";
+      EXPECT_FALSE(prev_beside) << "a GEMM pushing a token started beside a LOAD that pushes one";
       EXPECT_GT(gemms_beside, 0u) << "no GEMM started beside the LOAD";
     } else if (other) {
       EXPECT_EQ(early, 1u) << "the LOAD waited for the GEMMs of the other bank";

@@ -168,11 +168,15 @@ module tpu_accel_compute #(
   `TPU_FF(bank_gemms_q, bank_gemms_d, '0)
   assign busy_banks = {bank_gemms_q[GemmsW +: GemmsW] != '0, bank_gemms_q[0 +: GemmsW] != '0};
 
+  logic              l_once_q, l_once_d, l_pprev_q, l_pprev_d, l_pnext_q, l_pnext_d;
   // A GEMM that pushes a compute->store token waits for a running LOAD too: the store module may
   // then read the LOAD's rows or write the HBM bytes it reads. A compute->load token orders only
-  // buffer writes and HBM reads after the GEMM, which an accumulator LOAD does not conflict with.
+  // buffer writes and HBM reads after the GEMM, which an accumulator LOAD does not conflict with,
+  // unless that LOAD pushes a token itself (a barrier's): then the GEMM's would come first, or in
+  // the same cycle, and the later module would count one (tokens keep program order).
   logic g_pushes, l_wait;
-  assign g_pushes = head_instr_i[tpu_isa_pkg::FlagPushNext];
+  assign g_pushes = head_instr_i[tpu_isa_pkg::FlagPushNext] ||
+                    (head_instr_i[tpu_isa_pkg::FlagPushPrev] && (l_pprev_q || l_pnext_q));
   assign l_wait   = acc_busy_q && (g_pushes || |(g_banks & l_banks_q));
   assign gemm_go  = can_start && is_gemm && toks_ok && !l_wait && mxu_cmd_ready_i && !done_full &&
                     !ajob_full && (!loadw || !wjob_full);
@@ -259,7 +263,6 @@ module tpu_accel_compute #(
   logic [15:0]       l_dst_q, l_dst_d, l_rows_q, l_rows_d, l_elems_q, l_elems_d, l_row_q, l_row_d;
   logic [4:0]        l_bpr_q, l_bpr_d, l_chunk_q, l_chunk_d, bpr;  // an fp32 row of 128: 16 beats
   logic [4:0]        l_chunk_end;
-  logic              l_once_q, l_once_d, l_pprev_q, l_pprev_d, l_pnext_q, l_pnext_d;
   logic              l_hold_q, l_hold_d, l_add_q, l_add_d;
   logic              row_full_q, row_full_d, beat, l_last_chunk, ld_fire;
   logic [31:0]       l_pc_q, l_pc_d;
@@ -455,6 +458,11 @@ module tpu_accel_compute #(
                                      !(mxu_done_i && |done_head[33:32] && accld_done &&
                                        (l_pprev_q || l_pnext_q)))
     else $error("tpu_accel_compute: a GEMM and an accumulator LOAD push tokens together");
+  // Tokens in program order: no GEMM that started beside a LOAD that pushes pushes before it.
+  a_token_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                  !(mxu_done_i && |done_head[33:32] && acc_busy_q && !accld_done &&
+                                    (l_pprev_q || l_pnext_q)))
+    else $error("tpu_accel_compute: a GEMM pushes a token before the accumulator LOAD before it");
   // A LOAD beside GEMMs never shares a bank with one in flight, nor a GEMM with a running LOAD.
   a_load_bank_free: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                      acc_busy_q && !l_hold_q |-> !(|(l_banks_q & busy_banks)))
