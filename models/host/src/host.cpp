@@ -805,7 +805,7 @@ class Emitter {
   bool stepped_ = false;
   std::deque<std::pair<uint64_t, isa::Instr>> later_;
   // The next block's initial-value LOADs still to place among this block's GEMM groups
-  // (InitUnitsBeforeGroup): one unit before every init_every_-th group from mid_kt on.
+  // (InitUnitsBeforeGroup): one unit before every init_every_-th group from SpreadStart's K-tile.
   std::deque<std::vector<isa::Load>> init_units_;
   uint64_t init_every_ = 1, init_count_ = 0;
 };
