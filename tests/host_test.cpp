@@ -1614,6 +1614,82 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
   ExpectThrows([&] { host::CompilePool(cfg, s); }, "kw = 0");
 }
 
+// Pools whose images stack (a global pool, 2x2 windows of stride 2) over C = k·c channels are
+// pools of N·k images of c channels: one tile and one VOP a tap span many channel tiles. Every
+// LOAD and STORE stays within a channel tile (host::Link maps accesses tile by tile), the result
+// is the contract's, and channels that are not whole tiles, or a depthwise convolution, do not
+// stack.
+TEST_F(HostTest, PoolsStackChannelTiles) {
+  tb::Rng rng(test::TestSeed());
+  MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
+  // Every LOAD (STORE) of `m` in the program reads (writes) rows of one tile.
+  const auto within_tiles = [](const host::Compiled& prog, const host::TiledMatrix& m) {
+    int count = 0;
+    for (const auto& in : prog.instrs) {
+      uint64_t addr = 0, rows = 0;
+      if (const auto* l = std::get_if<isa::Load>(&in)) addr = l->hbm_addr, rows = l->rows;
+      if (const auto* st = std::get_if<isa::Store>(&in)) addr = st->hbm_addr, rows = st->rows;
+      if (rows == 0 || addr < m.base || addr >= m.base + m.Bytes()) continue;
+      const uint64_t row = (addr - m.base) / m.Pitch();
+      EXPECT_LE(row % uint64_t(m.rows) + rows, uint64_t(m.rows)) << "at row " << row;
+      ++count;
+    }
+    return count;
+  };
+  struct Case {
+    host::PoolShape s;
+    int depth;
+    uint64_t vops_avg, vops_max, loads, stores;
+  };
+  // A global pool as the importer writes it: 2 images of 1x9 pixels, 4 channel tiles.
+  host::PoolShape global{2, 1, 9, 20, 1, 9, 1, 1};
+  global.oh = global.ow = 1;
+  host::PoolShape pool2{1, 4, 6, 10, 2, 2, 2, 2};  // 2 channel tiles
+  pool2.oh = 2, pool2.ow = 3;
+  host::PoolShape ragged = global;  // 12 channels: 2 tiles and a ragged one, not stacked
+  ragged.c = 12;
+  const std::vector<Case> cases = {
+      // The constant (1 LOAD, 2 VOPs), then one tile of 8 images: its initial value, 9 taps,
+      // and for the average 6 division VOPs; the band cut into the 4 channel tiles, a STORE
+      // for each.
+      {global, 400, 2 + 1 + 9 + 6, 2 + 1 + 9, 1 + 4, 4},
+      // 3 images a tile (3·(3 + 9) rows of 39): bands of images 0-2, 3-5, 6-7 cut into 2, 2, 1
+      // channel tiles.
+      {global, 40, 2 + 3 * (1 + 9 + 6), 2 + 3 * (1 + 9), 1 + 2 + 2 + 1, 2 + 2 + 1},
+      // 2x2 windows of stride 2: 2 images of 4 rows, one tile.
+      {pool2, 400, 2 + 1 + 4 + 6, 2 + 1 + 4, 1 + 2, 2},
+      // Not stacked: a tile per channel tile, the two images stacked in it.
+      {ragged, 400, 2 + 3 * (1 + 9 + 6), 2 + 3 * (1 + 9), 1 + 3, 3},
+  };
+  for (const Case& c : cases) {
+    for (const bool max : {false, true}) {
+      host::PoolShape s = c.s;
+      s.max = max;
+      cfg.vmem_depth = c.depth;
+      SCOPED_TRACE(fmt::format("{} pool {}x{}x{}x{}, VmemDepth {}", max ? "max" : "average", s.n,
+                               s.h, s.w, s.c, c.depth));
+      const host::PoolProgram p = host::CompilePool(cfg, s);
+      Machine mach(cfg);
+      const auto in = RandomFp32(rng, s.n * s.h * s.w, s.c, tb::GemmData::kSpecials);
+      host::WriteMatrix(mach, p.in, in);
+      const isa::RunResult r = host::Run(mach, p.prog);
+      ASSERT_TRUE(r.ok()) << isa::ErrorName(r.code) << " at " << r.pc << ": " << r.message;
+      ExpectSame(PoolReference(s, in, cfg.mode), host::ReadMatrixFp32(mach, p.out), s.c, "out");
+      EXPECT_EQ(within_tiles(p.prog, p.in), int(c.loads));
+      EXPECT_EQ(within_tiles(p.prog, p.out), int(c.stores));
+      EXPECT_EQ(p.prog.stats.vops, max ? c.vops_max : c.vops_avg);
+      EXPECT_EQ(p.prog.stats.vector_loads, c.loads);
+      EXPECT_EQ(p.prog.stats.stores, c.stores);
+    }
+  }
+  // A depthwise convolution of the same shape does not stack: a tile per channel tile.
+  host::DepthwiseOptions o;
+  cfg.vmem_depth = 400;
+  const host::PoolProgram d = host::CompileDepthwise(cfg, global, o);
+  EXPECT_EQ(d.prog.stats.stores, 4u);
+  EXPECT_EQ(d.prog.stats.vector_loads, 1u + 4 * 2);  // per tile its weights and its band
+}
+
 // CompileDepthwise on the golden model against the contract's convolution written out: per
 // output channel c, from the bias (or +0), mac(x, w) over the taps in (i, j) order with +0 for a
 // tap in the padding (the MXU's windows and im2col), then the store path's relu and format.

@@ -1791,11 +1791,20 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
   // Images stacked into one tall image where no window crosses an image's edge (no vertical
   // pads, windows within their stride's rows, H = OH·sh: a global pool, 2x2 stride 2 on even
   // sizes), so a tile and each VOP span many images.
+  // A pool's full channel tiles lie one after another in HBM (TiledMatrix is tile-major), so
+  // where images stack, N images of C = k·c channels are N·k images of c channels, image
+  // t·N + n being tile t of image n: a global pool's tile then spans many channel tiles. (Not a
+  // depthwise convolution: its weights differ per tile.) LOADs and STOREs are still cut at the
+  // tiles' boundaries, so Link sees only accesses within a tile.
   const int64_t ext_h = int64_t(s.kh - 1) * s.dh + 1;
+  const bool stackable = s.pt == 0 && s.pb == 0 && ext_h <= s.sh && int64_t(s.oh) * s.sh == s.h;
+  const int ctiles = (s.c + cfg.c - 1) / cfg.c;
+  const bool tile_stack = stackable && dw == nullptr && ctiles > 1 && s.c % cfg.c == 0 &&
+                          int64_t(s.n) * ctiles * s.h <= std::numeric_limits<int>::max();
+  const int images = tile_stack ? s.n * ctiles : s.n;
   PoolShape g = s;
-  if (s.n > 1 && s.pt == 0 && s.pb == 0 && ext_h <= s.sh && int64_t(s.oh) * s.sh == s.h &&
-      int64_t(s.n) * s.h <= std::numeric_limits<int>::max()) {
-    g.h = s.n * s.h, g.oh = s.n * s.oh, g.n = 1;
+  if (images > 1 && stackable && int64_t(images) * s.h <= std::numeric_limits<int>::max()) {
+    g.h = images * s.h, g.oh = images * s.oh, g.n = 1;
   }
   const int depth = cfg.vmem_depth;
   const bool avg = dw == nullptr && !s.max;
@@ -1877,6 +1886,16 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
   const auto vload = [&](const TiledMatrix& l, int t, int row, int rows, int dst, uint8_t fmt) {
     EmitVmemLoad(p, st, l, t, row, rows, dst, fmt);
   };
+  // Input rows [row, row + rows) of tile t, or of the stacked tiles (t = 0): cut at the tiles.
+  const int64_t in_rows = int64_t(s.n) * s.h * s.w, out_rows = int64_t(s.n) * s.oh * s.ow;
+  const auto in_load = [&](int t, int64_t row, int64_t rows, int dst) {
+    while (rows > 0) {
+      const int tt = tile_stack ? int(row / in_rows) : t;
+      const int64_t r0 = tile_stack ? row % in_rows : row, n = std::min(rows, in_rows - r0);
+      vload(r.in, tt, int(r0), int(n), dst, in_fmt);
+      row += n, rows -= n, dst += int(n);
+    }
+  };
   // The constant row: input row 0 loaded, compared with itself (+0 in every lane), then -inf
   // (+0 - +inf) for max or -0 (+0 · -1) for the average (+0 stays for a depthwise convolution).
   {
@@ -1896,8 +1915,8 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
     std::memcpy(&u, &f, 4);
     return u;
   };
-  for (int t = 0; t < r.in.Tiles(); ++t) {
-    const int elems = r.in.TileCols(t);
+  for (int t = 0; t < (tile_stack ? 1 : r.in.Tiles()); ++t) {
+    const int elems = tile_stack ? cfg.c : r.in.TileCols(t);
     if (dw != nullptr) {  // the channel tile's weights (bf16) and bias
       vload(r.w, t, 0, int(taps), row_w, in_fmt);
       if (dw->bias) vload(r.bias, t, 0, 1, row_b, isa::kFmtFp32);
@@ -1917,8 +1936,7 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
           const int64_t ih_hi =
               std::min<int64_t>(g.h, int64_t(oh0 + toh - 1) * s.sh - s.pt + ext_h);
           if (band && ih_lo < ih_hi) {
-            vload(r.in, t, int((int64_t(img) * g.h + ih_lo) * s.w), int((ih_hi - ih_lo) * s.w),
-                  row_in, in_fmt);
+            in_load(t, (int64_t(img) * g.h + ih_lo) * s.w, (ih_hi - ih_lo) * s.w, row_in);
           }
           // A depthwise convolution's tap (i, j) on the outputs whose input lies in the padding:
           // mac with the +0 row (the MXU's +0 operand), rectangles around [oh_lo, oh_hi) x
@@ -1959,8 +1977,8 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
               }
               for (int oh = oh_lo; oh < oh_hi && !band; ++oh) {
                 const int64_t ih = int64_t(oh) * s.sh - s.pt + int64_t(i) * s.dh;
-                vload(r.in, t, int((int64_t(img) * g.h + ih) * s.w + iw_lo), int(iw_hi - iw_lo),
-                      int(row_in + (oh - oh0) * seg + (iw_lo - iw0)), in_fmt);
+                in_load(t, (int64_t(img) * g.h + ih) * s.w + iw_lo, iw_hi - iw_lo,
+                        int(row_in + (oh - oh0) * seg + (iw_lo - iw0)));
               }
               for (int j = j0; j < j1; ++j) {
                 const auto [ow_lo, ow_hi] = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
@@ -2062,25 +2080,35 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
           const int src = avg ? row_q : row_s;
           const bool whole = tow == s.ow;
           for (int u = 0; u < (whole ? 1 : toh); ++u) {
-            isa::Store so;
-            so.source = isa::kSrcVmem;
-            so.format = out_bf16 ? isa::kFmtBf16 : isa::kFmtFp32;
-            so.activation = dw != nullptr && dw->relu ? isa::kActRelu : isa::kActNone;
-            so.hbm_addr = r.out.RowAddr(t, (img * g.oh + oh0 + u) * s.ow + ow0);
-            so.hbm_stride = uint32_t(r.out.Pitch());
-            so.acc = uint16_t(src + u * int(tw));
-            so.rows = uint16_t(whole ? toh * tow : tow);
-            so.elems = uint16_t(elems);
-            p.Emit(so);
-            ++st.stores;
-            st.bytes_written += uint64_t(so.rows) * so.elems * (out_bf16 ? 2 : 4);
-            if (r.out_bf16.rows > 0) {
-              so.format = isa::kFmtBf16;
-              so.hbm_addr = r.out_bf16.RowAddr(t, (img * g.oh + oh0 + u) * s.ow + ow0);
-              so.hbm_stride = uint32_t(r.out_bf16.Pitch());
+            // Output rows [row, row + rows) of tile t or of the stacked tiles, cut at the tiles.
+            int64_t row = (int64_t(img) * g.oh + oh0 + u) * s.ow + ow0;
+            int64_t rows = whole ? int64_t(toh) * tow : tow;
+            int acc = src + u * int(tw);
+            while (rows > 0) {
+              const int tt = tile_stack ? int(row / out_rows) : t;
+              const int64_t r0 = tile_stack ? row % out_rows : row;
+              const int n = int(std::min(rows, out_rows - r0));
+              isa::Store so;
+              so.source = isa::kSrcVmem;
+              so.format = out_bf16 ? isa::kFmtBf16 : isa::kFmtFp32;
+              so.activation = dw != nullptr && dw->relu ? isa::kActRelu : isa::kActNone;
+              so.hbm_addr = r.out.RowAddr(tt, int(r0));
+              so.hbm_stride = uint32_t(r.out.Pitch());
+              so.acc = uint16_t(acc);
+              so.rows = uint16_t(n);
+              so.elems = uint16_t(elems);
               p.Emit(so);
               ++st.stores;
-              st.bytes_written += uint64_t(so.rows) * so.elems * 2;
+              st.bytes_written += uint64_t(so.rows) * so.elems * (out_bf16 ? 2 : 4);
+              if (r.out_bf16.rows > 0) {
+                so.format = isa::kFmtBf16;
+                so.hbm_addr = r.out_bf16.RowAddr(tt, int(r0));
+                so.hbm_stride = uint32_t(r.out_bf16.Pitch());
+                p.Emit(so);
+                ++st.stores;
+                st.bytes_written += uint64_t(so.rows) * so.elems * 2;
+              }
+              row += n, rows -= n, acc += n;
             }
           }
         }
