@@ -60,8 +60,8 @@ test-long: configure ## the long tier: matrix unit 16×16 … 128×128, HBM full
 lint: deps ## verilator --lint-only -Wall on every RTL module, and the Yosys-subset checks
 	@scripts/lint.sh
 
-synth: deps ## Yosys on every synthesis configuration: cells, flip-flops, logic levels
-	@scripts/synth.sh
+synth: deps ## Yosys on every synthesis configuration (JOBS at a time): cells, flip-flops, logic levels
+	@JOBS=$(JOBS) scripts/synth.sh
 
 bench: build ## MAC speed; matrix-unit utilization; HBM bandwidth; the accelerator end to end (~135 min)
 	@cmake --build $(BUILD) -j $(JOBS) --target tpu_mxu_bench tpu_hbm_replay -- --no-print-directory 2>&1 \

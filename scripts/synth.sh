@@ -30,20 +30,34 @@ stamp="$out/stamp.tsv"
 touch "$stamp"
 [ ${#configs[@]} -gt 0 ] || exit 2
 selected=("$@")
-fail=0
+# Configurations run JOBS at a time (default: the cores), the largest (by min_cells) first so the
+# long ones overlap; the table keeps the file's order.
+jobs=${JOBS:-$(nproc)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 found=0
-printf '%-14s %-18s %8s %6s %7s %8s  %s\n' config top cells ffs levels time status
+run=()
 for line in "${configs[@]}"; do
   read -r name top min_cells params <<< "$line"
   if [ ${#selected[@]} -gt 0 ] && [[ ! " ${selected[*]} " == *" $name "* ]]; then continue; fi
   found=$((found + 1))
-  ys="$out/$name.ys"
+  run+=("$line")
+done
+if [ "$found" -eq 0 ]; then
+  echo "synth.sh: no configuration named: ${selected[*]} (see rtl/builds.json, synth)" >&2
+  exit 2
+fi
+
+# One configuration: Yosys, then its table line in $out/$name.line and its seconds (or "fail")
+# in $out/$name.result.
+synth_one() {
+  local name=$1 top=$2 min_cells=$3 params=$4
+  local ys="$out/$name.ys"
   {
     echo "read_verilog -sv ${incs[*]} ${srcs[*]}"
     # One chparam for all: each chparam re-elaborates, and an intermediate mix of old and new
     # values can fail a parameter check (e.g. a queue depth below the old watermark).
     if [ -n "$params" ]; then
-      sets=""
+      local sets="" p
       for p in $params; do sets="$sets -set ${p%%=*} ${p#*=}"; done
       echo "chparam$sets $top"
     fi
@@ -56,8 +70,9 @@ for line in "${configs[@]}"; do
     echo "tee -o $out/$name.ltp ltp -noff"
     echo "write_verilog -noattr $out/$name.v"
   } > "$ys"
+  rm -f "$out/$name.stat" "$out/$name.ltp"
+  local t0 t1 status=ok cells ffs latches levels resized
   t0=$(date +%s.%N)
-  status=ok
   if ! yosys -q -l "$out/$name.log" "$ys" > /dev/null 2>&1; then
     status="FAIL: Yosys error (see $out/$name.log)"
   fi
@@ -78,18 +93,43 @@ for line in "${configs[@]}"; do
       status="FAIL: only ${cells:-0} cells (< $min_cells): the design synthesized to almost nothing"
     fi
   fi
-  [ "$status" = ok ] || fail=1
+  local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
-  if [ "$status" = ok ]; then
+  printf '%-14s %-18s %8s %6s %7s %7.1fs  %s\n' "$name" "$top" "${cells:-?}" "${ffs:-?}" \
+    "${levels:-?}" "$secs" "$status" > "$out/$name.line"
+  if [ "$status" = ok ]; then echo "$secs" > "$out/$name.result"; else echo fail > "$out/$name.result"; fi
+}
+
+printf '%-14s %-18s %8s %6s %7s %8s  %s\n' config top cells ffs levels time status
+mapfile -t order < <(for line in "${run[@]}"; do
+  read -r name top min_cells params <<< "$line"
+  echo "$min_cells $name"
+done | sort -k1,1nr | awk '{print $2}')
+declare -A by_name
+for line in "${run[@]}"; do
+  read -r name top min_cells params <<< "$line"
+  by_name[$name]=$line
+  rm -f "$out/$name.line" "$out/$name.result"
+done
+running=0
+for name in "${order[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+  read -r n top min_cells params <<< "${by_name[$name]}"
+  synth_one "$n" "$top" "$min_cells" "$params" &
+  running=$((running + 1))
+done
+wait
+fail=0
+for line in "${run[@]}"; do
+  read -r name top min_cells params <<< "$line"
+  if [ -f "$out/$name.line" ]; then cat "$out/$name.line"; else echo "$name: FAIL: no result"; fi
+  result=$(cat "$out/$name.result" 2>/dev/null || echo fail)
+  if [ "$result" = fail ]; then
+    fail=1
+  else
     grep -v "^$name	" "$stamp" > "$stamp.new" || true
-    printf '%s\t%s\t%s\t%s\n' "$name" "$commit" "$today" "$secs" >> "$stamp.new"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$commit" "$today" "$result" >> "$stamp.new"
     mv "$stamp.new" "$stamp"
   fi
-  printf '%-14s %-18s %8s %6s %7s %7.1fs  %s\n' "$name" "$top" "${cells:-?}" "${ffs:-?}" \
-    "${levels:-?}" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$status"
 done
-if [ "$found" -eq 0 ]; then
-  echo "synth.sh: no configuration named: ${selected[*]} (see rtl/builds.json, synth)" >&2
-  exit 2
-fi
 exit $fail
