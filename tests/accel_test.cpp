@@ -577,6 +577,100 @@ TEST(AccelTimingTest, AccumulatorLoadsBesideGemms) {
   }
 }
 
+// Accumulator LOADs in flight together (tpu_accel_compute's queue of LdQueue = 3 behind the
+// running one). Eight LOADs of M rows each into rows of their own, among them two hold + add
+// pairs (a bias row held, then rows added to it) and a broadcast (HBM stride 0), then a LOAD
+// that pushes a compute->store token, one more LOAD, another pushing one, and the STOREs of
+// every row. A LOAD starts once the one before has requested its bursts, so LOADs start while
+// another runs and the queue fills; a pushing LOAD waits until every LOAD before it is complete,
+// and no LOAD starts beside it.
+// Each run is bit-exact against the golden model (the held rows are taken in program order);
+// a fault that serializes the LOADs again fails here. The counts land in the coverage group
+// accel.acc_loads_queued.
+template <class T>
+void CheckAccLoadsOverlap(uint64_t bins[3]) {
+  SCOPED_TRACE(T::kName);
+  Bench<typename T::Model> bench(T::MakeConfig());
+  const MachineConfig c = bench.config().machine;
+  const auto C = uint16_t(c.c);
+  const auto M = uint16_t(std::min(c.acc_depth / 10, 8));
+  auto& s = bench.Sim(num::Mode::kIeee);
+  tb::Rng rng(tb::DeriveSeed(test::TestSeed(), T::kName));
+  // fp32 data: sums of the held rows round.
+  std::vector<uint8_t> data(kDataBytes);
+  for (auto& b : data) b = uint8_t(rng.Range(0, 255));
+  for (size_t i = 3; i < data.size(); i += 4) data[i] = uint8_t(0x3C + rng.Range(0, 7));
+  const uint8_t* acc_busy = s.template PublicVar<uint8_t>(".u_compute", "acc_busy_q");
+  const uint8_t* accld_go = s.template PublicVar<uint8_t>(".u_compute", "accld_go");
+  const uint8_t* pend_empty = s.template PublicVar<uint8_t>(".u_compute", "pend_empty");
+  const uint8_t* pend_full = s.template PublicVar<uint8_t>(".u_compute", "pend_full");
+  const uint32_t row = RowBytes(C, 4);
+  const auto L = [&](uint16_t dst, uint16_t rows, uint64_t src, bool hold, bool add, Deps d = {},
+                     bool once = false) {
+    isa::Load l = Ld(isa::kBufAcc, dst, rows, C, d, kDataAddr + src * row, once ? 0 : row);
+    l.hold = hold, l.add = add;
+    return l;
+  };
+  const std::vector<Instr> body = {
+      L(0, M, 0, false, false),
+      L(0, 1, 100, true, false),
+      L(M, M, 10, false, true),
+      L(2 * M, M, 20, false, false),
+      L(0, 1, 101, true, false),
+      L(3 * M, M, 30, false, true),
+      L(4 * M, M, 40, false, false, {}, true),  // a broadcast: stride 0 (the `once` read)
+      L(5 * M, M, 50, false, false),
+      L(6 * M, 1, 60, false, false, kPushNext),
+      L(6 * M + 1, M, 70, false, false),
+      L(7 * M + 1, 1, 80, false, false, kPushNext),
+      St(0, uint16_t(6 * M + 1), C, kPopPrev, kOutAddr, row),
+      St(uint16_t(6 * M + 1), uint16_t(M + 1), C, kPopPrev, kOutAddr + (6 * M + 1) * row, row)};
+  const std::vector<uint8_t> zeros(size_t(7 * M + 2) * row, 0);
+  s.WriteHbm(kOutAddr, zeros.data(), zeros.size());
+  uint64_t behind = 0, full = 0, beside_push = 0, loads = 0, push_start_busy = 0;
+  accel::RunOptions opt;
+  opt.max_cycles = 200'000;
+  opt.on_cycle = [&](uint64_t) {
+    if (*accld_go) {
+      ++loads;
+      behind += *acc_busy != 0;
+      if (loads == 9 || loads == 11) push_start_busy += *acc_busy != 0;
+    }
+    full += *pend_full != 0;
+    beside_push += loads >= 9 && *acc_busy && !*pend_empty;
+  };
+  isa::Machine golden(c);
+  ASSERT_TRUE(RunBoth(s, golden, data, Program(c, body), kProgAddr, opt));
+  ExpectSameHbm(s, golden, kOutAddr, uint64_t(7 * M + 2) * row);
+  fmt::print(
+      "[  QUEUED  ] {} M={}: {} of 11 LOADs started while another ran, {} cycles with the queue "
+      "full\n",
+      T::kName, M, behind, full);
+  EXPECT_EQ(loads, 11u);
+  EXPECT_GE(behind, 4u) << "LOADs waited for the one before to complete";
+  EXPECT_GT(full, 0u) << "the queue never filled";
+  EXPECT_EQ(push_start_busy, 0u) << "a pushing LOAD started beside another";
+  EXPECT_EQ(beside_push, 0u) << "a LOAD queued behind a pushing one";
+  bins[0] += behind, bins[1] += full, bins[2] += loads;
+}
+
+TEST(AccelTimingTest, AccumulatorLoadsOverlap) {
+  uint64_t bins[3] = {0, 0, 0};
+  CheckAccLoadsOverlap<Accel4x4Q4>(bins);
+  CheckAccLoadsOverlap<Accel3x5>(bins);
+  CheckAccLoadsOverlap<Accel8x8>(bins);
+  CheckAccLoadsOverlap<Accel36x4>(bins);
+  CheckAccLoadsOverlap<Accel2x128>(bins);
+  const tb::fcov::Group& g = tb::fcov::Declare(
+      "accel.acc_loads_queued",
+      "accumulator LOADs in flight together: LOADs started while another ran, cycles with the "
+      "queue full, LOADs run",
+      {"LOAD started behind another", "queue full", "LOAD"});
+  for (size_t b = 0; b < 3; ++b) {
+    for (uint64_t i = 0; i < bins[b]; ++i) g.Hit(b);
+  }
+}
+
 // The vector unit's batches (docs/vpu.md, "Inside the accelerator"): a VOP runs its elements in
 // batches of kSlots rows. A batch is gathered a row read a cycle (A; B unless the scalar; the old
 // destination for mac and select), starts a cycle after its last read, runs in tpu_vpu

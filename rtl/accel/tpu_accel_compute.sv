@@ -11,8 +11,11 @@
 // LOAD to the accumulators: waits until every earlier GEMM that uses its accumulator bank is
 // complete (program order on the accumulators; the banks are tpu_pkg::acc_bank_rows' halves, each
 // with its own write port), so that it runs beside GEMMs in the other bank; a LOAD that pushes a
-// token waits for every earlier GEMM, and a GEMM waits for a LOAD still writing its bank, or any
-// running LOAD when it pushes a compute->store token. A GEMM uses the banks of its rows and of
+// token waits for every earlier GEMM and LOAD, and a GEMM waits for a LOAD still writing its bank,
+// or any running LOAD when it pushes a compute->store token. Up to 1 + LdQueue LOADs run at once:
+// a LOAD starts once the one before has requested its bursts (the DMA answers in request order),
+// queues behind the one writing rows, and writes its own when that one is complete; no LOAD
+// starts beside one that pushes a token. A GEMM uses the banks of its rows and of
 // its broadcast row; a hold LOAD none. It reads the rows (a read client of tpu_accel_dma,
 // 1..Lanes beats a cycle), assembles each row of Cols fp32 values (elements at or beyond `elems`
 // +0) and writes it through the unit's load port. With
@@ -177,10 +180,13 @@ module tpu_accel_compute #(
   logic g_pushes, l_wait;
   assign g_pushes = head_instr_i[tpu_isa_pkg::FlagPushNext] ||
                     (head_instr_i[tpu_isa_pkg::FlagPushPrev] && (l_pprev_q || l_pnext_q));
-  assign l_wait   = acc_busy_q && (g_pushes || |(g_banks & l_banks_q));
+  logic [1:0] ld_banks;  // the banks of the running and queued LOADs
+  logic       burst_busy, pend_full, pend_empty;
+  assign l_wait   = acc_busy_q && (g_pushes || |(g_banks & ld_banks));
   assign gemm_go  = can_start && is_gemm && toks_ok && !l_wait && mxu_cmd_ready_i && !done_full &&
                     !ajob_full && (!loadw || !wjob_full);
-  assign accld_go = can_start && is_accld && toks_ok && !acc_busy_q &&
+  assign accld_go = can_start && is_accld && toks_ok && !burst_busy &&
+                    (!acc_busy_q || (!pend_full && !l_pprev_q && !l_pnext_q)) &&
                     (l_pushes ? !in_flight : !(|(l_banks & busy_banks)));
   assign end_go   = can_start && is_end && !in_flight;
 
@@ -270,6 +276,45 @@ module tpu_accel_compute #(
   logic [Cols*32-1:0] row_q;
   logic              accld_done;
 
+  // LOADs that have requested (or are requesting) their bursts and wait for the running one:
+  // their fields as the running LOAD's registers hold them.
+  localparam int unsigned LdQueue = 3;
+  localparam int unsigned LdW     = 16 * 3 + 5 + 5 + 32 + 2;
+  localparam int unsigned LdCntW  = $clog2(LdQueue + 2);
+  logic [LdW-1:0] ld_new, ld_head;
+  logic           take_new, take_pend, pend_push;
+  assign ld_new = {tpu_isa_pkg::load_dst(head_instr_i), tpu_isa_pkg::load_rows(head_instr_i),
+                   tpu_isa_pkg::load_elems(head_instr_i), bpr,
+                   tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0,
+                   head_instr_i[tpu_isa_pkg::FlagPushPrev], head_instr_i[tpu_isa_pkg::FlagPushNext],
+                   head_instr_i[tpu_isa_pkg::LoadHoldBit], head_instr_i[tpu_isa_pkg::LoadAddBit],
+                   head_pc_i, l_banks};
+  // The running LOAD's registers take the next one: the queue's head when the running one is
+  // complete, or a starting LOAD when none runs or none waits.
+  assign take_pend = accld_done && !pend_empty;
+  assign take_new  = accld_go && (!acc_busy_q || (accld_done && pend_empty));
+  assign pend_push = accld_go && !take_new;
+  tpu_fifo #(.Width(LdW), .Depth(LdQueue)) u_ldq (
+    .clk_i, .rst_ni, .flush_i,
+    .push_i(pend_push), .data_i(ld_new), .full_o(pend_full),
+    .pop_i (take_pend), .data_o(ld_head), .empty_o(pend_empty), .count_o()
+  );
+
+  // LOADs running or queued per bank.
+  logic [2*LdCntW-1:0] ld_cnt_q, ld_cnt_d;
+  always_comb begin
+    ld_cnt_d = ld_cnt_q;
+    for (int unsigned k = 0; k < 2; k++) begin
+      if (accld_go && l_banks[k])
+        ld_cnt_d[k*LdCntW +: LdCntW] = ld_cnt_d[k*LdCntW +: LdCntW] + LdCntW'(1);
+      if (accld_done && l_banks_q[k])
+        ld_cnt_d[k*LdCntW +: LdCntW] = ld_cnt_d[k*LdCntW +: LdCntW] - LdCntW'(1);
+    end
+    if (flush_i) ld_cnt_d = '0;
+  end
+  `TPU_FF(ld_cnt_q, ld_cnt_d, '0)
+  assign ld_banks = {ld_cnt_q[LdCntW +: LdCntW] != '0, ld_cnt_q[0 +: LdCntW] != '0};
+
   assign bpr = 5'((17'(tpu_isa_pkg::load_elems(head_instr_i)) * 17'd4 + 17'd31) >> 5);
 
   tpu_accel_burst #(.AddrW(AddrW)) u_burst (
@@ -280,7 +325,7 @@ module tpu_accel_compute #(
     .rows_i    (tpu_isa_pkg::load_rows(head_instr_i)),
     .bpr_i     (bpr),
     .once_i    (tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0),
-    .busy_o    (),
+    .busy_o    (burst_busy),
     .req_valid_o(ar_valid_o),
     .req_ready_i(ar_ready_i),
     .req_o     (ar),
@@ -325,22 +370,6 @@ module tpu_accel_compute #(
       l_row_d    = '0;
       l_chunk_d  = '0;
     end else begin
-      if (accld_go) begin
-        acc_busy_d = 1'b1;
-        l_dst_d    = tpu_isa_pkg::load_dst(head_instr_i);
-        l_rows_d   = tpu_isa_pkg::load_rows(head_instr_i);
-        l_elems_d  = tpu_isa_pkg::load_elems(head_instr_i);
-        l_bpr_d    = bpr;
-        l_once_d   = tpu_isa_pkg::load_hbm_stride(head_instr_i) == 32'd0;
-        l_pprev_d  = head_instr_i[tpu_isa_pkg::FlagPushPrev];
-        l_pnext_d  = head_instr_i[tpu_isa_pkg::FlagPushNext];
-        l_hold_d   = head_instr_i[tpu_isa_pkg::LoadHoldBit];
-        l_add_d    = head_instr_i[tpu_isa_pkg::LoadAddBit];
-        l_pc_d     = head_pc_i;
-        l_banks_d  = l_banks;
-        l_row_d    = '0;
-        l_chunk_d  = '0;
-      end
       if (beat) begin
         l_chunk_d = l_last_chunk ? 5'd0 : l_chunk_end;
         if (l_last_chunk) row_full_d = 1'b1;
@@ -350,6 +379,13 @@ module tpu_accel_compute #(
         if (!l_once_q || accld_done) row_full_d = 1'b0;
       end
       if (accld_done) acc_busy_d = 1'b0;
+      if (take_new || take_pend) begin
+        acc_busy_d = 1'b1;
+        {l_dst_d, l_rows_d, l_elems_d, l_bpr_d, l_once_d, l_pprev_d, l_pnext_d, l_hold_d, l_add_d,
+         l_pc_d, l_banks_d} = take_pend ? ld_head : ld_new;
+        l_row_d    = '0;
+        l_chunk_d  = '0;
+      end
     end
   end
   `TPU_FF(acc_busy_q, acc_busy_d, 1'b0)
@@ -465,8 +501,18 @@ module tpu_accel_compute #(
     else $error("tpu_accel_compute: a GEMM pushes a token before the accumulator LOAD before it");
   // A LOAD beside GEMMs never shares a bank with one in flight, nor a GEMM with a running LOAD.
   a_load_bank_free: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                     acc_busy_q && !l_hold_q |-> !(|(l_banks_q & busy_banks)))
+                                     !(|(ld_banks & busy_banks)))
     else $error("tpu_accel_compute: an accumulator LOAD and a GEMM in flight share a bank");
+  // LOADs queue only behind a running one that pushes no token; the bank counts follow them.
+  a_queue_behind: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                   !pend_empty |-> acc_busy_q && !l_pprev_q && !l_pnext_q)
+    else $error("tpu_accel_compute: an accumulator LOAD queued behind none or one that pushes");
+  a_loads_counted: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                    !acc_busy_q |-> ld_cnt_q == '0)
+    else $error("tpu_accel_compute: no LOAD running but the bank counts are %h", ld_cnt_q);
+  a_beats_for_a_load: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                                       r_valid_i |-> acc_busy_q)
+    else $error("tpu_accel_compute: read data with no accumulator LOAD running");
   a_gemms_counted: assert property (@(posedge clk_i) disable iff (!rst_ni)
                                     done_empty |-> bank_gemms_q == '0)
     else $error("tpu_accel_compute: no GEMM in flight but the bank counts are %h", bank_gemms_q);
