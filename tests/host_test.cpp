@@ -1551,7 +1551,9 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
   {
     // The program's size: 3x3 max pooling, stride 2, pads 1, of one 8x8 image. With 400 rows
     // the whole image is one tile in band mode: the constant row (1 LOAD, 2 VOPs), the tile's
-    // input rows in one LOAD, its initial value (1 VOP), one VOP per tap, one STORE.
+    // input rows in one LOAD, one VOP per tap, one STORE. The centre tap lies inside the input
+    // for every output, so it comes first as max(x, x), in place of the initial value (the
+    // average keeps its initial value: its sum has an order).
     MachineConfig cfg = Cfg(3, 5, 8, 8, 8);
     cfg.vmem_depth = 400;
     host::PoolShape s{1, 8, 8, 5, 3, 3, 2, 2};
@@ -1561,7 +1563,7 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
     EXPECT_TRUE(p.band);
     EXPECT_EQ(p.tile_h, 4);
     EXPECT_EQ(p.prog.stats.vector_loads, 2u);
-    EXPECT_EQ(p.prog.stats.vops, 2u + 1 + 9);
+    EXPECT_EQ(p.prog.stats.vops, 2u + 9);
     EXPECT_EQ(p.prog.stats.stores, 1u);
     // The average: 6 VOPs per rectangle of equal divisors, 2 x 2 of them (the top row and left
     // column have 2 taps a side, the others 3).
@@ -1586,7 +1588,7 @@ TEST_F(HostTest, PoolProgramsComputeTheContractsPooling) {
     const host::PoolProgram stk = host::CompilePool(cfg, st);
     EXPECT_EQ(stk.tile_h, 6);
     EXPECT_EQ(stk.prog.stats.vector_loads, 2u);
-    EXPECT_EQ(stk.prog.stats.vops, 2u + 1 + 4);
+    EXPECT_EQ(stk.prog.stats.vops, 2u + 4);
     // Windows of -0 average to -0 (the sum starts from -0, the additive identity), max to -0.
     for (const host::PoolProgram* prog : {&p, &a}) {
       Machine mach(cfg);
@@ -1649,17 +1651,17 @@ TEST_F(HostTest, PoolsStackChannelTiles) {
   host::PoolShape ragged = global;  // 12 channels: 2 tiles and a ragged one, not stacked
   ragged.c = 12;
   const std::vector<Case> cases = {
-      // The constant (1 LOAD, 2 VOPs), then one tile of 8 images: its initial value, 9 taps,
-      // and for the average 6 division VOPs; the band cut into the 4 channel tiles, a STORE
-      // for each.
-      {global, 400, 2 + 1 + 9 + 6, 2 + 1 + 9, 1 + 4, 4},
+      // The constant (1 LOAD, 2 VOPs), then one tile of 8 images: 9 taps, the average's
+      // initial value and 6 division VOPs (a max starts from its first tap); the band cut into
+      // the 4 channel tiles, a STORE for each.
+      {global, 400, 2 + 1 + 9 + 6, 2 + 9, 1 + 4, 4},
       // 3 images a tile (3·(3 + 9) rows of 39): bands of images 0-2, 3-5, 6-7 cut into 2, 2, 1
       // channel tiles.
-      {global, 40, 2 + 3 * (1 + 9 + 6), 2 + 3 * (1 + 9), 1 + 2 + 2 + 1, 2 + 2 + 1},
+      {global, 40, 2 + 3 * (1 + 9 + 6), 2 + 3 * 9, 1 + 2 + 2 + 1, 2 + 2 + 1},
       // 2x2 windows of stride 2: 2 images of 4 rows, one tile.
-      {pool2, 400, 2 + 1 + 4 + 6, 2 + 1 + 4, 1 + 2, 2},
+      {pool2, 400, 2 + 1 + 4 + 6, 2 + 4, 1 + 2, 2},
       // Not stacked: a tile per channel tile, the two images stacked in it.
-      {ragged, 400, 2 + 3 * (1 + 9 + 6), 2 + 3 * (1 + 9), 1 + 3, 3},
+      {ragged, 400, 2 + 3 * (1 + 9 + 6), 2 + 3 * 9, 1 + 3, 3},
   };
   for (const Case& c : cases) {
     for (const bool max : {false, true}) {

@@ -1927,17 +1927,50 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
         const int toh = std::min(int(th), g.oh - oh0);
         for (int ow0 = 0; ow0 < s.ow; ow0 += int(tw)) {
           const int tow = std::min(int(tw), s.ow - ow0);
+          // A max pool's first tap (row-major) that lies inside the input for every output of a
+          // band tile: S starts as max(x, x) over it, which is max(-inf, x) bit for bit (a NaN
+          // gives the canonical NaN, a subnormal is read as the mode reads it), in place of the
+          // constant and that tap's own VOP. The maximum is the same in any tap order (IEEE
+          // maximum with -0 below +0 and every NaN canonical), so the bits are the contract's.
+          int first_i = -1, first_j = -1;
+          for (int i = 0; band && s.max && dw == nullptr && first_i < 0 && i < s.kh; ++i) {
+            const auto rh = TapRange(i, s.sh, s.pt, s.dh, g.h, oh0, oh0 + toh);
+            for (int j = 0; rh.first == oh0 && rh.second == oh0 + toh && j < s.kw; ++j) {
+              const auto rw = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
+              if (rw.first == ow0 && rw.second == ow0 + tow) {
+                first_i = i, first_j = j;
+                break;
+              }
+            }
+          }
           // S = the constant, on every output pixel of the tile (row (oh - oh0)·tw + ow - ow0).
-          isa::Vop init = vop(isa::VectorOp::kCopy, dw != nullptr && dw->bias ? row_b : row_k, 0,
-                              row_s, toh, tow);
-          init.dsi = 1, init.dso = uint16_t(tw);
-          emit(init);
+          if (first_i < 0) {
+            isa::Vop init = vop(isa::VectorOp::kCopy, dw != nullptr && dw->bias ? row_b : row_k, 0,
+                                row_s, toh, tow);
+            init.dsi = 1, init.dso = uint16_t(tw);
+            emit(init);
+          }
           // Band: input rows ih_lo .. ih_hi - 1 (those the tile's windows reach), one LOAD.
           const int64_t ih_lo = std::max<int64_t>(0, int64_t(oh0) * s.sh - s.pt);
           const int64_t ih_hi =
               std::min<int64_t>(g.h, int64_t(oh0 + toh - 1) * s.sh - s.pt + ext_h);
           if (band && ih_lo < ih_hi) {
             in_load(t, (int64_t(img) * g.h + ih_lo) * s.w, (ih_hi - ih_lo) * s.w, row_in);
+          }
+          // Tap (i, j) of band outputs [oh_lo, oh_hi) x [ow_lo, ow_hi): its first input row.
+          const auto band_a = [&](int i, int j, int oh_lo, int ow_lo) {
+            const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw;
+            return row_in + (int64_t(oh_lo) * s.sh - s.pt + int64_t(i) * s.dh - ih_lo) * s.w + col;
+          };
+          if (first_i >= 0) {
+            isa::Vop v = vop(isa::VectorOp::kMax, int(band_a(first_i, first_j, oh0, ow0)), 0, row_s,
+                             toh, tow);
+            v.b = v.a;
+            v.b_vmem = true;
+            v.asi = v.bsi = uint16_t(tow > 1 ? s.sw : 0);
+            v.aso = v.bso = uint16_t(toh > 1 ? int64_t(s.sh) * s.w : 0);
+            v.dsi = 1, v.dso = uint16_t(tw);
+            emit(v);
           }
           // A depthwise convolution's tap (i, j) on the outputs whose input lies in the padding:
           // mac with the +0 row (the MXU's +0 operand), rectangles around [oh_lo, oh_hi) x
@@ -1984,16 +2017,13 @@ PoolProgram CompileWindowed(const isa::MachineConfig& cfg, const PoolShape& s,
               for (int j = j0; j < j1; ++j) {
                 const auto [ow_lo, ow_hi] = TapRange(j, s.sw, s.pl, s.dw, s.w, ow0, ow0 + tow);
                 if (dw != nullptr) padding(i, j, oh_lo, oh_hi, ow_lo, ow_hi);
-                if (ow_lo >= ow_hi) continue;
+                if (ow_lo >= ow_hi || (i == first_i && j == first_j)) continue;
                 const int m = oh_hi - oh_lo, n = ow_hi - ow_lo;
                 const int64_t col = int64_t(ow_lo) * s.sw - s.pl + int64_t(j) * s.dw;
                 const int d = row_s + (oh_lo - oh0) * int(tw) + (ow_lo - ow0);
                 // A: band row (ih - ih_lo)·W + iw, or segment row (oh - oh0)·seg + iw - iw0.
-                const int64_t a =
-                    band
-                        ? row_in +
-                              (int64_t(oh_lo) * s.sh - s.pt + int64_t(i) * s.dh - ih_lo) * s.w + col
-                        : row_in + int64_t(oh_lo - oh0) * seg + col - iw0;
+                const int64_t a = band ? band_a(i, j, oh_lo, ow_lo)
+                                       : row_in + int64_t(oh_lo - oh0) * seg + col - iw0;
                 isa::Vop v = vop(dw != nullptr ? isa::VectorOp::kMac
                                  : s.max       ? isa::VectorOp::kMax
                                                : isa::VectorOp::kAdd,
