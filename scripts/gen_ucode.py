@@ -57,15 +57,19 @@ OPCODE = {name: i for i, (name, _) in enumerate(OPS)}
 
 # The 64-bit micro-op word: (field, lsb, width). K is a 10-bit two's-complement register; every
 # arithmetic on it wraps there.
+OPND = 7           # an operand field's width: r0 .. r15 or one of 112 constants
 FIELDS = [
-    ("op", 0, 5), ("d", 5, 4), ("a", 9, 6), ("b", 15, 6), ("c", 21, 6), ("na", 27, 1),
-    ("nc", 28, 1), ("nr", 29, 1), ("pen", 30, 1), ("pinv", 31, 1), ("pidx", 32, 3),
-    ("imm", 35, 10), ("pa", 45, 3), ("pb", 48, 3), ("pbinv", 51, 1),
+    ("op", 0, 5), ("d", 5, 4), ("a", 9, OPND), ("b", 9 + OPND, OPND), ("c", 9 + 2 * OPND, OPND),
+    ("na", 9 + 3 * OPND, 1), ("nc", 10 + 3 * OPND, 1), ("nr", 11 + 3 * OPND, 1),
+    ("pen", 12 + 3 * OPND, 1), ("pinv", 13 + 3 * OPND, 1), ("pidx", 14 + 3 * OPND, 3),
+    ("imm", 17 + 3 * OPND, 10), ("pa", 27 + 3 * OPND, 3), ("pb", 30 + 3 * OPND, 3),
+    ("pbinv", 33 + 3 * OPND, 1),
 ]
+assert FIELDS[-1][1] < 64
 REGS = 16          # r0 .. r15: operand values 0 .. 15
 PREDS = 8          # p0 .. p7
-CONST_BASE = 16    # operand values 16 .. 63: constants 0 .. 47
-MAX_CONSTS = 64 - CONST_BASE
+CONST_BASE = 16    # operand values 16 .. 127: constants 0 .. 111
+MAX_CONSTS = (1 << OPND) - CONST_BASE
 KBITS = 10
 
 
@@ -229,10 +233,10 @@ def sv_text(consts, rom, table):
         out.append(f"  localparam int unsigned Prog{cname} = {i};  // start {start}, {length} micro-ops")
     out += [f"  localparam int unsigned NumProgs = {len(table)};", "",
             "  // The constant an operand value of ConstBase or more names.",
-            "  function automatic logic [31:0] ucode_const(input logic [5:0] operand);",
+            f"  function automatic logic [31:0] ucode_const(input logic [{OPND - 1}:0] operand);",
             "    case (operand)"]
     for i, (name, v) in enumerate(consts):
-        out.append(f"      6'd{CONST_BASE + i}: ucode_const = 32'h{v:08X};  // {name}")
+        out.append(f"      {OPND}'d{CONST_BASE + i}: ucode_const = 32'h{v:08X};  // {name}")
     out += ["      default: ucode_const = 32'h0;", "    endcase", "  endfunction", "",
             "  // The micro-op at a ROM address.",
             f"  function automatic logic [63:0] ucode_word(input logic [{aw - 1}:0] addr);",

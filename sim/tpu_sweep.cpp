@@ -20,12 +20,16 @@
 //   vpu-sigmoid       the same for its sigmoid (from exp and reciprocal)
 //   vpu-tanh          the same for its tanh (a polynomial near 0, exp and reciprocal beyond)
 //   vpu-log           the same for its natural logarithm
+//   vpu-erf           the same for its erf (a polynomial below 1, 1 - exp of one beyond)
+//   vpu-div           its division a / b: every a once, each with a random b (half of them with an
+//                     exponent near a's), against the host's binary32 division
 // Each sweep runs per mode (IEEE, FTZ) on --threads threads with one model each; the random c of
 // pair (a, b) depends only on the seed and a, so a run reproduces from its seed.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -267,6 +271,14 @@ VpuFunction g_vpu_log{
     tpu::tb::LogUlpError,
     tpu::vpu::kLogMaxUlp};
 
+VpuFunction g_vpu_erf{
+    "erf",
+    tpu::vpu::Erf,
+    [](uint32_t x, Mode m) { return tpu::vpu::ErfWith(x, m, tpu::tb::HostFma32); },
+    [](double x) { return std::erf(x); },
+    tpu::tb::ErfUlpError,
+    tpu::vpu::kErfMaxUlp};
+
 Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
   return [mode, &f](uint64_t hi, tpu::tb::Rng&, const auto& report) {
     uint64_t bad = 0, not_nearest = 0;
@@ -308,6 +320,70 @@ Sweep::Body VpuUnary(Mode mode, VpuFunction& f) {
     for (uint64_t cur = f.worst_bits.load(); bits > cur;) {
       if (f.worst_bits.compare_exchange_weak(cur, bits)) {
         f.worst_x = worst_x;
+        break;
+      }
+    }
+    return bad;
+  };
+}
+
+// vpu-div: 2^32 pairs, a = the outer and inner index (every fp32 pattern once), b random from the
+// pair's seed: any pattern, or (half the time) a's exponent moved by -2 .. 2 with a random sign
+// and fraction, where quotients near 1 and exact ones are common. The golden result equals the
+// host-fma run; in IEEE mode its error against binary64 a/b is within vpu::kDivMaxUlp (NaN where
+// the quotient is one).
+struct DivStats {
+  std::atomic<uint64_t> worst_bits{0};
+  std::atomic<uint64_t> worst_pair{0};
+  std::atomic<uint64_t> not_nearest{0};
+} g_div;
+
+Sweep::Body VpuDiv(Mode mode) {
+  return [mode](uint64_t hi, tpu::tb::Rng& rng, const auto& report) {
+    uint64_t bad = 0, not_nearest = 0;
+    double worst = 0;
+    uint64_t worst_pair = 0;
+    for (uint32_t lo = 0; lo < 0x10000; ++lo) {
+      const auto a = static_cast<uint32_t>(hi << 16 | lo);
+      uint32_t b = rng.U32();
+      if (b & 1u) {
+        const int e = static_cast<int>((a >> 23) & 0xFF) + static_cast<int>(rng.U32() % 5) - 2;
+        b = (b & 0x807FFFFFu) | (static_cast<uint32_t>(std::clamp(e, 0, 254)) << 23);
+      }
+      const uint32_t g = tpu::vpu::Div(a, b, mode);
+      const uint32_t h = tpu::vpu::DivWith(a, b, mode, tpu::tb::HostFma32);
+      if (g != h) {
+        ++bad;
+        report(fmt::format("div {} {} / {}: golden {} host-fma {}", tpu::num::ModeName(mode),
+                           tpu::num::FormatFp32(a), tpu::num::FormatFp32(b),
+                           tpu::num::FormatFp32(g), tpu::num::FormatFp32(h)));
+      }
+      if (mode != Mode::kIeee) continue;
+      const double exact = double(tpu::tb::AsFloat(a)) / double(tpu::tb::AsFloat(b));
+      if (std::isnan(exact)) {
+        if (g != tpu::num::kFp32CanonicalNaN) {
+          ++bad;
+          report(fmt::format("div {} / {}: {} where the quotient is NaN", tpu::num::FormatFp32(a),
+                             tpu::num::FormatFp32(b), tpu::num::FormatFp32(g)));
+        }
+        continue;
+      }
+      const double err = tpu::tb::ResultError(g, exact);
+      if (err > worst) worst = err, worst_pair = uint64_t(a) << 32 | b;
+      not_nearest += tpu::tb::AsBits(tpu::tb::AsFloat(a) / tpu::tb::AsFloat(b)) != g;
+      if (err > tpu::vpu::kDivMaxUlp) {
+        ++bad;
+        report(fmt::format("div {} / {}: {} is {:.3f} ulp from the exact value (bound {})",
+                           tpu::num::FormatFp32(a), tpu::num::FormatFp32(b),
+                           tpu::num::FormatFp32(g), err, tpu::vpu::kDivMaxUlp));
+      }
+    }
+    g_div.not_nearest += not_nearest;
+    uint64_t bits;
+    std::memcpy(&bits, &worst, sizeof bits);
+    for (uint64_t cur = g_div.worst_bits.load(); bits > cur;) {
+      if (g_div.worst_bits.compare_exchange_weak(cur, bits)) {
+        g_div.worst_pair = worst_pair;
         break;
       }
     }
@@ -409,9 +485,10 @@ Sweep::Body RtlRandom() {
 int main(int argc, char** argv) {
   CLI::App app{"Exhaustive numerics sweeps (make verify-exhaustive)"};
   const std::vector<std::string> all = {
-      "golden-mac-zero", "golden-mac-rand", "golden-cvt", "rtl-mac-matter", "rtl-mac-cancel",
-      "rtl-cvt",         "random",          "vpu-exp",    "vpu-recip",      "vpu-rsqrt",
-      "vpu-sqrt",        "vpu-sigmoid",     "vpu-tanh",   "vpu-log"};
+      "golden-mac-zero", "golden-mac-rand", "golden-cvt", "rtl-mac-matter",
+      "rtl-mac-cancel",  "rtl-cvt",         "random",     "vpu-exp",
+      "vpu-recip",       "vpu-rsqrt",       "vpu-sqrt",   "vpu-sigmoid",
+      "vpu-tanh",        "vpu-log",         "vpu-erf",    "vpu-div"};
   std::vector<std::string> sweeps;
   bool run_all = false;
   std::string mode_name = "both";
@@ -473,6 +550,8 @@ int main(int argc, char** argv) {
       if (s == "vpu-sigmoid") make = [m] { return VpuUnary(m, g_vpu_sigmoid); };
       if (s == "vpu-tanh") make = [m] { return VpuUnary(m, g_vpu_tanh); };
       if (s == "vpu-log") make = [m] { return VpuUnary(m, g_vpu_log); };
+      if (s == "vpu-erf") make = [m] { return VpuUnary(m, g_vpu_erf); };
+      if (s == "vpu-div") make = [m] { return VpuDiv(m); };
       sw->Run(threads, seed, make);
       done.push_back(std::move(sw));
     }
@@ -490,7 +569,7 @@ int main(int argc, char** argv) {
     total_bad += sw->mismatches();
   }
   for (const VpuFunction* f : {&g_vpu_exp, &g_vpu_recip, &g_vpu_rsqrt, &g_vpu_sqrt, &g_vpu_sigmoid,
-                               &g_vpu_tanh, &g_vpu_log}) {
+                               &g_vpu_tanh, &g_vpu_log, &g_vpu_erf}) {
     if (f->worst_bits.load() == 0) continue;
     double worst;
     const uint64_t bits = f->worst_bits.load();
@@ -499,6 +578,16 @@ int main(int argc, char** argv) {
         "vpu-{}: the largest error over the inputs swept is {:.4f} ulp, at x = {} (bound {}); "
         "{} IEEE results differ from the binary64 value rounded to fp32\n",
         f->name, worst, tpu::num::FormatFp32(f->worst_x.load()), f->bound, f->not_nearest.load());
+  }
+  if (const uint64_t bits = g_div.worst_bits.load(); bits != 0) {
+    double worst;
+    std::memcpy(&worst, &bits, sizeof worst);
+    const uint64_t pair = g_div.worst_pair.load();
+    fmt::print(
+        "vpu-div: the largest error over the pairs swept is {:.4f} ulp, at {} / {} (bound {}); {} "
+        "IEEE results differ from the host's binary32 division\n",
+        worst, tpu::num::FormatFp32(uint32_t(pair >> 32)), tpu::num::FormatFp32(uint32_t(pair)),
+        tpu::vpu::kDivMaxUlp, g_div.not_nearest.load());
   }
   fmt::print("{}\n", total_bad == 0 ? "all sweeps: 0 mismatches"
                                     : fmt::format("FAILED: {} mismatches", total_bad));

@@ -1135,9 +1135,12 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   net::Plan host_plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee);
   for (const auto& st : host_plan.steps()) EXPECT_FALSE(st.accel) << st.label;
   const auto host_out = RunGraph(g, {{"x", x}});
-  // On the vector unit: every step an accelerator step.
+  // On the vector unit: every step an accelerator step. Readers join the step of the value they
+  // read while they are its only reader: Sigmoid and Mul(x, .); Clip to Min (Max of three inputs
+  // starts a step); Max and Min.
   net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
-  ASSERT_EQ(plan.steps().size(), g.nodes.size());
+  ASSERT_EQ(plan.steps().size(), 3u);
+  EXPECT_EQ(plan.steps()[1].nodes.size(), 8u);
   for (const auto& st : plan.steps()) {
     EXPECT_TRUE(st.accel) << st.label;
     EXPECT_EQ(st.klass, "vector") << st.label;
@@ -1148,7 +1151,7 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   tb::accel::NetRunner runner(sim, false);
   const auto out = runner.Run(plan, {{"x", x}});
   ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host");
-  EXPECT_EQ(runner.Total().jobs, int(g.nodes.size()) + 1);  // Max of three: 2 jobs
+  EXPECT_EQ(runner.Total().jobs, 4);  // a job a step (Sub's tensor joins its part), Max of three 2
   // The reference: the contract's operations in the graph's order.
   const auto f = [](float v) { return F32Bits(v); };
   const auto apply = [](VectorOp op, uint32_t a, uint32_t b) {
@@ -1180,6 +1183,119 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("no vector unit"), std::string::npos) << e.what();
   }
+}
+
+// GELU as PyTorch exports nn.GELU() before opset 20: x / sqrt(2) -> Erf -> + 1 -> x * . -> * 0.5.
+// On a machine with the vector unit every step is an accelerator step (Div and Erf as the
+// contract's `div` and `erf`), with the host's bits; each value is the contract's operations in
+// that order, and it is within the contract's error of binary64 GELU: erf within 1.25 ulp, the
+// division within 1 ulp, the other three steps half an ulp each, and the quotient's error
+// carried through erf's slope, which bound |err| by 2^-21 * |x| (2^-149 for the subnormals).
+TEST(NetVector, GeluAsPyTorchExportsIt) {
+  using isa::VectorOp;
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 17;
+  g.inputs = {Input("x", {2, 3, 4, 5})};
+  const auto scalar = [&](const std::string& name, float v) {
+    g.constants[name] = Filled({});
+    g.constants[name].f = {v};
+  };
+  scalar("sqrt2", 1.41421356f);
+  scalar("one", 1.0f);
+  scalar("half", 0.5f);
+  const auto node = [&](const std::string& op, std::vector<std::string> in,
+                        const std::string& out) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    g.nodes.push_back(n);
+  };
+  node("Div", {"x", "sqrt2"}, "u");
+  node("Erf", {"u"}, "e");
+  node("Add", {"e", "one"}, "e1");
+  node("Mul", {"x", "e1"}, "xe");
+  node("Mul", {"xe", "half"}, "y");
+  g.outputs = {Input("y", {})};
+  Tensor x = Random(rng, {2, 3, 4, 5}, 4.0);
+  x.f[0] = 0.0f, x.f[1] = -0.0f, x.f[2] = 1e-40f, x.f[3] = -6.0f, x.f[4] = 6.0f;
+  const auto host_out = RunGraph(g, {{"x", x}});
+  // One step and one job: the five nodes' stages in order, x read as B by the Mul.
+  net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
+  ASSERT_EQ(plan.steps().size(), 1u);
+  EXPECT_TRUE(plan.steps()[0].accel);
+  EXPECT_EQ(plan.steps()[0].nodes.size(), g.nodes.size());
+  EXPECT_EQ(plan.steps()[0].outputs, std::vector<std::string>{"y"});
+  auto cfg = tb::accel::ConfigFromBuild("accel_3x5");
+  tb::accel::ModelSim sim(cfg);
+  tb::accel::NetRunner runner(sim, false);
+  const auto out = runner.Run(plan, {{"x", x}});
+  ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host");
+  EXPECT_EQ(runner.Total().jobs, 1);
+  const auto f = [](float v) { return F32Bits(v); };
+  const auto apply = [](VectorOp op, uint32_t a, uint32_t b) {
+    return isa::ApplyVectorOp(op, a, b, 0, num::Mode::kIeee);
+  };
+  Tensor want;
+  want.shape = x.shape;
+  for (size_t i = 0; i < x.f.size(); ++i) {
+    const uint32_t xv = f(x.f[i]);
+    uint32_t v = apply(VectorOp::kErf, apply(VectorOp::kDiv, xv, f(1.41421356f)), 0);
+    v = apply(VectorOp::kMul, xv, apply(VectorOp::kAdd, v, f(1.0f)));
+    want.f.push_back(F32FromBits(apply(VectorOp::kMul, v, f(0.5f))));
+    const double xd = x.f[i];
+    const double exact = 0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0)));
+    EXPECT_LE(std::fabs(double(want.f.back()) - exact), std::ldexp(std::fabs(xd), -21) + 0x1p-149)
+        << "x = " << xd;
+  }
+  ExpectBits(out.at("y"), want, "the contract's operations");
+  EXPECT_EQ(F32Bits(out.at("y").f[1]), 0x80000000u);  // -0 * (1 + erf(-0)) * 0.5
+  EXPECT_EQ(out.at("y").f[4], 6.0f);                  // erf(6/sqrt(2)) rounds to 1
+}
+
+// Which readers join a vector step: Exp's reader Sub(2, .) has the value second, so it starts a
+// step (sub does not commute); Div(., x) joins it (x a graph input); Mul(., z) does not, as z is
+// computed after the step (by Sigmoid(x)); a value with two readers ends its step. The bits are
+// the host's, one node at a time, either way.
+TEST(NetVector, ElementwiseChainsJoinOneStep) {
+  tb::Rng rng(test::TestSeed());
+  Graph g;
+  g.opset = 13;
+  g.inputs = {Input("x", {2, 3, 4, 5})};
+  g.constants["two"] = Filled({});
+  g.constants["two"].f = {2.0f};
+  const auto node = [&](const std::string& op, std::vector<std::string> in,
+                        const std::string& out) {
+    Node n;
+    n.name = out;
+    n.op = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    g.nodes.push_back(n);
+  };
+  node("Exp", {"x"}, "e");
+  node("Sub", {"two", "e"}, "s");
+  node("Div", {"s", "x"}, "d");
+  node("Sigmoid", {"x"}, "z");
+  node("Mul", {"d", "z"}, "m");
+  node("Tanh", {"m"}, "t");
+  node("Neg", {"t"}, "y1");
+  node("Relu", {"t"}, "y2");
+  g.outputs = {Input("y1", {}), Input("y2", {})};
+  const Tensor x = Random(rng, {2, 3, 4, 5});
+  const auto host_out = RunGraph(g, {{"x", x}});
+  net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
+  std::vector<std::vector<std::string>> steps;
+  for (const auto& st : plan.steps()) steps.push_back(st.nodes);
+  const std::vector<std::vector<std::string>> want = {{"e"},      {"s", "d"}, {"z"},
+                                                      {"m", "t"}, {"y1"},     {"y2"}};
+  EXPECT_EQ(steps, want);
+  tb::accel::ModelSim sim(tb::accel::ConfigFromBuild("accel_3x5"));
+  tb::accel::NetRunner runner(sim, false);
+  const auto out = runner.Run(plan, {{"x", x}});
+  for (const char* y : {"y1", "y2"}) ExpectBits(out.at(y), host_out.at(y), y);
 }
 
 // A residual block, x -> Conv -> Add(·, x) -> Relu, as ResNets have it: on a machine with the
@@ -1502,8 +1618,8 @@ TEST(NetErrors, NameTheNodeAndTheOperator) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
     }
   };
-  Graph g = OneNode("sig", "Erf", {Input("x", {1, 4})}, {"x"});
-  expect(g, {}, "node 'sig' (Erf): operator not supported");
+  Graph g = OneNode("sig", "Sin", {Input("x", {1, 4})}, {"x"});
+  expect(g, {}, "node 'sig' (Sin): operator not supported");
 
   expect(OneNode("clip", "Clip", {Input("x", {1, 4}), Input("lo", {2})}, {"x", "lo"}), {},
          "node 'clip' (Clip): min has shape (2,); a scalar is required");

@@ -52,7 +52,8 @@ const char* kOps[] = {"test_gemm_", "test_matmul_", "test_conv_", "test_basic_co
                       // on the host on the 8x8 one, and the two bit for bit the same.
                       "test_sigmoid", "test_tanh", "test_exp", "test_sqrt", "test_reciprocal",
                       "test_neg", "test_clip", "test_leakyrelu", "test_mul", "test_sub",
-                      "test_max_", "test_min_", "test_log$", "test_log_example",
+                      "test_max_", "test_min_", "test_log$", "test_log_example", "test_erf",
+                      "test_div",
                       // Data moves (host steps until whole-network programs).
                       "test_concat_", "test_split_", "test_slice", "test_squeeze", "test_unsqueeze",
                       "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_logsoftmax_",
@@ -61,6 +62,7 @@ const char* kOps[] = {"test_gemm_", "test_matmul_", "test_conv_", "test_basic_co
 // Cases of those operators that are not supported, with (part of) the reason the planner gives.
 const std::map<std::string, std::string> kUnsupported = {
     {"test_add_uint8", "element type uint8"},
+    {"test_div_uint8", "element type uint8"},
     {"test_averagepool_3d_default", "only 1-D and 2-D pooling"},
     {"test_maxpool_3d_default", "only 1-D and 2-D pooling"},
     {"test_maxpool_2d_uint8", "element type uint8"},

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -40,6 +41,9 @@ uint32_t HostTanh(uint32_t x, Mode m) {
 }
 uint32_t HostLog(uint32_t x, Mode m) {
   return vpu::LogWith(x, m, tb::HostFma32);
+}
+uint32_t HostErf(uint32_t x, Mode m) {
+  return vpu::ErfWith(x, m, tb::HostFma32);
 }
 
 // Every 4099th fp32 pattern from a seeded offset (about a million inputs, every binade), in both
@@ -136,6 +140,112 @@ TEST(VpuLogTest, Directed) {
   }
   EXPECT_LE(tb::LogUlpError(1u, vpu::Log(1u, Mode::kIeee)), vpu::kLogMaxUlp);  // 2^-149
   EXPECT_EQ(vpu::Log(1u, Mode::kFtz), 0xFF800000u);                            // read as +0
+}
+
+TEST(VpuErfTest, SampledInputs) {
+  CheckSampled("erf", vpu::Erf, HostErf, tb::ErfUlpError, vpu::kErfMaxUlp);
+}
+
+// The specials, oddness bit for bit, both sides of the switch at 1 and of the clamp at 4, where
+// erf rounds to 1, and the subnormals (erf(x) = 2x/sqrt(pi) rounded; FTZ reads them as zeros).
+TEST(VpuErfTest, Directed) {
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Erf(0u, m), 0u);
+    EXPECT_EQ(vpu::Erf(0x80000000u, m), 0x80000000u);
+    EXPECT_EQ(vpu::Erf(0x7F800000u, m), vpu::kOne);
+    EXPECT_EQ(vpu::Erf(0xFF800000u, m), vpu::kMinusOne);
+    EXPECT_EQ(vpu::Erf(0x7F7FFFFFu, m), vpu::kOne);
+    EXPECT_EQ(vpu::Erf(0x7FC00001u, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Erf(0xFFFFFFFFu, m), num::kFp32CanonicalNaN);
+    EXPECT_EQ(vpu::Erf(0x407B0000u, m), vpu::kOne);    // 3.92: 1 - 2.7e-8 rounds to 1
+    EXPECT_EQ(vpu::Erf(0x3F800000u, m), 0x3F57BB3Du);  // erf(1) = 0.842700793 rounded
+    for (uint32_t x = 1; x < 0x7F800000u; x += 0x000F4243u) {
+      ASSERT_EQ(vpu::Erf(x | num::kFp32SignMask, m), vpu::Erf(x, m) ^ num::kFp32SignMask) << x;
+    }
+    for (uint32_t x : {vpu::kErfSwitch - 1, vpu::kErfSwitch, vpu::kErfClamp - 1, vpu::kErfClamp,
+                       0x3F882E68u /* 1.0639, the largest error of the fit */}) {
+      EXPECT_LE(tb::ErfUlpError(x, vpu::Erf(x, Mode::kIeee)), vpu::kErfMaxUlp) << x;
+      EXPECT_EQ(vpu::Erf(x, m), HostErf(x, m)) << x;
+    }
+  }
+  EXPECT_EQ(vpu::Erf(0x00000001u, Mode::kIeee), 0x00000001u);  // 1.128 * 2^-149 rounds to 2^-149
+  EXPECT_EQ(vpu::Erf(0x00000002u, Mode::kIeee), 0x00000002u);  // 2.257 * 2^-149: 2
+  EXPECT_EQ(vpu::Erf(0x00000004u, Mode::kIeee), 0x00000005u);  // 4.51 * 2^-149: 5 (5 of 4.51)
+  EXPECT_EQ(vpu::Erf(0x80400000u, Mode::kIeee), 0x8048375Du);  // -2^-127 * 1.128...
+  EXPECT_EQ(vpu::Erf(0x00400000u, Mode::kFtz), 0u);
+}
+
+// 2^20 pairs per mode from the seed (any patterns, and half with b's exponent near a's): the
+// golden quotient equals the host-fma run, and in IEEE mode it is within the bound of a/b (NaN
+// where the quotient is one); nearly all equal the host's correctly rounded division.
+TEST(VpuDivTest, SampledPairs) {
+  tb::Rng rng(test::TestSeed());
+  double worst = 0;
+  uint64_t not_nearest = 0, bad = 0, n = 0;
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    for (int i = 0; i < (1 << 20); ++i) {
+      const uint32_t a = rng.U32();
+      uint32_t b = rng.U32();
+      if (b & 1u) {
+        const int e = static_cast<int>((a >> 23) & 0xFF) + rng.Range(-2, 2);
+        b = (b & 0x807FFFFFu) | (static_cast<uint32_t>(std::clamp(e, 0, 254)) << 23);
+      }
+      const uint32_t g = vpu::Div(a, b, m);
+      if (g != vpu::DivWith(a, b, m, tb::HostFma32) && bad++ < 5) {
+        ADD_FAILURE() << fmt::format("{:#010x} / {:#010x} {}: golden {:#010x}, host fma differs", a,
+                                     b, num::ModeName(m), g);
+      }
+      if (m != Mode::kIeee) continue;
+      const double exact = double(tb::AsFloat(a)) / double(tb::AsFloat(b));
+      if (std::isnan(exact)) {
+        EXPECT_EQ(g, num::kFp32CanonicalNaN) << a << " / " << b;
+        continue;
+      }
+      const double err = tb::ResultError(g, exact);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, vpu::kDivMaxUlp) << fmt::format("{:#010x} / {:#010x}", a, b);
+      not_nearest += tb::AsBits(tb::AsFloat(a) / tb::AsFloat(b)) != g;
+      ++n;
+    }
+  }
+  fmt::print("div: {} IEEE pairs, worst error {:.4f} ulp, {} not the correctly rounded quotient\n",
+             n, worst, not_nearest);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_LT(not_nearest, n / 1000);  // Markstein's step: almost every quotient correctly rounded
+}
+
+// IEEE 754's special quotients, exact ones, and GELU's x / sqrt(2) (as PyTorch exports it) equal to
+// the correctly rounded division over a range of x.
+TEST(VpuDivTest, Directed) {
+  constexpr uint32_t kNaN = num::kFp32CanonicalNaN, kInf = vpu::kPlusInf, kS = num::kFp32SignMask;
+  for (Mode m : {Mode::kIeee, Mode::kFtz}) {
+    SCOPED_TRACE(num::ModeName(m));
+    EXPECT_EQ(vpu::Div(0u, 0u, m), kNaN);
+    EXPECT_EQ(vpu::Div(kInf, kInf | kS, m), kNaN);
+    EXPECT_EQ(vpu::Div(0x7FC00001u, vpu::kOne, m), kNaN);
+    EXPECT_EQ(vpu::Div(vpu::kOne, 0xFFFFFFFFu, m), kNaN);
+    EXPECT_EQ(vpu::Div(vpu::kOne, 0u, m), kInf);
+    EXPECT_EQ(vpu::Div(vpu::kOne, kS, m), kInf | kS);
+    EXPECT_EQ(vpu::Div(vpu::kMinusOne, 0u, m), kInf | kS);
+    EXPECT_EQ(vpu::Div(0u, 0x40A00000u, m), 0u);                    // 0 / 5
+    EXPECT_EQ(vpu::Div(kS, 0x40A00000u, m), kS);                    // -0 / 5
+    EXPECT_EQ(vpu::Div(0u, 0xC0A00000u, m), kS);                    // 0 / -5
+    EXPECT_EQ(vpu::Div(kInf, 0x40000000u, m), kInf);                // inf / 2
+    EXPECT_EQ(vpu::Div(0x40000000u, kInf | kS, m), kS);             // 2 / -inf
+    EXPECT_EQ(vpu::Div(0x40C00000u, 0x40400000u, m), 0x40000000u);  // 6 / 3
+    EXPECT_EQ(vpu::Div(vpu::kOne, 0x40400000u, m), 0x3EAAAAABu);    // 1 / 3
+    EXPECT_EQ(vpu::Div(0x7F7FFFFFu, 0x3F000000u, m), kInf);         // FLT_MAX / 0.5
+  }
+  const uint32_t sqrt2 = 0x3FB504F3u;
+  for (uint32_t x = 0x33000000u; x < 0x42000000u; x += 0x1357u) {
+    for (uint32_t v : {x, x | num::kFp32SignMask}) {
+      ASSERT_EQ(vpu::Div(v, sqrt2, Mode::kIeee), tb::AsBits(tb::AsFloat(v) / tb::AsFloat(sqrt2)))
+          << fmt::format("{:#010x} / sqrt(2)", v);
+    }
+  }
+  EXPECT_EQ(vpu::Div(0x00400000u, vpu::kOne, Mode::kFtz), 0u);  // a subnormal read as +0
+  EXPECT_EQ(vpu::Div(0x00400000u, 0x40000000u, Mode::kIeee), 0x00200000u);  // 2^-127 / 2
 }
 
 TEST(VpuTanhTest, SampledInputs) {

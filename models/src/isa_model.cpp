@@ -598,6 +598,8 @@ uint32_t ApplyVectorOp(VectorOp op, uint32_t a, uint32_t b, uint32_t d, num::Mod
     case VectorOp::kSigmoid: return vpu::Sigmoid(a, mode);
     case VectorOp::kTanh: return vpu::Tanh(a, mode);
     case VectorOp::kLog: return vpu::Log(a, mode);
+    case VectorOp::kErf: return vpu::Erf(a, mode);
+    case VectorOp::kDiv: return vpu::Div(a, b, mode);
   }
   throw std::invalid_argument(fmt::format("isa: vector op {} is not defined", int(op)));
 }

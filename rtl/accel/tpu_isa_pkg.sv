@@ -78,9 +78,11 @@ package tpu_isa_pkg;
   localparam logic [7:0] VopSigmoid = 8'd17;
   localparam logic [7:0] VopTanh = 8'd18;
   localparam logic [7:0] VopLog = 8'd19;
-  localparam int unsigned NumVectorOps = 20;
-  localparam logic [19:0] VopReadsB = 20'h017FE;  // bit op: the op reads B
-  localparam logic [19:0] VopReadsD = 20'h00410;  // bit op: the op reads D
+  localparam logic [7:0] VopErf = 8'd20;
+  localparam logic [7:0] VopDiv = 8'd21;
+  localparam int unsigned NumVectorOps = 22;
+  localparam logic [21:0] VopReadsB = 22'h2017FE;  // bit op: the op reads B
+  localparam logic [21:0] VopReadsD = 22'h000410;  // bit op: the op reads D
 
   // Error codes (ERR_CODE, and the command processor's error state).
   localparam int unsigned ErrBits = 4;

@@ -33,6 +33,7 @@ module tpu_vpu_lane #(
   localparam int unsigned NumRegs = tpu_vpu_ucode_pkg::NumRegs;
   localparam int unsigned NumPreds = tpu_vpu_ucode_pkg::NumPreds;
   localparam int unsigned ConstBase = tpu_vpu_ucode_pkg::ConstBase;
+  localparam int unsigned OpndBits = tpu_vpu_ucode_pkg::UABits;
   localparam logic [4:0] OpAbs = tpu_vpu_ucode_pkg::OpAbs;
   localparam logic [4:0] OpCsgn = tpu_vpu_ucode_pkg::OpCsgn;
   localparam logic [4:0] OpEq = tpu_vpu_ucode_pkg::OpEq;
@@ -80,7 +81,7 @@ module tpu_vpu_lane #(
   // ---------------------------------------------------------------------------------------------
   logic [4:0]          op;
   logic [3:0]          d;
-  logic [5:0]          sa, sb, sc;
+  logic [OpndBits-1:0] sa, sb, sc;
   logic                na, nc, nr, pen, pinv, pbinv;
   logic [2:0]          pidx, pa, pb;
   logic [KBits-1:0]    imm;
@@ -105,9 +106,12 @@ module tpu_vpu_lane #(
   logic [KBits-1:0]    k;
   logic [NumPreds-1:0] p;
   always_comb begin
-    va = (sa < 6'(ConstBase)) ? regs[issue_slot_i][sa[3:0]] : tpu_vpu_ucode_pkg::ucode_const(sa);
-    vb = (sb < 6'(ConstBase)) ? regs[issue_slot_i][sb[3:0]] : tpu_vpu_ucode_pkg::ucode_const(sb);
-    vc = (sc < 6'(ConstBase)) ? regs[issue_slot_i][sc[3:0]] : tpu_vpu_ucode_pkg::ucode_const(sc);
+    va = (sa < OpndBits'(ConstBase)) ? regs[issue_slot_i][sa[3:0]]
+                                     : tpu_vpu_ucode_pkg::ucode_const(sa);
+    vb = (sb < OpndBits'(ConstBase)) ? regs[issue_slot_i][sb[3:0]]
+                                     : tpu_vpu_ucode_pkg::ucode_const(sb);
+    vc = (sc < OpndBits'(ConstBase)) ? regs[issue_slot_i][sc[3:0]]
+                                     : tpu_vpu_ucode_pkg::ucode_const(sc);
     k  = kreg[issue_slot_i];
     p  = preds[issue_slot_i];
   end

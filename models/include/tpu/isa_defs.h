@@ -46,21 +46,24 @@ enum class VectorOp : uint8_t {
   kSigmoid = 17,
   kTanh = 18,
   kLog = 19,
+  kErf = 20,
+  kDiv = 21,
 };
-inline constexpr int kNumVectorOps = 20;
+inline constexpr int kNumVectorOps = 22;
 struct VectorOpInfo {
   const char* name;
   bool reads_b;
   bool reads_d;
 };
-inline constexpr std::array<VectorOpInfo, 20> kVectorOps = {{
+inline constexpr std::array<VectorOpInfo, 22> kVectorOps = {{
     {"copy", false, false},      {"add", true, false},   {"sub", true, false},
     {"mul", true, false},        {"mac", true, true},    {"max", true, false},
     {"min", true, false},        {"gt", true, false},    {"ge", true, false},
     {"eq", true, false},         {"select", true, true}, {"relu", false, false},
     {"leaky_relu", true, false}, {"exp", false, false},  {"recip", false, false},
     {"rsqrt", false, false},     {"sqrt", false, false}, {"sigmoid", false, false},
-    {"tanh", false, false},      {"log", false, false},
+    {"tanh", false, false},      {"log", false, false},  {"erf", false, false},
+    {"div", true, false},
 }};
 
 enum class ErrorCode : uint8_t {

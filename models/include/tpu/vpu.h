@@ -120,6 +120,18 @@ inline constexpr uint32_t kExpPoly[8] = {0x39500D01u, 0x3AB60B61u, 0x3C088889u, 
 // sample by vpu_test.
 inline constexpr double kExpMaxUlp = 1.0;
 
+// p * 2^k rounded once, the last step of exp, reciprocal and division (the micro-program `scale`):
+// fma32(p, 2^k, -0) for -126 <= k <= 127; for k > 127 fma32(fma32(p, 2^127, -0), 2^(k-127), -0);
+// for k < -126 fma32(fma32(p, 2^(k+64), -0), 2^-64, -0) (the inner product exact, the outer one
+// rounding into the subnormals or to an infinity). -190 <= k <= 254.
+template <class Fma>
+uint32_t ScaleWith(uint32_t p, int k, num::Mode mode, Fma fma) {
+  const auto pow2 = [](int e) { return static_cast<uint32_t>(e + 127) << 23; };
+  if (k > 127) return fma(fma(p, pow2(127), kMinusZero, mode), pow2(k - 127), kMinusZero, mode);
+  if (k < -126) return fma(fma(p, pow2(k + 64), kMinusZero, mode), pow2(-64), kMinusZero, mode);
+  return fma(p, pow2(k), kMinusZero, mode);
+}
+
 // exp(x), the contract's algorithm:
 //   NaN -> 0x7FC00000; x >= 88.7228394 (+inf included) -> +inf; x <= -104 (-inf included) -> +0;
 //   s = fma32(x, log2e, 1.5*2^23)          x*log2(e) rounded to the integer k, held in s
@@ -145,10 +157,7 @@ uint32_t ExpWith(uint32_t x, num::Mode mode, Fma fma) {
   r = fma(minus_t, kExpLn2Lo, r, mode);
   uint32_t p = kExpPoly[0];
   for (int i = 1; i < 8; ++i) p = fma(p, r, kExpPoly[i], mode);
-  const auto pow2 = [](int e) { return static_cast<uint32_t>(e + 127) << 23; };
-  if (k > 127) return fma(fma(p, pow2(127), kMinusZero, mode), pow2(k - 127), kMinusZero, mode);
-  if (k < -126) return fma(fma(p, pow2(k + 64), kMinusZero, mode), pow2(-64), kMinusZero, mode);
-  return fma(p, pow2(k), kMinusZero, mode);
+  return ScaleWith(p, k, mode, fma);
 }
 
 // reciprocal's constants: the initial line 24/17 - 8/17*m for 1/m on [1, 2) (its relative error is
@@ -186,16 +195,7 @@ uint32_t RecipWith(uint32_t x, num::Mode mode, Fma fma) {
     const uint32_t d = fma(m ^ num::kFp32SignMask, y, kOne, mode);
     y = fma(y, d, y, mode);
   }
-  const int k = -e;
-  uint32_t r;
-  if (k > 127) {
-    r = fma(fma(y, pow2(127), kMinusZero, mode), pow2(k - 127), kMinusZero, mode);
-  } else if (k < -126) {
-    r = fma(fma(y, pow2(k + 64), kMinusZero, mode), pow2(-64), kMinusZero, mode);
-  } else {
-    r = fma(y, pow2(k), kMinusZero, mode);
-  }
-  return sign | r;
+  return sign | ScaleWith(y, -e, mode, fma);
 }
 
 inline uint32_t Recip(uint32_t x, num::Mode mode) {
@@ -366,6 +366,111 @@ uint32_t TanhWith(uint32_t x, num::Mode mode, Fma fma) {
 inline uint32_t Tanh(uint32_t x, num::Mode mode) {
   return TanhWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
     return num::Fma32(a, b, c, m);
+  });
+}
+
+// erf's constants: the switch 1 between its two forms, the clamp 4 (erf(x) rounds to 1 in fp32
+// from 3.92), the coefficients s0 .. s6 of Q(z), z = x^2, with erf(x) ~ x + x*Q(z) on [0, 1], and
+// l0 .. l9 of L(a) ~ log(erfc(a)) on [1, 4]. Each set is a minimax fit (Lawson's iteration on
+// Chebyshev nodes against mpmath at 40 digits) of the error erf's result sees: Q's relative to
+// erf(x)/x (1.2e-9), L's absolute, weighted by erfc(a)/erf(a) (5.7e-11), each coefficient then
+// rounded to fp32 (scripts/fit_erf.py). Written by hand: no library has an erf whose every
+// step is an fma32.
+inline constexpr uint32_t kErfSwitch = 0x3F800000u;  // 1
+inline constexpr uint32_t kErfClamp = 0x40800000u;   // 4
+inline constexpr uint32_t kErfSmall[7] = {0x3E0375D4u, 0xBEC0939Fu, 0x3DE7167Cu, 0xBCDBFC86u,
+                                          0x3BAA02D9u, 0xBA51FB7Eu, 0x38A4B514u};
+inline constexpr uint32_t kErfLarge[10] = {0x3983D625u, 0xBF90A07Eu, 0xBF21EDBEu, 0xBDDFB6CAu,
+                                           0x3CD34C27u, 0xBB921531u, 0x3A03F012u, 0xB7EABC0Fu,
+                                           0xB4B779E6u, 0x33C90F7Bu};
+inline constexpr double kErfMaxUlp = 1.25;
+
+// erf(x), the contract's algorithm, on a = |x| (the sign is x's: erf(-x) = -erf(x) bit for bit;
+// FTZ reads a subnormal x as a zero of its sign):
+//   NaN -> 0x7FC00000;
+//   a < 1:   z = fma32(a, a, -0); q = s6; q = fma32(q, z, s) for s = s5 .. s0;
+//            t = fma32(q, a, a)                                        (a + a*Q(a^2))
+//   a >= 1:  b = min(a, 4); p = l9; p = fma32(p, b, l) for l = l8 .. l0;
+//            t = fma32(exp(p), -1, 1)                                  (1 - e^L(b))
+// (+inf is clamped to 4 and gives 1.) The bound is checked over all 2^32 inputs by
+// `tpu_sweep --sweep vpu-erf`.
+template <class Fma>
+uint32_t ErfWith(uint32_t x, num::Mode mode, Fma fma) {
+  x = Operand(x, mode);
+  if (num::IsNaN32(x)) return num::kFp32CanonicalNaN;
+  const uint32_t sign = x & num::kFp32SignMask;
+  const uint32_t a = x & ~num::kFp32SignMask;
+  uint32_t t;
+  if (a < kErfSwitch) {
+    const uint32_t z = fma(a, a, kMinusZero, mode);
+    uint32_t q = kErfSmall[6];
+    for (int i = 5; i >= 0; --i) q = fma(q, z, kErfSmall[i], mode);
+    t = fma(q, a, a, mode);
+  } else {
+    const uint32_t b = a < kErfClamp ? a : kErfClamp;
+    uint32_t p = kErfLarge[9];
+    for (int i = 8; i >= 0; --i) p = fma(p, b, kErfLarge[i], mode);
+    t = fma(ExpWith(p, mode, fma), kMinusOne, kOne, mode);
+  }
+  return sign | t;
+}
+inline uint32_t Erf(uint32_t x, num::Mode mode) {
+  return ErfWith(x, mode, [](uint32_t a, uint32_t b, uint32_t c, num::Mode m) {
+    return num::Fma32(a, b, c, m);
+  });
+}
+
+// a / b, the contract's algorithm: the quotient of the significands from the reciprocal, corrected
+// once from its exact remainder (Markstein's step), then scaled by the exponents' difference
+// (FTZ reads subnormal operands as zeros):
+//   w = NaN for a NaN b, else +-inf for b = +-0, +-0 for b = +-inf, +-1 otherwise (b's sign);
+//   s = fma32(a, w, -0): where a or b is a NaN, a zero or an infinity the result is s (NaN
+//       operands, 0/0 and inf/inf give 0x7FC00000; x/0 and inf/x an infinity, 0/x and x/inf a
+//       zero, each of the quotient's sign); otherwise s carries the quotient's sign;
+//   |a| = ma * 2^ea, |b| = mb * 2^eb with ma, mb in [1, 2) (a subnormal first scaled exactly by
+//       2^64, as reciprocal's); y = recip(mb); q = fma32(ma, y, -0); r = fma32(-q, mb, ma)
+//       (exact); q = fma32(r, y, q);
+//   k = ea - eb clamped to [-160, 160] (as fp32 integers, exactly); the result q * 2^k rounded
+//       once (ScaleWith) with s's sign.
+// Where recip(mb) is within half an ulp of 1/mb the quotient q is ma/mb correctly rounded
+// (Markstein), and so is the result unless it is subnormal (rounded twice). The bound is checked
+// by `tpu_sweep --sweep vpu-div` on 2^32 pairs (every a) and by vpu_test. ONNX's Div on floats.
+inline constexpr double kDivMaxUlp = 1.0;
+template <class Fma>
+uint32_t DivWith(uint32_t a, uint32_t b, num::Mode mode, Fma fma) {
+  constexpr uint32_t kSign = num::kFp32SignMask;
+  a = Operand(a, mode), b = Operand(b, mode);
+  const uint32_t mag_a = a & ~kSign, mag_b = b & ~kSign;
+  uint32_t w = kOne;
+  if (mag_b == 0) w = kPlusInf;
+  if (mag_b == kPlusInf) w = 0u;
+  w |= b & kSign;
+  if (num::IsNaN32(b)) w = num::kFp32CanonicalNaN;
+  const uint32_t s = fma(a, w, kMinusZero, mode);
+  if (num::IsNaN32(s)) return num::kFp32CanonicalNaN;
+  const auto ordinary = [](uint32_t m) { return m != 0 && m < kPlusInf; };
+  if (!ordinary(mag_a) || !ordinary(mag_b)) return s;
+  const auto split = [&](uint32_t mag, int& e) {
+    e = -127;
+    if (mag < 0x00800000u) {  // a subnormal: exact, now normal
+      mag = fma(mag, static_cast<uint32_t>(64 + 127) << 23, kMinusZero, mode);
+      e -= 64;
+    }
+    e += static_cast<int>(mag >> 23);
+    return (mag & 0x7FFFFFu) | kOne;
+  };
+  int ea, eb;
+  const uint32_t ma = split(mag_a, ea), mb = split(mag_b, eb);
+  const uint32_t y = RecipWith(mb, mode, fma);
+  uint32_t q = fma(ma, y, kMinusZero, mode);
+  const uint32_t r = fma(q ^ kSign, mb, ma, mode);
+  q = fma(r, y, q, mode);
+  const int k = ea - eb < -160 ? -160 : ea - eb > 160 ? 160 : ea - eb;
+  return (s & kSign) | ScaleWith(q, k, mode, fma);
+}
+inline uint32_t Div(uint32_t a, uint32_t b, num::Mode mode) {
+  return DivWith(a, b, mode, [](uint32_t x, uint32_t y, uint32_t z, num::Mode m) {
+    return num::Fma32(x, y, z, m);
   });
 }
 

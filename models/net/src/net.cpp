@@ -1526,9 +1526,9 @@ Exec Move(const std::string& in, const std::string& out, const Shape& shape,
 // (an AccelJob of kind kVector) when the plan is for a machine with the vector unit, else on the
 // host with the same operations, so the bits are the same either way.
 bool IsVectorOp(const std::string& op) {
-  static const std::set<std::string> kOps = {"Sigmoid",    "Tanh", "Exp",  "Sqrt",      "Log",
-                                             "Reciprocal", "Neg",  "Clip", "LeakyRelu", "Mul",
-                                             "Sub",        "Max",  "Min"};
+  static const std::set<std::string> kOps = {"Sigmoid", "Tanh",       "Exp", "Sqrt", "Log",
+                                             "Erf",     "Reciprocal", "Neg", "Clip", "LeakyRelu",
+                                             "Mul",     "Sub",        "Div", "Max",  "Min"};
   return kOps.count(op) != 0;
 }
 
@@ -1537,6 +1537,67 @@ std::optional<float> ScalarConst(const Ctx& c, const Node& n, size_t input) {
   const Tensor* t = c.Const(n, input);
   if (t == nullptr || t->is_int || t->f.size() != 1) return std::nullopt;
   return t->f[0];
+}
+
+// The stage that applies node `r` to the running value `v` (of shape `shape`) when r is an
+// elementwise vector operator that can join the step computing v: a unary one (Sigmoid, Tanh,
+// Exp, Sqrt, Log, Erf, Reciprocal, Neg, Relu, LeakyRelu), or Add, Sub, Mul, Div, Max, Min of v
+// (the first operand for Sub and Div) and a constant scalar or a tensor of v's shape or
+// broadcast to it that the step already reads, a graph input or a constant (so it exists when
+// the step runs); *b is then that tensor's name. nullopt otherwise.
+std::optional<host::VectorStage> FusedStage(const Ctx& c, const Node& r, const std::string& v,
+                                            const Shape& shape,
+                                            const std::vector<std::string>& step_inputs,
+                                            std::string* b) {
+  using host::VectorB;
+  using isa::VectorOp;
+  if (r.outputs.size() != 1 || r.inputs.empty() || r.inputs[0].empty()) return std::nullopt;
+  static const std::map<std::string, VectorOp> kUnary = {
+      {"Sigmoid", VectorOp::kSigmoid},  {"Tanh", VectorOp::kTanh}, {"Exp", VectorOp::kExp},
+      {"Sqrt", VectorOp::kSqrt},        {"Log", VectorOp::kLog},   {"Erf", VectorOp::kErf},
+      {"Reciprocal", VectorOp::kRecip}, {"Relu", VectorOp::kRelu}};
+  if (auto it = kUnary.find(r.op); it != kUnary.end()) {
+    if (!r.attrs.empty() || r.inputs.size() != 1) return std::nullopt;
+    return host::VectorStage{it->second};
+  }
+  if (r.op == "Neg" && r.attrs.empty() && r.inputs.size() == 1) {
+    return host::VectorStage{VectorOp::kMul, VectorB::kScalar, F32Bits(-1.0f)};
+  }
+  if (r.op == "LeakyRelu" && r.inputs.size() == 1) {
+    for (const auto& [k, a] : r.attrs) {
+      if (k != "alpha") return std::nullopt;
+    }
+    return host::VectorStage{VectorOp::kLeakyRelu, VectorB::kScalar,
+                             F32Bits(AttrFloat(r, "alpha", 0.01f))};
+  }
+  static const std::map<std::string, VectorOp> kBinary = {
+      {"Add", VectorOp::kAdd}, {"Sub", VectorOp::kSub}, {"Mul", VectorOp::kMul},
+      {"Div", VectorOp::kDiv}, {"Max", VectorOp::kMax}, {"Min", VectorOp::kMin}};
+  const auto it = kBinary.find(r.op);
+  if (it == kBinary.end() || !r.attrs.empty() || r.inputs.size() != 2) return std::nullopt;
+  const bool commutes = r.op != "Sub" && r.op != "Div";  // bitwise, in the contract
+  size_t other;
+  if (r.inputs[0] == v && r.inputs[1] != v) {
+    other = 1;
+  } else if (r.inputs[1] == v && r.inputs[0] != v && commutes) {
+    other = 0;
+  } else {
+    return std::nullopt;
+  }
+  // Only an operand that exists when the step runs (and so has a shape now).
+  const std::string& t = r.inputs[other];
+  const bool ready =
+      std::find(step_inputs.begin(), step_inputs.end(), t) != step_inputs.end() ||
+      c.Const(r, other) != nullptr ||
+      std::any_of(c.g.inputs.begin(), c.g.inputs.end(), [&](const auto& i) { return i.name == t; });
+  if (!ready) return std::nullopt;
+  const Shape os = c.ShapeOf(r, other);
+  if (Elements(os) != 1 && Broadcast(r, shape, os) != shape) return std::nullopt;
+  if (const std::optional<float> k = ScalarConst(c, r, other)) {
+    return host::VectorStage{it->second, VectorB::kScalar, F32Bits(*k)};
+  }
+  *b = t;
+  return host::VectorStage{it->second, VectorB::kTensor};
 }
 
 void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size_t>& done) {
@@ -1562,13 +1623,14 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
     return VectorStage{o, VectorB::kScalar, F32Bits(v)};
   };
   if (op == "Sigmoid" || op == "Tanh" || op == "Exp" || op == "Sqrt" || op == "Reciprocal" ||
-      op == "Log") {
+      op == "Log" || op == "Erf") {
     CheckAttrs(n, {});
     const VectorOp o = op == "Sigmoid" ? VectorOp::kSigmoid
                        : op == "Tanh"  ? VectorOp::kTanh
                        : op == "Exp"   ? VectorOp::kExp
                        : op == "Sqrt"  ? VectorOp::kSqrt
                        : op == "Log"   ? VectorOp::kLog
+                       : op == "Erf"   ? VectorOp::kErf
                                        : VectorOp::kRecip;
     parts[0].stages.push_back({o});
   } else if (op == "Neg") {
@@ -1612,7 +1674,7 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
       }
     }
     if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
-  } else {  // Add, Mul, Sub (two operands), Max, Min (one or more), broadcast
+  } else {  // Add, Mul, Sub, Div (two operands), Max, Min (one or more), broadcast
     if (op == "Add") {
       CheckAttrs(n, {"broadcast", "axis"});
       if (n.attrs.count("axis")) Fail(n, "the legacy 'axis' broadcast is not supported");
@@ -1627,6 +1689,7 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
     const VectorOp o = op == "Add"   ? VectorOp::kAdd
                        : op == "Mul" ? VectorOp::kMul
                        : op == "Sub" ? VectorOp::kSub
+                       : op == "Div" ? VectorOp::kDiv
                        : op == "Max" ? VectorOp::kMax
                                      : VectorOp::kMin;
     for (size_t i = 1; i < n.inputs.size(); ++i) shape = Broadcast(n, shape, c.ShapeOf(n, i));
@@ -1649,21 +1712,32 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
     }
     if (parts.empty()) parts.push_back({{{VectorOp::kCopy}}, "", "", 0});
   }
-  // A Relu that is the only reader joins the last part (a residual add and its relu: one job).
-  std::string out = n.outputs[0];
-  if (c.vector_unit && op != "Relu") {
-    const Node* r = c.OnlyConsumer(out);
-    if (r != nullptr && r->op == "Relu" && r->attrs.empty() && r->outputs.size() == 1) {
-      parts.back().stages.push_back({VectorOp::kRelu});
-      out = r->outputs[0];
-      Fold(c, size_t(r - c.g.nodes.data()), &st, &done);
-    }
-  }
   const std::string in = n.inputs[swapped ? 1 : 0];
   st.inputs.clear();
   if (swapped) st.inputs = {n.inputs[1], n.inputs[0]};
   for (const auto& i : n.inputs) {
     if (!i.empty() && !swapped) st.inputs.push_back(i);
+  }
+  // Elementwise readers join the step while each is the only reader of the value before it (a
+  // residual add and its relu; GELU's x / sqrt(2), Erf, + 1, * x, * 0.5): their stages run on the
+  // running value in the same jobs, in the graph's order, so the bits are those of one step each.
+  std::string out = n.outputs[0];
+  if (c.vector_unit) {
+    while (const Node* r = c.OnlyConsumer(out)) {
+      std::string b;
+      const std::optional<VectorStage> s = FusedStage(c, *r, out, shape, st.inputs, &b);
+      if (!s) break;
+      if (!b.empty()) {
+        if (!parts.back().b.empty()) parts.push_back(Part{});
+        parts.back().b = b;
+        if (std::find(st.inputs.begin(), st.inputs.end(), b) == st.inputs.end()) {
+          st.inputs.push_back(b);
+        }
+      }
+      parts.back().stages.push_back(*s);
+      out = r->outputs[0];
+      Fold(c, size_t(r - c.g.nodes.data()), &st, &done);
+    }
   }
   st.outputs = {out};
   st.out_shape = shape;
@@ -2649,6 +2723,8 @@ const std::set<std::string>& KnownOps() {
                                             "Sqrt",
                                             "Reciprocal",
                                             "Log",
+                                            "Erf",
+                                            "Div",
                                             "Neg",
                                             "Clip",
                                             "LeakyRelu",

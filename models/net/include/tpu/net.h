@@ -16,11 +16,12 @@
 //    the convolution it equals (zeros inserted and the kernel flipped by the host). A chain of
 //    Gemms (each read only by the next, through a Relu) is one step and one program
 //    (host::CompileMlp).
-//  * vector steps: Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max,
-//    Min, each a chain of the numerics contract's vector operations applied elementwise (operands
-//    broadcast by the host): an AccelJob of kind kVector on a machine with the vector unit, else
-//    a host step computing the same operations. With the vector unit, Add and a standalone Relu
-//    are vector steps too, and a Relu that is a vector step's only reader joins it.
+//  * vector steps: Sigmoid, Tanh, Exp, Log, Erf, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub,
+//    Div, Max, Min, each a chain of the numerics contract's vector operations applied elementwise
+//    (operands broadcast by the host): an AccelJob of kind kVector on a machine with the vector
+//    unit, else a host step computing the same operations. With the vector unit, Add and a
+//    standalone Relu are vector steps too, and an elementwise reader that is a vector step's only
+//    reader joins it as one more stage (GELU's five nodes: one step, one job).
 //  * pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on the vector unit
 //    (host::CompilePool, the contract's vector pooling) where the machine has one, else host
 //    steps.
@@ -240,8 +241,8 @@ class Plan {
   // Throws Error. `input_shapes`: every graph input's shape (the graph's own where it is fully
   // known may be omitted).
   // `vector_unit`: the machine has the vector unit (version 1.4), so the vector operators
-  // (Sigmoid, Tanh, Exp, Log, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Max, Min) are
-  // accelerator steps; without it they are host steps computing the same bits.
+  // (Sigmoid, Tanh, Exp, Log, Erf, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub, Div, Max, Min)
+  // are accelerator steps; without it they are host steps computing the same bits.
   // `vmem_depth`: the vector memory's rows, when known: a depthwise convolution whose weights
   // fit (1 + kh·kw + 3 rows) runs on the vector unit (the same bits as the MXU's groups).
   static Plan Build(const Graph& g, const std::map<std::string, Shape>& input_shapes,

@@ -54,6 +54,9 @@ inline double SigmoidUlpError(uint32_t x, uint32_t y) {
 inline double TanhUlpError(uint32_t x, uint32_t y) {
   return ResultError(y, std::tanh(static_cast<double>(AsFloat(x))));
 }
+inline double ErfUlpError(uint32_t x, uint32_t y) {
+  return ResultError(y, std::erf(static_cast<double>(AsFloat(x))));
+}
 inline double LogUlpError(uint32_t x, uint32_t y) {
   return ResultError(y, std::log(static_cast<double>(AsFloat(x))));
 }

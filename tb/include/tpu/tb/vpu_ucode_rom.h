@@ -13,19 +13,19 @@ struct Field {
 };
 inline constexpr Field kFieldOp{0, 5};
 inline constexpr Field kFieldD{5, 4};
-inline constexpr Field kFieldA{9, 6};
-inline constexpr Field kFieldB{15, 6};
-inline constexpr Field kFieldC{21, 6};
-inline constexpr Field kFieldNa{27, 1};
-inline constexpr Field kFieldNc{28, 1};
-inline constexpr Field kFieldNr{29, 1};
-inline constexpr Field kFieldPen{30, 1};
-inline constexpr Field kFieldPinv{31, 1};
-inline constexpr Field kFieldPidx{32, 3};
-inline constexpr Field kFieldImm{35, 10};
-inline constexpr Field kFieldPa{45, 3};
-inline constexpr Field kFieldPb{48, 3};
-inline constexpr Field kFieldPbinv{51, 1};
+inline constexpr Field kFieldA{9, 7};
+inline constexpr Field kFieldB{16, 7};
+inline constexpr Field kFieldC{23, 7};
+inline constexpr Field kFieldNa{30, 1};
+inline constexpr Field kFieldNc{31, 1};
+inline constexpr Field kFieldNr{32, 1};
+inline constexpr Field kFieldPen{33, 1};
+inline constexpr Field kFieldPinv{34, 1};
+inline constexpr Field kFieldPidx{35, 3};
+inline constexpr Field kFieldImm{38, 10};
+inline constexpr Field kFieldPa{48, 3};
+inline constexpr Field kFieldPb{51, 3};
+inline constexpr Field kFieldPbinv{54, 1};
 
 enum class Op : uint8_t {
   kFma = 0,
@@ -107,390 +107,545 @@ inline constexpr uint32_t kConst[] = {
     0x3ECCCE13u,  // log_lg2
     0x3E91E9EEu,  // log_lg3
     0x3E789E26u,  // log_lg4
+    0x40800000u,  // erf_clamp
+    0x3E0375D4u,  // erf_s0
+    0xBEC0939Fu,  // erf_s1
+    0x3DE7167Cu,  // erf_s2
+    0xBCDBFC86u,  // erf_s3
+    0x3BAA02D9u,  // erf_s4
+    0xBA51FB7Eu,  // erf_s5
+    0x38A4B514u,  // erf_s6
+    0x3983D625u,  // erf_l0
+    0xBF90A07Eu,  // erf_l1
+    0xBF21EDBEu,  // erf_l2
+    0xBDDFB6CAu,  // erf_l3
+    0x3CD34C27u,  // erf_l4
+    0xBB921531u,  // erf_l5
+    0x3A03F012u,  // erf_l6
+    0xB7EABC0Fu,  // erf_l7
+    0xB4B779E6u,  // erf_l8
+    0x33C90F7Bu,  // erf_l9
+    0xC3200000u,  // div_kmin
+    0x43200000u,  // div_kmax
 };
 inline constexpr uint64_t kRom[] = {
     0x00000000000000E1ull,  // mov r7, r0
-    0x00000000002900E0ull,  // fma r7, r0, one, r1
-    0x00000000000982E0ull,  // fma r7, r1, minus_one, r0
-    0x00000000022080E0ull,  // fma r7, r0, r1, mzero
-    0x00000000004080E0ull,  // fma r7, r0, r1, r2
-    0x00000000000080E6ull,  // max r7, r0, r1
-    0x00000000000080E7ull,  // min r7, r0, r1
-    0x00000000000080E8ull,  // gt r7, r0, r1
-    0x00000000000080E9ull,  // ge r7, r0, r1
-    0x00000000000080EAull,  // eq r7, r0, r1
-    0x00000000000D8411ull,  // pmag p0, r2, tiny
+    0x00000000009200E0ull,  // fma r7, r0, one, r1
+    0x00000000001302E0ull,  // fma r7, r1, minus_one, r0
+    0x00000000088100E0ull,  // fma r7, r0, r1, mzero
+    0x00000000010100E0ull,  // fma r7, r0, r1, r2
+    0x00000000000100E6ull,  // max r7, r0, r1
+    0x00000000000100E7ull,  // min r7, r0, r1
+    0x00000000000100E8ull,  // gt r7, r0, r1
+    0x00000000000100E9ull,  // ge r7, r0, r1
+    0x00000000000100EAull,  // eq r7, r0, r1
+    0x00000000001B0411ull,  // pmag p0, r2, tiny
     0x00000000000002E1ull,  // mov r7, r1
-    0x00000000400000E1ull,  // mov r7, r0 ? p0
-    0x00000000000800E6ull,  // max r7, r0, zero
+    0x00000002000000E1ull,  // mov r7, r0 ? p0
+    0x00000000001000E6ull,  // max r7, r0, zero
     0x0000000000000012ull,  // psign p0, r0
-    0x00000000000D8031ull,  // pmag p1, r0, tiny
-    0x0001000000000016ull,  // pand p0, p0, p1
+    0x00000000001B0031ull,  // pmag p1, r0, tiny
+    0x0008000000000016ull,  // pand p0, p0, p1
     0x00000000000000E1ull,  // mov r7, r0
-    0x00000000422080E0ull,  // fma r7, r0, r1, mzero ? p0
-    0x00000000000D0051ull,  // pmag p2, r0, nan_min
-    0x00000002400032E1ull,  // mov r7, nan ? p2
-    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x00000002088100E0ull,  // fma r7, r0, r1, mzero ? p0
+    0x00000000001A0051ull,  // pmag p2, r0, nan_min
+    0x00000012000032E1ull,  // mov r7, nan ? p2
+    0x00000000001A0011ull,  // pmag p0, r0, nan_min
     0x0000000000000032ull,  // psign p1, r0
-    0x0000000000120051ull,  // pmag p2, r0, exp_overflow
-    0x0009400000000056ull,  // pand p2, p2, !p1
-    0x0000000000128071ull,  // pmag p3, r0, exp_underflow
-    0x0001600000000076ull,  // pand p3, p3, p1
-    0x0000000004300020ull,  // fma r1, r0, log2e, shift
+    0x0000000000240051ull,  // pmag p2, r0, exp_overflow
+    0x004A000000000056ull,  // pand p2, p2, !p1
+    0x0000000000250071ull,  // pmag p3, r0, exp_underflow
+    0x000B000000000076ull,  // pand p3, p3, p1
+    0x0000000010A00020ull,  // fma r1, r0, log2e, shift
     0x000000000000020Cull,  // kfrac r1
-    0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
-    0x0000000000110460ull,  // fma r3, r2, ln2_hi, r0
-    0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
-    0x0000000004E1CC80ull,  // fma r4, exp_c7, r3, exp_c6
-    0x0000000005018880ull,  // fma r4, r4, r3, exp_c5
-    0x0000000005218880ull,  // fma r4, r4, r3, exp_c4
-    0x0000000005418880ull,  // fma r4, r4, r3, exp_c3
-    0x0000000002818880ull,  // fma r4, r4, r3, half
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x0000000100934240ull,  // fma r2, shift, minus_one, r1, neg
+    0x0000000000220460ull,  // fma r3, r2, ln2_hi, r0
+    0x0000000001A30460ull,  // fma r3, r2, ln2_lo, r3
+    0x0000000013834C80ull,  // fma r4, exp_c7, r3, exp_c6
+    0x0000000014030880ull,  // fma r4, r4, r3, exp_c5
+    0x0000000014830880ull,  // fma r4, r4, r3, exp_c4
+    0x0000000015030880ull,  // fma r4, r4, r3, exp_c3
+    0x000000000A030880ull,  // fma r4, r4, r3, half
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x00000000022288E0ull,  // fma r7, r4, r5, mzero
-    0x0000000002230EE0ull,  // fma r7, r7, r6, mzero
-    0x00000002400030E1ull,  // mov r7, inf ? p2
-    0x00000003400020E1ull,  // mov r7, zero ? p3
-    0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0011ull,  // pmag p0, r0, nan_min
-    0x00000000000D8031ull,  // pmag p1, r0, tiny
-    0x00000000000C0051ull,  // pmag p2, r0, inf
-    0x00000000000E0071ull,  // pmag p3, r0, min_normal
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000088508E0ull,  // fma r7, r4, r5, mzero
+    0x0000000008860EE0ull,  // fma r7, r7, r6, mzero
+    0x00000012000030E1ull,  // mov r7, inf ? p2
+    0x0000001A000020E1ull,  // mov r7, zero ? p3
+    0x00000002000032E1ull,  // mov r7, nan ? p0
+    0x00000000001A0011ull,  // pmag p0, r0, nan_min
+    0x00000000001B0031ull,  // pmag p1, r0, tiny
+    0x0000000000180051ull,  // pmag p2, r0, inf
+    0x00000000001C0071ull,  // pmag p3, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
-    0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x0000001E089D0220ull,  // fma r1, r1, two64, mzero ? !p3
     0x000000000000020Dull,  // kexp r1
-    0x00001E03C000000Eull,  // kadd -64 ? !p3
+    0x0000F01E0000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x0000000015AC0460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
     0x000000000000000Full,  // kneg
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x00000000022286E0ull,  // fma r7, r3, r5, mzero
-    0x0000000002230EE0ull,  // fma r7, r7, r6, mzero
-    0x00000002400020E1ull,  // mov r7, zero ? p2
-    0x00000001C00030E1ull,  // mov r7, inf ? !p1
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000088506E0ull,  // fma r7, r3, r5, mzero
+    0x0000000008860EE0ull,  // fma r7, r7, r6, mzero
+    0x00000012000020E1ull,  // mov r7, zero ? p2
+    0x0000000E000030E1ull,  // mov r7, inf ? !p1
     0x0000000000000EE4ull,  // csgn r7, r7, r0
-    0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0011ull,  // pmag p0, r0, nan_min
-    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x00000002000032E1ull,  // mov r7, nan ? p0
+    0x00000000001A0011ull,  // pmag p0, r0, nan_min
+    0x00000000001B0031ull,  // pmag p1, r0, tiny
     0x0000000000000052ull,  // psign p2, r0
-    0x0001400000000056ull,  // pand p2, p2, p1
-    0x00000000000C0071ull,  // pmag p3, r0, inf
-    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
+    0x000A000000000056ull,  // pand p2, p2, p1
+    0x0000000000180071ull,  // pmag p3, r0, inf
+    0x00000000001C00D1ull,  // pmag p6, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
-    0x00000006C22E8220ull,  // fma r1, r1, two64, mzero ? !p6
+    0x00000036089D0220ull,  // fma r1, r1, two64, mzero ? !p6
     0x000000000000020Dull,  // kexp r1
-    0x00001E06C000000Eull,  // kadd -64 ? !p6
+    0x0000F0360000000Eull,  // kadd -64 ? !p6
     0x0000000000000243ull,  // mant r2, r1
     0x0000000000000095ull,  // pkodd p4
-    0x00000004C5B70460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
-    0x0000000445F80460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
-    0x00000004C22A8480ull,  // fma r4, r2, minus_half, mzero ? !p4
-    0x0000000448000481ull,  // mov r4, -r2 ? p4
-    0x00000000022186A0ull,  // fma r5, r3, r3, mzero
-    0x00000000028288A0ull,  // fma r5, r4, r5, half
-    0x0000000000628660ull,  // fma r3, r3, r5, r3
-    0x00000000022186A0ull,  // fma r5, r3, r3, mzero
-    0x00000000028288A0ull,  // fma r5, r4, r5, half
-    0x0000000000628660ull,  // fma r3, r3, r5, r3
+    0x0000002616AE0460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
+    0x0000002217B00460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
+    0x0000002608950480ull,  // fma r4, r2, minus_half, mzero ? !p4
+    0x0000002240000481ull,  // mov r4, -r2 ? p4
+    0x00000000088306A0ull,  // fma r5, r3, r3, mzero
+    0x000000000A0508A0ull,  // fma r5, r4, r5, half
+    0x0000000001850660ull,  // fma r3, r3, r5, r3
+    0x00000000088306A0ull,  // fma r5, r3, r3, mzero
+    0x000000000A0508A0ull,  // fma r5, r4, r5, half
+    0x0000000001850660ull,  // fma r3, r3, r5, r3
     0x00000000000004C1ull,  // mov r6, r2
-    0x00000004422B04C0ull,  // fma r6, r2, two, mzero ? p4
-    0x0000000002218D00ull,  // fma r8, r6, r3, mzero
-    0x0000000011018D20ull,  // fma r9, r6, r3, -r8
-    0x000000000A419140ull,  // fma r10, -r8, r3, one
-    0x0000000009419340ull,  // fma r10, -r9, r3, r10
-    0x00000000022A0760ull,  // fma r11, r3, half, mzero
-    0x0000000000651660ull,  // fma r3, r11, r10, r3
+    0x00000022089604C0ull,  // fma r6, r2, two, mzero ? p4
+    0x0000000008830D00ull,  // fma r8, r6, r3, mzero
+    0x0000000084030D20ull,  // fma r9, r6, r3, -r8
+    0x0000000049031140ull,  // fma r10, -r8, r3, one
+    0x0000000045031340ull,  // fma r10, -r9, r3, r10
+    0x0000000008940760ull,  // fma r11, r3, half, mzero
+    0x00000000018A1660ull,  // fma r3, r11, r10, r3
     0x0000000000000010ull,  // khalf
     0x000000000000000Full,  // kneg
     0x0000000000000185ull,  // pow2 r12, 0
-    0x00000000022606E0ull,  // fma r7, r3, r12, mzero
-    0x00000003400020E1ull,  // mov r7, zero ? p3
-    0x00000001C00030E1ull,  // mov r7, inf ? !p1
-    0x00000001C0000EE4ull,  // csgn r7, r7, r0 ? !p1
-    0x00000002400032E1ull,  // mov r7, nan ? p2
-    0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D0011ull,  // pmag p0, r0, nan_min
-    0x00000000000D8031ull,  // pmag p1, r0, tiny
+    0x00000000088C06E0ull,  // fma r7, r3, r12, mzero
+    0x0000001A000020E1ull,  // mov r7, zero ? p3
+    0x0000000E000030E1ull,  // mov r7, inf ? !p1
+    0x0000000E00000EE4ull,  // csgn r7, r7, r0 ? !p1
+    0x00000012000032E1ull,  // mov r7, nan ? p2
+    0x00000002000032E1ull,  // mov r7, nan ? p0
+    0x00000000001A0011ull,  // pmag p0, r0, nan_min
+    0x00000000001B0031ull,  // pmag p1, r0, tiny
     0x0000000000000052ull,  // psign p2, r0
-    0x0001400000000056ull,  // pand p2, p2, p1
-    0x00000000000C0071ull,  // pmag p3, r0, inf
-    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
+    0x000A000000000056ull,  // pand p2, p2, p1
+    0x0000000000180071ull,  // pmag p3, r0, inf
+    0x00000000001C00D1ull,  // pmag p6, r0, min_normal
     0x0000000000000022ull,  // abs r1, r0
-    0x00000006C22E8220ull,  // fma r1, r1, two64, mzero ? !p6
+    0x00000036089D0220ull,  // fma r1, r1, two64, mzero ? !p6
     0x000000000000020Dull,  // kexp r1
-    0x00001E06C000000Eull,  // kadd -64 ? !p6
+    0x0000F0360000000Eull,  // kadd -64 ? !p6
     0x0000000000000243ull,  // mant r2, r1
     0x0000000000000095ull,  // pkodd p4
-    0x00000004C5B70460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
-    0x0000000445F80460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
-    0x00000004C22A8480ull,  // fma r4, r2, minus_half, mzero ? !p4
-    0x0000000448000481ull,  // mov r4, -r2 ? p4
-    0x00000000022186A0ull,  // fma r5, r3, r3, mzero
-    0x00000000028288A0ull,  // fma r5, r4, r5, half
-    0x0000000000628660ull,  // fma r3, r3, r5, r3
-    0x00000000022186A0ull,  // fma r5, r3, r3, mzero
-    0x00000000028288A0ull,  // fma r5, r4, r5, half
-    0x0000000000628660ull,  // fma r3, r3, r5, r3
+    0x0000002616AE0460ull,  // fma r3, r2, rsqrt_q0, rsqrt_p0 ? !p4
+    0x0000002217B00460ull,  // fma r3, r2, rsqrt_q1, rsqrt_p1 ? p4
+    0x0000002608950480ull,  // fma r4, r2, minus_half, mzero ? !p4
+    0x0000002240000481ull,  // mov r4, -r2 ? p4
+    0x00000000088306A0ull,  // fma r5, r3, r3, mzero
+    0x000000000A0508A0ull,  // fma r5, r4, r5, half
+    0x0000000001850660ull,  // fma r3, r3, r5, r3
+    0x00000000088306A0ull,  // fma r5, r3, r3, mzero
+    0x000000000A0508A0ull,  // fma r5, r4, r5, half
+    0x0000000001850660ull,  // fma r3, r3, r5, r3
     0x00000000000004C1ull,  // mov r6, r2
-    0x00000004422B04C0ull,  // fma r6, r2, two, mzero ? p4
-    0x0000000002218D00ull,  // fma r8, r6, r3, mzero
-    0x0000000011018D20ull,  // fma r9, r6, r3, -r8
-    0x000000000A419140ull,  // fma r10, -r8, r3, one
-    0x0000000009419340ull,  // fma r10, -r9, r3, r10
-    0x00000000022A0760ull,  // fma r11, r3, half, mzero
-    0x0000000000651660ull,  // fma r3, r11, r10, r3
+    0x00000022089604C0ull,  // fma r6, r2, two, mzero ? p4
+    0x0000000008830D00ull,  // fma r8, r6, r3, mzero
+    0x0000000084030D20ull,  // fma r9, r6, r3, -r8
+    0x0000000049031140ull,  // fma r10, -r8, r3, one
+    0x0000000045031340ull,  // fma r10, -r9, r3, r10
+    0x0000000008940760ull,  // fma r11, r3, half, mzero
+    0x00000000018A1660ull,  // fma r3, r11, r10, r3
     0x0000000000000010ull,  // khalf
-    0x0000000002218DA0ull,  // fma r13, r6, r3, mzero
-    0x0000000008C69BC0ull,  // fma r14, -r13, r13, r6
-    0x00000000022A07E0ull,  // fma r15, r3, half, mzero
-    0x0000000001A79DA0ull,  // fma r13, r14, r15, r13
+    0x0000000008830DA0ull,  // fma r13, r6, r3, mzero
+    0x00000000430D1BC0ull,  // fma r14, -r13, r13, r6
+    0x00000000089407E0ull,  // fma r15, r3, half, mzero
+    0x00000000068F1DA0ull,  // fma r13, r14, r15, r13
     0x0000000000000185ull,  // pow2 r12, 0
-    0x0000000002261AE0ull,  // fma r7, r13, r12, mzero
-    0x00000003400030E1ull,  // mov r7, inf ? p3
-    0x00000001C00000E1ull,  // mov r7, r0 ? !p1
-    0x00000002400032E1ull,  // mov r7, nan ? p2
-    0x00000000400032E1ull,  // mov r7, nan ? p0
-    0x00000000000D00F1ull,  // pmag p7, r0, nan_min
+    0x00000000088C1AE0ull,  // fma r7, r13, r12, mzero
+    0x0000001A000030E1ull,  // mov r7, inf ? p3
+    0x0000000E000000E1ull,  // mov r7, r0 ? !p1
+    0x00000012000032E1ull,  // mov r7, nan ? p2
+    0x00000002000032E1ull,  // mov r7, nan ? p0
+    0x00000000001A00F1ull,  // pmag p7, r0, nan_min
     0x00000000000000D2ull,  // psign p6, r0
     0x00000000000001E2ull,  // abs r15, r0
-    0x0000000008001FE1ull,  // mov r15, -r15
-    0x00000000000D1E11ull,  // pmag p0, r15, nan_min
+    0x0000000040001FE1ull,  // mov r15, -r15
+    0x00000000001A1E11ull,  // pmag p0, r15, nan_min
     0x0000000000001E32ull,  // psign p1, r15
-    0x0000000000121E51ull,  // pmag p2, r15, exp_overflow
-    0x0009400000000056ull,  // pand p2, p2, !p1
-    0x0000000000129E71ull,  // pmag p3, r15, exp_underflow
-    0x0001600000000076ull,  // pand p3, p3, p1
-    0x0000000004301E20ull,  // fma r1, r15, log2e, shift
+    0x0000000000241E51ull,  // pmag p2, r15, exp_overflow
+    0x004A000000000056ull,  // pand p2, p2, !p1
+    0x0000000000251E71ull,  // pmag p3, r15, exp_underflow
+    0x000B000000000076ull,  // pand p3, p3, p1
+    0x0000000010A01E20ull,  // fma r1, r15, log2e, shift
     0x000000000000020Cull,  // kfrac r1
-    0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
-    0x0000000001F10460ull,  // fma r3, r2, ln2_hi, r15
-    0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
-    0x0000000004E1CC80ull,  // fma r4, exp_c7, r3, exp_c6
-    0x0000000005018880ull,  // fma r4, r4, r3, exp_c5
-    0x0000000005218880ull,  // fma r4, r4, r3, exp_c4
-    0x0000000005418880ull,  // fma r4, r4, r3, exp_c3
-    0x0000000002818880ull,  // fma r4, r4, r3, half
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x0000000100934240ull,  // fma r2, shift, minus_one, r1, neg
+    0x0000000007A20460ull,  // fma r3, r2, ln2_hi, r15
+    0x0000000001A30460ull,  // fma r3, r2, ln2_lo, r3
+    0x0000000013834C80ull,  // fma r4, exp_c7, r3, exp_c6
+    0x0000000014030880ull,  // fma r4, r4, r3, exp_c5
+    0x0000000014830880ull,  // fma r4, r4, r3, exp_c4
+    0x0000000015030880ull,  // fma r4, r4, r3, exp_c3
+    0x000000000A030880ull,  // fma r4, r4, r3, half
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x00000000022289C0ull,  // fma r14, r4, r5, mzero
-    0x0000000002231DC0ull,  // fma r14, r14, r6, mzero
-    0x00000002400031C1ull,  // mov r14, inf ? p2
-    0x00000003400021C1ull,  // mov r14, zero ? p3
-    0x00000000400033C1ull,  // mov r14, nan ? p0
-    0x0000000002491DA0ull,  // fma r13, r14, one, one
-    0x00000000000D1A11ull,  // pmag p0, r13, nan_min
-    0x00000000000D9A31ull,  // pmag p1, r13, tiny
-    0x00000000000C1A51ull,  // pmag p2, r13, inf
-    0x00000000000E1A71ull,  // pmag p3, r13, min_normal
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000088509C0ull,  // fma r14, r4, r5, mzero
+    0x0000000008861DC0ull,  // fma r14, r14, r6, mzero
+    0x00000012000031C1ull,  // mov r14, inf ? p2
+    0x0000001A000021C1ull,  // mov r14, zero ? p3
+    0x00000002000033C1ull,  // mov r14, nan ? p0
+    0x0000000009121DA0ull,  // fma r13, r14, one, one
+    0x00000000001A1A11ull,  // pmag p0, r13, nan_min
+    0x00000000001B1A31ull,  // pmag p1, r13, tiny
+    0x0000000000181A51ull,  // pmag p2, r13, inf
+    0x00000000001C1A71ull,  // pmag p3, r13, min_normal
     0x0000000000001A22ull,  // abs r1, r13
-    0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x0000001E089D0220ull,  // fma r1, r1, two64, mzero ? !p3
     0x000000000000020Dull,  // kexp r1
-    0x00001E03C000000Eull,  // kadd -64 ? !p3
+    0x0000F01E0000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x0000000015AC0460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
     0x000000000000000Full,  // kneg
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x0000000002228780ull,  // fma r12, r3, r5, mzero
-    0x0000000002231980ull,  // fma r12, r12, r6, mzero
-    0x0000000240002181ull,  // mov r12, zero ? p2
-    0x00000001C0003181ull,  // mov r12, inf ? !p1
-    0x0000000000069984ull,  // csgn r12, r12, r13
-    0x0000000040003381ull,  // mov r12, nan ? p0
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x0000000008850780ull,  // fma r12, r3, r5, mzero
+    0x0000000008861980ull,  // fma r12, r12, r6, mzero
+    0x0000001200002181ull,  // mov r12, zero ? p2
+    0x0000000E00003181ull,  // mov r12, inf ? !p1
+    0x00000000000D1984ull,  // csgn r12, r12, r13
+    0x0000000200003381ull,  // mov r12, nan ? p0
     0x00000000000018E1ull,  // mov r7, r12
-    0x0000000642261CE0ull,  // fma r7, r14, r12, mzero ? p6
-    0x00000007400032E1ull,  // mov r7, nan ? p7
-    0x00000000000D00F1ull,  // pmag p7, r0, nan_min
+    0x00000032088C1CE0ull,  // fma r7, r14, r12, mzero ? p6
+    0x0000003A000032E1ull,  // mov r7, nan ? p7
+    0x00000000001A00F1ull,  // pmag p7, r0, nan_min
     0x00000000000001E2ull,  // abs r15, r0
-    0x0000000000189ED1ull,  // pmag p6, r15, tanh_switch
-    0x0000000002279FC0ull,  // fma r14, r15, r15, mzero
-    0x0000000006C76FA0ull,  // fma r13, tanh_c5, r14, tanh_c4
-    0x0000000006A71BA0ull,  // fma r13, r13, r14, tanh_c3
-    0x0000000006871BA0ull,  // fma r13, r13, r14, tanh_c2
-    0x0000000006671BA0ull,  // fma r13, r13, r14, tanh_c1
-    0x0000000006471BA0ull,  // fma r13, r13, r14, tanh_c0
-    0x0000000002271F80ull,  // fma r12, r15, r14, mzero
-    0x0000000001E69960ull,  // fma r11, r12, r13, r15
-    0x00000000022B1F40ull,  // fma r10, r15, two, mzero
-    0x00000000000D1411ull,  // pmag p0, r10, nan_min
+    0x0000000000311ED1ull,  // pmag p6, r15, tanh_switch
+    0x00000000088F1FC0ull,  // fma r14, r15, r15, mzero
+    0x000000001B0E6FA0ull,  // fma r13, tanh_c5, r14, tanh_c4
+    0x000000001A8E1BA0ull,  // fma r13, r13, r14, tanh_c3
+    0x000000001A0E1BA0ull,  // fma r13, r13, r14, tanh_c2
+    0x00000000198E1BA0ull,  // fma r13, r13, r14, tanh_c1
+    0x00000000190E1BA0ull,  // fma r13, r13, r14, tanh_c0
+    0x00000000088E1F80ull,  // fma r12, r15, r14, mzero
+    0x00000000078D1960ull,  // fma r11, r12, r13, r15
+    0x0000000008961F40ull,  // fma r10, r15, two, mzero
+    0x00000000001A1411ull,  // pmag p0, r10, nan_min
     0x0000000000001432ull,  // psign p1, r10
-    0x0000000000121451ull,  // pmag p2, r10, exp_overflow
-    0x0009400000000056ull,  // pand p2, p2, !p1
-    0x0000000000129471ull,  // pmag p3, r10, exp_underflow
-    0x0001600000000076ull,  // pand p3, p3, p1
-    0x0000000004301420ull,  // fma r1, r10, log2e, shift
+    0x0000000000241451ull,  // pmag p2, r10, exp_overflow
+    0x004A000000000056ull,  // pand p2, p2, !p1
+    0x0000000000251471ull,  // pmag p3, r10, exp_underflow
+    0x000B000000000076ull,  // pand p3, p3, p1
+    0x0000000010A01420ull,  // fma r1, r10, log2e, shift
     0x000000000000020Cull,  // kfrac r1
-    0x000000002029C240ull,  // fma r2, shift, minus_one, r1, neg
-    0x0000000001510460ull,  // fma r3, r2, ln2_hi, r10
-    0x0000000000718460ull,  // fma r3, r2, ln2_lo, r3
-    0x0000000004E1CC80ull,  // fma r4, exp_c7, r3, exp_c6
-    0x0000000005018880ull,  // fma r4, r4, r3, exp_c5
-    0x0000000005218880ull,  // fma r4, r4, r3, exp_c4
-    0x0000000005418880ull,  // fma r4, r4, r3, exp_c3
-    0x0000000002818880ull,  // fma r4, r4, r3, half
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x0000000002418880ull,  // fma r4, r4, r3, one
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x0000000100934240ull,  // fma r2, shift, minus_one, r1, neg
+    0x0000000005220460ull,  // fma r3, r2, ln2_hi, r10
+    0x0000000001A30460ull,  // fma r3, r2, ln2_lo, r3
+    0x0000000013834C80ull,  // fma r4, exp_c7, r3, exp_c6
+    0x0000000014030880ull,  // fma r4, r4, r3, exp_c5
+    0x0000000014830880ull,  // fma r4, r4, r3, exp_c4
+    0x0000000015030880ull,  // fma r4, r4, r3, exp_c3
+    0x000000000A030880ull,  // fma r4, r4, r3, half
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x0000000002228920ull,  // fma r9, r4, r5, mzero
-    0x0000000002231320ull,  // fma r9, r9, r6, mzero
-    0x0000000240003121ull,  // mov r9, inf ? p2
-    0x0000000340002121ull,  // mov r9, zero ? p3
-    0x0000000040003321ull,  // mov r9, nan ? p0
-    0x0000000002491300ull,  // fma r8, r9, one, one
-    0x00000000000D1011ull,  // pmag p0, r8, nan_min
-    0x00000000000D9031ull,  // pmag p1, r8, tiny
-    0x00000000000C1051ull,  // pmag p2, r8, inf
-    0x00000000000E1071ull,  // pmag p3, r8, min_normal
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x0000000008850920ull,  // fma r9, r4, r5, mzero
+    0x0000000008861320ull,  // fma r9, r9, r6, mzero
+    0x0000001200003121ull,  // mov r9, inf ? p2
+    0x0000001A00002121ull,  // mov r9, zero ? p3
+    0x0000000200003321ull,  // mov r9, nan ? p0
+    0x0000000009121300ull,  // fma r8, r9, one, one
+    0x00000000001A1011ull,  // pmag p0, r8, nan_min
+    0x00000000001B1031ull,  // pmag p1, r8, tiny
+    0x0000000000181051ull,  // pmag p2, r8, inf
+    0x00000000001C1071ull,  // pmag p3, r8, min_normal
     0x0000000000001022ull,  // abs r1, r8
-    0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x0000001E089D0220ull,  // fma r1, r1, two64, mzero ? !p3
     0x000000000000020Dull,  // kexp r1
-    0x00001E03C000000Eull,  // kadd -64 ? !p3
+    0x0000F01E0000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x0000000015AC0460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
     0x000000000000000Full,  // kneg
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x0000000002228740ull,  // fma r10, r3, r5, mzero
-    0x0000000002231540ull,  // fma r10, r10, r6, mzero
-    0x0000000240002141ull,  // mov r10, zero ? p2
-    0x00000001C0003141ull,  // mov r10, inf ? !p1
-    0x0000000000041544ull,  // csgn r10, r10, r8
-    0x0000000040003341ull,  // mov r10, nan ? p0
-    0x00000000024B9520ull,  // fma r9, r10, minus_two, one
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x0000000008850740ull,  // fma r10, r3, r5, mzero
+    0x0000000008861540ull,  // fma r10, r10, r6, mzero
+    0x0000001200002141ull,  // mov r10, zero ? p2
+    0x0000000E00003141ull,  // mov r10, inf ? !p1
+    0x0000000000081544ull,  // csgn r10, r10, r8
+    0x0000000200003341ull,  // mov r10, nan ? p0
+    0x0000000009171520ull,  // fma r9, r10, minus_two, one
     0x00000000000016E1ull,  // mov r7, r11
-    0x00000006400012E1ull,  // mov r7, r9 ? p6
+    0x00000032000012E1ull,  // mov r7, r9 ? p6
     0x0000000000000EE4ull,  // csgn r7, r7, r0
-    0x00000007400032E1ull,  // mov r7, nan ? p7
-    0x00000000000E00D1ull,  // pmag p6, r0, min_normal
+    0x0000003A000032E1ull,  // mov r7, nan ? p7
+    0x00000000001C00D1ull,  // pmag p6, r0, min_normal
     0x0000000000000102ull,  // abs r8, r0
-    0x00000006C22E9100ull,  // fma r8, r8, two64, mzero ? !p6
+    0x00000036089D1100ull,  // fma r8, r8, two64, mzero ? !p6
     0x000000000000100Dull,  // kexp r8
-    0x00001E06C000000Eull,  // kadd -64 ? !p6
+    0x0000F0360000000Eull,  // kadd -64 ? !p6
     0x0000000000001123ull,  // mant r9, r8
-    0x000000000004F2D1ull,  // pmag p6, log_sqrt2, r9
-    0x00000006C22A1320ull,  // fma r9, r9, half, mzero ? !p6
-    0x0000000EC000000Eull,  // kadd 1 ? !p6
+    0x00000000000972D1ull,  // pmag p6, log_sqrt2, r9
+    0x0000003608941320ull,  // fma r9, r9, half, mzero ? !p6
+    0x000000760000000Eull,  // kadd 1 ? !p6
     0x000000000000014Bull,  // kint r10
-    0x0000000014291540ull,  // fma r10, r10, one, -shift
-    0x0000000002691360ull,  // fma r11, r9, one, minus_one
-    0x00000000022A1780ull,  // fma r12, r11, half, mzero
-    0x0000000002261780ull,  // fma r12, r11, r12, mzero
-    0x0000000002C917A0ull,  // fma r13, r11, one, two
-    0x00000000000D1A11ull,  // pmag p0, r13, nan_min
-    0x00000000000D9A31ull,  // pmag p1, r13, tiny
-    0x00000000000C1A51ull,  // pmag p2, r13, inf
-    0x00000000000E1A71ull,  // pmag p3, r13, min_normal
+    0x0000000090921540ull,  // fma r10, r10, one, -shift
+    0x0000000009921360ull,  // fma r11, r9, one, minus_one
+    0x0000000008941780ull,  // fma r12, r11, half, mzero
+    0x00000000088C1780ull,  // fma r12, r11, r12, mzero
+    0x000000000B1217A0ull,  // fma r13, r11, one, two
+    0x00000000001A1A11ull,  // pmag p0, r13, nan_min
+    0x00000000001B1A31ull,  // pmag p1, r13, tiny
+    0x0000000000181A51ull,  // pmag p2, r13, inf
+    0x00000000001C1A71ull,  // pmag p3, r13, min_normal
     0x0000000000001A22ull,  // abs r1, r13
-    0x00000003C22E8220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x0000001E089D0220ull,  // fma r1, r1, two64, mzero ? !p3
     0x000000000000020Dull,  // kexp r1
-    0x00001E03C000000Eull,  // kadd -64 ? !p3
+    0x0000F01E0000000Eull,  // kadd -64 ? !p3
     0x0000000000000243ull,  // mant r2, r1
-    0x0000000005760460ull,  // fma r3, r2, recip_m8_17, recip_24_17
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
-    0x000000000A418480ull,  // fma r4, -r2, r3, one
-    0x0000000000620660ull,  // fma r3, r3, r4, r3
+    0x0000000015AC0460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
     0x000000000000000Full,  // kneg
-    0x000003F800000093ull,  // pkgt p4, 127
-    0x00001C10000000B4ull,  // pklt p5, -126
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
     0x00000000000000A5ull,  // pow2 r5, 0
     0x00000000000024C1ull,  // mov r6, one
-    0x0000000440003CA1ull,  // mov r5, two127 ? p4
-    0x00001C0C400000C5ull,  // pow2 r6, -127 ? p4
-    0x00000205400000A5ull,  // pow2 r5, 64 ? p5
-    0x0000000540003EC1ull,  // mov r6, two_m64 ? p5
-    0x00000000022287C0ull,  // fma r14, r3, r5, mzero
-    0x0000000002231DC0ull,  // fma r14, r14, r6, mzero
-    0x00000002400021C1ull,  // mov r14, zero ? p2
-    0x00000001C00031C1ull,  // mov r14, inf ? !p1
-    0x0000000000069DC4ull,  // csgn r14, r14, r13
-    0x00000000400033C1ull,  // mov r14, nan ? p0
-    0x00000000022717E0ull,  // fma r15, r11, r14, mzero
-    0x0000000002279E20ull,  // fma r1, r15, r15, mzero
-    0x0000000002208240ull,  // fma r2, r1, r1, mzero
-    0x0000000007BF8460ull,  // fma r3, r2, log_lg4, log_lg2
-    0x0000000002218460ull,  // fma r3, r2, r3, mzero
-    0x00000000079F0480ull,  // fma r4, r2, log_lg3, log_lg1
-    0x0000000002220280ull,  // fma r4, r1, r4, mzero
-    0x00000000006908A0ull,  // fma r5, r4, one, r3
-    0x00000000023D94C0ull,  // fma r6, r10, log_ln2_lo, mzero
-    0x0000000000A91860ull,  // fma r3, r12, one, r5
-    0x0000000000C19E60ull,  // fma r3, r15, r3, r6
-    0x0000000001898660ull,  // fma r3, r3, minus_one, r12
-    0x0000000000699660ull,  // fma r3, r11, minus_one, r3
-    0x00000000107D14E0ull,  // fma r7, r10, log_ln2_hi, -r3
-    0x00000000000D0011ull,  // pmag p0, r0, nan_min
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000088507C0ull,  // fma r14, r3, r5, mzero
+    0x0000000008861DC0ull,  // fma r14, r14, r6, mzero
+    0x00000012000021C1ull,  // mov r14, zero ? p2
+    0x0000000E000031C1ull,  // mov r14, inf ? !p1
+    0x00000000000D1DC4ull,  // csgn r14, r14, r13
+    0x00000002000033C1ull,  // mov r14, nan ? p0
+    0x00000000088E17E0ull,  // fma r15, r11, r14, mzero
+    0x00000000088F1E20ull,  // fma r1, r15, r15, mzero
+    0x0000000008810240ull,  // fma r2, r1, r1, mzero
+    0x000000001EBF0460ull,  // fma r3, r2, log_lg4, log_lg2
+    0x0000000008830460ull,  // fma r3, r2, r3, mzero
+    0x000000001E3E0480ull,  // fma r4, r2, log_lg3, log_lg1
+    0x0000000008840280ull,  // fma r4, r1, r4, mzero
+    0x00000000019208A0ull,  // fma r5, r4, one, r3
+    0x0000000008BB14C0ull,  // fma r6, r10, log_ln2_lo, mzero
+    0x0000000002921860ull,  // fma r3, r12, one, r5
+    0x0000000003031E60ull,  // fma r3, r15, r3, r6
+    0x0000000006130660ull,  // fma r3, r3, minus_one, r12
+    0x0000000001931660ull,  // fma r3, r11, minus_one, r3
+    0x0000000081BA14E0ull,  // fma r7, r10, log_ln2_hi, -r3
+    0x00000000001A0011ull,  // pmag p0, r0, nan_min
     0x0000000000000032ull,  // psign p1, r0
-    0x00000000000D8051ull,  // pmag p2, r0, tiny
-    0x00000000000C0071ull,  // pmag p3, r0, inf
-    0x00000003400030E1ull,  // mov r7, inf ? p3
-    0x00000002C00070E1ull,  // mov r7, minus_inf ? !p2
-    0x0002200000000036ull,  // pand p1, p1, p2
-    0x00000001400032E1ull,  // mov r7, nan ? p1
-    0x00000000400032E1ull,  // mov r7, nan ? p0
+    0x00000000001B0051ull,  // pmag p2, r0, tiny
+    0x0000000000180071ull,  // pmag p3, r0, inf
+    0x0000001A000030E1ull,  // mov r7, inf ? p3
+    0x00000016000070E1ull,  // mov r7, minus_inf ? !p2
+    0x0011000000000036ull,  // pand p1, p1, p2
+    0x0000000A000032E1ull,  // mov r7, nan ? p1
+    0x00000002000032E1ull,  // mov r7, nan ? p0
+    0x00000000001A00F1ull,  // pmag p7, r0, nan_min
+    0x00000000000001E2ull,  // abs r15, r0
+    0x0000000000121ED1ull,  // pmag p6, r15, one
+    0x00000000088F1FC0ull,  // fma r14, r15, r15, mzero
+    0x00000000230E8FA0ull,  // fma r13, erf_s6, r14, erf_s5
+    0x00000000228E1BA0ull,  // fma r13, r13, r14, erf_s4
+    0x00000000220E1BA0ull,  // fma r13, r13, r14, erf_s3
+    0x00000000218E1BA0ull,  // fma r13, r13, r14, erf_s2
+    0x00000000210E1BA0ull,  // fma r13, r13, r14, erf_s1
+    0x00000000208E1BA0ull,  // fma r13, r13, r14, erf_s0
+    0x00000000078F1B60ull,  // fma r11, r13, r15, r15
+    0x0000000000401F87ull,  // min r12, r15, erf_clamp
+    0x00000000280CA340ull,  // fma r10, erf_l9, r12, erf_l8
+    0x00000000278C1540ull,  // fma r10, r10, r12, erf_l7
+    0x00000000270C1540ull,  // fma r10, r10, r12, erf_l6
+    0x00000000268C1540ull,  // fma r10, r10, r12, erf_l5
+    0x00000000260C1540ull,  // fma r10, r10, r12, erf_l4
+    0x00000000258C1540ull,  // fma r10, r10, r12, erf_l3
+    0x00000000250C1540ull,  // fma r10, r10, r12, erf_l2
+    0x00000000248C1540ull,  // fma r10, r10, r12, erf_l1
+    0x00000000240C1540ull,  // fma r10, r10, r12, erf_l0
+    0x00000000001A1411ull,  // pmag p0, r10, nan_min
+    0x0000000000001432ull,  // psign p1, r10
+    0x0000000000241451ull,  // pmag p2, r10, exp_overflow
+    0x004A000000000056ull,  // pand p2, p2, !p1
+    0x0000000000251471ull,  // pmag p3, r10, exp_underflow
+    0x000B000000000076ull,  // pand p3, p3, p1
+    0x0000000010A01420ull,  // fma r1, r10, log2e, shift
+    0x000000000000020Cull,  // kfrac r1
+    0x0000000100934240ull,  // fma r2, shift, minus_one, r1, neg
+    0x0000000005220460ull,  // fma r3, r2, ln2_hi, r10
+    0x0000000001A30460ull,  // fma r3, r2, ln2_lo, r3
+    0x0000000013834C80ull,  // fma r4, exp_c7, r3, exp_c6
+    0x0000000014030880ull,  // fma r4, r4, r3, exp_c5
+    0x0000000014830880ull,  // fma r4, r4, r3, exp_c4
+    0x0000000015030880ull,  // fma r4, r4, r3, exp_c3
+    0x000000000A030880ull,  // fma r4, r4, r3, half
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x0000000009030880ull,  // fma r4, r4, r3, one
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
+    0x00000000000000A5ull,  // pow2 r5, 0
+    0x00000000000024C1ull,  // mov r6, one
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x0000000008850920ull,  // fma r9, r4, r5, mzero
+    0x0000000008861320ull,  // fma r9, r9, r6, mzero
+    0x0000001200003121ull,  // mov r9, inf ? p2
+    0x0000001A00002121ull,  // mov r9, zero ? p3
+    0x0000000200003321ull,  // mov r9, nan ? p0
+    0x0000000009131320ull,  // fma r9, r9, minus_one, one
+    0x00000000000016E1ull,  // mov r7, r11
+    0x00000032000012E1ull,  // mov r7, r9 ? p6
+    0x0000000000000EE4ull,  // csgn r7, r7, r0
+    0x0000003A000032E1ull,  // mov r7, nan ? p7
+    0x0000000000180011ull,  // pmag p0, r0, inf
+    0x0000000000180231ull,  // pmag p1, r1, inf
+    0x00000000001B0051ull,  // pmag p2, r0, tiny
+    0x00000000001B0271ull,  // pmag p3, r1, tiny
+    0x00000000001A0291ull,  // pmag p4, r1, nan_min
+    0x001A0000000000D6ull,  // pand p6, p2, p3
+    0x00460000000000D6ull,  // pand p6, p6, !p0
+    0x004E0000000000D6ull,  // pand p6, p6, !p1
+    0x00000000000125E4ull,  // csgn r15, one, r1
+    0x0000001E000131E4ull,  // csgn r15, inf, r1 ? !p3
+    0x0000000A000121E4ull,  // csgn r15, zero, r1 ? p1
+    0x00000022000033E1ull,  // mov r15, nan ? p4
+    0x00000000088F01E0ull,  // fma r15, r0, r15, mzero
+    0x0000000000000102ull,  // abs r8, r0
+    0x00000000001C10B1ull,  // pmag p5, r8, min_normal
+    0x0000002E089D1100ull,  // fma r8, r8, two64, mzero ? !p5
+    0x000000000000100Dull,  // kexp r8
+    0x0000F02E0000000Eull,  // kadd -64 ? !p5
+    0x000000000000012Bull,  // kint r9
+    0x0000000000001143ull,  // mant r10, r8
+    0x0000000000000302ull,  // abs r8, r1
+    0x00000000001C10B1ull,  // pmag p5, r8, min_normal
+    0x0000002E089D1100ull,  // fma r8, r8, two64, mzero ? !p5
+    0x000000000000100Dull,  // kexp r8
+    0x0000F02E0000000Eull,  // kadd -64 ? !p5
+    0x000000000000018Bull,  // kint r12
+    0x0000000000001163ull,  // mant r11, r8
+    0x00000000001A1611ull,  // pmag p0, r11, nan_min
+    0x00000000001B1631ull,  // pmag p1, r11, tiny
+    0x0000000000181651ull,  // pmag p2, r11, inf
+    0x00000000001C1671ull,  // pmag p3, r11, min_normal
+    0x0000000000001622ull,  // abs r1, r11
+    0x0000001E089D0220ull,  // fma r1, r1, two64, mzero ? !p3
+    0x000000000000020Dull,  // kexp r1
+    0x0000F01E0000000Eull,  // kadd -64 ? !p3
+    0x0000000000000243ull,  // mant r2, r1
+    0x0000000015AC0460ull,  // fma r3, r2, recip_m8_17, recip_24_17
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x0000000049030480ull,  // fma r4, -r2, r3, one
+    0x0000000001840660ull,  // fma r3, r3, r4, r3
+    0x000000000000000Full,  // kneg
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
+    0x00000000000000A5ull,  // pow2 r5, 0
+    0x00000000000024C1ull,  // mov r6, one
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x00000000088507A0ull,  // fma r13, r3, r5, mzero
+    0x0000000008861BA0ull,  // fma r13, r13, r6, mzero
+    0x00000012000021A1ull,  // mov r13, zero ? p2
+    0x0000000E000031A1ull,  // mov r13, inf ? !p1
+    0x00000000000B1BA4ull,  // csgn r13, r13, r11
+    0x00000002000033A1ull,  // mov r13, nan ? p0
+    0x00000000088D15C0ull,  // fma r14, r10, r13, mzero
+    0x00000000450B1D00ull,  // fma r8, -r14, r11, r10
+    0x00000000070D11C0ull,  // fma r14, r8, r13, r14
+    0x0000000086121320ull,  // fma r9, r9, one, -r12
+    0x0000000000521326ull,  // max r9, r9, div_kmin
+    0x0000000000531327ull,  // min r9, r9, div_kmax
+    0x0000000010921320ull,  // fma r9, r9, one, shift
+    0x000000000000120Cull,  // kfrac r9
+    0x00001FC000000093ull,  // pkgt p4, 127
+    0x0000E080000000B4ull,  // pklt p5, -126
+    0x00000000000000A5ull,  // pow2 r5, 0
+    0x00000000000024C1ull,  // mov r6, one
+    0x0000002200003CA1ull,  // mov r5, two127 ? p4
+    0x0000E062000000C5ull,  // pow2 r6, -127 ? p4
+    0x0000102A000000A5ull,  // pow2 r5, 64 ? p5
+    0x0000002A00003EC1ull,  // mov r6, two_m64 ? p5
+    0x0000000008851CE0ull,  // fma r7, r14, r5, mzero
+    0x0000000008860EE0ull,  // fma r7, r7, r6, mzero
+    0x00000000000F0EE4ull,  // csgn r7, r7, r15
+    0x0000003600001EE1ull,  // mov r7, r15 ? !p6
 };
 
 struct Program {
@@ -504,6 +659,7 @@ inline constexpr Program kPrograms[] = {
     {"ge", 8, 1},          {"eq", 9, 1},         {"select", 10, 3}, {"relu", 13, 1},
     {"leaky_relu", 14, 7}, {"exp", 21, 31},      {"recip", 52, 31}, {"rsqrt", 83, 39},
     {"sqrt", 122, 41},     {"sigmoid", 163, 70}, {"tanh", 233, 80}, {"log", 313, 69},
+    {"erf", 382, 57},      {"div", 439, 78},
 };
 
 }  // namespace tpu::tb::ucode
