@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -1253,6 +1254,132 @@ TEST(NetVector, GeluAsPyTorchExportsIt) {
   ExpectBits(out.at("y"), want, "the contract's operations");
   EXPECT_EQ(F32Bits(out.at("y").f[1]), 0x80000000u);  // -0 * (1 + erf(-0)) * 0.5
   EXPECT_EQ(out.at("y").f[4], 6.0f);                  // erf(6/sqrt(2)) rounds to 1
+}
+
+// ONNX's Gelu (opset 20; "none" as PyTorch's export, "tanh" with x³ = (x·x)·x) and Pow with a
+// constant exponent of 1, 2, 3 or -1: one job each on the vector unit, the host's bits, each the
+// contract's operations in the order the importer states, within a bound of binary64; any other
+// exponent, a run-time one and another approximation are one-line errors.
+TEST(NetVector, GeluAndPowOnTheVectorUnit) {
+  using isa::VectorOp;
+  tb::Rng rng(test::TestSeed());
+  const Tensor x = Random(rng, {2, 3, 4, 5}, 4.0);
+  const auto f = [](float v) { return F32Bits(v); };
+  const auto apply = [](VectorOp op, uint32_t a, uint32_t b) {
+    return isa::ApplyVectorOp(op, a, b, 0, num::Mode::kIeee);
+  };
+  struct Case {
+    std::string op;
+    std::map<std::string, net::Attr> attrs;
+    float e;  // Pow's exponent
+    std::function<uint32_t(uint32_t)> contract;
+    std::function<double(double)> exact;
+    double rel;  // the bound, relative to |x|^max(e, 1) (Gelu: to |x|)
+  };
+  const auto gelu_none = [&](uint32_t v) {
+    uint32_t t = apply(VectorOp::kErf, apply(VectorOp::kDiv, v, f(1.41421356f)), 0);
+    t = apply(VectorOp::kMul, apply(VectorOp::kAdd, t, f(1.0f)), v);
+    return apply(VectorOp::kMul, t, f(0.5f));
+  };
+  const auto gelu_tanh = [&](uint32_t v) {
+    uint32_t t = apply(VectorOp::kMul, apply(VectorOp::kMul, v, v), v);
+    t = apply(VectorOp::kAdd, apply(VectorOp::kMul, t, f(0.044715f)), v);
+    t = apply(VectorOp::kTanh, apply(VectorOp::kMul, t, f(0.797884561f)), 0);
+    t = apply(VectorOp::kMul, apply(VectorOp::kAdd, t, f(1.0f)), v);
+    return apply(VectorOp::kMul, t, f(0.5f));
+  };
+  const double s2pi = std::sqrt(2.0 / M_PI);
+  const std::vector<Case> cases = {
+      {"Gelu",
+       {},
+       0,
+       gelu_none,
+       [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); },
+       0x1p-21},
+      {"Gelu",
+       {{"approximate", net::Attr{}}},
+       0,
+       gelu_tanh,
+       [&](double v) { return 0.5 * v * (1.0 + std::tanh(s2pi * (v + 0.044715 * v * v * v))); },
+       0x1p-19},
+      {"Pow", {}, 1, [](uint32_t v) { return v; }, [](double v) { return v; }, 0},
+      {"Pow",
+       {},
+       2,
+       [&](uint32_t v) { return apply(VectorOp::kMul, v, v); },
+       [](double v) { return v * v; },
+       0x1p-24},
+      {"Pow",
+       {},
+       3,
+       [&](uint32_t v) { return apply(VectorOp::kMul, apply(VectorOp::kMul, v, v), v); },
+       [](double v) { return v * v * v; },
+       0x1p-23},
+      {"Pow",
+       {},
+       -1,
+       [&](uint32_t v) { return apply(VectorOp::kRecip, v, 0); },
+       [](double v) { return 1.0 / v; },
+       0x1p-23},
+  };
+  for (Case cs : cases) {
+    SCOPED_TRACE(cs.op + " " + std::to_string(cs.e));
+    if (cs.attrs.count("approximate")) {
+      cs.attrs["approximate"].kind = net::Attr::Kind::kString;
+      cs.attrs["approximate"].s = "tanh";
+    }
+    Graph g;
+    g.opset = 20;
+    g.inputs = {Input("x", {2, 3, 4, 5})};
+    Node n;
+    n.name = "y";
+    n.op = cs.op;
+    n.inputs = {"x"};
+    if (cs.op == "Pow") {
+      g.constants["e"] = Filled({});
+      g.constants["e"].f = {cs.e};
+      n.inputs.push_back("e");
+    }
+    n.outputs = {"y"};
+    n.attrs = cs.attrs;
+    g.nodes = {n};
+    g.outputs = {Input("y", {})};
+    const auto host_out = RunGraph(g, {{"x", x}});
+    net::Plan plan = net::Plan::Build(g, {{"x", x.shape}}, num::Mode::kIeee, true);
+    ASSERT_EQ(plan.steps().size(), 1u);
+    EXPECT_TRUE(plan.steps()[0].accel);
+    tb::accel::ModelSim sim(tb::accel::ConfigFromBuild("accel_3x5"));
+    tb::accel::NetRunner runner(sim, false);
+    const auto out = runner.Run(plan, {{"x", x}});
+    EXPECT_EQ(runner.Total().jobs, 1);
+    ExpectBits(out.at("y"), host_out.at("y"), "vector unit vs host");
+    Tensor want;
+    want.shape = x.shape;
+    for (float v : x.f) {
+      want.f.push_back(F32FromBits(cs.contract(F32Bits(v))));
+      if (v == 0.0f && cs.e < 0) continue;
+      const double scale = std::pow(std::fabs(double(v)), std::max(1.0, double(cs.e)));
+      const double mag = cs.e < 0 ? std::fabs(cs.exact(v)) : scale;
+      EXPECT_LE(std::fabs(double(want.f.back()) - cs.exact(v)), cs.rel * mag + 0x1p-149)
+          << "x = " << v;
+    }
+    ExpectBits(out.at("y"), want, "the contract's operations");
+  }
+  // Errors.
+  const auto fails = [&](float e, const char* part) {
+    Graph g = OneNode("p", "Pow", {Input("x", {1, 4}), Input("e", {})}, {"x", "e"});
+    g.inputs.pop_back();
+    g.constants["e"] = Filled({});
+    g.constants["e"].f = {e};
+    try {
+      net::Plan::Build(g, {}, num::Mode::kIeee, true);
+      ADD_FAILURE() << "no error for exponent " << e;
+    } catch (const net::Error& err) {
+      EXPECT_NE(std::string(err.what()).find(part), std::string::npos) << err.what();
+    }
+  };
+  fails(0.5f, "node 'p' (Pow): the exponent must be a constant 1, 2, 3 or -1");
+  fails(4.0f, "the exponent must be a constant 1, 2, 3 or -1");
 }
 
 // Which readers join a vector step: Exp's reader Sub(2, .) has the value second, so it starts a

@@ -1526,9 +1526,9 @@ Exec Move(const std::string& in, const std::string& out, const Shape& shape,
 // (an AccelJob of kind kVector) when the plan is for a machine with the vector unit, else on the
 // host with the same operations, so the bits are the same either way.
 bool IsVectorOp(const std::string& op) {
-  static const std::set<std::string> kOps = {"Sigmoid", "Tanh",       "Exp", "Sqrt", "Log",
-                                             "Erf",     "Reciprocal", "Neg", "Clip", "LeakyRelu",
-                                             "Mul",     "Sub",        "Div", "Max",  "Min"};
+  static const std::set<std::string> kOps = {
+      "Sigmoid",   "Tanh", "Exp", "Sqrt", "Log", "Erf",  "Reciprocal", "Neg", "Clip",
+      "LeakyRelu", "Mul",  "Sub", "Div",  "Pow", "Gelu", "Max",        "Min"};
   return kOps.count(op) != 0;
 }
 
@@ -1636,6 +1636,42 @@ void PlanVector(Ctx& c, const Node& n, Plan::Impl& impl, Step& st, std::set<size
   } else if (op == "Neg") {
     CheckAttrs(n, {});
     parts[0].stages.push_back(scalar(VectorOp::kMul, -1.0f));  // exact: x·(−1) + (−0)
+  } else if (op == "Pow") {
+    // A constant exponent of 1, 2, 3 or -1: x, x·x (correctly rounded, as pow), (x·x)·x, recip.
+    CheckAttrs(n, {});
+    if (n.inputs.size() != 2) Fail(n, fmt::format("{} inputs; two are supported", n.inputs.size()));
+    const std::optional<float> e = ScalarConst(c, n, 1);
+    if (!e || (*e != 1.0f && *e != 2.0f && *e != 3.0f && *e != -1.0f)) {
+      Fail(n, "the exponent must be a constant 1, 2, 3 or -1");
+    }
+    auto& stages = parts[0].stages;
+    if (*e == 1.0f) stages.push_back({VectorOp::kCopy});
+    if (*e == -1.0f) stages.push_back({VectorOp::kRecip});
+    for (int k = 1; k < int(*e); ++k) stages.push_back({VectorOp::kMul, VectorB::kTensor});
+    if (*e > 1.0f) parts[0].b = n.inputs[0];
+  } else if (op == "Gelu") {
+    // Opset 20: "none" is PyTorch's export before it, 0.5·x·(1 + erf(x / sqrt(2))) in that order;
+    // "tanh" 0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³))), with x³ = (x·x)·x. B is x.
+    CheckAttrs(n, {"approximate"});
+    const std::string approx = AttrString(n, "approximate", "none");
+    auto& stages = parts[0].stages;
+    const VectorStage by_x{VectorOp::kMul, VectorB::kTensor};
+    if (approx == "none") {
+      stages = {scalar(VectorOp::kDiv, 1.41421356f), {VectorOp::kErf}};
+    } else if (approx == "tanh") {
+      stages = {by_x,
+                by_x,
+                scalar(VectorOp::kMul, 0.044715f),
+                {VectorOp::kAdd, VectorB::kTensor},
+                scalar(VectorOp::kMul, 0.797884561f),
+                {VectorOp::kTanh}};
+    } else {
+      Fail(n, fmt::format("approximate '{}'; 'none' and 'tanh' are supported", approx));
+    }
+    stages.push_back(scalar(VectorOp::kAdd, 1.0f));
+    stages.push_back(by_x);
+    stages.push_back(scalar(VectorOp::kMul, 0.5f));
+    parts[0].b = n.inputs[0];
   } else if (op == "Relu") {  // (a machine with the vector unit only)
     CheckAttrs(n, {});
     parts[0].stages.push_back({VectorOp::kRelu});
@@ -2725,6 +2761,8 @@ const std::set<std::string>& KnownOps() {
                                             "Log",
                                             "Erf",
                                             "Div",
+                                            "Pow",
+                                            "Gelu",
                                             "Neg",
                                             "Clip",
                                             "LeakyRelu",

@@ -17,11 +17,12 @@
 //    Gemms (each read only by the next, through a Relu) is one step and one program
 //    (host::CompileMlp).
 //  * vector steps: Sigmoid, Tanh, Exp, Log, Erf, Sqrt, Reciprocal, Neg, Clip, LeakyRelu, Mul, Sub,
-//    Div, Max, Min, each a chain of the numerics contract's vector operations applied elementwise
-//    (operands broadcast by the host): an AccelJob of kind kVector on a machine with the vector
-//    unit, else a host step computing the same operations. With the vector unit, Add and a
-//    standalone Relu are vector steps too, and an elementwise reader that is a vector step's only
-//    reader joins it as one more stage (GELU's five nodes: one step, one job).
+//    Div, Max, Min, Pow (constant exponent 1, 2, 3, -1), Gelu, each a chain of the numerics
+//    contract's vector operations applied elementwise (operands broadcast by the host): an AccelJob
+//    of kind kVector on a machine with the vector unit, else a host step computing the same
+//    operations. With the vector unit, Add and a standalone Relu are vector steps too, and an
+//    elementwise reader that is a vector step's only reader joins it as one more stage (GELU's five
+//    nodes: one step, one job).
 //  * pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on the vector unit
 //    (host::CompilePool, the contract's vector pooling) where the machine has one, else host
 //    steps.
