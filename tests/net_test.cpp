@@ -1061,6 +1061,18 @@ TEST(NetHostOps, PoolsAndSoftmax) {
   for (float v : out.at("s").f) EXPECT_EQ(F32Bits(v), num::kFp32CanonicalNaN);
 }
 
+// Appends node `out` (named as its one output) to g.
+void AddNode(Graph& g, const std::string& op, std::vector<std::string> in, const std::string& out,
+             std::map<std::string, net::Attr> attrs = {}) {
+  Node n;
+  n.name = out;
+  n.op = op;
+  n.inputs = std::move(in);
+  n.outputs = {out};
+  n.attrs = std::move(attrs);
+  g.nodes.push_back(n);
+}
+
 // A graph of one node `name` (`op`) reading `reads` (graph inputs or constants), writing "y".
 Graph OneNode(const std::string& name, const std::string& op, std::vector<net::ValueInfo> inputs,
               std::vector<std::string> reads, std::map<std::string, Tensor> constants = {}) {
@@ -1110,13 +1122,7 @@ TEST(NetVector, OperatorsOnTheVectorUnitAndTheHostAgree) {
   g.constants["two"].f = {2.0f};
   const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out,
                         std::map<std::string, net::Attr> attrs = {}) {
-    Node n;
-    n.name = out;
-    n.op = op;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    n.attrs = std::move(attrs);
-    g.nodes.push_back(n);
+    AddNode(g, op, std::move(in), out, std::move(attrs));
   };
   node("Sigmoid", {"x"}, "s");
   node("Mul", {"x", "s"}, "silu");
@@ -1206,14 +1212,7 @@ TEST(NetVector, GeluAsPyTorchExportsIt) {
   scalar("one", 1.0f);
   scalar("half", 0.5f);
   const auto node = [&](const std::string& op, std::vector<std::string> in,
-                        const std::string& out) {
-    Node n;
-    n.name = out;
-    n.op = op;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    g.nodes.push_back(n);
-  };
+                        const std::string& out) { AddNode(g, op, std::move(in), out); };
   node("Div", {"x", "sqrt2"}, "u");
   node("Erf", {"u"}, "e");
   node("Add", {"e", "one"}, "e1");
@@ -1394,14 +1393,7 @@ TEST(NetVector, ElementwiseChainsJoinOneStep) {
   g.constants["two"] = Filled({});
   g.constants["two"].f = {2.0f};
   const auto node = [&](const std::string& op, std::vector<std::string> in,
-                        const std::string& out) {
-    Node n;
-    n.name = out;
-    n.op = op;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    g.nodes.push_back(n);
-  };
+                        const std::string& out) { AddNode(g, op, std::move(in), out); };
   node("Exp", {"x"}, "e");
   node("Sub", {"two", "e"}, "s");
   node("Div", {"s", "x"}, "d");
@@ -1942,13 +1934,7 @@ TEST(NetWhole, ConcatAcrossProgramsStartsAProgram) {
   g.inputs = {Input("x", {1, 8, 5, 5})};
   const auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out,
                         std::map<std::string, net::Attr> attrs = {}) {
-    Node n;
-    n.name = out;
-    n.op = op;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    n.attrs = std::move(attrs);
-    g.nodes.push_back(n);
+    AddNode(g, op, std::move(in), out, std::move(attrs));
   };
   g.constants["w1"] = Random(rng, {8, 8, 1, 1}, 0.3);
   g.constants["w2"] = Random(rng, {8, 8, 1, 1}, 0.3);
