@@ -52,6 +52,12 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 src="$work/src"
 rm -rf "$src" && mkdir -p "$src"
 tar -C "$root" --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -C "$src" -xmf -
+# Configure the copy once, before any fault: a configure error (a missing package) is the
+# machine's, not a mutant's, and would otherwise count every fault as killed ("does not build").
+if ! cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" 2>&1; then
+  echo "mutate.sh: the unmutated copy does not configure (make deps?): $work/configure.log" >&2
+  exit 2
+fi
 killed=0 survived=0 broken=0 last=
 printf '%-3s %-8s %s\n' "#" result "injected fault"
 for i in "${!specs[@]}"; do
@@ -90,8 +96,7 @@ for i in "${!specs[@]}"; do
   # shows: the matrix unit's timing inside the accelerator).
   [ -n "${only:-}" ] && read -r -a suites <<< "$only"
   result=
-  if ! { cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
-         cmake --build "$work/build" -j 2 --target "${suites[@]}"; } > "$log" 2>&1; then
+  if ! cmake --build "$work/build" -j 2 --target "${suites[@]}" > "$log" 2>&1; then
     result=KILLED note=" (does not build: $log)"
   else
     note=

@@ -1236,7 +1236,9 @@ void OnEveryArray(F&& run) {
 // Training on the RTL (tpu/train.h; ISA 1.3's transposing LOADs carry the backward GEMMs): SGD
 // steps with momentum of a small MLP on each of the four arrays, every job of every step checked
 // bit for bit against the golden model (RunAccelJob), and the loss and every weight bit after
-// every step equal to the golden training loop's on the golden model.
+// every step equal to the golden training loop's on the golden model (8x8, no vector unit: the
+// host computes the vector work). On 4x4 and 3x5 the loss gradient, relu's masks and the update
+// run on the vector unit.
 TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
   tb::Rng rng(test::TestSeed());
   const std::vector<int> sizes = {21, 13, 10};
@@ -1275,11 +1277,13 @@ TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
   auto run = [&](auto& bench, const char* name) {
     SCOPED_TRACE(name);
     accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+    const auto& mc = bench.config().machine;
+    const train::VectorUnit vu{mc.vmem_depth, mc.c};
     train::Mlp m = train::InitMlp(sizes, init_seed);
     for (size_t s = 0; s < xs.size(); ++s) {
       train::StepResult r;
       try {
-        r = train::Step(m, recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+        r = train::Step(m, recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee, vu);
       } catch (const std::exception& e) {
         FAIL() << "step " << s << ": " << e.what();
       }
@@ -1291,7 +1295,12 @@ TEST(AccelTrainingTest, StepsAreBitExactOnEveryArray) {
       }
     }
     EXPECT_EQ(runner.pass(accel::TrainRunner::kForward).jobs, 6);
-    EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 9);  // dW2, dX2, dW1 per step
+    // Per step dW2, dX2, dW1; with the vector unit also the softmax (10 classes: 16 rows), the
+    // loss gradient and relu's mask, and the update's two jobs.
+    const bool softmax = mc.vmem_depth >= host::SoftmaxRows(sizes.back());
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs,
+              mc.vector_unit() ? 3 * (5 + int(softmax)) : 9);
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kUpdate).jobs, mc.vector_unit() ? 6 : 0);
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
   };
   OnEveryArray(run);
@@ -1454,17 +1463,19 @@ TEST(AccelTrainingTest, NetworkStepsAreBitExactOnEveryArray) {
   auto run = [&](auto& bench, const char* name) {
     SCOPED_TRACE(name);
     accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+    const auto& mc = bench.config().machine;
     train::Network nw = train::Network::FromGraph(g);
     for (size_t s = 0; s < xs.size(); ++s) {
       train::StepResult r;
       try {
-        r = nw.Step(recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee);
+        r = nw.Step(recipe, xs[s], ys[s], runner.Fn(), num::Mode::kIeee, {mc.vmem_depth, mc.c});
       } catch (const std::exception& e) {
         FAIL() << "step " << s << ": " << e.what();
       }
       EXPECT_EQ(state(nw, r.loss), want[s]) << "after step " << s;
     }
     EXPECT_GT(runner.pass(accel::TrainRunner::kBackward).checked, 0u);
+    EXPECT_EQ(runner.pass(accel::TrainRunner::kUpdate).jobs, mc.vector_unit() ? 4 : 0);
   };
   OnEveryArray(run);
 }

@@ -1341,8 +1341,8 @@ TEST_F(HostTest, RaceCheckFindsAMissingToken) {
 // destination, with each kind of B, one and several stages, on shapes with ragged column tiles
 // and several row blocks (a small vector memory), the data drawn with specials. The output must
 // be the stages of isa::ApplyVectorOp applied element by element in order (the contract's
-// operation: what the compiler moves must not change what is computed), and the counters the
-// program's: every instruction is the store module's.
+// operation: what the compiler moves must not change what is computed), as host::VectorOnHost
+// computes them too, and the counters the program's: every instruction is the store module's.
 TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
   tb::Rng rng(test::TestSeed());
   for (const int depth : {3, 7, 64}) {
@@ -1390,6 +1390,8 @@ TEST_F(HostTest, VectorProgramsApplyTheirStagesElementwise) {
           }
         }
         ExpectSame(want, host::ReadMatrixFp32(mach, p.out), n, "out");
+        // The host's computation of the same stages (a machine without the vector unit).
+        ExpectSame(want, host::VectorOnHost(m, n, stages, a, b, mode), n, "VectorOnHost");
         EXPECT_EQ(r.counters.per_module[0], 0u);
         EXPECT_EQ(r.counters.per_module[1], 0u);
         EXPECT_EQ(r.counters.per_module[2],
@@ -1786,10 +1788,10 @@ TEST_F(HostTest, DepthwiseProgramsComputeTheContractsConvolution) {
 
 // CompileSoftmax on the golden model against the contract's vector softmax and log-softmax
 // written out per slice (host.h), random lengths and slice counts across column tiles, vector
-// memories from the smallest (chunks of one row), both modes, with NaN and infinite slices.
-// Then its error in IEEE mode against the exact softmax (long double): every output within
-// (L + 4 + |x_i - m|) ulp of the exact value's binade (x_i - m is rounded to fp32, and exp
-// magnifies that), log-softmax within (L + 4)·2^-23·max(1, |y|).
+// memories from the smallest (chunks of one row), both modes, with NaN and infinite slices;
+// host::SoftmaxOnHost gives the same bits. Then its error in IEEE mode against the exact softmax
+// (long double): every output within (L + 4 + |x_i - m|) ulp of the exact value's binade (x_i - m
+// is rounded to fp32, and exp magnifies that), log-softmax within (L + 4)·2^-23·max(1, |y|).
 TEST_F(HostTest, SoftmaxProgramsComputeTheContractsSoftmax) {
   using isa::VectorOp;
   tb::Rng rng(test::TestSeed());
@@ -1869,6 +1871,7 @@ TEST_F(HostTest, SoftmaxProgramsComputeTheContractsSoftmax) {
       }
     }
     ExpectSame(want, got, slices, "out");
+    ExpectSame(want, host::SoftmaxOnHost(len, slices, log, x, mode), slices, "SoftmaxOnHost");
   }
   std::printf("softmax: largest error %.2f ulp; log-softmax: largest error %.3g\n", worst_ulp,
               worst_log);

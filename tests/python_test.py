@@ -213,7 +213,7 @@ class Train(unittest.TestCase):
 
     def test_cnn_backends_agree(self):
         """The digits CNN (train::Network): a few steps, the same loss bits and trained model on
-        both back ends."""
+        both back ends, and on the golden model with a vector unit."""
         cnn = os.path.join(ROOT, "examples", "digits_cnn.onnx")
         with np.load(TRAIN) as z:
             x, y = z["x"][:64], z["y"][:64]
@@ -226,6 +226,20 @@ class Train(unittest.TestCase):
                              [s["loss_bits"] for s in r["steps"]])
             self.assertEqual(read(os.path.join(d, "m.onnx")), read(os.path.join(d, "r.onnx")),
                              "the trained models differ")
+            # With a vector unit (vmem_depth in the configuration) the loss gradient, relu's masks
+            # and the update run there as jobs (docs/training.md): the same bits.
+            cfg = os.path.join(d, "vmem.json")
+            with open(cfg, "w") as f:
+                json.dump({"rows": 16, "cols": 16, "channels": 1, "vmem_depth": 1024}, f)
+            v = tpusim.train(cnn, (x, y), backend="model", config=cfg,
+                             out=os.path.join(d, "v.onnx"), **kw)
+            self.assertEqual([s["loss_bits"] for s in v["steps"]],
+                             [s["loss_bits"] for s in m["steps"]])
+            self.assertEqual(read(os.path.join(d, "v.onnx")), read(os.path.join(d, "m.onnx")),
+                             "the trained models differ with the vector unit")
+            self.assertEqual(v["passes"]["update"]["jobs"], 2 * kw["steps"])  # momentum: 2 a step
+            self.assertEqual(m["passes"]["update"]["jobs"], 0)
+            self.assertGreater(v["passes"]["backward"]["jobs"], m["passes"]["backward"]["jobs"])
             # The trained model runs as any model (BatchNormalization on its running averages).
             outs, _ = tpusim.run_onnx(os.path.join(d, "r.onnx"), {"x": x[:16]}, backend="model")
             self.assertEqual(outs["logits"].shape, (16, 10))

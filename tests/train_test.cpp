@@ -407,34 +407,112 @@ TEST(TrainTest, NetworkGradientsMatchFiniteDifferences) {
 }
 
 TEST(TrainTest, HostStepsOnWorkedValues) {
-  // Logits (0, ln 3) for label 1: p = (1/4, 3/4), loss = -ln(3/4); dZ = (p - onehot) / B, B = 2
-  // with a second row (0, 0) for label 0: p = (1/2, 1/2), loss ln 2.
+  // Logits (0, ln 3) for label 1: p = (1/4, 3/4), loss = -ln(3/4); dZ = (p - onehot)·fp32(1/B),
+  // B = 2, with a second row (0, 0) for label 0: p = (1/2, 1/2) exactly (exp(0) = 1, 1/2 exact),
+  // loss ln 2. The first row's p is the contract's vector softmax: within L + 4 + |z - m| = 8 ulp
+  // of 1/4 and 3/4 (docs/numerics.md), so dZ within 2^-22 of (p - onehot) / 2.
   const float ln3 = float(std::log(3.0));
   std::vector<float> grad;
-  const float loss = train::SoftmaxCrossEntropy({0.0f, ln3, 0.0f, 0.0f}, {1, 0}, 2, &grad);
+  const float loss =
+      train::SoftmaxCrossEntropy({0.0f, ln3, 0.0f, 0.0f}, {1, 0}, 2, &grad, num::Mode::kIeee);
   const double p0 = 1.0 / (1.0 + std::exp(double(ln3)));
   EXPECT_EQ(Bits(loss), Bits(float((-std::log(1 - p0) + std::log(2.0)) / 2)));
   ASSERT_EQ(grad.size(), 4u);
-  EXPECT_EQ(Bits(grad[0]), Bits(float(p0 / 2)));
-  EXPECT_EQ(Bits(grad[1]), Bits(float((1 - p0 - 1) / 2)));
-  EXPECT_EQ(Bits(grad[2]), Bits(float((0.5 - 1) / 2)));
+  EXPECT_NEAR(grad[0], p0 / 2, 0x1p-22);
+  EXPECT_NEAR(grad[1], (1 - p0 - 1) / 2, 0x1p-22);
+  EXPECT_NE(grad[0], 0.0f);
+  EXPECT_EQ(Bits(grad[2]), Bits(-0.25f));
   EXPECT_EQ(Bits(grad[3]), Bits(0.25f));
+  // Relu's mask: dy where x > 0, else +0 (a -0 gradient too).
+  const std::vector<float> dx =
+      train::ReluBackward({1.0f, 0.0f, -2.0f, 3.0f, std::nanf("")},
+                          {-5.0f, 7.0f, -1.0f, -0.0f, 4.0f}, num::Mode::kIeee);
+  ASSERT_EQ(dx.size(), 5u);
+  EXPECT_EQ(Bits(dx[0]), Bits(-5.0f));
+  for (size_t i : {1, 2, 3, 4}) EXPECT_EQ(Bits(dx[i]), 0u) << i;
   // SGD: w = w - lr·g; with momentum v = m·v + g, w = w - lr·v, each rounded to fp32.
   std::vector<float> w = {1.0f, -2.0f}, v;
-  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.0f);
+  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.0f, num::Mode::kIeee);
   EXPECT_EQ(Bits(w[0]), Bits(1.0f - 0.1f * 0.5f));
   EXPECT_TRUE(v.empty());
-  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.9f);
+  train::SgdUpdate(w, v, {0.5f, 0.25f}, 0.1f, 0.9f, num::Mode::kIeee);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(Bits(v[1]), Bits(0.25f));
   const float w1 = w[1];
-  train::SgdUpdate(w, v, {1.0f, 1.0f}, 0.1f, 0.9f);
+  train::SgdUpdate(w, v, {1.0f, 1.0f}, 0.1f, 0.9f, num::Mode::kIeee);
   const float v1 = 0.9f * 0.25f + 1.0f;
   EXPECT_EQ(Bits(v[1]), Bits(v1));
   EXPECT_EQ(Bits(w[1]), Bits(w1 - 0.1f * v1));
-  // A NaN logit: the row's loss and gradients are NaN, canonical.
-  train::SoftmaxCrossEntropy({std::nanf(""), 0.0f}, {0}, 2, &grad);
+  // In FTZ mode a subnormal step flushes: w stays.
+  std::vector<float> wf = {1.0f}, vf;
+  train::SgdUpdate(wf, vf, {0x1p-130f}, 1.0f, 0.0f, num::Mode::kFtz);
+  EXPECT_EQ(Bits(wf[0]), Bits(1.0f));
+  // A NaN logit: the row's gradients are NaN, canonical.
+  train::SoftmaxCrossEntropy({std::nanf(""), 0.0f}, {0}, 2, &grad, num::Mode::kIeee);
   EXPECT_EQ(Bits(grad[1]), num::kFp32CanonicalNaN);
+}
+
+// The step's vector work (the loss gradient, relu's masks, the update) as jobs on machines with
+// the vector unit, on the golden model: the same bits as on the host, for the MLP and for a
+// network (docs/training.md, "The vector work"); the update pass holds the update's jobs.
+TEST(TrainTest, VectorWorkOnTheVectorUnitEqualsTheHost) {
+  tb::Rng rng(test::TestSeed());
+  const std::vector<int> sizes = {20, 17, 10};
+  const uint64_t init_seed = rng.Next();
+  const train::Recipe r{12, 0.05f, 0.9f};
+  std::vector<std::vector<float>> xs(3), cx(2);
+  std::vector<std::vector<int32_t>> ys(3), cy(2);
+  for (size_t s = 0; s < xs.size(); ++s) RandomBatch(rng, r.batch, sizes[0], 10, &xs[s], &ys[s]);
+  for (size_t s = 0; s < cx.size(); ++s) RandomBatch(rng, 6, 50, 4, &cx[s], &cy[s]);
+  const net::Graph g = test::SmallCnnGraph(rng);
+  std::vector<uint32_t> want_mlp, want_net;
+  // vmem 0: the host; 12 rows: the masks and the update on chip, the softmax (16 rows) on the
+  // host; 64: everything on chip.
+  for (int vmem : {0, 12, 64}) {
+    SCOPED_TRACE(fmt::format("vmem_depth {}", vmem));
+    auto cfg = tb::accel::ConfigFromName("3x5_1ch");
+    cfg.machine.vmem_depth = vmem;
+    const train::VectorUnit vu{vmem, cfg.machine.c};
+    tb::accel::ModelSim sim(cfg);
+    tb::accel::TrainRunner runner(sim, false);
+    Mlp m = train::InitMlp(sizes, init_seed);
+    std::vector<uint32_t> got;
+    for (size_t s = 0; s < xs.size(); ++s) {
+      got.push_back(Bits(train::Step(m, r, xs[s], ys[s], runner.Fn(), cfg.machine.mode, vu).loss));
+      for (const auto& d : m.layers) {
+        for (float v : d.w) got.push_back(Bits(v));
+        for (float v : d.b) got.push_back(Bits(v));
+      }
+    }
+    const auto& up = runner.pass(tb::accel::TrainRunner::kUpdate);
+    const auto& back = runner.pass(tb::accel::TrainRunner::kBackward);
+    // Per step: 2 update jobs (momentum), 1 relu mask, 1 or 2 for the loss gradient.
+    EXPECT_EQ(up.jobs, vmem > 0 ? 6 : 0);
+    EXPECT_EQ(back.jobs, 3 * 3 + (vmem == 0 ? 0 : vmem < 16 ? 2 * 3 : 3 * 3));
+    if (want_mlp.empty()) {
+      want_mlp = got;
+    } else {
+      ASSERT_EQ(got.size(), want_mlp.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want_mlp[i]) << "MLP word " << i;
+    }
+    train::Network nw = train::Network::FromGraph(g);
+    std::vector<uint32_t> gotn;
+    for (size_t s = 0; s < cx.size(); ++s) {
+      const float loss =
+          nw.Step({6, 0.05f, 0.9f}, cx[s], cy[s], runner.Fn(), cfg.machine.mode, vu).loss;
+      gotn.push_back(Bits(loss));
+      for (const auto& [name, t] : nw.Initializers()) {
+        for (float f : t.f) gotn.push_back(Bits(f));
+      }
+    }
+    if (want_net.empty()) {
+      want_net = gotn;
+    } else {
+      ASSERT_EQ(gotn.size(), want_net.size());
+      for (size_t i = 0; i < gotn.size(); ++i)
+        ASSERT_EQ(gotn[i], want_net[i]) << "network word " << i;
+    }
+  }
 }
 
 // The same steps (same data, same initial weights) on array shapes that tile every GEMM

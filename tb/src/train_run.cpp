@@ -15,7 +15,7 @@ TrainRunner::~TrainRunner() = default;
 net::AccelFn TrainRunner::Fn(int force_pass) {
   return [this, force_pass](const net::AccelJob& job, int step) {
     const int p = force_pass >= 0 ? force_pass : step;
-    static const char* const kNames[] = {"forward", "backward", "evaluation"};
+    static const char* const kNames[] = {"forward", "backward", "evaluation", "update"};
     NetStepStats& st = passes_.at(size_t(p));
     return pool_->Run(job, fmt::format("{} pass, job {}: {}", kNames[p], st.jobs, job.Describe()),
                       &st);

@@ -2162,6 +2162,28 @@ PoolProgram CompileDepthwise(const isa::MachineConfig& cfg, const PoolShape& s,
   return CompileWindowed(cfg, s, &o, data_base, o.also_bf16);
 }
 
+std::vector<uint32_t> VectorOnHost(int m, int n, const std::vector<VectorStage>& stages,
+                                   std::vector<uint32_t> a, const std::vector<uint32_t>& b,
+                                   num::Mode mode) {
+  const size_t size = size_t(std::max(m, 0)) * size_t(std::max(n, 0));
+  if (m < 1 || n < 1 || a.size() != size) {
+    Bad(fmt::format("VectorOnHost: {} values of A for {} x {}", a.size(), m, n));
+  }
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const VectorStage& s = stages[k];
+    const bool tensor = s.b == VectorB::kTensor, row = s.b == VectorB::kRow;
+    if ((tensor && b.size() != size) || (row && b.size() != size_t(n))) {
+      Bad(fmt::format("VectorOnHost: stage {} reads {} values of B, not {}", k, b.size(),
+                      tensor ? size : size_t(n)));
+    }
+    for (size_t i = 0; i < size; ++i) {
+      const uint32_t bv = tensor ? b[i] : row ? b[i % size_t(n)] : s.scalar;
+      a[i] = isa::ApplyVectorOp(s.op, a[i], s.b == VectorB::kNone ? 0u : bv, 0, mode);
+    }
+  }
+  return a;
+}
+
 SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,
                               uint64_t data_base) {
   CheckConfig(cfg, "CompileSoftmax");
@@ -2248,6 +2270,40 @@ SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices
   }
   r.prog = Finish(p, st);
   return r;
+}
+
+std::vector<uint32_t> SoftmaxOnHost(int len, int slices, bool log, const std::vector<uint32_t>& x,
+                                    num::Mode mode) {
+  if (len < 1 || slices < 1 || x.size() != size_t(len) * size_t(slices)) {
+    Bad(fmt::format("SoftmaxOnHost: {} values for {} slices of {}", x.size(), slices, len));
+  }
+  using isa::VectorOp;
+  const auto op = [mode](VectorOp o, uint32_t a, uint32_t b, uint32_t d = 0) {
+    return isa::ApplyVectorOp(o, a, b, d, mode);
+  };
+  std::vector<uint32_t> y(x.size()), d(size_t(len), 0), e(size_t(len), 0);
+  for (int c = 0; c < slices; ++c) {
+    const auto at = [&](int i) { return size_t(i) * size_t(slices) + size_t(c); };
+    uint32_t m = 0xFF800000u, sum = 0x80000000u;  // -inf, -0
+    for (int i = 0; i < len; ++i) m = op(VectorOp::kMax, x[at(i)], m);
+    for (int i = 0; i < len; ++i) {
+      d[size_t(i)] = op(VectorOp::kSub, x[at(i)], m);
+      e[size_t(i)] = op(VectorOp::kExp, d[size_t(i)], 0);
+      sum = op(VectorOp::kAdd, e[size_t(i)], sum);
+    }
+    if (log) {
+      const uint32_t ls = op(VectorOp::kLog, sum, 0);
+      for (int i = 0; i < len; ++i) y[at(i)] = op(VectorOp::kSub, d[size_t(i)], ls);
+      continue;
+    }
+    const uint32_t r = op(VectorOp::kRecip, sum, 0), ns = op(VectorOp::kMul, sum, 0xBF800000u);
+    for (int i = 0; i < len; ++i) {
+      const uint32_t q0 = op(VectorOp::kMul, e[size_t(i)], r);
+      const uint32_t t = op(VectorOp::kMac, q0, ns, e[size_t(i)]);
+      y[at(i)] = op(VectorOp::kMac, t, r, q0);
+    }
+  }
+  return y;
 }
 
 }  // namespace tpu::host

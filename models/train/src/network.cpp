@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 #include "tpu/train.h"
@@ -423,8 +424,8 @@ int Network::Classes() const {
 }
 
 Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<int32_t>& y,
-                                 const net::AccelFn& run, num::Mode mode,
-                                 bool update_running_stats) {
+                                 const net::AccelFn& run, num::Mode mode, bool update_running_stats,
+                                 VectorUnit vu) {
   const int batch = int(y.size());
   Trace t = Forward(x, batch, true, run, mode);
   Grads gr;
@@ -436,7 +437,7 @@ Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<
   }
   const int classes = int(logits.shape[1]);
   std::vector<float> dz;
-  gr.result.loss = SoftmaxCrossEntropy(logits.f, y, classes, &dz);
+  gr.result.loss = SoftmaxCrossEntropy(logits.f, y, classes, &dz, mode, run, vu);
   for (int i = 0; i < batch; ++i) {
     int best = 0;
     for (int j = 1; j < classes; ++j) {
@@ -560,10 +561,7 @@ Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<
         break;
       }
       case Op::Kind::kRelu: {
-        const net::Tensor& out = t.v.at(op.out);
-        std::vector<float> dx(dy.size());
-        for (size_t i = 0; i < dy.size(); ++i) dx[i] = out.f[i] > 0.0f ? dy[i] : 0.0f;
-        if (need_dx) give(op.in[0], std::move(dx));
+        if (need_dx) give(op.in[0], ReluBackward(t.v.at(op.out).f, dy, mode, run, vu));
         break;
       }
       case Op::Kind::kAdd:
@@ -601,16 +599,19 @@ Network::Grads Network::Backprop(const std::vector<float>& x, const std::vector<
 }
 
 StepResult Network::Step(const Recipe& r, const std::vector<float>& x,
-                         const std::vector<int32_t>& y, const net::AccelFn& run, num::Mode mode) {
-  Grads gr = Backprop(x, y, run, mode, true);
-  // Parameters in the order of the graph's nodes (each once).
+                         const std::vector<int32_t>& y, const net::AccelFn& run, num::Mode mode,
+                         VectorUnit vu) {
+  Grads gr = Backprop(x, y, run, mode, true, vu);
+  // Parameters in the order of the graph's nodes (each once), updated together.
+  std::vector<Param> params;
+  std::set<std::string> taken;
   for (const auto& op : ops_) {
     for (const std::string* name : {&op->w, &op->b}) {
-      if (name->empty() || !gr.d.count(*name)) continue;
-      SgdUpdate(params_.at(*name).f, velocity_[*name], gr.d.at(*name), r.lr, r.momentum);
-      gr.d.erase(*name);
+      if (name->empty() || !gr.d.count(*name) || !taken.insert(*name).second) continue;
+      params.push_back({&params_.at(*name).f, &velocity_[*name], &gr.d.at(*name)});
     }
   }
+  SgdUpdate(params, r.lr, r.momentum, mode, run, vu);
   return gr.result;
 }
 

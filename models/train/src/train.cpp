@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,11 +18,6 @@ namespace tpu::train {
 using namespace detail;
 
 namespace {
-
-// A bf16 value > 0 (relu's mask): positive, not zero, not NaN.
-bool Positive(uint16_t h) {
-  return (h & num::kBf16SignMask) == 0 && h != 0 && !num::IsNaN16(h);
-}
 
 void Need(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
@@ -236,12 +232,55 @@ std::vector<int> EpochOrder(int n, uint64_t seed, int epoch) {
   return order;
 }
 
+namespace {
+
+using host::VectorB;
+using host::VectorStage;
+using isa::VectorOp;
+
+// Elementwise vector work on `size` elements: A and B (B empty when no stage reads it) as one
+// tensor of the machine's lanes wide (the rows past `size` +0), a job of kind kVector where the
+// machine has the vector unit, else host::VectorOnHost: the same bits.
+std::vector<uint32_t> Elementwise(size_t size, const std::vector<VectorStage>& stages,
+                                  std::vector<uint32_t> a, std::vector<uint32_t> b,
+                                  const net::AccelFn& run, int pass, num::Mode mode,
+                                  VectorUnit vu) {
+  if (size == 0) return {};
+  const size_t n = size_t(std::max(vu.lanes, 1)), m = (size + n - 1) / n;
+  Need(m <= size_t(std::numeric_limits<int>::max()), "train: a vector step too large");
+  a.resize(m * n, 0);
+  if (!b.empty()) b.resize(m * n, 0);
+  std::vector<uint32_t> r;
+  if (run && vu.vmem_depth > 0) {
+    net::AccelJob job;
+    job.kind = net::AccelJob::Kind::kVector;
+    job.m = int(m), job.n = int(n);
+    job.stages = stages;
+    job.va = std::move(a);
+    job.vb = std::move(b);
+    r = run(job, pass);
+  } else {
+    r = host::VectorOnHost(int(m), int(n), stages, std::move(a), b, mode);
+  }
+  r.resize(size);
+  return r;
+}
+
+std::vector<uint32_t> AllBits(const std::vector<float>& v) {
+  std::vector<uint32_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = Bits(v[i]);
+  return r;
+}
+
+}  // namespace
+
 float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& y, int n,
-                          std::vector<float>* grad) {
+                          std::vector<float>* grad, num::Mode mode, const net::AccelFn& run,
+                          VectorUnit vu) {
   const int batch = int(y.size());
-  Need(n >= 1 && logits.size() == size_t(batch) * size_t(n),
+  Need(n >= 1 && batch >= 1 && logits.size() == size_t(batch) * size_t(n),
        fmt::format("train: {} logits for {} labels of {} classes", logits.size(), batch, n));
-  grad->assign(logits.size(), 0.0f);
+  // The loss (reported): binary64.
   double total = 0;
   for (int i = 0; i < batch; ++i) {
     const int32_t label = y[size_t(i)];
@@ -253,28 +292,76 @@ float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<in
     double s = 0;
     for (int j = 0; j < n; ++j) s += std::exp(double(z[j]) - mx);
     total += -((double(z[label]) - mx) - std::log(s));
-    for (int j = 0; j < n; ++j) {
-      const double p = std::exp(double(z[j]) - mx) / s;
-      (*grad)[size_t(i) * size_t(n) + size_t(j)] =
-          Canon(float((p - (j == label ? 1.0 : 0.0)) / double(batch)));
-    }
+  }
+  // The gradient: the contract's vector softmax of each row (the rows are the slices: stored
+  // classes × batch), then (p - onehot)·fp32(1/B).
+  const size_t size = logits.size();
+  std::vector<uint32_t> zt(size), onehot(size, 0);
+  for (int i = 0; i < batch; ++i) {
+    for (int j = 0; j < n; ++j) zt[size_t(j) * batch + i] = Bits(logits[size_t(i) * n + j]);
+    onehot[size_t(y[size_t(i)]) * batch + i] = Bits(1.0f);
+  }
+  std::vector<uint32_t> p;
+  if (run && vu.vmem_depth >= host::SoftmaxRows(n)) {
+    net::AccelJob job;
+    job.kind = net::AccelJob::Kind::kSoftmax;
+    job.m = n, job.n = batch;
+    job.va = std::move(zt);
+    p = run(job, kBackward);
+  } else {
+    p = host::SoftmaxOnHost(n, batch, false, zt, mode);
+  }
+  const float inv = 1.0f / float(batch);
+  const std::vector<uint32_t> dzt = Elementwise(
+      size, {{VectorOp::kSub, VectorB::kTensor, 0}, {VectorOp::kMul, VectorB::kScalar, Bits(inv)}},
+      std::move(p), std::move(onehot), run, kBackward, mode, vu);
+  grad->assign(size, 0.0f);
+  for (int i = 0; i < batch; ++i) {
+    for (int j = 0; j < n; ++j) (*grad)[size_t(i) * n + j] = FromBits(dzt[size_t(j) * batch + i]);
   }
   return Canon(float(total / double(batch)));
 }
 
-void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<float>& g, float lr,
-               float momentum) {
-  Need(g.size() == w.size(), "train: a gradient of the wrong size");
-  if (momentum != 0.0f && v.size() != w.size()) v.assign(w.size(), 0.0f);
-  for (size_t i = 0; i < w.size(); ++i) {
-    float step = g[i];
-    if (momentum != 0.0f) {
-      const float mv = momentum * v[i];
-      v[i] = Canon(mv + g[i]);
-      step = v[i];
+std::vector<float> ReluBackward(const std::vector<float>& x, const std::vector<float>& dy,
+                                num::Mode mode, const net::AccelFn& run, VectorUnit vu) {
+  Need(x.size() == dy.size(),
+       fmt::format("train: relu's mask of {} values for {} gradients", x.size(), dy.size()));
+  return Floats(Elementwise(x.size(),
+                            {{VectorOp::kGt, VectorB::kScalar, 0},
+                             {VectorOp::kMul, VectorB::kTensor, 0},
+                             {VectorOp::kAdd, VectorB::kScalar, 0}},
+                            AllBits(x), AllBits(dy), run, kBackward, mode, vu));
+}
+
+void SgdUpdate(const std::vector<Param>& params, float lr, float momentum, num::Mode mode,
+               const net::AccelFn& run, VectorUnit vu) {
+  std::vector<uint32_t> w, v, g;
+  for (const Param& p : params) {
+    Need(p.g->size() == p.w->size(), "train: a gradient of the wrong size");
+    if (momentum != 0.0f && p.v->size() != p.w->size()) p.v->assign(p.w->size(), 0.0f);
+    for (size_t i = 0; i < p.w->size(); ++i) {
+      w.push_back(Bits((*p.w)[i]));
+      g.push_back(Bits((*p.g)[i]));
+      if (momentum != 0.0f) v.push_back(Bits((*p.v)[i]));
     }
-    const float d = lr * step;
-    w[i] = Canon(w[i] - d);
+  }
+  const size_t size = w.size();
+  if (momentum != 0.0f) {  // v = v·momentum + g
+    v = Elementwise(
+        size,
+        {{VectorOp::kMul, VectorB::kScalar, Bits(momentum)}, {VectorOp::kAdd, VectorB::kTensor, 0}},
+        std::move(v), std::move(g), run, kUpdate, mode, vu);
+  }
+  // w = step·(-lr) + w: w - lr·step, each operation rounded.
+  w = Elementwise(
+      size, {{VectorOp::kMul, VectorB::kScalar, Bits(-lr)}, {VectorOp::kAdd, VectorB::kTensor, 0}},
+      momentum != 0.0f ? v : g, std::move(w), run, kUpdate, mode, vu);
+  size_t at = 0;
+  for (const Param& p : params) {
+    for (size_t i = 0; i < p.w->size(); ++i, ++at) {
+      (*p.w)[i] = FromBits(w[at]);
+      if (momentum != 0.0f) (*p.v)[i] = FromBits(v[at]);
+    }
   }
 }
 
@@ -335,7 +422,7 @@ std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
 }
 
 Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y,
-                   const net::AccelFn& run, num::Mode mode) {
+                   const net::AccelFn& run, num::Mode mode, VectorUnit vu) {
   const int batch = int(y.size());
   Forward f = RunForward(m, x, batch, run, mode);
   Gradients gr;
@@ -343,7 +430,7 @@ Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<
   res.forward_macs = f.macs;
   const int classes = m.layers.back().out;
   std::vector<float> dz;
-  res.loss = SoftmaxCrossEntropy(f.logits, y, classes, &dz);
+  res.loss = SoftmaxCrossEntropy(f.logits, y, classes, &dz, mode, run, vu);
   for (int i = 0; i < batch; ++i) {
     const float* z = &f.logits[size_t(i) * size_t(classes)];
     int best = 0;
@@ -377,21 +464,26 @@ Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<
     jx.out = host::OutFormat::kBf16;
     const std::vector<uint32_t> dx = run(jx, kBackward);
     res.backward_macs += jx.Macs();
+    // Relu's mask on the bf16 values as fp32 (the result is one of them, or +0: exact in bf16).
     const std::vector<uint16_t>& xl = f.x[l];
-    g.assign(dx.size(), 0);
-    for (size_t i = 0; i < dx.size(); ++i) g[i] = Positive(xl[i]) ? uint16_t(dx[i]) : 0;
+    std::vector<float> xf(xl.size()), dxf(dx.size());
+    for (size_t i = 0; i < xl.size(); ++i) xf[i] = FromBits(num::Bf16ToFp32(xl[i]));
+    for (size_t i = 0; i < dx.size(); ++i) dxf[i] = FromBits(num::Bf16ToFp32(uint16_t(dx[i])));
+    g = ToBf16(ReluBackward(xf, dxf, mode, run, vu), mode);
   }
   return gr;
 }
 
 StepResult Step(Mlp& m, const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
-                const net::AccelFn& run, num::Mode mode) {
-  Gradients gr = Backprop(m, x, y, run, mode);
+                const net::AccelFn& run, num::Mode mode, VectorUnit vu) {
+  Gradients gr = Backprop(m, x, y, run, mode, vu);
+  std::vector<Param> params;
   for (size_t l = 0; l < m.layers.size(); ++l) {
     Dense& d = m.layers[l];
-    SgdUpdate(d.w, d.v_w, gr.dw[l], r.lr, r.momentum);
-    SgdUpdate(d.b, d.v_b, gr.db[l], r.lr, r.momentum);
+    params.push_back({&d.w, &d.v_w, &gr.dw[l]});
+    params.push_back({&d.b, &d.v_b, &gr.db[l]});
   }
+  SgdUpdate(params, r.lr, r.momentum, mode, run, vu);
   return gr.result;
 }
 

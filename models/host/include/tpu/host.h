@@ -462,6 +462,13 @@ struct VectorProgram {
 VectorProgram CompileVector(const isa::MachineConfig& cfg, int m, int n,
                             const std::vector<VectorStage>& stages, uint64_t data_base = 0,
                             bool also_bf16 = false);
+// The bits CompileVector's program stores, computed on the host (a machine without the vector
+// unit computes a vector step with it): each stage's isa::ApplyVectorOp in `mode`, element by
+// element. `a` M × N fp32 bits, `b` as the stages read it (M × N, 1 × N, or empty). Throws
+// std::invalid_argument for operands of the wrong size.
+std::vector<uint32_t> VectorOnHost(int m, int n, const std::vector<VectorStage>& stages,
+                                   std::vector<uint32_t> a, const std::vector<uint32_t>& b,
+                                   num::Mode mode);
 
 // Pooling on the vector unit (version 1.4, docs/vpu.md "Pooling"): max or average pooling of an
 // N × H × W × C fp32 NHWC tensor (pixel rows of C channels; C cut into column tiles of the
@@ -551,6 +558,10 @@ inline int SoftmaxRows(int len) {
 }
 SoftmaxProgram CompileSoftmax(const isa::MachineConfig& cfg, int len, int slices, bool log,
                               uint64_t data_base = 0);
+// The bits CompileSoftmax's program stores, computed on the host in the order above (L × S fp32
+// bits in and out). Throws std::invalid_argument for `x` of the wrong size.
+std::vector<uint32_t> SoftmaxOnHost(int len, int slices, bool log, const std::vector<uint32_t>& x,
+                                    num::Mode mode);
 
 // Linking (whole networks as one program, docs/accel.md "Programs of several layers"): programs
 // compiled for one machine, each with its tensors in its own HBM range (compile part i with

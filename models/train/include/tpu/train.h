@@ -10,14 +10,18 @@
 // A step on a batch of B rows, layers l = 0 .. L-1 with X_0 = bf16(x):
 //  forward (accelerator, one dense job per layer): Z_l = X_l·bf16(W_l) + b_l (fp32), hidden
 //    layers store X_{l+1} = bf16(relu(Z_l)), the last the fp32 logits;
-//  loss (host): softmax cross-entropy in binary64, its gradient dZ = (softmax - onehot) / B;
+//  loss: the mean softmax cross-entropy in binary64 (host, reported only); its gradient
+//    dZ = (softmax(Z) - onehot)·fp32(1/B) with the contract's vector softmax (vector unit);
 //  backward, l = L-1 .. 0, with G_l = bf16(dZ_l):
 //    dW_l = X_lᵀ·G_l (accelerator, fp32 out; X_l read transposed by the machine),
 //    db_l = the column sums of G_l (host, fp32, rows in order),
 //    for l > 0: dX_l = bf16(G_l·bf16(W_l)ᵀ) (accelerator; W_l read transposed by the machine),
-//    dZ_{l-1} = dX_l where X_l > 0, else +0 (host: relu's mask);
-//  update (host, fp32, each operation rounded): v = momentum·v + g (with momentum), then
-//    w = w - lr·v (or w - lr·g).
+//    dZ_{l-1} = [X_l > 0]·dX_l + 0 (vector unit: relu's mask);
+//  update (vector unit, fp32, each operation rounded): v = v·momentum + g (with momentum), then
+//    w = v·(-lr) + w (or g·(-lr) + w).
+// "Vector unit": the numerics contract's vector operations in the machine's mode, as jobs of kind
+// kVector or kSoftmax where the machine has the vector unit (VectorUnit below), else the same bits
+// computed by the host (host::VectorOnHost, host::SoftmaxOnHost).
 #pragma once
 
 #include <cstdint>
@@ -78,8 +82,18 @@ struct Recipe {
 // SplitMix64 seeded with seed + epoch (docs/training.md, "Data order").
 std::vector<int> EpochOrder(int n, uint64_t seed, int epoch);
 
-// The passes of a step, as the `step` argument of the AccelFn (per-pass statistics).
-enum Pass : int { kForward = 0, kBackward = 1, kEvaluation = 2 };
+// The passes of a step, as the `step` argument of the AccelFn (per-pass statistics): the update
+// is the SGD update's vector jobs (the loss gradient and relu's masks belong to the backward pass).
+enum Pass : int { kForward = 0, kBackward = 1, kEvaluation = 2, kUpdate = 3 };
+
+// The machine's vector unit as a step uses it (docs/training.md, "The vector work"): with
+// vmem_depth > 0 the loss gradient, relu's masks and the update run there as jobs, without it the
+// host computes the same bits, so a step's bits do not depend on it. `lanes`: the array's columns
+// C (the update's tensor is that wide: one column tile).
+struct VectorUnit {
+  int vmem_depth = 0;
+  int lanes = 1;
+};
 
 struct StepResult {
   float loss = 0;   // the batch's mean cross-entropy (binary64, rounded to fp32)
@@ -95,12 +109,12 @@ struct Gradients {
   std::vector<std::vector<float>> dw, db;  // by layer
 };
 Gradients Backprop(const Mlp& m, const std::vector<float>& x, const std::vector<int32_t>& y,
-                   const net::AccelFn& run, num::Mode mode);
+                   const net::AccelFn& run, num::Mode mode, VectorUnit vu = {});
 
 // One SGD step on rows x (batch × in float32) with labels y (0 .. out-1): Backprop, then every
 // layer's update.
 StepResult Step(Mlp& m, const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
-                const net::AccelFn& run, num::Mode mode);
+                const net::AccelFn& run, num::Mode mode, VectorUnit vu = {});
 
 // The logits (batch × out fp32) of rows x (batch × in) by the forward pass of Step.
 std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
@@ -149,10 +163,11 @@ class Network {
   // Forward (batch statistics) and backward passes; update_running_stats: BatchNormalization's
   // running averages take the batch's statistics (a training step does).
   Grads Backprop(const std::vector<float>& x, const std::vector<int32_t>& y,
-                 const net::AccelFn& run, num::Mode mode, bool update_running_stats = false);
+                 const net::AccelFn& run, num::Mode mode, bool update_running_stats = false,
+                 VectorUnit vu = {});
   // Backprop, then SGD on every weight and bias (Recipe's lr and momentum).
   StepResult Step(const Recipe& r, const std::vector<float>& x, const std::vector<int32_t>& y,
-                  const net::AccelFn& run, num::Mode mode);
+                  const net::AccelFn& run, num::Mode mode, VectorUnit vu = {});
   // The output in evaluation mode (running statistics), jobs sent as pass kEvaluation.
   std::vector<float> Logits(const std::vector<float>& x, int batch, const net::AccelFn& run,
                             num::Mode mode);
@@ -172,12 +187,28 @@ class Network {
   std::map<std::string, std::vector<float>> velocity_;
 };
 
-// The host steps, exposed for the tests (docs/numerics.md, "Training").
-// Mean cross-entropy of logits (batch × n) against y, and its gradient dZ (batch × n fp32).
+// The steps around the GEMMs, exposed for the tests (docs/numerics.md, "Training"). Each runs on
+// the vector unit where `vu` has one (jobs through `run`), else on the host, with the same bits.
+// Mean cross-entropy of logits (batch × n) against y (binary64, reported), and its gradient dZ
+// (batch × n fp32) as the header says.
 float SoftmaxCrossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& y, int n,
-                          std::vector<float>* grad);
-// w = w - lr·(momentum·v + g) as the header says, element by element.
-void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<float>& g, float lr,
-               float momentum);
+                          std::vector<float>* grad, num::Mode mode, const net::AccelFn& run = {},
+                          VectorUnit vu = {});
+// Relu's mask: [x > 0]·dy + 0 element by element (+0 where x is not > 0 and dy finite).
+std::vector<float> ReluBackward(const std::vector<float>& x, const std::vector<float>& dy,
+                                num::Mode mode, const net::AccelFn& run = {}, VectorUnit vu = {});
+// The update of one or more parameters as the header says (one job, or two with momentum, for
+// all of them): w, its velocity v (zeros when empty and momentum ≠ 0) and its gradient g.
+struct Param {
+  std::vector<float>* w;
+  std::vector<float>* v;
+  const std::vector<float>* g;
+};
+void SgdUpdate(const std::vector<Param>& params, float lr, float momentum, num::Mode mode,
+               const net::AccelFn& run = {}, VectorUnit vu = {});
+inline void SgdUpdate(std::vector<float>& w, std::vector<float>& v, const std::vector<float>& g,
+                      float lr, float momentum, num::Mode mode) {
+  SgdUpdate({{&w, &v, &g}}, lr, momentum, mode);
+}
 
 }  // namespace tpu::train

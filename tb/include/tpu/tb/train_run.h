@@ -16,12 +16,13 @@ namespace tpu::tb::accel {
 
 class TrainRunner {
  public:
-  // The passes: the training step's forward and backward (train::Pass) and evaluations.
+  // The passes: the training step's forward, backward and update (train::Pass) and evaluations.
   enum : int {
     kForward = train::kForward,
     kBackward = train::kBackward,
     kEval = train::kEvaluation,
-    kPasses = 3
+    kUpdate = train::kUpdate,
+    kPasses = 4
   };
   TrainRunner(Sim& dut, bool check, RunOptions opt = {});
   // Every job through `pool` (tpu/tb/job_pool.h: split over its processes).
