@@ -1373,13 +1373,12 @@ TEST(AccelJobPoolTest, TrainingStepsSplitOverThreeProcesses) {
   run(Tag<Vaccel_2x128>{}, Accel2x128::MakeConfig());
 }
 
-// A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed,
-// dX through the weights read transposed and col2im) on each RTL array, every job checked
+// A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed;
+// dX as the machine's convolution of G with the turned weights for a square kernel of stride 1,
+// else through the weights read transposed and col2im) on each RTL array, every job checked
 // against the golden model, the gradients' bits equal to the golden model's.
 TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
   tb::Rng rng(test::TestSeed());
-  host::ConvShape s;
-  s.n = 2, s.h = 6, s.w = 5, s.cin = 5, s.cout = 7, s.kh = 3, s.kw = 3, s.stride = 1, s.pad = 1;
   auto rnd = [&](size_t n, int scale) {
     std::vector<uint16_t> v(n);
     for (auto& e : v) {
@@ -1390,35 +1389,42 @@ TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
     }
     return v;
   };
-  const auto x = rnd(size_t(s.n * s.h * s.w * s.cin), 100), w = rnd(size_t(s.K() * s.cout), 100);
-  std::vector<float> dy(size_t(s.M() * s.cout));
-  for (auto& v : dy) v = float(rng.Range(-1000, 1000)) / 777.0f;
-  train::ConvGradients want;
-  {
-    accel::ModelSim sim(Accel8x8::MakeConfig());
-    accel::TrainRunner runner(sim, false);
-    want = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
-  }
-  auto bits = [](const std::vector<float>& v) {
-    std::vector<uint32_t> b(v.size());
-    std::memcpy(b.data(), v.data(), v.size() * 4);
-    return b;
-  };
-  auto run = [&](auto& bench, const char* name) {
-    SCOPED_TRACE(name);
-    accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
-    train::ConvGradients g;
-    try {
-      g = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
-    } catch (const std::exception& e) {
-      FAIL() << e.what();
+  for (const int stride : {1, 2}) {
+    host::ConvShape s;
+    s.n = 2, s.h = 6, s.w = 5, s.cin = 5, s.cout = 7, s.kh = 3, s.kw = 3, s.stride = stride;
+    s.pad = 1;
+    SCOPED_TRACE(fmt::format("3x3, stride {}", stride));
+    const auto x = rnd(size_t(s.n * s.h * s.w * s.cin), 100);
+    const auto w = rnd(size_t(s.K() * s.cout), 100);
+    std::vector<float> dy(size_t(s.M() * s.cout));
+    for (auto& v : dy) v = float(rng.Range(-1000, 1000)) / 777.0f;
+    train::ConvGradients want;
+    {
+      accel::ModelSim sim(Accel8x8::MakeConfig());
+      accel::TrainRunner runner(sim, false);
+      want = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
     }
-    EXPECT_EQ(bits(g.dw), bits(want.dw));
-    EXPECT_EQ(bits(g.dx), bits(want.dx));
-    EXPECT_EQ(bits(g.db), bits(want.db));
-    EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 2);
-  };
-  OnEveryArray(run);
+    auto bits = [](const std::vector<float>& v) {
+      std::vector<uint32_t> b(v.size());
+      std::memcpy(b.data(), v.data(), v.size() * 4);
+      return b;
+    };
+    auto run = [&](auto& bench, const char* name) {
+      SCOPED_TRACE(name);
+      accel::TrainRunner runner(bench.Sim(num::Mode::kIeee), true);
+      train::ConvGradients g;
+      try {
+        g = train::ConvBackward(s, x, w, dy, true, runner.Fn(), num::Mode::kIeee);
+      } catch (const std::exception& e) {
+        FAIL() << e.what();
+      }
+      EXPECT_EQ(bits(g.dw), bits(want.dw));
+      EXPECT_EQ(bits(g.dx), bits(want.dx));
+      EXPECT_EQ(bits(g.db), bits(want.db));
+      EXPECT_EQ(runner.pass(accel::TrainRunner::kBackward).jobs, 2);
+    };
+    OnEveryArray(run);
+  }
 }
 
 // A network (train::Network: convolutions, BatchNormalization in training mode, the residual

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -146,7 +147,8 @@ TEST(TrainTest, GradientsMatchFiniteDifferences) {
 
 // A convolution's gradients against central finite differences in binary64 of
 // L = Σ dy·conv(x, w, b) (dy bf16 values, so G = dy exactly): shapes with stride, padding,
-// rectangular kernels and several images.
+// rectangular kernels and several images; every other shape square with stride 1, whose dX is
+// the machine's convolution of G with the turned weights (the others: G·Wᵀ and col2im).
 TEST(TrainTest, ConvGradientsMatchFiniteDifferences) {
   tb::Rng rng(test::TestSeed());
   const auto cfg = tb::accel::ConfigFromName("4x8_1ch");
@@ -156,6 +158,9 @@ TEST(TrainTest, ConvGradientsMatchFiniteDifferences) {
     s.n = rng.Range(1, 2), s.h = rng.Range(3, 6), s.w = rng.Range(3, 6);
     s.cin = rng.Range(1, 5), s.cout = rng.Range(1, 6), s.kh = rng.Range(1, 3);
     s.kw = rng.Range(1, 3), s.stride = rng.Range(1, 2), s.pad = rng.Range(0, 1);
+    if (it % 2 == 0) {  // dX as the machine's convolution of G (square, stride 1)
+      s.kh = s.kw = rng.Range(1, 3), s.stride = 1, s.pad = rng.Range(0, std::min(1, s.kh - 1));
+    }
     SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {}, {}x{}, stride {}, pad {}", s.n, s.h, s.w,
                              s.cin, s.cout, s.kh, s.kw, s.stride, s.pad));
     std::vector<double> x(size_t(s.n * s.h * s.w * s.cin)), w(size_t(s.K() * s.cout)),
@@ -191,8 +196,19 @@ TEST(TrainTest, ConvGradientsMatchFiniteDifferences) {
     for (double v : dy) dyf.push_back(float(v));
     tb::accel::ModelSim sim(cfg);
     tb::accel::TrainRunner runner(sim, false);
-    const train::ConvGradients g =
-        train::ConvBackward(s, xb, wb, dyf, true, runner.Fn(), cfg.machine.mode);
+    std::vector<net::AccelJob::Kind> kinds;
+    const net::AccelFn fn = runner.Fn();
+    const train::ConvGradients g = train::ConvBackward(
+        s, xb, wb, dyf, true,
+        [&](const net::AccelJob& job, int pass) {
+          kinds.push_back(job.kind);
+          return fn(job, pass);
+        },
+        cfg.machine.mode);
+    using Kind = net::AccelJob::Kind;
+    const bool as_conv = s.stride == 1 && s.kh == s.kw && s.pad <= s.kh - 1;
+    EXPECT_TRUE(as_conv || it % 2 == 1);
+    EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kGemm, as_conv ? Kind::kConv : Kind::kGemm}));
     ASSERT_EQ(g.dw.size(), w.size());
     ASSERT_EQ(g.dx.size(), x.size());
     ASSERT_EQ(g.db.size(), size_t(s.cout));

@@ -388,8 +388,33 @@ ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>
   r.dw = Floats(dw);
   r.db = ColumnSums(g, M, s.cout);
   if (!need_dx) return r;
-  // dX's im2col view = G·Wᵀ: the stored HWIO W (K × Cout) is the transposed B of an
-  // M × Cout × K GEMM; col2im sums each input element's taps.
+  if (s.stride == 1 && s.kh == s.kw && s.pad <= s.kh - 1) {
+    // dX = the convolution of G, padded by k - 1 - pad, with W turned by 180° and its channels
+    // swapped (HWIO [i][j][co][ci] = W[kh-1-i][kw-1-j][ci][co]): the machine's own convolution
+    // job (windows where it can), no col2im on the host.
+    host::ConvShape t;
+    t.n = s.n, t.h = s.OutH(), t.w = s.OutW(), t.cin = s.cout, t.cout = s.cin;
+    t.kh = s.kh, t.kw = s.kw, t.stride = 1, t.pad = s.kh - 1 - s.pad;
+    std::vector<uint16_t> wt(w.size());
+    for (int i = 0; i < s.kh; ++i)
+      for (int j = 0; j < s.kw; ++j)
+        for (int co = 0; co < s.cout; ++co)
+          for (int ci = 0; ci < s.cin; ++ci)
+            wt[((size_t(i) * s.kw + j) * s.cout + co) * s.cin + ci] =
+                w[((size_t(s.kh - 1 - i) * s.kw + (s.kw - 1 - j)) * s.cin + ci) * s.cout + co];
+    net::AccelJob jx;
+    jx.kind = net::AccelJob::Kind::kConv;
+    jx.conv = t;
+    jx.m = t.M(), jx.k = t.K(), jx.n = t.cout;
+    jx.a = g;
+    jx.b = std::move(wt);
+    r.dx = Floats(run(jx, kBackward));
+    r.macs += jx.Macs();
+    return r;
+  }
+  // Else (a stride, a rectangular kernel, pads past the kernel) dX's im2col view = G·Wᵀ: the stored
+  // HWIO W (K × Cout) is the transposed B of an M × Cout × K GEMM; col2im sums each input element's
+  // taps.
   net::AccelJob jx;
   jx.m = M, jx.k = s.cout, jx.n = K;
   jx.a = g;

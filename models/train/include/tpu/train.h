@@ -126,8 +126,10 @@ std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
 //  dw = im2col(x)ᵀ·G (accelerator, fp32 out: the host's im2col matrix, the numerics contract's,
 //       read transposed by the machine),
 //  db = the column sums of G (host, fp32, pixels in order),
-//  dx = col2im(G·wᵀ) (accelerator, fp32 out: w read transposed; then the host adds each input
-//       element's taps in fp32 from +0, output pixels in order, taps in order) when need_dx.
+//  dx when need_dx: for a square kernel of stride 1 (pad <= k - 1) the accelerator's convolution
+//       of G padded by k - 1 - pad with w turned by 180° and its channels swapped (fp32 out);
+//       else col2im(G·wᵀ) (accelerator, fp32 out: w read transposed; then the host adds each
+//       input element's taps in fp32 from +0, output pixels in order, taps in order).
 struct ConvGradients {
   std::vector<float> dw, db, dx;
   uint64_t macs = 0;
