@@ -1373,9 +1373,9 @@ TEST(AccelJobPoolTest, TrainingStepsSplitOverThreeProcesses) {
   run(Tag<Vaccel_2x128>{}, Accel2x128::MakeConfig());
 }
 
-// A convolution's gradients (train::ConvBackward: dW through the im2col matrix read transposed;
-// dX as the machine's convolution of G with the turned weights for a square kernel of stride 1,
-// else through the weights read transposed and col2im) on each RTL array, every job checked
+// A convolution's gradients (train::ConvBackward; stride 1: dW as the machine's convolution of
+// x's channels with G, dX as its convolution of G with the turned weights; stride 2: dW through
+// the im2col matrix read transposed, dX through the weights read transposed and col2im) on each RTL array, every job checked
 // against the golden model, the gradients' bits equal to the golden model's.
 TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
   tb::Rng rng(test::TestSeed());

@@ -376,16 +376,50 @@ ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>
                    x.size(), w.size(), dy.size(), s.n, s.h, s.w, s.cin, s.cout));
   ConvGradients r;
   const std::vector<uint16_t> g = ToBf16(dy, mode);
-  // dW = im2col(x)ᵀ·G: the stored im2col matrix (M × K) is the transposed A of a K × M × Cout
-  // GEMM.
-  net::AccelJob jw;
-  jw.m = K, jw.k = M, jw.n = s.cout;
-  jw.a = host::Im2col(s, x);
-  jw.b = g;
-  jw.trans.a = true;
-  const std::vector<uint32_t> dw = run(jw, kBackward);
-  r.macs += jw.Macs();
-  r.dw = Floats(dw);
+  const int OH = s.OutH(), OW = s.OutW();
+  if (s.stride == 1) {
+    // dW = a convolution whose images are x's Cin channels (H × W, the batch as their channels,
+    // padded as the forward pass) and whose kernel is G (OH × OW taps, the batch in, Cout out):
+    // output pixel (i, j) of image ci is dW's row (i·kw + j)·Cin + ci. The machine reads x
+    // through its windows, not the host's im2col (kh·kw times x's bytes).
+    host::ConvShape t;
+    t.n = s.cin, t.h = s.h, t.w = s.w, t.cin = s.n, t.cout = s.cout;
+    t.kh = OH, t.kw = OW, t.stride = 1, t.pad = s.pad;
+    std::vector<uint16_t> xt(x.size()), gt(g.size());
+    for (int b = 0; b < s.n; ++b)
+      for (int p = 0; p < s.h * s.w; ++p)
+        for (int c = 0; c < s.cin; ++c)
+          xt[(size_t(c) * s.h * s.w + p) * s.n + b] = x[(size_t(b) * s.h * s.w + p) * s.cin + c];
+    for (int b = 0; b < s.n; ++b)
+      for (int p = 0; p < OH * OW; ++p)
+        for (int co = 0; co < s.cout; ++co)
+          gt[(size_t(p) * s.n + b) * s.cout + co] = g[(size_t(b) * OH * OW + p) * s.cout + co];
+    net::AccelJob jw;
+    jw.kind = net::AccelJob::Kind::kConv;
+    jw.conv = t;
+    jw.m = t.M(), jw.k = t.K(), jw.n = t.cout;
+    jw.a = std::move(xt);
+    jw.b = std::move(gt);
+    const std::vector<uint32_t> dw = run(jw, kBackward);
+    r.macs += jw.Macs();
+    r.dw.resize(dw.size());
+    for (int c = 0; c < s.cin; ++c)
+      for (int ij = 0; ij < s.kh * s.kw; ++ij)
+        for (int co = 0; co < s.cout; ++co)
+          r.dw[(size_t(ij) * s.cin + c) * s.cout + co] =
+              FromBits(dw[(size_t(c) * s.kh * s.kw + ij) * s.cout + co]);
+  } else {
+    // dW = im2col(x)ᵀ·G: the stored im2col matrix (M × K) is the transposed A of a K × M × Cout
+    // GEMM.
+    net::AccelJob jw;
+    jw.m = K, jw.k = M, jw.n = s.cout;
+    jw.a = host::Im2col(s, x);
+    jw.b = g;
+    jw.trans.a = true;
+    const std::vector<uint32_t> dw = run(jw, kBackward);
+    r.macs += jw.Macs();
+    r.dw = Floats(dw);
+  }
   r.db = ColumnSums(g, M, s.cout);
   if (!need_dx) return r;
   if (s.stride == 1 && s.kh == s.kw && s.pad <= s.kh - 1) {
@@ -423,7 +457,6 @@ ConvGradients ConvBackward(const host::ConvShape& s, const std::vector<uint16_t>
   const std::vector<uint32_t> dcol = run(jx, kBackward);
   r.macs += jx.Macs();
   r.dx.assign(size_t(pixels_in) * size_t(s.cin), 0.0f);
-  const int OH = s.OutH(), OW = s.OutW();
   for (int p = 0; p < M; ++p) {
     const int b = p / (OH * OW), oh = p / OW % OH, ow = p % OW;
     for (int i = 0; i < s.kh; ++i) {

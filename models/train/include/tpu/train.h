@@ -123,8 +123,9 @@ std::vector<float> Logits(const Mlp& m, const std::vector<float>& x, int batch,
 // A convolution's gradients (docs/training.md, "Convolutions"): x NHWC (N·H·W × Cin) and w HWIO
 // (K × Cout, K = kh·kw·Cin) as the forward job multiplied them (bf16), dy (M × Cout, M = N·OH·OW
 // output pixels, fp32). With G = bf16(dy):
-//  dw = im2col(x)ᵀ·G (accelerator, fp32 out: the host's im2col matrix, the numerics contract's,
-//       read transposed by the machine),
+//  dw with stride 1: the accelerator's convolution of x's channels (images of H × W, the batch
+//       as their channels) with G as the kernel (OH × OW taps); else im2col(x)ᵀ·G (accelerator,
+//       fp32 out: the host's im2col matrix, the numerics contract's, read transposed),
 //  db = the column sums of G (host, fp32, pixels in order),
 //  dx when need_dx: for a square kernel of stride 1 (pad <= k - 1) the accelerator's convolution
 //       of G padded by k - 1 - pad with w turned by 180° and its channels swapped (fp32 out);
