@@ -515,14 +515,21 @@ TEST(TrainTest, VectorWorkOnTheVectorUnitEqualsTheHost) {
     }
     train::Network nw = train::Network::FromGraph(g);
     std::vector<uint32_t> gotn;
+    int backward_convs = 0;  // the network's 3x3 convolutions of stride 1: dW, dX as convolutions
+    const net::AccelFn fn = runner.Fn();
+    const net::AccelFn counted = [&](const net::AccelJob& job, int pass) {
+      backward_convs += pass == train::kBackward && job.kind == net::AccelJob::Kind::kConv;
+      return fn(job, pass);
+    };
     for (size_t s = 0; s < cx.size(); ++s) {
       const float loss =
-          nw.Step({6, 0.05f, 0.9f}, cx[s], cy[s], runner.Fn(), cfg.machine.mode, vu).loss;
+          nw.Step({6, 0.05f, 0.9f}, cx[s], cy[s], counted, cfg.machine.mode, vu).loss;
       gotn.push_back(Bits(loss));
       for (const auto& [name, t] : nw.Initializers()) {
         for (float f : t.f) gotn.push_back(Bits(f));
       }
     }
+    EXPECT_EQ(backward_convs, 3 * int(cx.size()));  // per step c2's dW and dX, c1's dW
     if (want_net.empty()) {
       want_net = gotn;
     } else {
