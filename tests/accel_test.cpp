@@ -1375,8 +1375,9 @@ TEST(AccelJobPoolTest, TrainingStepsSplitOverThreeProcesses) {
 
 // A convolution's gradients (train::ConvBackward; stride 1: dW as the machine's convolution of
 // x's channels with G, dX as its convolution of G with the turned weights; stride 2: dW through
-// the im2col matrix read transposed, dX through the weights read transposed and col2im) on each RTL array, every job checked
-// against the golden model, the gradients' bits equal to the golden model's.
+// the im2col matrix read transposed, dX through the weights read transposed and col2im) on each
+// RTL array, every job checked against the golden model, the gradients' bits equal to the golden
+// model's.
 TEST(AccelTrainingTest, ConvGradientsBitExactOnEveryArray) {
   tb::Rng rng(test::TestSeed());
   auto rnd = [&](size_t n, int scale) {
